@@ -1,0 +1,247 @@
+package v1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// StoreAPIVersionV2Alpha1 is the only store API eso serves. An absent
+// secretStoreRef.apiVersion means this version, so upstream manifests (which have
+// no such field) resolve to the v2alpha1 store of the same kind and name.
+const StoreAPIVersionV2Alpha1 = "secretstore.external-secrets.io/v2alpha1"
+
+// SecretStoreRef names the store an ExternalSecret reads from.
+type SecretStoreRef struct {
+	// Name of the store.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// Kind of the store: SecretStore (same namespace) or ClusterSecretStore.
+	// +kubebuilder:validation:Enum=SecretStore;ClusterSecretStore
+	// +kubebuilder:default=SecretStore
+	// +optional
+	Kind string `json:"kind,omitempty"`
+
+	// APIVersion of the store. Absent means secretstore.external-secrets.io/v2alpha1,
+	// the only store API eso serves.
+	// +kubebuilder:validation:Enum="secretstore.external-secrets.io/v2alpha1"
+	// +optional
+	APIVersion string `json:"apiVersion,omitempty"`
+}
+
+// CreationPolicy says how the target Secret is created and owned.
+// +kubebuilder:validation:Enum=Owner;Orphan;Merge;None
+type CreationPolicy string
+
+const (
+	// CreatePolicyOwner creates the Secret with the ExternalSecret as its controller owner.
+	CreatePolicyOwner CreationPolicy = "Owner"
+	// CreatePolicyOrphan creates the Secret without an owner; it outlives the ExternalSecret.
+	CreatePolicyOrphan CreationPolicy = "Orphan"
+	// CreatePolicyMerge merges the data into an existing Secret and never creates one.
+	CreatePolicyMerge CreationPolicy = "Merge"
+	// CreatePolicyNone writes no Secret.
+	CreatePolicyNone CreationPolicy = "None"
+)
+
+// DeletionPolicy says what happens to the target Secret when the provider no
+// longer has the referenced secrets.
+// +kubebuilder:validation:Enum=Delete;Retain
+type DeletionPolicy string
+
+const (
+	// DeletionPolicyDelete deletes the Secret once none of its remote secrets exist.
+	DeletionPolicyDelete DeletionPolicy = "Delete"
+	// DeletionPolicyRetain keeps the Secret as it was and reports the error.
+	DeletionPolicyRetain DeletionPolicy = "Retain"
+)
+
+// ExternalSecretTarget describes the Secret eso writes.
+// +kubebuilder:validation:XValidation:rule="!has(self.deletionPolicy) || self.deletionPolicy != 'Delete' || !has(self.creationPolicy) || self.creationPolicy == 'Owner'",message="deletionPolicy Delete needs creationPolicy Owner: eso only deletes Secrets it owns"
+type ExternalSecretTarget struct {
+	// Name of the Secret. Defaults to the ExternalSecret's name.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^$|^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +optional
+	Name string `json:"name,omitempty"`
+
+	// CreationPolicy says how the Secret is created and owned.
+	// +kubebuilder:default=Owner
+	// +optional
+	CreationPolicy CreationPolicy `json:"creationPolicy,omitempty"`
+
+	// DeletionPolicy says what happens when the remote secrets are gone.
+	// +kubebuilder:default=Retain
+	// +optional
+	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`
+}
+
+// ExternalSecretDataRemoteRef points at a secret in the provider.
+type ExternalSecretDataRemoteRef struct {
+	// Key of the secret in the provider.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=2048
+	Key string `json:"key"`
+
+	// Property selects one field of a structured (JSON) secret.
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	Property string `json:"property,omitempty"`
+
+	// Version of the secret; empty means the provider's current version.
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
+	Version string `json:"version,omitempty"`
+}
+
+// ExternalSecretData maps one remote secret (or property) to one Secret key.
+type ExternalSecretData struct {
+	// SecretKey is the key in the target Secret.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
+	SecretKey string `json:"secretKey"`
+
+	// RemoteRef points at the secret in the provider.
+	RemoteRef ExternalSecretDataRemoteRef `json:"remoteRef"`
+}
+
+// ExternalSecretDataFromRemoteRef pulls many keys at once.
+// +kubebuilder:validation:XValidation:rule="has(self.extract)",message="each dataFrom entry needs extract"
+type ExternalSecretDataFromRemoteRef struct {
+	// Extract reads one structured remote secret and writes each of its
+	// top-level fields as a key of the target Secret.
+	// +optional
+	Extract *ExternalSecretDataRemoteRef `json:"extract,omitempty"`
+}
+
+// ExternalSecretSpec is the desired state of an ExternalSecret.
+// +kubebuilder:validation:XValidation:rule="(has(self.data) && size(self.data) > 0) || (has(self.dataFrom) && size(self.dataFrom) > 0)",message="list at least one secret to sync in data or dataFrom"
+type ExternalSecretSpec struct {
+	// SecretStoreRef names the store to read from.
+	SecretStoreRef SecretStoreRef `json:"secretStoreRef"`
+
+	// Target describes the Secret eso writes.
+	// +kubebuilder:default={creationPolicy: Owner, deletionPolicy: Retain}
+	// +optional
+	Target ExternalSecretTarget `json:"target,omitempty"`
+
+	// RefreshInterval is how often the provider is read again. "0s" syncs once
+	// and then only when the ExternalSecret changes.
+	// +kubebuilder:default="1h"
+	// +optional
+	RefreshInterval *metav1.Duration `json:"refreshInterval,omitempty"`
+
+	// Data maps remote secrets to keys of the target Secret.
+	// +kubebuilder:validation:MaxItems=1024
+	// +listType=atomic
+	// +optional
+	Data []ExternalSecretData `json:"data,omitempty"`
+
+	// DataFrom pulls many keys at once; later entries win over earlier ones and
+	// data wins over dataFrom.
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=atomic
+	// +optional
+	DataFrom []ExternalSecretDataFromRemoteRef `json:"dataFrom,omitempty"`
+}
+
+// ExternalSecretStatus is the observed state of an ExternalSecret.
+type ExternalSecretStatus struct {
+	// RefreshTime is when eso last wrote the target Secret. A refresh that finds
+	// nothing changed leaves it alone, so an idle ExternalSecret costs no writes.
+	// +nullable
+	// +optional
+	RefreshTime metav1.Time `json:"refreshTime,omitempty"`
+
+	// SyncedResourceVersion is the ExternalSecret generation last synced.
+	// +optional
+	SyncedResourceVersion string `json:"syncedResourceVersion,omitempty"`
+
+	// Binding names the target Secret.
+	// +optional
+	Binding SecretBinding `json:"binding,omitempty"`
+
+	// Conditions: Ready says whether the target Secret holds the provider's data.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// SecretBinding names the target Secret.
+type SecretBinding struct {
+	// +optional
+	Name string `json:"name,omitempty"`
+}
+
+// ConditionReady is the ExternalSecret condition reporting the sync result.
+const ConditionReady = "Ready"
+
+// Reasons of the Ready condition.
+const (
+	ReasonSecretSynced      = "SecretSynced"
+	ReasonSecretSyncedError = "SecretSyncedError"
+	ReasonSecretDeleted     = "SecretDeleted"
+	ReasonStoreNotFound     = "StoreNotFound"
+	ReasonStoreNotReady     = "StoreNotReady"
+	ReasonStoreNotAllowed   = "StoreNotAllowed"
+	ReasonProviderError     = "ProviderError"
+	ReasonSecretNotFound    = "RemoteSecretNotFound"
+	ReasonTargetConflict    = "TargetConflict"
+	ReasonTargetMissing     = "TargetMissing"
+	ReasonUnsupportedStore  = "UnsupportedStore"
+)
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Namespaced,shortName=es,categories={external-secrets}
+// +kubebuilder:printcolumn:name="StoreType",type=string,JSONPath=`.spec.secretStoreRef.kind`
+// +kubebuilder:printcolumn:name="Store",type=string,JSONPath=`.spec.secretStoreRef.name`
+// +kubebuilder:printcolumn:name="Refresh Interval",type=string,JSONPath=`.spec.refreshInterval`
+// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+
+// ExternalSecret syncs secrets from a provider into a Kubernetes Secret.
+type ExternalSecret struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   ExternalSecretSpec   `json:"spec,omitempty"`
+	Status ExternalSecretStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// ExternalSecretList is a list of ExternalSecrets.
+type ExternalSecretList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ExternalSecret `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&ExternalSecret{}, &ExternalSecretList{})
+}
+
+// TargetName is the name of the Secret this ExternalSecret writes.
+func (es *ExternalSecret) TargetName() string {
+	if es.Spec.Target.Name != "" {
+		return es.Spec.Target.Name
+	}
+	return es.Name
+}
+
+// Metadata eso puts on the Secrets it manages. The names match upstream ESO so
+// Secrets keep their meaning across the two.
+const (
+	// LabelManaged marks a Secret written by eso; eso's Secret cache only holds
+	// Secrets with this label, never every Secret in the cluster.
+	LabelManaged = "reconcile.external-secrets.io/managed"
+	// LabelManagedValue is the value of LabelManaged.
+	LabelManagedValue = "true"
+	// AnnotationDataHash is a hash of the data eso wrote, to spot drift without
+	// comparing values.
+	AnnotationDataHash = "reconcile.external-secrets.io/data-hash"
+)

@@ -1,0 +1,295 @@
+package v2alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// GatingPolicy says whether ExternalSecrets wait for their store to be healthy.
+// +kubebuilder:validation:Enum=Enabled;Disabled
+type GatingPolicy string
+
+const (
+	// GatingEnabled: secrets are synced only while the store is Ready (or not yet checked).
+	GatingEnabled GatingPolicy = "Enabled"
+	// GatingDisabled: secrets are synced whatever the store's condition.
+	GatingDisabled GatingPolicy = "Disabled"
+)
+
+// CachingPolicy says what eso may cache for a store.
+// +kubebuilder:validation:Enum=ProviderDefined;Secrets;Auth;All;None
+type CachingPolicy string
+
+const (
+	CachingProviderDefined CachingPolicy = "ProviderDefined"
+	CachingSecrets         CachingPolicy = "Secrets"
+	CachingAuth            CachingPolicy = "Auth"
+	CachingAll             CachingPolicy = "All"
+	CachingNone            CachingPolicy = "None"
+)
+
+// AuthenticationScope says in which namespace a ClusterSecretStore's provider
+// resolves the credentials its configuration references.
+// +kubebuilder:validation:Enum=ProviderNamespace;ManifestNamespace
+type AuthenticationScope string
+
+const (
+	// ProviderNamespace resolves credentials in the namespace of the provider configuration.
+	ProviderNamespace AuthenticationScope = "ProviderNamespace"
+	// ManifestNamespace resolves credentials in the namespace of the ExternalSecret
+	// (or PushSecret) that uses the store: each tenant authenticates as itself.
+	ManifestNamespace AuthenticationScope = "ManifestNamespace"
+)
+
+// SecretStoreSpec is shared by SecretStore and ClusterSecretStore.
+// +kubebuilder:validation:XValidation:rule="!has(self.cacheConfig) || self.cachingPolicy in ['Secrets', 'Auth', 'All']",message="cacheConfig is only used with cachingPolicy Secrets, Auth or All"
+type SecretStoreSpec struct {
+	// RefreshInterval is how often eso revalidates the provider configuration.
+	// "0s" revalidates only when the store or its provider configuration changes.
+	// +kubebuilder:default="5m"
+	// +optional
+	RefreshInterval *metav1.Duration `json:"refreshInterval,omitempty"`
+
+	// Controller is the controller class: only an eso started with the same
+	// --controller-class acts on this store and the secrets that use it.
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	Controller string `json:"controller,omitempty"`
+
+	// RetrySettings bound how often a failing provider call is retried.
+	// +optional
+	RetrySettings *RetrySettings `json:"retrySettings,omitempty"`
+
+	// GatingPolicy Enabled keeps ExternalSecrets of this store from syncing while
+	// the store is not Ready, so a broken configuration does not flood the provider.
+	// +kubebuilder:default=Enabled
+	// +optional
+	GatingPolicy GatingPolicy `json:"gatingPolicy,omitempty"`
+
+	// CachingPolicy says what eso may cache for this store.
+	// +kubebuilder:default=ProviderDefined
+	// +optional
+	CachingPolicy CachingPolicy `json:"cachingPolicy,omitempty"`
+
+	// CacheConfig bounds the cache when cachingPolicy is Secrets, Auth or All.
+	// +optional
+	CacheConfig *CacheConfig `json:"cacheConfig,omitempty"`
+
+	// ProviderConfig says which provider serves this store and where it runs.
+	ProviderConfig ProviderConfig `json:"providerConfig"`
+}
+
+// RetrySettings bound retries of failing provider calls.
+type RetrySettings struct {
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	MaxRetries *int32 `json:"maxRetries,omitempty"`
+	// +optional
+	RetryInterval *metav1.Duration `json:"retryInterval,omitempty"`
+}
+
+// CacheConfig bounds a store's cache.
+type CacheConfig struct {
+	// TTL is how long a cached entry is used.
+	// +kubebuilder:default="1m"
+	// +optional
+	TTL metav1.Duration `json:"ttl,omitempty"`
+	// MaxEntries caps the number of cached entries.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:default=100
+	// +optional
+	MaxEntries int32 `json:"maxEntries,omitempty"`
+}
+
+// ProviderConfig says which provider serves a store and where it runs.
+type ProviderConfig struct {
+	// Address of an out-of-process provider (eso --mode=provider), e.g.
+	// "eso-provider-aws.eso-system.svc:8443". Empty means the provider runs
+	// in process, inside eso itself.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Address string `json:"address,omitempty"`
+
+	// Auth is how eso authenticates to an out-of-process provider.
+	// +optional
+	Auth *ProviderAuth `json:"auth,omitempty"`
+
+	// ProviderRef names the provider-owned configuration object
+	// (group provider.secretstore.external-secrets.io).
+	ProviderRef ProviderRef `json:"providerRef"`
+}
+
+// ProviderAuth is how eso authenticates to an out-of-process provider.
+type ProviderAuth struct {
+	// ClientCertificate is a Secret of type kubernetes.io/tls holding the client
+	// certificate and key eso presents to the provider.
+	// +optional
+	ClientCertificate *SecretRef `json:"clientCertificate,omitempty"`
+	// ServiceAccountRef is a ServiceAccount whose token eso presents to the provider.
+	// +optional
+	ServiceAccountRef *ServiceAccountRef `json:"serviceAccountRef,omitempty"`
+}
+
+// SecretRef names a Secret.
+type SecretRef struct {
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// Namespace is only honoured for cluster-scoped stores.
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// ServiceAccountRef names a ServiceAccount.
+type ServiceAccountRef struct {
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// Namespace is only honoured for cluster-scoped stores.
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	// Audiences requested for the token.
+	// +optional
+	Audiences []string `json:"audiences,omitempty"`
+}
+
+// ProviderRef names a provider-owned configuration object.
+type ProviderRef struct {
+	// Kind of the provider configuration, e.g. Fake, Kubernetes, AWSSecretManager.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	Kind string `json:"kind"`
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// Namespace of the provider configuration. A SecretStore may only name its
+	// own namespace (or leave this empty); a ClusterSecretStore must set it.
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// SecretStoreStatus is the observed state of a store.
+type SecretStoreStatus struct {
+	// Conditions: Ready says whether the provider configuration is usable.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// ObservedGeneration is the store generation the conditions describe.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+}
+
+// ConditionReady is the store condition that gates ExternalSecrets.
+const ConditionReady = "Ready"
+
+// Reasons of the Ready condition.
+const (
+	ReasonValid                    = "Valid"
+	ReasonInvalidProviderConfig    = "InvalidProviderConfig"
+	ReasonProviderNotCompiledIn    = "ProviderNotCompiledIn"
+	ReasonProviderRefNotFound      = "ProviderRefNotFound"
+	ReasonCrossNamespaceRefused    = "CrossNamespaceRefused"
+	ReasonRemoteProviderNotEnabled = "RemoteProviderNotEnabled"
+	ReasonInvalidConditions        = "InvalidConditions"
+	ReasonValidationFailed         = "ValidationFailed"
+)
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Namespaced,shortName=ss,categories={external-secrets}
+// +kubebuilder:printcolumn:name="Provider",type=string,JSONPath=`.spec.providerConfig.providerRef.kind`
+// +kubebuilder:printcolumn:name="Config",type=string,JSONPath=`.spec.providerConfig.providerRef.name`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+
+// SecretStore makes a provider configuration of its own namespace usable by the
+// ExternalSecrets of that namespace. It never reads another namespace.
+type SecretStore struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   SecretStoreSpec   `json:"spec"`
+	Status SecretStoreStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// SecretStoreList is a list of SecretStores.
+type SecretStoreList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []SecretStore `json:"items"`
+}
+
+// ClusterSecretStoreSpec adds who may use the store and whose credentials it uses.
+// +kubebuilder:validation:XValidation:rule="has(self.providerConfig.providerRef.namespace) && size(self.providerConfig.providerRef.namespace) > 0",message="providerConfig.providerRef.namespace is required: a ClusterSecretStore points at a provider configuration in a namespace"
+type ClusterSecretStoreSpec struct {
+	SecretStoreSpec `json:",inline"`
+
+	// AuthenticationScope says where the provider resolves the credentials its
+	// configuration references: in the provider configuration's namespace, or in
+	// the namespace of the ExternalSecret using the store.
+	// +kubebuilder:default=ProviderNamespace
+	// +optional
+	AuthenticationScope AuthenticationScope `json:"authenticationScope,omitempty"`
+
+	// Conditions restrict which namespaces may use the store. A namespace may use
+	// it when any condition matches; no conditions means every namespace.
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	Conditions []ClusterSecretStoreCondition `json:"conditions,omitempty"`
+}
+
+// ClusterSecretStoreCondition matches namespaces. Within one condition the
+// namespace matches if it matches the selector, is listed, or matches a regex.
+// +kubebuilder:validation:XValidation:rule="has(self.namespaceSelector) || (has(self.namespaces) && size(self.namespaces) > 0) || (has(self.namespaceRegexes) && size(self.namespaceRegexes) > 0)",message="a condition needs namespaceSelector, namespaces or namespaceRegexes"
+type ClusterSecretStoreCondition struct {
+	// +optional
+	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
+	// +kubebuilder:validation:MaxItems=256
+	// +optional
+	Namespaces []string `json:"namespaces,omitempty"`
+	// NamespaceRegexes are RE2 expressions matched against the whole namespace name.
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	NamespaceRegexes []string `json:"namespaceRegexes,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,shortName=css,categories={external-secrets}
+// +kubebuilder:printcolumn:name="Provider",type=string,JSONPath=`.spec.providerConfig.providerRef.kind`
+// +kubebuilder:printcolumn:name="Config",type=string,JSONPath=`.spec.providerConfig.providerRef.name`
+// +kubebuilder:printcolumn:name="Namespace",type=string,JSONPath=`.spec.providerConfig.providerRef.namespace`
+// +kubebuilder:printcolumn:name="Scope",type=string,JSONPath=`.spec.authenticationScope`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+
+// ClusterSecretStore makes a namespaced provider configuration usable from the
+// namespaces its conditions allow.
+type ClusterSecretStore struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   ClusterSecretStoreSpec `json:"spec"`
+	Status SecretStoreStatus      `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// ClusterSecretStoreList is a list of ClusterSecretStores.
+type ClusterSecretStoreList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ClusterSecretStore `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&SecretStore{}, &SecretStoreList{}, &ClusterSecretStore{}, &ClusterSecretStoreList{})
+}

@@ -1,0 +1,89 @@
+// Package app composes eso with go.uber.org/fx: the mode picks which modules
+// start. Each module's implementation is usable without fx.
+package app
+
+import (
+	"fmt"
+	"io"
+
+	"go.uber.org/fx"
+	"go.uber.org/fx/fxevent"
+	"go.uber.org/zap/zapcore"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/eso-dev/eso/app/config"
+	"github.com/eso-dev/eso/app/controllers/externalsecret"
+	"github.com/eso-dev/eso/app/controllers/secretstore"
+	"github.com/eso-dev/eso/app/manager"
+	"github.com/eso-dev/eso/app/registry"
+	"github.com/eso-dev/eso/app/stores"
+	"github.com/eso-dev/eso/app/version"
+	"github.com/eso-dev/eso/providers/register"
+)
+
+// CoreModules are the modules of core mode: the manager, the compiled-in
+// providers in process, and the controllers.
+func CoreModules() fx.Option {
+	return fx.Options(
+		register.Module(),
+		registry.Module,
+		manager.Module,
+		stores.Module,
+		secretstore.Module,
+		externalsecret.Module,
+	)
+}
+
+// New returns the application for cfg.Mode.
+func New(cfg config.Config) (*fx.App, error) {
+	if cfg.Mode == config.ModeProvider {
+		return nil, config.ErrProviderModeNotBuilt
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	setupLogging(cfg)
+	log := ctrl.Log.WithName("eso")
+	log.Info("starting", "mode", cfg.Mode, "version", version.Version, "providers", register.Selection())
+	return fx.New(
+		fx.Supply(cfg),
+		fx.WithLogger(func() fxevent.Logger { return fxevent.NopLogger }),
+		CoreModules(),
+	), nil
+}
+
+func setupLogging(cfg config.Config) {
+	opts := zap.Options{Development: cfg.LogFormat == "console"}
+	switch cfg.LogLevel {
+	case "debug":
+		opts.Level = zapcore.DebugLevel
+	case "error":
+		opts.Level = zapcore.ErrorLevel
+	default:
+		opts.Level = zapcore.InfoLevel
+	}
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
+}
+
+// PrintProviders writes every provider compiled into the binary.
+func PrintProviders(w io.Writer) error {
+	catalog, err := registry.NewCatalog(register.Providers())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "%-12s %-60s %s\n", "NAME", "KIND", "BUILD TAG")
+	for _, r := range catalog.Registrations() {
+		tag := r.BuildTag
+		if tag == "" {
+			tag = "(always)"
+		}
+		fmt.Fprintf(w, "%-12s %-60s %s\n", r.Name, r.Kind+".provider.secretstore.external-secrets.io/v2alpha1", tag)
+	}
+	return nil
+}
+
+// PrintVersion writes the build's identity.
+func PrintVersion(w io.Writer) {
+	fmt.Fprintf(w, "eso %s\ncommit: %s\ngo: %s\nbuild tags: %s\n", version.Version, version.Commit, version.GoVersion(), register.Selection())
+}

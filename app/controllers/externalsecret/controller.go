@@ -1,0 +1,214 @@
+// Package externalsecret reconciles ExternalSecrets: it reads the referenced
+// secrets through the ExternalSecret's store and writes them into the target
+// Secret, only when something changed.
+package externalsecret
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	"github.com/eso-dev/eso/app/refresh"
+	"github.com/eso-dev/eso/app/stores"
+)
+
+// Reconciler syncs ExternalSecrets.
+type Reconciler struct {
+	// Client reads through the manager's cache (which holds only managed
+	// Secrets) and writes to the API server.
+	Client client.Client
+	// APIReader reads Secrets eso does not manage yet.
+	APIReader client.Reader
+	Resolver  *stores.Resolver
+	Recorder  record.EventRecorder
+	Scheduler *refresh.Scheduler
+	// Now is the clock; tests may replace it.
+	Now func() time.Time
+
+	// synced remembers, per ExternalSecret, when it was last read from the
+	// provider and through which store fingerprint: it decides whether a
+	// reconcile needs the provider at all. Lost on restart, when status.refreshTime
+	// stands in for it.
+	synced sync.Map // types.NamespacedName -> syncRecord
+}
+
+type syncRecord struct {
+	at          time.Time
+	fingerprint string
+}
+
+// Reconcile runs the steps of a sync: load, resolve the store, decide whether
+// the provider must be read, read it, write the target, record the result.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	log := logr.FromContextOrDiscard(ctx)
+	var es esv1.ExternalSecret
+	if err := r.Client.Get(ctx, req.NamespacedName, &es); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.synced.Delete(req.NamespacedName)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	if !es.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	before := es.Status.DeepCopy()
+
+	store, err := r.Resolver.Get(ctx, es.Namespace, es.Spec.SecretStoreRef)
+	if err == nil && !r.Resolver.OwnsClass(store) {
+		return ctrl.Result{}, nil // another eso's store
+	}
+	if err == nil {
+		err = r.Resolver.CheckUsable(ctx, store, es.Namespace)
+	}
+	var fingerprint string
+	if err == nil {
+		fingerprint, err = r.Resolver.Fingerprint(ctx, store)
+	}
+	if err != nil {
+		return r.fail(ctx, &es, before, err)
+	}
+
+	target, err := r.readTarget(ctx, &es)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	now := r.Now()
+	if due, wait := r.syncDue(&es, target, fingerprint, now); !due {
+		r.schedule(req.NamespacedName, wait)
+		return ctrl.Result{}, nil
+	}
+
+	cl, err := r.Resolver.Client(ctx, store, es.Namespace, fingerprint)
+	if err != nil {
+		return r.fail(ctx, &es, before, err)
+	}
+	fetched, fetchErr := fetch(ctx, cl, &es)
+	stamp := metav1.NewTime(now)
+	switch {
+	case fetchErr != nil && fetched.allMissing() && es.Spec.Target.DeletionPolicy == esv1.DeletionPolicyDelete:
+		deleted, err := r.deleteTarget(ctx, &es, target)
+		if err != nil {
+			return r.fail(ctx, &es, before, err)
+		}
+		if deleted {
+			r.Recorder.Event(&es, corev1.EventTypeNormal, esv1.ReasonSecretDeleted, "deleted Secret "+es.TargetName()+": its remote secrets are gone")
+		}
+		setDeleted(&es, stamp)
+	case fetchErr != nil:
+		return r.fail(ctx, &es, before, fetchErr)
+	default:
+		wrote, err := r.writeTarget(ctx, &es, target, fetched.data)
+		if err != nil {
+			return r.fail(ctx, &es, before, err)
+		}
+		if wrote {
+			log.V(1).Info("target Secret written", "secret", es.TargetName(), "keys", len(fetched.data))
+			r.Recorder.Event(&es, corev1.EventTypeNormal, esv1.ReasonSecretSynced, "Secret "+es.TargetName()+" synced")
+		}
+		setSynced(&es, wrote, stamp)
+	}
+	r.synced.Store(req.NamespacedName, syncRecord{at: now, fingerprint: fingerprint})
+	if err := r.writeStatus(ctx, &es, before); err != nil {
+		return ctrl.Result{}, err
+	}
+	r.schedule(req.NamespacedName, refreshInterval(&es))
+	return ctrl.Result{}, nil
+}
+
+// syncDue decides whether the provider must be read now. If not, it returns
+// how long until the next refresh (0: none scheduled).
+func (r *Reconciler) syncDue(es *esv1.ExternalSecret, target *corev1.Secret, fingerprint string, now time.Time) (bool, time.Duration) {
+	if es.Status.SyncedResourceVersion != syncedVersion(es) {
+		return true, 0 // new or edited
+	}
+	if ready := readyCondition(es); ready == nil || ready.Reason != esv1.ReasonSecretSynced {
+		return true, 0 // last attempt failed
+	}
+	if es.Spec.Target.CreationPolicy != esv1.CreatePolicyNone && (target == nil || drifted(es, target)) {
+		return true, 0 // target deleted or edited behind eso's back
+	}
+	last := es.Status.RefreshTime.Time
+	if rec, ok := r.synced.Load(types.NamespacedName{Namespace: es.Namespace, Name: es.Name}); ok {
+		rec := rec.(syncRecord)
+		if rec.fingerprint != fingerprint {
+			return true, 0 // store or provider configuration changed
+		}
+		last = rec.at
+	}
+	interval := refreshInterval(es)
+	if interval <= 0 {
+		return false, 0
+	}
+	if wait := last.Add(interval).Sub(now); wait > 0 {
+		return false, wait
+	}
+	return true, 0
+}
+
+// fail records err on the ExternalSecret and decides how to retry: errors that
+// may pass by themselves back off; the others wait for a change, with a
+// low-priority retry at the refresh interval as a safety net.
+func (r *Reconciler) fail(ctx context.Context, es *esv1.ExternalSecret, before *esv1.ExternalSecretStatus, cause error) (ctrl.Result, error) {
+	prev := readyCondition(&esv1.ExternalSecret{Status: *before})
+	setFailed(es, cause)
+	cur := readyCondition(es)
+	if prev == nil || prev.Reason != cur.Reason || prev.Message != cur.Message {
+		r.Recorder.Event(es, corev1.EventTypeWarning, cur.Reason, cur.Message)
+	}
+	if err := r.writeStatus(ctx, es, before); err != nil {
+		return ctrl.Result{}, errors.Join(cause, err)
+	}
+	if retryable(cause) {
+		return ctrl.Result{}, cause
+	}
+	interval := refreshInterval(es)
+	if interval <= 0 {
+		interval = defaultRetryInterval
+	}
+	r.schedule(types.NamespacedName{Namespace: es.Namespace, Name: es.Name}, interval)
+	return ctrl.Result{}, nil
+}
+
+// defaultRetryInterval retries non-transient failures of ExternalSecrets that
+// never refresh.
+const defaultRetryInterval = 5 * time.Minute
+
+// writeStatus patches the status only when it changed.
+func (r *Reconciler) writeStatus(ctx context.Context, es *esv1.ExternalSecret, before *esv1.ExternalSecretStatus) error {
+	if equality.Semantic.DeepEqual(before, &es.Status) {
+		return nil
+	}
+	orig := es.DeepCopy()
+	orig.Status = *before
+	if err := r.Client.Status().Patch(ctx, es, client.MergeFrom(orig)); err != nil {
+		return fmt.Errorf("writing ExternalSecret status: %w", err)
+	}
+	return nil
+}
+
+func (r *Reconciler) schedule(key types.NamespacedName, after time.Duration) {
+	if after > 0 {
+		r.Scheduler.After(ctrl.Request{NamespacedName: key}, after)
+	}
+}
+
+func refreshInterval(es *esv1.ExternalSecret) time.Duration {
+	if es.Spec.RefreshInterval == nil {
+		return time.Hour
+	}
+	return es.Spec.RefreshInterval.Duration
+}

@@ -1,0 +1,161 @@
+package externalsecret
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.uber.org/fx"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
+	"github.com/eso-dev/eso/app/config"
+	"github.com/eso-dev/eso/app/refresh"
+	"github.com/eso-dev/eso/app/registry"
+	"github.com/eso-dev/eso/app/stores"
+)
+
+// Cache indexes of ExternalSecrets, to find those affected by a change of a
+// Secret, a store or a provider configuration without scanning them all.
+const (
+	indexTarget = "spec.target.name"
+	indexStore  = "spec.secretStoreRef"
+)
+
+// storeIndexKey identifies a store for indexStore; cluster stores have no namespace.
+func storeIndexKey(kind, namespace, name string) string {
+	if kind == stores.KindClusterSecretStore {
+		namespace = ""
+	}
+	return kind + "/" + namespace + "/" + name
+}
+
+func esStoreKey(es *esv1.ExternalSecret) string {
+	kind := es.Spec.SecretStoreRef.Kind
+	if kind == "" {
+		kind = stores.KindSecretStore
+	}
+	return storeIndexKey(kind, es.Namespace, es.Spec.SecretStoreRef.Name)
+}
+
+func setupIndexes(ctx context.Context, mgr ctrl.Manager) error {
+	idx := mgr.GetFieldIndexer()
+	if err := idx.IndexField(ctx, &esv1.ExternalSecret{}, indexTarget, func(o client.Object) []string {
+		return []string{o.(*esv1.ExternalSecret).TargetName()}
+	}); err != nil {
+		return err
+	}
+	return idx.IndexField(ctx, &esv1.ExternalSecret{}, indexStore, func(o client.Object) []string {
+		return []string{esStoreKey(o.(*esv1.ExternalSecret))}
+	})
+}
+
+// SetupWithManager registers the controller. Its queue is a priority queue: new
+// and edited objects go ahead of scheduled refreshes.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, catalog *registry.Catalog, concurrency int) error {
+	if err := setupIndexes(context.Background(), mgr); err != nil {
+		return err
+	}
+	c := mgr.GetClient()
+	b := ctrl.NewControllerManagedBy(mgr).
+		Named("externalsecret").
+		For(&esv1.ExternalSecret{}, builder.WithPredicates(predicate.Or(
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency, UsePriorityQueue: ptr.To(true)}).
+		// The cache holds only managed Secrets, so this sees only those.
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, s client.Object) []reconcile.Request {
+			return r.list(ctx, client.InNamespace(s.GetNamespace()), client.MatchingFields{indexTarget: s.GetName()})
+		})).
+		Watches(&ssv2.SecretStore{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, s client.Object) []reconcile.Request {
+			return r.list(ctx, client.InNamespace(s.GetNamespace()),
+				client.MatchingFields{indexStore: storeIndexKey(stores.KindSecretStore, s.GetNamespace(), s.GetName())})
+		}), builder.WithPredicates(storeChanged)).
+		Watches(&ssv2.ClusterSecretStore{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, s client.Object) []reconcile.Request {
+			return r.list(ctx, client.MatchingFields{indexStore: storeIndexKey(stores.KindClusterSecretStore, "", s.GetName())})
+		}), builder.WithPredicates(storeChanged)).
+		WatchesRawSource(r.Scheduler.Source())
+	for _, reg := range catalog.Registrations() {
+		kind := reg.Kind
+		b = b.Watches(reg.NewConfig(), handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, cfg client.Object) []reconcile.Request {
+			found, err := stores.ForConfig(ctx, c, kind, cfg)
+			if err != nil {
+				return nil
+			}
+			var reqs []reconcile.Request
+			for _, s := range found {
+				opts := []client.ListOption{client.MatchingFields{indexStore: storeIndexKey(s.Kind, s.Namespace, s.Name)}}
+				if s.Namespace != "" {
+					opts = append(opts, client.InNamespace(s.Namespace))
+				}
+				reqs = append(reqs, r.list(ctx, opts...)...)
+			}
+			return reqs
+		}), builder.WithPredicates(predicate.ResourceVersionChangedPredicate{}))
+	}
+	return b.Complete(r)
+}
+
+func (r *Reconciler) list(ctx context.Context, opts ...client.ListOption) []reconcile.Request {
+	var list esv1.ExternalSecretList
+	if err := r.Client.List(ctx, &list, opts...); err != nil {
+		return nil
+	}
+	reqs := make([]reconcile.Request, len(list.Items))
+	for i, es := range list.Items {
+		reqs[i] = reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&es)}
+	}
+	return reqs
+}
+
+// storeChanged passes store events that can change what its ExternalSecrets
+// do: creation, deletion, a spec change, or a change of the Ready condition.
+var storeChanged = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		if e.ObjectOld.GetGeneration() != e.ObjectNew.GetGeneration() {
+			return true
+		}
+		return readyStatus(e.ObjectOld) != readyStatus(e.ObjectNew)
+	},
+}
+
+func readyStatus(o client.Object) string {
+	var conds []metav1.Condition
+	switch s := o.(type) {
+	case *ssv2.SecretStore:
+		conds = s.Status.Conditions
+	case *ssv2.ClusterSecretStore:
+		conds = s.Status.Conditions
+	}
+	if c := meta.FindStatusCondition(conds, ssv2.ConditionReady); c != nil {
+		return string(c.Status) + "/" + fmt.Sprint(c.ObservedGeneration)
+	}
+	return ""
+}
+
+// Module runs the ExternalSecret controller.
+var Module = fx.Module("externalsecret-controller",
+	fx.Provide(refresh.NewScheduler),
+	fx.Invoke(func(mgr ctrl.Manager, resolver *stores.Resolver, scheduler *refresh.Scheduler, catalog *registry.Catalog, cfg config.Config) error {
+		r := &Reconciler{
+			Client:    mgr.GetClient(),
+			APIReader: mgr.GetAPIReader(),
+			Resolver:  resolver,
+			Recorder:  mgr.GetEventRecorderFor("eso"),
+			Scheduler: scheduler,
+			Now:       time.Now,
+		}
+		return r.SetupWithManager(mgr, catalog, cfg.Concurrency)
+	}),
+)

@@ -1,0 +1,98 @@
+package externalsecret
+
+import (
+	"errors"
+	"strconv"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	"github.com/eso-dev/eso/app/stores"
+	"github.com/eso-dev/eso/providers"
+)
+
+// syncedVersion is what status.syncedResourceVersion records: the spec
+// generation the target reflects.
+func syncedVersion(es *esv1.ExternalSecret) string { return strconv.FormatInt(es.Generation, 10) }
+
+// setSynced records a successful sync. refreshTime moves only when the target
+// was written, so a refresh that changes nothing leaves the status untouched.
+func setSynced(es *esv1.ExternalSecret, wrote bool, now metav1.Time) {
+	msg := "Secret " + es.TargetName() + " is in sync with the provider"
+	if es.Spec.Target.CreationPolicy == esv1.CreatePolicyNone {
+		msg = "provider read successfully; creationPolicy None writes no Secret"
+	}
+	setReady(es, metav1.ConditionTrue, esv1.ReasonSecretSynced, msg)
+	es.Status.SyncedResourceVersion = syncedVersion(es)
+	if es.Spec.Target.CreationPolicy != esv1.CreatePolicyNone {
+		es.Status.Binding.Name = es.TargetName()
+	}
+	if wrote || es.Status.RefreshTime.IsZero() {
+		es.Status.RefreshTime = now
+	}
+}
+
+// setDeleted records that the target was deleted because its remote secrets are gone.
+func setDeleted(es *esv1.ExternalSecret, now metav1.Time) {
+	setReady(es, metav1.ConditionFalse, esv1.ReasonSecretDeleted,
+		"the remote secrets no longer exist; Secret "+es.TargetName()+" was deleted (deletionPolicy Delete)")
+	es.Status.SyncedResourceVersion = syncedVersion(es)
+	es.Status.RefreshTime = now
+}
+
+// setFailed records why a sync did not happen. The target Secret is left as it was.
+func setFailed(es *esv1.ExternalSecret, err error) {
+	setReady(es, metav1.ConditionFalse, failureReason(err), err.Error())
+}
+
+func setReady(es *esv1.ExternalSecret, status metav1.ConditionStatus, reason, msg string) {
+	meta.SetStatusCondition(&es.Status.Conditions, metav1.Condition{
+		Type:               esv1.ConditionReady,
+		Status:             status,
+		Reason:             reason,
+		Message:            msg,
+		ObservedGeneration: es.Generation,
+	})
+}
+
+// failureReason maps an error to the Ready condition's reason.
+func failureReason(err error) string {
+	switch {
+	case errors.Is(err, stores.ErrStoreNotFound):
+		return esv1.ReasonStoreNotFound
+	case errors.Is(err, stores.ErrStoreNotReady):
+		return esv1.ReasonStoreNotReady
+	case errors.Is(err, stores.ErrNotAllowed), errors.Is(err, providers.ErrOutOfScope), errors.Is(err, stores.ErrCrossNamespace):
+		return esv1.ReasonStoreNotAllowed
+	case errors.Is(err, stores.ErrUnsupportedVersion), errors.Is(err, stores.ErrNotCompiledIn), errors.Is(err, stores.ErrRemoteNotEnabled):
+		return esv1.ReasonUnsupportedStore
+	case errors.Is(err, providers.ErrSecretNotFound):
+		return esv1.ReasonSecretNotFound
+	case errors.Is(err, errTargetMissing):
+		return esv1.ReasonTargetMissing
+	case errors.Is(err, errTargetConflict):
+		return esv1.ReasonTargetConflict
+	case errors.Is(err, providers.ErrConfigNotFound), errors.Is(err, providers.ErrInvalidConfig):
+		return esv1.ReasonProviderError
+	default:
+		return esv1.ReasonSecretSyncedError
+	}
+}
+
+// retryable reports whether an error may go away by itself (network, API
+// server, provider hiccups) and is worth retrying with backoff. The others wait
+// for a change (of the ExternalSecret, store, configuration or Secret) or the
+// next refresh.
+func retryable(err error) bool {
+	switch failureReason(err) {
+	case esv1.ReasonSecretSyncedError, esv1.ReasonProviderError:
+		return !errors.Is(err, providers.ErrConfigNotFound) && !errors.Is(err, providers.ErrInvalidConfig)
+	default:
+		return false
+	}
+}
+
+func readyCondition(es *esv1.ExternalSecret) *metav1.Condition {
+	return meta.FindStatusCondition(es.Status.Conditions, esv1.ConditionReady)
+}

@@ -1,0 +1,142 @@
+package externalsecret
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+)
+
+// Errors about the target Secret.
+var (
+	errTargetMissing  = errors.New("creationPolicy Merge needs an existing Secret to merge into")
+	errTargetConflict = errors.New("target Secret is controlled by another owner")
+)
+
+// readTarget returns the target Secret, or nil if it does not exist. Secrets eso
+// manages come from the cache; only a Secret eso has not labelled yet (first
+// sync, Merge into a user's Secret) costs a direct read.
+func (r *Reconciler) readTarget(ctx context.Context, es *esv1.ExternalSecret) (*corev1.Secret, error) {
+	if es.Spec.Target.CreationPolicy == esv1.CreatePolicyNone {
+		return nil, nil
+	}
+	key := client.ObjectKey{Namespace: es.Namespace, Name: es.TargetName()}
+	var s corev1.Secret
+	err := r.Client.Get(ctx, key, &s)
+	if apierrors.IsNotFound(err) {
+		err = r.APIReader.Get(ctx, key, &s)
+	}
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading target Secret %s: %w", key.Name, err)
+	}
+	return &s, nil
+}
+
+// drifted reports whether someone changed the data of a Secret eso wrote whole
+// (Owner, Orphan) since eso wrote it.
+func drifted(es *esv1.ExternalSecret, target *corev1.Secret) bool {
+	switch es.Spec.Target.CreationPolicy {
+	case esv1.CreatePolicyNone, esv1.CreatePolicyMerge:
+		return false
+	}
+	return target.Annotations[esv1.AnnotationDataHash] != dataHash(target.Data)
+}
+
+// writeTarget makes the target Secret hold data according to the creation
+// policy. It writes only when something differs and reports whether it wrote.
+func (r *Reconciler) writeTarget(ctx context.Context, es *esv1.ExternalSecret, target *corev1.Secret, data map[string][]byte) (bool, error) {
+	policy := es.Spec.Target.CreationPolicy
+	if policy == esv1.CreatePolicyNone {
+		return false, nil
+	}
+	if target == nil && policy == esv1.CreatePolicyMerge {
+		return false, fmt.Errorf("%w: Secret %s does not exist", errTargetMissing, es.TargetName())
+	}
+	if target != nil && policy == esv1.CreatePolicyOwner {
+		if owner := metav1.GetControllerOf(target); owner != nil && owner.UID != es.UID {
+			return false, fmt.Errorf("%w: Secret %s is controlled by %s %s", errTargetConflict, target.Name, owner.Kind, owner.Name)
+		}
+	}
+
+	desired := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: es.Namespace, Name: es.TargetName()}, Type: corev1.SecretTypeOpaque}
+	if target != nil {
+		desired = target.DeepCopy()
+	}
+	if policy == esv1.CreatePolicyMerge {
+		if desired.Data == nil {
+			desired.Data = map[string][]byte{}
+		}
+		maps.Copy(desired.Data, data)
+	} else {
+		desired.Data = data
+	}
+	metav1.SetMetaDataLabel(&desired.ObjectMeta, esv1.LabelManaged, esv1.LabelManagedValue)
+	metav1.SetMetaDataAnnotation(&desired.ObjectMeta, esv1.AnnotationDataHash, dataHash(desired.Data))
+	if policy == esv1.CreatePolicyOwner {
+		if err := controllerutil.SetControllerReference(es, desired, r.Client.Scheme()); err != nil {
+			return false, err
+		}
+	}
+
+	if target == nil {
+		if err := r.Client.Create(ctx, desired); err != nil {
+			return false, fmt.Errorf("creating Secret %s: %w", desired.Name, err)
+		}
+		return true, nil
+	}
+	if equality.Semantic.DeepEqual(target, desired) {
+		return false, nil
+	}
+	if err := r.Client.Update(ctx, desired); err != nil {
+		return false, fmt.Errorf("updating Secret %s: %w", desired.Name, err)
+	}
+	return true, nil
+}
+
+// deleteTarget deletes the target Secret if this ExternalSecret controls it
+// (deletionPolicy Delete). It reports whether it deleted.
+func (r *Reconciler) deleteTarget(ctx context.Context, es *esv1.ExternalSecret, target *corev1.Secret) (bool, error) {
+	if target == nil {
+		return false, nil
+	}
+	if owner := metav1.GetControllerOf(target); owner == nil || owner.UID != es.UID {
+		return false, nil
+	}
+	err := r.Client.Delete(ctx, target, client.Preconditions{UID: &target.UID, ResourceVersion: &target.ResourceVersion})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return false, fmt.Errorf("deleting Secret %s: %w", target.Name, err)
+	}
+	return true, nil
+}
+
+// dataHash is a digest of a Secret's data: stable across key order, and
+// unambiguous (lengths are hashed with the bytes).
+func dataHash(data map[string][]byte) string {
+	h := sha256.New()
+	var n [8]byte
+	for _, k := range slices.Sorted(maps.Keys(data)) {
+		binary.BigEndian.PutUint64(n[:], uint64(len(k)))
+		h.Write(n[:])
+		h.Write([]byte(k))
+		binary.BigEndian.PutUint64(n[:], uint64(len(data[k])))
+		h.Write(n[:])
+		h.Write(data[k])
+	}
+	return hex.EncodeToString(h.Sum(nil))[:32]
+}

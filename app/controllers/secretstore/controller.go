@@ -1,0 +1,168 @@
+// Package secretstore reconciles SecretStores and ClusterSecretStores: it
+// resolves each store's provider, validates the provider configuration and
+// reports the result as the store's Ready condition, which gates the
+// ExternalSecrets using the store.
+package secretstore
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.uber.org/fx"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
+	"github.com/eso-dev/eso/app/config"
+	"github.com/eso-dev/eso/app/registry"
+	"github.com/eso-dev/eso/app/stores"
+)
+
+// Reconciler reconciles one kind of store (SecretStore or ClusterSecretStore).
+type Reconciler struct {
+	Client   client.Client
+	Resolver *stores.Resolver
+	Recorder record.EventRecorder
+	// Kind is stores.KindSecretStore or stores.KindClusterSecretStore.
+	Kind string
+}
+
+func (c *Reconciler) newObject() client.Object {
+	if c.Kind == stores.KindClusterSecretStore {
+		return &ssv2.ClusterSecretStore{}
+	}
+	return &ssv2.SecretStore{}
+}
+
+func wrap(obj client.Object) *stores.Store {
+	if css, ok := obj.(*ssv2.ClusterSecretStore); ok {
+		return stores.FromClusterSecretStore(css)
+	}
+	return stores.FromSecretStore(obj.(*ssv2.SecretStore))
+}
+
+// Reconcile validates the store and writes its Ready condition when it changed.
+func (c *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	obj := c.newObject()
+	if err := c.Client.Get(ctx, req.NamespacedName, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			c.Resolver.Clients().Forget(ctx, c.Kind, req.Namespace, req.Name)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	store := wrap(obj)
+	if !c.Resolver.OwnsClass(store) {
+		return ctrl.Result{}, nil
+	}
+
+	before := store.Status.DeepCopy()
+	result := c.checkReady(ctx, store)
+	setReadyCondition(store.Status, store.Generation, result)
+	if err := c.writeStatus(ctx, obj, before, store); err != nil {
+		return ctrl.Result{}, err
+	}
+	c.recordTransition(obj, before, result)
+
+	if result.transient != nil {
+		return ctrl.Result{}, result.transient
+	}
+	if d := refreshInterval(store); d > 0 {
+		return ctrl.Result{RequeueAfter: d}, nil
+	}
+	return ctrl.Result{}, nil
+}
+
+// writeStatus patches the status only when it differs from what was read.
+func (c *Reconciler) writeStatus(ctx context.Context, obj client.Object, before *ssv2.SecretStoreStatus, store *stores.Store) error {
+	if equality.Semantic.DeepEqual(before, store.Status) {
+		return nil
+	}
+	orig := obj.DeepCopyObject().(client.Object)
+	setStatus(orig, *before)
+	if err := c.Client.Status().Patch(ctx, obj, client.MergeFrom(orig)); err != nil {
+		return fmt.Errorf("writing %s status: %w", store, err)
+	}
+	return nil
+}
+
+func setStatus(obj client.Object, st ssv2.SecretStoreStatus) {
+	switch o := obj.(type) {
+	case *ssv2.SecretStore:
+		o.Status = st
+	case *ssv2.ClusterSecretStore:
+		o.Status = st
+	}
+}
+
+// recordTransition emits one Event when the Ready reason changes, not one per
+// reconcile.
+func (c *Reconciler) recordTransition(obj client.Object, before *ssv2.SecretStoreStatus, r readiness) {
+	prev := meta.FindStatusCondition(before.Conditions, ssv2.ConditionReady)
+	if prev != nil && prev.Reason == r.reason && prev.Message == r.message {
+		return
+	}
+	eventType := corev1.EventTypeNormal
+	if !r.ready() {
+		eventType = corev1.EventTypeWarning
+	}
+	c.Recorder.Event(obj, eventType, r.reason, r.message)
+}
+
+func refreshInterval(s *stores.Store) time.Duration {
+	if s.Spec.RefreshInterval == nil {
+		return 5 * time.Minute
+	}
+	return s.Spec.RefreshInterval.Duration
+}
+
+// SetupWithManager watches the stores of c.Kind and every compiled-in provider
+// configuration kind, so a configuration change revalidates its stores at once.
+func (c *Reconciler) SetupWithManager(mgr ctrl.Manager, catalog *registry.Catalog, concurrency int) error {
+	b := ctrl.NewControllerManagedBy(mgr).
+		Named(c.Kind).
+		For(c.newObject(), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency})
+	for _, reg := range catalog.Registrations() {
+		kind := reg.Kind
+		b = b.Watches(reg.NewConfig(), handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, cfg client.Object) []reconcile.Request {
+			found, err := stores.ForConfig(ctx, mgr.GetClient(), kind, cfg)
+			if err != nil {
+				mgr.GetLogger().Error(err, "listing stores of provider configuration", "kind", kind, "name", cfg.GetName())
+				return nil
+			}
+			var reqs []reconcile.Request
+			for _, s := range found {
+				if s.Kind == c.Kind {
+					reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: s.Namespace, Name: s.Name}})
+				}
+			}
+			return reqs
+		}), builder.WithPredicates(predicate.ResourceVersionChangedPredicate{}))
+	}
+	return b.Complete(c)
+}
+
+// Module runs the SecretStore and ClusterSecretStore controllers.
+var Module = fx.Module("secretstore-controllers",
+	fx.Invoke(func(mgr ctrl.Manager, resolver *stores.Resolver, catalog *registry.Catalog, cfg config.Config) error {
+		for _, kind := range []string{stores.KindSecretStore, stores.KindClusterSecretStore} {
+			r := &Reconciler{Client: mgr.GetClient(), Resolver: resolver, Recorder: mgr.GetEventRecorderFor("eso"), Kind: kind}
+			if err := r.SetupWithManager(mgr, catalog, cfg.StoreConcurrency); err != nil {
+				return fmt.Errorf("setting up %s controller: %w", kind, err)
+			}
+		}
+		return nil
+	}),
+)

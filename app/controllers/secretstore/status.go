@@ -1,0 +1,74 @@
+package secretstore
+
+import (
+	"context"
+	"errors"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
+	"github.com/eso-dev/eso/app/stores"
+	"github.com/eso-dev/eso/providers"
+)
+
+// readiness is the outcome of validating a store.
+type readiness struct {
+	reason  string
+	message string
+	// transient is set when validation could not finish (e.g. the API server
+	// was unreachable) and should be retried with backoff.
+	transient error
+}
+
+func (r readiness) ready() bool { return r.reason == ssv2.ReasonValid }
+
+// checkReady validates the store step by step; the first failing step decides
+// the reason.
+func (c *Reconciler) checkReady(ctx context.Context, s *stores.Store) readiness {
+	prov, ref, err := c.Resolver.Provider(s)
+	switch {
+	case errors.Is(err, stores.ErrRemoteNotEnabled):
+		return readiness{reason: ssv2.ReasonRemoteProviderNotEnabled, message: err.Error()}
+	case errors.Is(err, stores.ErrNotCompiledIn):
+		return readiness{reason: ssv2.ReasonProviderNotCompiledIn,
+			message: "provider kind " + ref.Kind + " is not compiled into this eso binary (see `eso providers`)"}
+	case errors.Is(err, stores.ErrCrossNamespace):
+		return readiness{reason: ssv2.ReasonCrossNamespaceRefused, message: err.Error()}
+	case err != nil:
+		return readiness{reason: ssv2.ReasonValidationFailed, message: err.Error(), transient: err}
+	}
+	if s.Cluster != nil {
+		if err := stores.ValidateConditions(s.Cluster.Conditions); err != nil {
+			return readiness{reason: ssv2.ReasonInvalidConditions, message: err.Error()}
+		}
+	}
+	switch err := prov.Validate(ctx, ref, s.Scope("")); {
+	case err == nil:
+		return readiness{reason: ssv2.ReasonValid, message: "provider configuration " + ref.Kind + " " + ref.Namespace + "/" + ref.Name + " is valid"}
+	case errors.Is(err, providers.ErrConfigNotFound):
+		return readiness{reason: ssv2.ReasonProviderRefNotFound, message: err.Error()}
+	case errors.Is(err, providers.ErrInvalidConfig):
+		return readiness{reason: ssv2.ReasonInvalidProviderConfig, message: err.Error()}
+	case errors.Is(err, providers.ErrOutOfScope):
+		return readiness{reason: ssv2.ReasonCrossNamespaceRefused, message: err.Error()}
+	default:
+		return readiness{reason: ssv2.ReasonValidationFailed, message: err.Error(), transient: err}
+	}
+}
+
+// setReadyCondition records r as the store's Ready condition.
+func setReadyCondition(status *ssv2.SecretStoreStatus, generation int64, r readiness) {
+	cond := metav1.Condition{
+		Type:               ssv2.ConditionReady,
+		Status:             metav1.ConditionFalse,
+		Reason:             r.reason,
+		Message:            r.message,
+		ObservedGeneration: generation,
+	}
+	if r.ready() {
+		cond.Status = metav1.ConditionTrue
+	}
+	meta.SetStatusCondition(&status.Conditions, cond)
+	status.ObservedGeneration = generation
+}

@@ -1,0 +1,161 @@
+// Package manager builds the controller-runtime manager eso's controllers run
+// in and ties its life to the fx application.
+package manager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"go.uber.org/fx"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/client/config"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
+	"github.com/eso-dev/eso/app/config"
+	"github.com/eso-dev/eso/app/registry"
+	"github.com/eso-dev/eso/providers"
+)
+
+// NewScheme registers the core types, eso's APIs and the configuration kinds
+// of every compiled-in provider.
+func NewScheme(catalog *registry.Catalog) (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	adders := []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, esv1.AddToScheme, ssv2.AddToScheme}
+	for _, r := range catalog.Registrations() {
+		adders = append(adders, r.AddToScheme)
+	}
+	for _, add := range adders {
+		if err := add(s); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// RESTConfig loads the API server connection: --kubeconfig, else $KUBECONFIG,
+// in-cluster config or ~/.kube/config.
+func RESTConfig(cfg config.Config) (*rest.Config, error) {
+	var rc *rest.Config
+	var err error
+	if cfg.Kubeconfig != "" {
+		rc, err = clientcmd.BuildConfigFromFlags("", cfg.Kubeconfig)
+	} else {
+		rc, err = ctrlconfig.GetConfig()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	rc.QPS, rc.Burst = float32(cfg.ClientQPS), cfg.ClientBurst
+	rc.UserAgent = "eso"
+	return rc, nil
+}
+
+// CacheOptions keeps the informer cache small: of Secrets it holds only those
+// eso manages (by label), never every Secret of the cluster.
+func CacheOptions(cfg config.Config) cache.Options {
+	opts := cache.Options{
+		ByObject: map[client.Object]cache.ByObject{
+			&corev1.Secret{}: {Label: labels.SelectorFromSet(labels.Set{esv1.LabelManaged: esv1.LabelManagedValue})},
+		},
+	}
+	if cfg.Namespace != "" {
+		opts.DefaultNamespaces = map[string]cache.Config{cfg.Namespace: {}}
+	}
+	return opts
+}
+
+// New builds the manager.
+func New(cfg config.Config, rc *rest.Config, scheme *runtime.Scheme) (ctrl.Manager, error) {
+	mgr, err := ctrl.NewManager(rc, ctrl.Options{
+		Scheme:                        scheme,
+		Cache:                         CacheOptions(cfg),
+		Metrics:                       metricsserver.Options{BindAddress: cfg.MetricsAddr},
+		HealthProbeBindAddress:        cfg.HealthAddr,
+		LeaderElection:                cfg.LeaderElect,
+		LeaderElectionID:              cfg.LeaderElectionID,
+		LeaderElectionNamespace:       cfg.LeaderElectionNS,
+		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 &cfg.LeaderElectionLease,
+		RenewDeadline:                 &cfg.LeaderElectionRenew,
+		RetryPeriod:                   &cfg.LeaderElectionRetry,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating manager: %w", err)
+	}
+	if cfg.HealthAddr != "0" {
+		if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+			return nil, err
+		}
+		if err := mgr.AddReadyzCheck("informers", func(req *http.Request) error {
+			if !mgr.GetCache().WaitForCacheSync(req.Context()) {
+				return errors.New("informer caches not synced")
+			}
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+	}
+	return mgr, nil
+}
+
+// ProviderDeps gives in-process providers the manager's clients.
+func ProviderDeps(mgr ctrl.Manager) providers.Deps {
+	return providers.Deps{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), RESTConfig: mgr.GetConfig()}
+}
+
+// run starts the manager with the fx application and stops it with it. A
+// manager that fails on its own shuts the application down with an error.
+func run(lc fx.Lifecycle, mgr ctrl.Manager, shutdowner fx.Shutdowner) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	lc.Append(fx.Hook{
+		OnStart: func(context.Context) error {
+			go func() {
+				err := mgr.Start(ctx)
+				done <- err
+				if err != nil {
+					ctrl.Log.Error(err, "manager stopped")
+					_ = shutdowner.Shutdown(fx.ExitCode(1))
+				} else if ctx.Err() == nil {
+					_ = shutdowner.Shutdown()
+				}
+			}()
+			return nil
+		},
+		OnStop: func(stopCtx context.Context) error {
+			cancel()
+			select {
+			case err := <-done:
+				return err
+			case <-stopCtx.Done():
+				return stopCtx.Err()
+			}
+		},
+	})
+}
+
+// Module provides the manager, its clients and the provider dependencies, and
+// runs the manager for the life of the application.
+var Module = fx.Module("manager",
+	fx.Provide(
+		NewScheme,
+		RESTConfig,
+		New,
+		ProviderDeps,
+		func(mgr ctrl.Manager) client.Client { return mgr.GetClient() },
+	),
+	fx.Invoke(run),
+)

@@ -1,0 +1,90 @@
+package stores
+
+import (
+	"context"
+	"sync"
+
+	"github.com/eso-dev/eso/providers"
+)
+
+// clientKey identifies clients that may be shared: same store, same scope.
+type clientKey struct {
+	storeKind, storeNamespace, storeName string
+	scope                                providers.Scope
+}
+
+type clientEntry struct {
+	mu          sync.Mutex
+	fingerprint string
+	client      providers.SecretsClient
+}
+
+// ClientCache keeps one provider client per store and scope while the store
+// and its provider configuration are unchanged, so a refresh does not log in to
+// the provider again. A changed fingerprint replaces the client.
+type ClientCache struct {
+	mu      sync.Mutex
+	entries map[clientKey]*clientEntry
+}
+
+// NewClientCache returns an empty cache.
+func NewClientCache() *ClientCache {
+	return &ClientCache{entries: map[clientKey]*clientEntry{}}
+}
+
+// Get returns the cached client of key if its fingerprint matches, else builds
+// one. Builds of different keys run in parallel; builds of one key do not.
+func (c *ClientCache) Get(ctx context.Context, key clientKey, fingerprint string,
+	build func(context.Context) (providers.SecretsClient, error)) (providers.SecretsClient, error) {
+	c.mu.Lock()
+	e, ok := c.entries[key]
+	if !ok {
+		e = &clientEntry{}
+		c.entries[key] = e
+	}
+	c.mu.Unlock()
+
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.client != nil && e.fingerprint == fingerprint {
+		return e.client, nil
+	}
+	if e.client != nil {
+		_ = e.client.Close(ctx)
+		e.client = nil
+	}
+	cl, err := build(ctx)
+	if err != nil {
+		return nil, err
+	}
+	e.client, e.fingerprint = cl, fingerprint
+	return cl, nil
+}
+
+// Forget closes and drops every client of a store, e.g. when it is deleted.
+func (c *ClientCache) Forget(ctx context.Context, kind, namespace, name string) {
+	c.mu.Lock()
+	var drop []*clientEntry
+	for k, e := range c.entries {
+		if k.storeKind == kind && k.storeNamespace == namespace && k.storeName == name {
+			drop = append(drop, e)
+			delete(c.entries, k)
+		}
+	}
+	c.mu.Unlock()
+	for _, e := range drop {
+		e.mu.Lock()
+		if e.client != nil {
+			_ = e.client.Close(ctx)
+			e.client = nil
+		}
+		e.mu.Unlock()
+	}
+}
+
+// Len is the number of cached clients.
+func (c *ClientCache) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.entries)
+}

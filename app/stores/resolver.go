@@ -1,0 +1,149 @@
+package stores
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
+	"github.com/eso-dev/eso/app/registry"
+	"github.com/eso-dev/eso/providers"
+)
+
+// Errors of store resolution; callers map them to conditions.
+var (
+	ErrStoreNotFound      = errors.New("store not found")
+	ErrUnsupportedVersion = errors.New("unsupported store apiVersion")
+	ErrOtherClass         = errors.New("store belongs to another controller class")
+	ErrNotAllowed         = errors.New("namespace not allowed by the ClusterSecretStore's conditions")
+	ErrStoreNotReady      = errors.New("store is not ready")
+	ErrNotCompiledIn      = errors.New("provider not compiled into this binary")
+	ErrRemoteNotEnabled   = errors.New("out-of-process providers (providerConfig.address) are not enabled in this build")
+)
+
+// Resolver finds stores and hands out provider clients for them.
+type Resolver struct {
+	reader    client.Reader
+	providers *registry.Providers
+	clients   *ClientCache
+	class     string
+}
+
+// NewResolver returns a resolver reading stores through reader (the manager's
+// cache) and acting for controller class.
+func NewResolver(reader client.Reader, provs *registry.Providers, clients *ClientCache, class string) *Resolver {
+	return &Resolver{reader: reader, providers: provs, clients: clients, class: class}
+}
+
+// Clients is the resolver's client cache.
+func (r *Resolver) Clients() *ClientCache { return r.clients }
+
+// Get finds the store an object of namespace refers to.
+func (r *Resolver) Get(ctx context.Context, namespace string, ref esv1.SecretStoreRef) (*Store, error) {
+	if ref.APIVersion != "" && ref.APIVersion != esv1.StoreAPIVersionV2Alpha1 {
+		return nil, fmt.Errorf("%w %q: eso serves %s", ErrUnsupportedVersion, ref.APIVersion, esv1.StoreAPIVersionV2Alpha1)
+	}
+	if ref.Kind == KindClusterSecretStore {
+		var css ssv2.ClusterSecretStore
+		if err := r.reader.Get(ctx, client.ObjectKey{Name: ref.Name}, &css); err != nil {
+			return nil, notFound(err, "ClusterSecretStore "+ref.Name)
+		}
+		return FromClusterSecretStore(&css), nil
+	}
+	var ss ssv2.SecretStore
+	if err := r.reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: ref.Name}, &ss); err != nil {
+		return nil, notFound(err, "SecretStore "+namespace+"/"+ref.Name)
+	}
+	return FromSecretStore(&ss), nil
+}
+
+func notFound(err error, what string) error {
+	if apierrors.IsNotFound(err) {
+		return fmt.Errorf("%w: %s", ErrStoreNotFound, what)
+	}
+	return fmt.Errorf("reading %s: %w", what, err)
+}
+
+// OwnsClass reports whether this eso acts on the store.
+func (r *Resolver) OwnsClass(s *Store) bool { return s.Spec.Controller == r.class }
+
+// CheckUsable says whether an object of namespace may sync through the store
+// now: its class, the ClusterSecretStore's namespace conditions and the gating
+// policy (a store whose Ready condition is False blocks syncs; Unknown does not).
+func (r *Resolver) CheckUsable(ctx context.Context, s *Store, namespace string) error {
+	if !r.OwnsClass(s) {
+		return fmt.Errorf("%w %q", ErrOtherClass, s.Spec.Controller)
+	}
+	if s.Cluster != nil {
+		ok, err := AllowsNamespace(ctx, r.reader, s.Cluster.Conditions, namespace)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("%w: %s may not be used from namespace %s", ErrNotAllowed, s, namespace)
+		}
+	}
+	if s.Spec.GatingPolicy != ssv2.GatingDisabled {
+		ready := meta.FindStatusCondition(s.Status.Conditions, ssv2.ConditionReady)
+		if ready != nil && ready.Status == metav1.ConditionFalse && ready.ObservedGeneration == s.Generation {
+			return fmt.Errorf("%w: %s is not ready (%s)", ErrStoreNotReady, s, ready.Reason)
+		}
+	}
+	return nil
+}
+
+// Provider returns the in-process provider serving the store and the ref of
+// its configuration.
+func (r *Resolver) Provider(s *Store) (providers.Provider, providers.Ref, error) {
+	if s.Spec.ProviderConfig.Address != "" {
+		return nil, providers.Ref{}, ErrRemoteNotEnabled
+	}
+	ref, err := s.ProviderRef()
+	if err != nil {
+		return nil, ref, err
+	}
+	prov, ok := r.providers.Lookup(ref.Kind)
+	if !ok {
+		return nil, ref, fmt.Errorf("%w: %s", ErrNotCompiledIn, ref.Kind)
+	}
+	return prov, ref, nil
+}
+
+// Fingerprint identifies the store's current spec and provider configuration:
+// it changes whenever either does. It reads only the manager's cache.
+func (r *Resolver) Fingerprint(ctx context.Context, s *Store) (string, error) {
+	_, ref, err := r.Provider(s)
+	if err != nil {
+		return "", err
+	}
+	reg, _ := r.providers.Catalog().Lookup(ref.Kind)
+	cfg := reg.NewConfig()
+	if err := r.reader.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, cfg); err != nil {
+		if apierrors.IsNotFound(err) {
+			return "", fmt.Errorf("%w: %s %s/%s", providers.ErrConfigNotFound, ref.Kind, ref.Namespace, ref.Name)
+		}
+		return "", fmt.Errorf("reading %s %s/%s: %w", ref.Kind, ref.Namespace, ref.Name, err)
+	}
+	return fmt.Sprintf("%s/%d/%s/%s", s.UID, s.Generation, cfg.GetUID(), cfg.GetResourceVersion()), nil
+}
+
+// Client returns a provider client for requests made through the store on
+// behalf of an object of namespace. The client is reused while fingerprint
+// (from Fingerprint) stays the same.
+func (r *Resolver) Client(ctx context.Context, s *Store, namespace, fingerprint string) (providers.SecretsClient, error) {
+	prov, ref, err := r.Provider(s)
+	if err != nil {
+		return nil, err
+	}
+	scope := s.Scope(namespace)
+	key := clientKey{storeKind: s.Kind, storeNamespace: s.Namespace, storeName: s.Name, scope: scope}
+	return r.clients.Get(ctx, key, fingerprint, func(ctx context.Context) (providers.SecretsClient, error) {
+		return prov.NewClient(ctx, ref, scope)
+	})
+}

@@ -1,0 +1,186 @@
+// Package kubernetes is a provider that reads Secrets of a namespace of the
+// cluster eso runs in (kind Kubernetes). It needs no SDK beyond client-go and is
+// always compiled in.
+package kubernetes
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
+	"github.com/eso-dev/eso/providers"
+)
+
+// Kind is the configuration kind this provider serves.
+const Kind = "Kubernetes"
+
+// Registration describes the provider to the registry.
+var Registration = providers.Registration{
+	Name:        "kubernetes",
+	Kind:        Kind,
+	AddToScheme: provv1.AddToScheme,
+	NewConfig:   func() client.Object { return &provv1.Kubernetes{} },
+	New:         func(d providers.Deps) providers.Provider { return New(d) },
+}
+
+// Provider serves Kubernetes configurations.
+type Provider struct {
+	deps providers.Deps
+}
+
+// New returns a provider built from deps: Client reads configurations and
+// requests ServiceAccount tokens, APIReader reads Secrets as eso itself.
+func New(deps providers.Deps) *Provider {
+	return &Provider{deps: deps}
+}
+
+// Kind implements providers.Provider.
+func (p *Provider) Kind() string { return Kind }
+
+// Validate implements providers.Provider.
+func (p *Provider) Validate(ctx context.Context, ref providers.Ref, scope providers.Scope) error {
+	cfg, err := p.config(ctx, ref)
+	if err != nil {
+		return err
+	}
+	if scope.Namespace == "" {
+		// Credentials namespace is decided per request (ManifestNamespace).
+		return nil
+	}
+	_, err = remoteNamespace(cfg, scope)
+	return err
+}
+
+// NewClient implements providers.Provider.
+func (p *Provider) NewClient(ctx context.Context, ref providers.Ref, scope providers.Scope) (providers.SecretsClient, error) {
+	cfg, err := p.config(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	namespace, err := remoteNamespace(cfg, scope)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Spec.Auth == nil {
+		return &Client{namespace: namespace, get: readerGetter(p.deps.APIReader)}, nil
+	}
+	sa := cfg.Spec.Auth.ServiceAccount
+	tokens := newServiceAccountReader(p.deps, scope.Namespace, sa.Name, sa.Audiences)
+	return &Client{namespace: namespace, get: tokens.getSecret}, nil
+}
+
+func (p *Provider) config(ctx context.Context, ref providers.Ref) (*provv1.Kubernetes, error) {
+	var cfg provv1.Kubernetes
+	if err := p.deps.Client.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, &cfg); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("%w: Kubernetes %s/%s", providers.ErrConfigNotFound, ref.Namespace, ref.Name)
+		}
+		return nil, fmt.Errorf("reading Kubernetes %s/%s: %w", ref.Namespace, ref.Name, err)
+	}
+	if cfg.Spec.Auth != nil && cfg.Spec.Auth.ServiceAccount == nil {
+		return nil, fmt.Errorf("%w: auth needs serviceAccount", providers.ErrInvalidConfig)
+	}
+	return &cfg, nil
+}
+
+// remoteNamespace is the namespace the client reads, after the scope check:
+// eso's own identity may read only the credentials namespace, unless a cluster
+// administrator chose the configuration (Scope.CrossNamespace). With a
+// ServiceAccount the account's RBAC decides, as the API server enforces it.
+func remoteNamespace(cfg *provv1.Kubernetes, scope providers.Scope) (string, error) {
+	ns := cfg.Spec.RemoteNamespace
+	if ns == "" {
+		ns = scope.Namespace
+	}
+	if cfg.Spec.Auth == nil && ns != scope.Namespace && !scope.CrossNamespace {
+		return "", fmt.Errorf("%w: eso's own identity may only read namespace %q, not %q; set auth.serviceAccount to read another namespace with that account's permissions",
+			providers.ErrOutOfScope, scope.Namespace, ns)
+	}
+	return ns, nil
+}
+
+type secretGetter func(ctx context.Context, namespace, name string) (*corev1.Secret, error)
+
+func readerGetter(r client.Reader) secretGetter {
+	return func(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
+		var s corev1.Secret
+		err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &s)
+		return &s, err
+	}
+}
+
+// Client reads the Secrets of one namespace.
+type Client struct {
+	namespace string
+	get       secretGetter
+}
+
+// GetSecret implements providers.SecretsClient: the key names a Secret, the
+// property one of its keys; without a property the whole Secret is returned as
+// a JSON object of its keys.
+func (c *Client) GetSecret(ctx context.Context, ref esv1.ExternalSecretDataRemoteRef) ([]byte, error) {
+	data, err := c.secretData(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	if ref.Property == "" {
+		asStrings := make(map[string]string, len(data))
+		for k, v := range data {
+			asStrings[k] = string(v)
+		}
+		return json.Marshal(asStrings)
+	}
+	if v, ok := data[ref.Property]; ok {
+		return v, nil
+	}
+	return nil, fmt.Errorf("%w: Secret %s/%s has no key %q", providers.ErrSecretNotFound, c.namespace, ref.Key, ref.Property)
+}
+
+// GetSecretMap implements providers.SecretsClient: the Secret's keys, or the
+// fields of one key holding a JSON object when a property is given.
+func (c *Client) GetSecretMap(ctx context.Context, ref esv1.ExternalSecretDataRemoteRef) (map[string][]byte, error) {
+	data, err := c.secretData(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	if ref.Property == "" {
+		return data, nil
+	}
+	v, ok := data[ref.Property]
+	if !ok {
+		return nil, fmt.Errorf("%w: Secret %s/%s has no key %q", providers.ErrSecretNotFound, c.namespace, ref.Key, ref.Property)
+	}
+	fields, err := providers.FieldMap(v)
+	if err != nil {
+		return nil, fmt.Errorf("Secret %s/%s key %q: %w", c.namespace, ref.Key, ref.Property, err)
+	}
+	return fields, nil
+}
+
+func (c *Client) secretData(ctx context.Context, ref esv1.ExternalSecretDataRemoteRef) (map[string][]byte, error) {
+	if ref.Version != "" {
+		return nil, fmt.Errorf("%w: Kubernetes Secrets have no versions (Secret %s/%s, version %q)", providers.ErrSecretNotFound, c.namespace, ref.Key, ref.Version)
+	}
+	s, err := c.get(ctx, c.namespace, ref.Key)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, fmt.Errorf("%w: Secret %s/%s", providers.ErrSecretNotFound, c.namespace, ref.Key)
+	case apierrors.IsForbidden(err):
+		return nil, fmt.Errorf("%w: reading Secret %s/%s is forbidden for this identity", providers.ErrOutOfScope, c.namespace, ref.Key)
+	case err != nil:
+		return nil, fmt.Errorf("reading Secret %s/%s: %w", c.namespace, ref.Key, err)
+	}
+	return s.Data, nil
+}
+
+// Capabilities implements providers.SecretsClient.
+func (c *Client) Capabilities() providers.Capabilities { return providers.ReadOnly }
+
+// Close implements providers.SecretsClient.
+func (c *Client) Close(context.Context) error { return nil }

@@ -1,0 +1,73 @@
+package kubernetes
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	authv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clientset "k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+
+	"github.com/eso-dev/eso/providers"
+)
+
+const (
+	// tokenLifetime is what eso asks for; the API server may grant less.
+	tokenLifetime = time.Hour
+	// tokenRenewBefore renews a token this long before it expires.
+	tokenRenewBefore = 5 * time.Minute
+)
+
+// serviceAccountReader reads Secrets as a ServiceAccount, with a token from the
+// TokenRequest API that it renews shortly before expiry (not on every read).
+type serviceAccountReader struct {
+	deps      providers.Deps
+	namespace string
+	name      string
+	audiences []string
+
+	mu      sync.Mutex
+	client  clientset.Interface
+	expires time.Time
+}
+
+func newServiceAccountReader(deps providers.Deps, namespace, name string, audiences []string) *serviceAccountReader {
+	return &serviceAccountReader{deps: deps, namespace: namespace, name: name, audiences: audiences}
+}
+
+func (r *serviceAccountReader) getSecret(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
+	c, err := r.clientset(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return c.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
+}
+
+func (r *serviceAccountReader) clientset(ctx context.Context) (clientset.Interface, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.client != nil && time.Until(r.expires) > tokenRenewBefore {
+		return r.client, nil
+	}
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: r.namespace, Name: r.name}}
+	tr := &authv1.TokenRequest{Spec: authv1.TokenRequestSpec{
+		Audiences:         r.audiences,
+		ExpirationSeconds: ptr.To(int64(tokenLifetime.Seconds())),
+	}}
+	if err := r.deps.Client.SubResource("token").Create(ctx, sa, tr); err != nil {
+		return nil, fmt.Errorf("requesting a token for ServiceAccount %s/%s: %w", r.namespace, r.name, err)
+	}
+	cfg := rest.AnonymousClientConfig(r.deps.RESTConfig)
+	cfg.BearerToken = tr.Status.Token
+	c, err := clientset.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("client for ServiceAccount %s/%s: %w", r.namespace, r.name, err)
+	}
+	r.client, r.expires = c, tr.Status.ExpirationTimestamp.Time
+	return c, nil
+}

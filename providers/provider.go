@@ -1,0 +1,114 @@
+// Package providers is the contract between eso's core and its secret
+// providers. The same interfaces are served in process and, in provider mode,
+// over gRPC; core never imports a provider SDK, only this package.
+package providers
+
+import (
+	"context"
+	"errors"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+)
+
+// Ref names a provider-owned configuration object, e.g. Fake default/demo.
+type Ref struct {
+	Kind      string
+	Name      string
+	Namespace string
+}
+
+// Scope is the boundary a request runs in. Core computes it from the store and
+// the object using it; a provider must stay inside it.
+type Scope struct {
+	// Namespace is where the provider resolves the credentials (Secrets,
+	// ServiceAccounts) its configuration references. Empty only in Validate for
+	// a ClusterSecretStore with authenticationScope ManifestNamespace, where it
+	// is decided per request.
+	Namespace string
+
+	// CrossNamespace is true only for a ClusterSecretStore with
+	// authenticationScope ProviderNamespace: a cluster administrator chose this
+	// configuration, so eso's own identity may act on the namespaces it names.
+	CrossNamespace bool
+}
+
+// Provider builds clients for one provider kind.
+type Provider interface {
+	// Kind is the API kind of the provider's configuration, e.g. "Fake".
+	Kind() string
+	// NewClient reads the configuration ref names and returns a client bound to
+	// scope. Core reuses the client while the store and configuration are unchanged.
+	NewClient(ctx context.Context, ref Ref, scope Scope) (SecretsClient, error)
+	// Validate checks the configuration without reading any secret.
+	Validate(ctx context.Context, ref Ref, scope Scope) error
+}
+
+// SecretsClient reads secrets from one provider configuration. Errors name keys,
+// never values.
+type SecretsClient interface {
+	// GetSecret returns one secret, or one property of a structured secret.
+	GetSecret(ctx context.Context, ref esv1.ExternalSecretDataRemoteRef) ([]byte, error)
+	// GetSecretMap returns the top-level fields of a structured secret.
+	GetSecretMap(ctx context.Context, ref esv1.ExternalSecretDataRemoteRef) (map[string][]byte, error)
+	// Capabilities says whether the client can read, write or both.
+	Capabilities() Capabilities
+	// Close releases what the client holds (connections, tokens).
+	Close(ctx context.Context) error
+}
+
+// Capabilities of a provider.
+type Capabilities string
+
+const (
+	ReadOnly  Capabilities = "ReadOnly"
+	WriteOnly Capabilities = "WriteOnly"
+	ReadWrite Capabilities = "ReadWrite"
+)
+
+// Errors providers wrap (fmt.Errorf("%w: ...")) so core can tell what happened
+// and set the right condition.
+var (
+	// ErrSecretNotFound: the remote secret, version or property does not exist.
+	ErrSecretNotFound = errors.New("secret not found")
+	// ErrConfigNotFound: the configuration object named by the ref does not exist.
+	ErrConfigNotFound = errors.New("provider configuration not found")
+	// ErrInvalidConfig: the configuration cannot work as written.
+	ErrInvalidConfig = errors.New("invalid provider configuration")
+	// ErrOutOfScope: the request would leave its Scope (e.g. another namespace).
+	ErrOutOfScope = errors.New("refused: outside the store's scope")
+)
+
+// Deps are what in-process providers are built from. Remote providers (provider
+// mode) get the same from their own process.
+type Deps struct {
+	// Client reads provider configuration objects through the manager's cache
+	// and writes (e.g. TokenRequests) straight to the API server.
+	Client client.Client
+	// APIReader reads straight from the API server: for objects eso does not
+	// cache, such as Secrets it does not manage.
+	APIReader client.Reader
+	// RESTConfig is eso's own connection, for providers that build clients of
+	// their own (e.g. with a ServiceAccount token).
+	RESTConfig *rest.Config
+}
+
+// Registration describes a compiled-in provider. It is pure data plus a
+// constructor without side effects, so listing providers costs nothing.
+type Registration struct {
+	// Name is the short name, e.g. "fake".
+	Name string
+	// Kind is the configuration kind in provider.secretstore.external-secrets.io.
+	Kind string
+	// BuildTag selects the provider at build time; empty means always compiled in.
+	BuildTag string
+	// AddToScheme registers the configuration kind.
+	AddToScheme func(*runtime.Scheme) error
+	// NewConfig returns an empty configuration object, for watches.
+	NewConfig func() client.Object
+	// New builds the provider.
+	New func(Deps) Provider
+}

@@ -1,0 +1,83 @@
+package providers
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Property returns one field of a JSON object value. The property is first
+// looked up as a top-level key, then as a dot-separated path ("db.password").
+// String fields are returned as is, others as JSON. The error names the
+// property, never the value.
+func Property(value []byte, property string) ([]byte, error) {
+	obj, err := decodeObject(value)
+	if err != nil {
+		return nil, fmt.Errorf("%w: property %q requested but the secret is not a JSON object", ErrSecretNotFound, property)
+	}
+	if v, ok := obj[property]; ok {
+		return encodeField(v)
+	}
+	var cur any = obj
+	for _, part := range strings.Split(property, ".") {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("%w: property %q", ErrSecretNotFound, property)
+		}
+		if cur, ok = m[part]; !ok {
+			return nil, fmt.Errorf("%w: property %q", ErrSecretNotFound, property)
+		}
+	}
+	return encodeField(cur)
+}
+
+// FieldMap splits a JSON object value into its top-level fields, for
+// dataFrom.extract.
+func FieldMap(value []byte) (map[string][]byte, error) {
+	obj, err := decodeObject(value)
+	if err != nil {
+		return nil, errNotAnObject
+	}
+	out := make(map[string][]byte, len(obj))
+	for k, v := range obj {
+		b, err := encodeField(v)
+		if err != nil {
+			return nil, err
+		}
+		out[k] = b
+	}
+	return out, nil
+}
+
+var errNotAnObject = errors.New("the secret is not a JSON object, so its fields cannot be extracted")
+
+// decodeObject decodes a JSON object keeping numbers exact.
+func decodeObject(value []byte) (map[string]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(value))
+	dec.UseNumber()
+	var obj map[string]any
+	if err := dec.Decode(&obj); err != nil {
+		return nil, err
+	}
+	if obj == nil {
+		return nil, errNotAnObject
+	}
+	return obj, nil
+}
+
+func encodeField(v any) ([]byte, error) {
+	switch t := v.(type) {
+	case string:
+		return []byte(t), nil
+	case nil:
+		return nil, nil
+	default:
+		b, err := json.Marshal(t)
+		if err != nil {
+			return nil, fmt.Errorf("encoding field: %w", err)
+		}
+		return b, nil
+	}
+}
