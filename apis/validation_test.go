@@ -1,0 +1,197 @@
+package apis_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/eso-dev/eso/tests/testenv"
+)
+
+var env *testenv.Env
+
+func TestMain(m *testing.M) { testenv.Main(m, &env) }
+
+func apply(t *testing.T, namespace, manifest string) (*unstructured.Unstructured, error) {
+	t.Helper()
+	obj := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(manifest), &obj.Object); err != nil {
+		t.Fatalf("bad test manifest: %v", err)
+	}
+	if namespace != "" {
+		obj.SetNamespace(namespace)
+	}
+	return obj, env.Client.Create(context.Background(), obj)
+}
+
+// TestInvalidManifestsAreRejectedWithAReadableMessage applies manifests a user
+// could write by mistake and checks the API server refuses each with a message
+// that says what to fix.
+func TestInvalidManifestsAreRejectedWithAReadableMessage(t *testing.T) {
+	ns := env.Namespace(t, "validation", nil)
+	cases := []struct {
+		name     string
+		manifest string
+		want     string
+	}{
+		{"ExternalSecret deleting a Secret it does not own", `
+apiVersion: external-secrets.io/v1
+kind: ExternalSecret
+metadata: {name: delete-orphan}
+spec:
+  secretStoreRef: {name: s}
+  target: {creationPolicy: Orphan, deletionPolicy: Delete}
+  data: [{secretKey: a, remoteRef: {key: k}}]`,
+			"deletionPolicy Delete needs creationPolicy Owner"},
+		{"ExternalSecret with nothing to sync", `
+apiVersion: external-secrets.io/v1
+kind: ExternalSecret
+metadata: {name: empty}
+spec:
+  secretStoreRef: {name: s}`,
+			"list at least one secret to sync in data or dataFrom"},
+		{"ExternalSecret with a key Secrets cannot hold", `
+apiVersion: external-secrets.io/v1
+kind: ExternalSecret
+metadata: {name: bad-key}
+spec:
+  secretStoreRef: {name: s}
+  data: [{secretKey: "a/b", remoteRef: {key: k}}]`,
+			"spec.data[0].secretKey"},
+		{"ExternalSecret dataFrom entry with no source", `
+apiVersion: external-secrets.io/v1
+kind: ExternalSecret
+metadata: {name: bad-datafrom}
+spec:
+  secretStoreRef: {name: s}
+  dataFrom: [{}]`,
+			"each dataFrom entry needs extract"},
+		{"ExternalSecret naming an unknown store kind", `
+apiVersion: external-secrets.io/v1
+kind: ExternalSecret
+metadata: {name: bad-kind}
+spec:
+  secretStoreRef: {name: s, kind: VaultStore}
+  data: [{secretKey: a, remoteRef: {key: k}}]`,
+			`spec.secretStoreRef.kind: Unsupported value: "VaultStore"`},
+		{"ExternalSecret naming a store API eso does not serve", `
+apiVersion: external-secrets.io/v1
+kind: ExternalSecret
+metadata: {name: bad-version}
+spec:
+  secretStoreRef: {name: s, apiVersion: external-secrets.io/v1beta1}
+  data: [{secretKey: a, remoteRef: {key: k}}]`,
+			"spec.secretStoreRef.apiVersion: Unsupported value"},
+		{"SecretStore without a provider", `
+apiVersion: secretstore.external-secrets.io/v2alpha1
+kind: SecretStore
+metadata: {name: no-provider}
+spec: {}`,
+			"spec.providerConfig: Required value"},
+		{"SecretStore with an unknown gating policy", `
+apiVersion: secretstore.external-secrets.io/v2alpha1
+kind: SecretStore
+metadata: {name: bad-gating}
+spec:
+  gatingPolicy: Sometimes
+  providerConfig: {providerRef: {kind: Fake, name: f}}`,
+			`spec.gatingPolicy: Unsupported value: "Sometimes"`},
+		{"SecretStore with a cache it does not use", `
+apiVersion: secretstore.external-secrets.io/v2alpha1
+kind: SecretStore
+metadata: {name: bad-cache}
+spec:
+  cachingPolicy: None
+  cacheConfig: {ttl: 1m}
+  providerConfig: {providerRef: {kind: Fake, name: f}}`,
+			"cacheConfig is only used with cachingPolicy Secrets, Auth or All"},
+		{"ClusterSecretStore without the provider's namespace", `
+apiVersion: secretstore.external-secrets.io/v2alpha1
+kind: ClusterSecretStore
+metadata: {name: validation-no-namespace}
+spec:
+  providerConfig: {providerRef: {kind: Fake, name: f}}`,
+			"providerConfig.providerRef.namespace is required"},
+		{"ClusterSecretStore with an empty condition", `
+apiVersion: secretstore.external-secrets.io/v2alpha1
+kind: ClusterSecretStore
+metadata: {name: validation-empty-condition}
+spec:
+  providerConfig: {providerRef: {kind: Fake, name: f, namespace: default}}
+  conditions: [{}]`,
+			"a condition needs namespaceSelector, namespaces or namespaceRegexes"},
+		{"ClusterSecretStore with an unknown authentication scope", `
+apiVersion: secretstore.external-secrets.io/v2alpha1
+kind: ClusterSecretStore
+metadata: {name: validation-bad-scope}
+spec:
+  authenticationScope: Everywhere
+  providerConfig: {providerRef: {kind: Fake, name: f, namespace: default}}`,
+			`spec.authenticationScope: Unsupported value: "Everywhere"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := apply(t, ns, tc.manifest)
+			if err == nil {
+				t.Fatalf("accepted; want rejection mentioning %q", tc.want)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("rejected with %q; want a message mentioning %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestUpstreamStyleManifestGetsDefaults applies an ExternalSecret written for
+// upstream ESO (no store apiVersion, no target) and checks it is accepted with
+// the documented defaults.
+func TestUpstreamStyleManifestGetsDefaults(t *testing.T) {
+	ns := env.Namespace(t, "defaults", nil)
+	obj, err := apply(t, ns, `
+apiVersion: external-secrets.io/v1
+kind: ExternalSecret
+metadata: {name: upstream}
+spec:
+  secretStoreRef: {name: vault-backend, kind: SecretStore}
+  data:
+  - secretKey: password
+    remoteRef: {key: db, property: password}
+  dataFrom:
+  - extract: {key: app}`)
+	if err != nil {
+		t.Fatalf("upstream-style manifest rejected: %v", err)
+	}
+	for path, want := range map[string]string{
+		"spec.refreshInterval":       "1h",
+		"spec.target.creationPolicy": "Owner",
+		"spec.target.deletionPolicy": "Retain",
+	} {
+		got, _, _ := unstructured.NestedString(obj.Object, strings.Split(path, ".")...)
+		if got != want {
+			t.Errorf("%s = %q, want default %q", path, got, want)
+		}
+	}
+
+	store, err := apply(t, ns, `
+apiVersion: secretstore.external-secrets.io/v2alpha1
+kind: SecretStore
+metadata: {name: defaults}
+spec:
+  providerConfig: {providerRef: {kind: Fake, name: f}}`)
+	if err != nil {
+		t.Fatalf("minimal SecretStore rejected: %v", err)
+	}
+	for path, want := range map[string]string{
+		"spec.gatingPolicy":    "Enabled",
+		"spec.cachingPolicy":   "ProviderDefined",
+		"spec.refreshInterval": "5m",
+	} {
+		got, _, _ := unstructured.NestedString(store.Object, strings.Split(path, ".")...)
+		if got != want {
+			t.Errorf("%s = %q, want default %q", path, got, want)
+		}
+	}
+}
