@@ -49,6 +49,7 @@ func New(cfg config.Config) (*fx.App, error) {
 	return fx.New(
 		fx.Supply(cfg),
 		fx.WithLogger(func() fxevent.Logger { return fxevent.NopLogger }),
+		fx.Provide(manager.RESTConfig),
 		CoreModules(),
 	), nil
 }

@@ -148,11 +148,11 @@ func run(lc fx.Lifecycle, mgr ctrl.Manager, shutdowner fx.Shutdowner) {
 }
 
 // Module provides the manager, its clients and the provider dependencies, and
-// runs the manager for the life of the application.
+// runs the manager for the life of the application. It needs a *rest.Config
+// (RESTConfig in a real process, a test control plane in tests).
 var Module = fx.Module("manager",
 	fx.Provide(
 		NewScheme,
-		RESTConfig,
 		New,
 		ProviderDeps,
 		func(mgr ctrl.Manager) client.Client { return mgr.GetClient() },

@@ -11,10 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
-	"time"
 
-	"go.uber.org/fx"
-	"go.uber.org/fx/fxevent"
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,8 +21,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/eso-dev/eso/app"
-	"github.com/eso-dev/eso/app/config"
 	"github.com/eso-dev/eso/app/manager"
 	"github.com/eso-dev/eso/app/registry"
 	"github.com/eso-dev/eso/providers/register"
@@ -93,42 +88,6 @@ func Main(m *testing.M, env **Env) {
 		fmt.Fprintln(os.Stderr, "stopping envtest:", err)
 	}
 	os.Exit(code)
-}
-
-// TestConfig is eso's configuration for tests: no metrics or health servers,
-// no leader election.
-func TestConfig() config.Config {
-	cfg := config.Default()
-	cfg.MetricsAddr, cfg.HealthAddr = "0", "0"
-	return cfg
-}
-
-// RunEso runs eso's core modules against the control plane until the test
-// ends. extra options may replace or decorate parts (fx.Replace, fx.Decorate).
-func (e *Env) RunEso(t testing.TB, cfg config.Config, extra ...fx.Option) {
-	t.Helper()
-	opts := []fx.Option{
-		fx.Supply(cfg),
-		fx.WithLogger(func() fxevent.Logger { return fxevent.NopLogger }),
-		app.CoreModules(),
-		fx.Decorate(func() *rest.Config { return rest.CopyConfig(e.Config) }),
-	}
-	application := fx.New(append(opts, extra...)...)
-	if err := application.Err(); err != nil {
-		t.Fatalf("building eso: %v", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := application.Start(ctx); err != nil {
-		t.Fatalf("starting eso: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := application.Stop(ctx); err != nil {
-			t.Errorf("stopping eso: %v", err)
-		}
-	})
 }
 
 // Namespace creates a namespace with a unique name and the given labels.

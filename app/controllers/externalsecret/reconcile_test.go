@@ -1,0 +1,337 @@
+package externalsecret
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
+	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
+	"github.com/eso-dev/eso/app/refresh"
+	"github.com/eso-dev/eso/app/registry"
+	"github.com/eso-dev/eso/app/stores"
+	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/fake"
+	"github.com/eso-dev/eso/tests/testenv"
+)
+
+var env *testenv.Env
+
+func TestMain(m *testing.M) { testenv.Main(m, &env) }
+
+// writeCounter counts every write a client sends to the API server.
+type writeCounter struct {
+	creates, updates, patches, deletes, statusWrites atomic.Int32
+}
+
+func (w *writeCounter) total() int32 {
+	return w.creates.Load() + w.updates.Load() + w.patches.Load() + w.deletes.Load() + w.statusWrites.Load()
+}
+
+func (w *writeCounter) reset() {
+	w.creates.Store(0)
+	w.updates.Store(0)
+	w.patches.Store(0)
+	w.deletes.Store(0)
+	w.statusWrites.Store(0)
+}
+
+func (w *writeCounter) client(c client.WithWatch) client.WithWatch {
+	return interceptor.NewClient(c, interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.CreateOption) error {
+			w.creates.Add(1)
+			return c.Create(ctx, o, opts...)
+		},
+		Update: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.UpdateOption) error {
+			w.updates.Add(1)
+			return c.Update(ctx, o, opts...)
+		},
+		Patch: func(ctx context.Context, c client.WithWatch, o client.Object, p client.Patch, opts ...client.PatchOption) error {
+			w.patches.Add(1)
+			return c.Patch(ctx, o, p, opts...)
+		},
+		Delete: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.DeleteOption) error {
+			w.deletes.Add(1)
+			return c.Delete(ctx, o, opts...)
+		},
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, o client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+			w.statusWrites.Add(1)
+			return c.SubResource(sub).Patch(ctx, o, p, opts...)
+		},
+		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, o client.Object, opts ...client.SubResourceUpdateOption) error {
+			w.statusWrites.Add(1)
+			return c.SubResource(sub).Update(ctx, o, opts...)
+		},
+	})
+}
+
+// countingProvider counts logins (NewClient) and reads of the Fake provider.
+type countingProvider struct {
+	*fake.Provider
+	logins, reads atomic.Int32
+}
+
+func (p *countingProvider) NewClient(ctx context.Context, ref providers.Ref, scope providers.Scope) (providers.SecretsClient, error) {
+	p.logins.Add(1)
+	c, err := p.Provider.NewClient(ctx, ref, scope)
+	if err != nil {
+		return nil, err
+	}
+	return &countingClient{SecretsClient: c, reads: &p.reads}, nil
+}
+
+type countingClient struct {
+	providers.SecretsClient
+	reads *atomic.Int32
+}
+
+func (c *countingClient) GetSecret(ctx context.Context, ref esv1.ExternalSecretDataRemoteRef) ([]byte, error) {
+	c.reads.Add(1)
+	return c.SecretsClient.GetSecret(ctx, ref)
+}
+
+type harness struct {
+	r        *Reconciler
+	writes   *writeCounter
+	provider *countingProvider
+	events   *record.FakeRecorder
+	now      time.Time
+}
+
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	h := &harness{writes: &writeCounter{}, events: record.NewFakeRecorder(100), now: time.Now()}
+	wc, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Client.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := h.writes.client(wc)
+	reg := fake.Registration
+	reg.New = func(d providers.Deps) providers.Provider {
+		h.provider = &countingProvider{Provider: fake.New(d.Client)}
+		return h.provider
+	}
+	catalog, err := registry.NewCatalog([]providers.Registration{reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	provs := registry.NewProviders(catalog, providers.Deps{Client: c, APIReader: c})
+	h.r = &Reconciler{
+		Client:    c,
+		APIReader: c,
+		Resolver:  stores.NewResolver(c, provs, stores.NewClientCache(), ""),
+		Recorder:  h.events,
+		Scheduler: refresh.NewScheduler(),
+		Now:       func() time.Time { return h.now },
+	}
+	return h
+}
+
+func (h *harness) reconcile(t *testing.T, es *esv1.ExternalSecret) {
+	t.Helper()
+	if _, err := h.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(es)}); err != nil {
+		t.Fatalf("reconcile: %v", err)
+	}
+}
+
+func drainEvents(rec *record.FakeRecorder) []string {
+	var out []string
+	for {
+		select {
+		case e := <-rec.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
+}
+
+func create(t *testing.T, objs ...client.Object) {
+	t.Helper()
+	for _, o := range objs {
+		if err := env.Client.Create(context.Background(), o); err != nil {
+			t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
+		}
+	}
+}
+
+func fakeConfig(ns string, data ...provv1.FakeSecret) *provv1.Fake {
+	return &provv1.Fake{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "fake"}, Spec: provv1.FakeSpec{Data: data}}
+}
+
+func secretStore(ns string) *ssv2.SecretStore {
+	return &ssv2.SecretStore{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "store"},
+		Spec: ssv2.SecretStoreSpec{ProviderConfig: ssv2.ProviderConfig{
+			ProviderRef: ssv2.ProviderRef{Kind: "Fake", Name: "fake"},
+		}},
+	}
+}
+
+func externalSecret(ns string) *esv1.ExternalSecret {
+	return &esv1.ExternalSecret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app"},
+		Spec: esv1.ExternalSecretSpec{
+			SecretStoreRef:  esv1.SecretStoreRef{Name: "store", Kind: "SecretStore"},
+			RefreshInterval: &metav1.Duration{Duration: time.Hour},
+			Data: []esv1.ExternalSecretData{
+				{SecretKey: "password", RemoteRef: esv1.ExternalSecretDataRemoteRef{Key: "db", Property: "password"}},
+			},
+		},
+	}
+}
+
+func getSecret(t *testing.T, ns, name string) *corev1.Secret {
+	t.Helper()
+	var s corev1.Secret
+	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &s); err != nil {
+		t.Fatalf("reading Secret %s: %v", name, err)
+	}
+	return &s
+}
+
+func getES(t *testing.T, es *esv1.ExternalSecret) *esv1.ExternalSecret {
+	t.Helper()
+	var out esv1.ExternalSecret
+	if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(es), &out); err != nil {
+		t.Fatal(err)
+	}
+	return &out
+}
+
+// TestSyncWritesOnlyWhatChanged walks one ExternalSecret through its life and
+// counts API writes, provider logins and provider reads at each step.
+func TestSyncWritesOnlyWhatChanged(t *testing.T) {
+	ns := env.Namespace(t, "writes", nil)
+	const value = "s3cr3t-value-never-logged"
+	h := newHarness(t)
+	cfg := fakeConfig(ns, provv1.FakeSecret{Key: "db", Value: `{"password":"` + value + `"}`})
+	es := externalSecret(ns)
+	create(t, cfg, secretStore(ns), es)
+
+	// First sync: the Secret, the status, one Event.
+	h.reconcile(t, es)
+	if got := h.writes.total(); got > 2 || h.writes.creates.Load() != 1 || h.writes.statusWrites.Load() != 1 {
+		t.Errorf("first sync: %d creates, %d status writes, %d total API writes; want 1 Secret create + 1 status write",
+			h.writes.creates.Load(), h.writes.statusWrites.Load(), got)
+	}
+	if ev := drainEvents(h.events); len(ev) != 1 {
+		t.Errorf("first sync emitted %d events, want 1: %v", len(ev), ev)
+	}
+	s := getSecret(t, ns, "app")
+	if string(s.Data["password"]) != value {
+		t.Fatalf("Secret data = %q", s.Data)
+	}
+	if s.Labels[esv1.LabelManaged] != "true" || s.Annotations[esv1.AnnotationDataHash] == "" {
+		t.Errorf("Secret lacks the managed label or data-hash annotation: %v %v", s.Labels, s.Annotations)
+	}
+	if ref := metav1.GetControllerOf(s); ref == nil || ref.Kind != "ExternalSecret" || ref.Name != "app" {
+		t.Errorf("creationPolicy Owner: controller = %v", ref)
+	}
+	got := getES(t, es)
+	if c := readyCondition(got); c == nil || c.Status != metav1.ConditionTrue || c.Reason != esv1.ReasonSecretSynced {
+		t.Fatalf("Ready = %+v", c)
+	}
+	if got.Status.SyncedResourceVersion != "1" || got.Status.Binding.Name != "app" || got.Status.RefreshTime.IsZero() {
+		t.Errorf("status = %+v", got.Status)
+	}
+
+	// Nothing changed: no write, no event, not even a provider read.
+	h.writes.reset()
+	h.reconcile(t, es)
+	if n := h.writes.total(); n != 0 {
+		t.Errorf("reconcile with nothing changed made %d writes", n)
+	}
+	if ev := drainEvents(h.events); len(ev) != 0 {
+		t.Errorf("reconcile with nothing changed emitted events: %v", ev)
+	}
+	if n := h.provider.reads.Load(); n != 1 {
+		t.Errorf("provider reads = %d, want 1 (the refresh is not due)", n)
+	}
+
+	// Refresh due, provider unchanged: one read, no write, same client.
+	h.now = h.now.Add(time.Hour + time.Second)
+	h.reconcile(t, es)
+	if n := h.writes.total(); n != 0 {
+		t.Errorf("refresh that changed nothing made %d writes", n)
+	}
+	if n := h.provider.reads.Load(); n != 2 {
+		t.Errorf("provider reads = %d, want 2", n)
+	}
+	if n := h.provider.logins.Load(); n != 1 {
+		t.Errorf("provider logins = %d, want 1: the client must be reused while the store is unchanged", n)
+	}
+
+	// The configuration changes: a new client, one Secret update, one status write.
+	h.writes.reset()
+	patch := client.MergeFrom(cfg.DeepCopy())
+	cfg.Spec.Data[0].Value = `{"password":"rotated"}`
+	if err := env.Client.Patch(context.Background(), cfg, patch); err != nil {
+		t.Fatal(err)
+	}
+	h.reconcile(t, es)
+	if h.writes.updates.Load() != 1 || h.writes.statusWrites.Load() != 1 || h.writes.total() != 2 {
+		t.Errorf("rotation: %d updates, %d status writes, %d total; want 1, 1, 2", h.writes.updates.Load(), h.writes.statusWrites.Load(), h.writes.total())
+	}
+	if n := h.provider.logins.Load(); n != 2 {
+		t.Errorf("provider logins = %d, want 2 after the configuration changed", n)
+	}
+	if s := getSecret(t, ns, "app"); string(s.Data["password"]) != "rotated" {
+		t.Errorf("Secret not rotated: %q", s.Data)
+	}
+	drainEvents(h.events)
+
+	// The provider loses the secret: the target keeps its data, the error names
+	// the key but never a value.
+	before := getSecret(t, ns, "app")
+	h.writes.reset()
+	patch = client.MergeFrom(cfg.DeepCopy())
+	cfg.Spec.Data[0].Key = "renamed"
+	if err := env.Client.Patch(context.Background(), cfg, patch); err != nil {
+		t.Fatal(err)
+	}
+	h.reconcile(t, es)
+	after := getSecret(t, ns, "app")
+	if after.ResourceVersion != before.ResourceVersion || string(after.Data["password"]) != "rotated" {
+		t.Errorf("provider failure changed the target Secret: %q", after.Data)
+	}
+	if h.writes.creates.Load()+h.writes.updates.Load()+h.writes.deletes.Load() != 0 {
+		t.Errorf("provider failure wrote the Secret")
+	}
+	got = getES(t, es)
+	c := readyCondition(got)
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != esv1.ReasonSecretNotFound || !strings.Contains(c.Message, `"db"`) {
+		t.Errorf("Ready after provider failure = %+v", c)
+	}
+	events := drainEvents(h.events)
+	for _, text := range append(events, c.Message) {
+		if strings.Contains(text, value) || strings.Contains(text, "rotated") {
+			t.Errorf("secret value leaked into status or event: %q", text)
+		}
+	}
+	if len(events) != 1 {
+		t.Errorf("failure emitted %d events, want 1: %v", len(events), events)
+	}
+
+	// The same failure again: no status write, no event.
+	h.writes.reset()
+	if _, err := h.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(es)}); err != nil {
+		t.Fatal(err)
+	}
+	if n := h.writes.total(); n != 0 {
+		t.Errorf("repeated failure made %d writes", n)
+	}
+	if ev := drainEvents(h.events); len(ev) != 0 {
+		t.Errorf("repeated failure emitted events: %v", ev)
+	}
+}
