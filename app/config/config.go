@@ -55,6 +55,10 @@ type Config struct {
 
 	LogLevel  string
 	LogFormat string
+
+	// SkipControllerNameValidation lets several eso instances run in one
+	// process, as tests do. Not a flag.
+	SkipControllerNameValidation bool
 }
 
 // Default returns the configuration used when no flag is given: sized for

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/client/config"
+	ctrlcfg "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -91,6 +92,7 @@ func New(cfg config.Config, rc *rest.Config, scheme *runtime.Scheme) (ctrl.Manag
 		LeaseDuration:                 &cfg.LeaderElectionLease,
 		RenewDeadline:                 &cfg.LeaderElectionRenew,
 		RetryPeriod:                   &cfg.LeaderElectionRetry,
+		Controller:                    ctrlcfg.Controller{SkipNameValidation: &cfg.SkipControllerNameValidation},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)

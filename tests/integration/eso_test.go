@@ -23,6 +23,7 @@ func TestMain(m *testing.M) { testenv.Main(m, &env) }
 func testConfig() config.Config {
 	cfg := config.Default()
 	cfg.MetricsAddr, cfg.HealthAddr = "0", "0"
+	cfg.SkipControllerNameValidation = true
 	return cfg
 }
 

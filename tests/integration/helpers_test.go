@@ -1,0 +1,163 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
+	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
+)
+
+const waitTimeout = 20 * time.Second
+
+// eventually polls cond until it returns nil or the timeout passes.
+func eventually(t *testing.T, what string, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	var err error
+	for time.Now().Before(deadline) {
+		if err = cond(); err == nil {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("timed out waiting for %s: %v", what, err)
+}
+
+func create(t *testing.T, objs ...client.Object) {
+	t.Helper()
+	for _, o := range objs {
+		if err := env.Client.Create(context.Background(), o); err != nil {
+			t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
+		}
+	}
+}
+
+func fakeConfig(ns, name string, data map[string]string) *provv1.Fake {
+	f := &provv1.Fake{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	for k, v := range data {
+		f.Spec.Data = append(f.Spec.Data, provv1.FakeSecret{Key: k, Value: v})
+	}
+	return f
+}
+
+func storeSpec(kind, name, ns string) ssv2.SecretStoreSpec {
+	return ssv2.SecretStoreSpec{ProviderConfig: ssv2.ProviderConfig{
+		ProviderRef: ssv2.ProviderRef{Kind: kind, Name: name, Namespace: ns},
+	}}
+}
+
+func secretStore(ns, name string, spec ssv2.SecretStoreSpec) *ssv2.SecretStore {
+	return &ssv2.SecretStore{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: spec}
+}
+
+func clusterStore(name string, spec ssv2.ClusterSecretStoreSpec) *ssv2.ClusterSecretStore {
+	return &ssv2.ClusterSecretStore{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: spec}
+}
+
+// externalSecret maps remote key/property pairs ("key" or "key:property") to Secret keys.
+func externalSecret(ns, name, storeKind, store string, data map[string]esv1.ExternalSecretDataRemoteRef) *esv1.ExternalSecret {
+	es := &esv1.ExternalSecret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: esv1.ExternalSecretSpec{
+			SecretStoreRef:  esv1.SecretStoreRef{Name: store, Kind: storeKind},
+			RefreshInterval: &metav1.Duration{Duration: time.Hour},
+		},
+	}
+	for k, ref := range data {
+		es.Spec.Data = append(es.Spec.Data, esv1.ExternalSecretData{SecretKey: k, RemoteRef: ref})
+	}
+	return es
+}
+
+func ref(key, property string) esv1.ExternalSecretDataRemoteRef {
+	return esv1.ExternalSecretDataRemoteRef{Key: key, Property: property}
+}
+
+func plainSecret(ns, name string, data map[string]string) *corev1.Secret {
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: map[string][]byte{}}
+	for k, v := range data {
+		s.Data[k] = []byte(v)
+	}
+	return s
+}
+
+// waitSecretData waits until Secret ns/name holds exactly want.
+func waitSecretData(t *testing.T, ns, name string, want map[string]string) *corev1.Secret {
+	t.Helper()
+	var s corev1.Secret
+	eventually(t, "Secret "+ns+"/"+name+" to hold the expected data", func() error {
+		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &s); err != nil {
+			return err
+		}
+		if len(s.Data) != len(want) {
+			return fmt.Errorf("has keys %v", keys(s.Data))
+		}
+		for k, v := range want {
+			if string(s.Data[k]) != v {
+				return fmt.Errorf("key %s differs", k)
+			}
+		}
+		return nil
+	})
+	return &s
+}
+
+func keys(m map[string][]byte) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// waitReady waits until obj's Ready condition has status and reason, and returns its message.
+func waitReady(t *testing.T, obj client.Object, status metav1.ConditionStatus, reason string) string {
+	t.Helper()
+	var msg string
+	eventually(t, fmt.Sprintf("%T %s Ready=%s/%s", obj, obj.GetName(), status, reason), func() error {
+		if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(conditions(obj), "Ready")
+		if c == nil {
+			return fmt.Errorf("no Ready condition")
+		}
+		if c.Status != status || c.Reason != reason {
+			return fmt.Errorf("Ready=%s/%s: %s", c.Status, c.Reason, c.Message)
+		}
+		msg = c.Message
+		return nil
+	})
+	return msg
+}
+
+func conditions(obj client.Object) []metav1.Condition {
+	switch o := obj.(type) {
+	case *esv1.ExternalSecret:
+		return o.Status.Conditions
+	case *ssv2.SecretStore:
+		return o.Status.Conditions
+	case *ssv2.ClusterSecretStore:
+		return o.Status.Conditions
+	}
+	return nil
+}
+
+func secretExists(t *testing.T, ns, name string) bool {
+	t.Helper()
+	err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &corev1.Secret{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+	return err == nil
+}

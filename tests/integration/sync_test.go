@@ -1,0 +1,154 @@
+package integration
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+)
+
+// TestExternalSecretLifecycle runs eso against the control plane and drives an
+// ExternalSecret through creation, an edit, drift of its Secret, a provider
+// outage and the removal of its remote secret.
+func TestExternalSecretLifecycle(t *testing.T) {
+	runEso(t, testConfig())
+	ctx := context.Background()
+	ns := env.Namespace(t, "lifecycle", nil)
+	cfg := fakeConfig(ns, "fake", map[string]string{
+		"db":  `{"user":"app","password":"pw1"}`,
+		"api": "token-1",
+	})
+	create(t, cfg, secretStore(ns, "store", storeSpec("Fake", "fake", "")))
+	es := externalSecret(ns, "app", "SecretStore", "store", map[string]esv1.ExternalSecretDataRemoteRef{
+		"password": ref("db", "password"),
+	})
+	es.Spec.DataFrom = []esv1.ExternalSecretDataFromRemoteRef{{Extract: &esv1.ExternalSecretDataRemoteRef{Key: "db"}}}
+	es.Spec.Target.DeletionPolicy = esv1.DeletionPolicyDelete
+	create(t, es)
+
+	waitSecretData(t, ns, "app", map[string]string{"user": "app", "password": "pw1"})
+	waitReady(t, es, metav1.ConditionTrue, esv1.ReasonSecretSynced)
+
+	// An edit is picked up at once, not at the next hourly refresh.
+	patch := client.MergeFrom(es.DeepCopy())
+	es.Spec.Data = append(es.Spec.Data, esv1.ExternalSecretData{SecretKey: "api", RemoteRef: ref("api", "")})
+	if err := env.Client.Patch(ctx, es, patch); err != nil {
+		t.Fatal(err)
+	}
+	waitSecretData(t, ns, "app", map[string]string{"user": "app", "password": "pw1", "api": "token-1"})
+
+	// Someone edits the Secret: eso puts the provider's data back.
+	s := waitSecretData(t, ns, "app", map[string]string{"user": "app", "password": "pw1", "api": "token-1"})
+	s.Data["password"] = []byte("tampered")
+	if err := env.Client.Update(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	waitSecretData(t, ns, "app", map[string]string{"user": "app", "password": "pw1", "api": "token-1"})
+
+	// Someone deletes the Secret: eso recreates it.
+	if err := env.Client.Delete(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	waitSecretData(t, ns, "app", map[string]string{"user": "app", "password": "pw1", "api": "token-1"})
+
+	// A changed provider configuration is picked up at once.
+	patch = client.MergeFrom(cfg.DeepCopy())
+	cfg.Spec.Data = fakeConfig(ns, "fake", map[string]string{"db": `{"user":"app","password":"pw2"}`, "api": "token-1"}).Spec.Data
+	if err := env.Client.Patch(ctx, cfg, patch); err != nil {
+		t.Fatal(err)
+	}
+	waitSecretData(t, ns, "app", map[string]string{"user": "app", "password": "pw2", "api": "token-1"})
+
+	// One remote secret disappears: an error, the Secret stays as it was.
+	before := waitSecretData(t, ns, "app", map[string]string{"user": "app", "password": "pw2", "api": "token-1"})
+	patch = client.MergeFrom(cfg.DeepCopy())
+	cfg.Spec.Data = fakeConfig(ns, "fake", map[string]string{"db": `{"user":"app","password":"pw2"}`}).Spec.Data
+	if err := env.Client.Patch(ctx, cfg, patch); err != nil {
+		t.Fatal(err)
+	}
+	waitReady(t, es, metav1.ConditionFalse, esv1.ReasonSecretNotFound)
+	after := waitSecretData(t, ns, "app", map[string]string{"user": "app", "password": "pw2", "api": "token-1"})
+	if after.ResourceVersion != before.ResourceVersion {
+		t.Errorf("a partial provider failure rewrote the Secret")
+	}
+
+	// Every remote secret is gone and deletionPolicy is Delete: the Secret goes.
+	patch = client.MergeFrom(cfg.DeepCopy())
+	cfg.Spec.Data = nil
+	if err := env.Client.Patch(ctx, cfg, patch); err != nil {
+		t.Fatal(err)
+	}
+	waitReady(t, es, metav1.ConditionFalse, esv1.ReasonSecretDeleted)
+	eventually(t, "the Secret to be deleted", func() error {
+		if secretExists(t, ns, "app") {
+			return errString("still there")
+		}
+		return nil
+	})
+}
+
+type errString string
+
+func (e errString) Error() string { return string(e) }
+
+// TestCreationPolicies checks Orphan, Merge and None.
+func TestCreationPolicies(t *testing.T) {
+	runEso(t, testConfig())
+	ns := env.Namespace(t, "policies", nil)
+	create(t,
+		fakeConfig(ns, "fake", map[string]string{"k": "remote"}),
+		secretStore(ns, "store", storeSpec("Fake", "fake", "")),
+		plainSecret(ns, "existing", map[string]string{"mine": "kept"}),
+	)
+	data := map[string]esv1.ExternalSecretDataRemoteRef{"k": ref("k", "")}
+
+	orphan := externalSecret(ns, "orphan", "SecretStore", "store", data)
+	orphan.Spec.Target.CreationPolicy = esv1.CreatePolicyOrphan
+	merge := externalSecret(ns, "merge", "SecretStore", "store", data)
+	merge.Spec.Target = esv1.ExternalSecretTarget{Name: "existing", CreationPolicy: esv1.CreatePolicyMerge}
+	mergeMissing := externalSecret(ns, "merge-missing", "SecretStore", "store", data)
+	mergeMissing.Spec.Target.CreationPolicy = esv1.CreatePolicyMerge
+	none := externalSecret(ns, "none", "SecretStore", "store", data)
+	none.Spec.Target.CreationPolicy = esv1.CreatePolicyNone
+	create(t, orphan, merge, mergeMissing, none)
+
+	s := waitSecretData(t, ns, "orphan", map[string]string{"k": "remote"})
+	if len(s.OwnerReferences) != 0 {
+		t.Errorf("creationPolicy Orphan: Secret has owners %v", s.OwnerReferences)
+	}
+	waitSecretData(t, ns, "existing", map[string]string{"mine": "kept", "k": "remote"})
+	waitReady(t, mergeMissing, metav1.ConditionFalse, esv1.ReasonTargetMissing)
+	if secretExists(t, ns, "merge-missing") {
+		t.Errorf("creationPolicy Merge created a Secret")
+	}
+	waitReady(t, none, metav1.ConditionTrue, esv1.ReasonSecretSynced)
+	time.Sleep(200 * time.Millisecond)
+	if secretExists(t, ns, "none") {
+		t.Errorf("creationPolicy None created a Secret")
+	}
+}
+
+// TestTargetOwnedByAnotherExternalSecret: two ExternalSecrets may not fight
+// over one Secret.
+func TestTargetOwnedByAnotherExternalSecret(t *testing.T) {
+	runEso(t, testConfig())
+	ns := env.Namespace(t, "conflict", nil)
+	create(t,
+		fakeConfig(ns, "fake", map[string]string{"a": "1", "b": "2"}),
+		secretStore(ns, "store", storeSpec("Fake", "fake", "")),
+	)
+	first := externalSecret(ns, "first", "SecretStore", "store", map[string]esv1.ExternalSecretDataRemoteRef{"a": ref("a", "")})
+	first.Spec.Target.Name = "shared"
+	create(t, first)
+	waitSecretData(t, ns, "shared", map[string]string{"a": "1"})
+
+	second := externalSecret(ns, "second", "SecretStore", "store", map[string]esv1.ExternalSecretDataRemoteRef{"b": ref("b", "")})
+	second.Spec.Target.Name = "shared"
+	create(t, second)
+	waitReady(t, second, metav1.ConditionFalse, esv1.ReasonTargetConflict)
+	waitSecretData(t, ns, "shared", map[string]string{"a": "1"})
+}
