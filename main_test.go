@@ -1,0 +1,76 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestCommandLine(t *testing.T) {
+	cases := []struct {
+		args       []string
+		code       int
+		out, errOut string
+	}{
+		{[]string{"--mode=bogus"}, 2, "", `invalid --mode "bogus": valid modes are core, provider`},
+		{[]string{"--mode=provider"}, 2, "", "--mode=provider is not built yet"},
+		{[]string{"--concurrent=0"}, 2, "", "--concurrent and --store-concurrent must be at least 1"},
+		{[]string{"--no-such-flag"}, 2, "", "flag provided but not defined"},
+		{[]string{"extra"}, 2, "", `unexpected argument "extra"`},
+		{[]string{"providers"}, 0, "kubernetes   Kubernetes.provider.secretstore.external-secrets.io/v2alpha1 (always)", ""},
+		{[]string{"version"}, 0, "build tags: aws,gcp,vault", ""},
+	}
+	for _, tc := range cases {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			if code := run(tc.args, &stdout, &stderr); code != tc.code {
+				t.Errorf("exit code %d, want %d (stderr: %s)", code, tc.code, stderr.String())
+			}
+			if !strings.Contains(stdout.String(), tc.out) {
+				t.Errorf("stdout %q does not contain %q", stdout.String(), tc.out)
+			}
+			if !strings.Contains(stderr.String(), tc.errOut) {
+				t.Errorf("stderr %q does not contain %q", stderr.String(), tc.errOut)
+			}
+		})
+	}
+}
+
+// TestBuildTagSelection builds the binary with several tag selections and
+// checks what each reports about itself.
+func TestBuildTagSelection(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary several times")
+	}
+	for tags, want := range map[string]string{
+		"":        "build tags: aws,gcp,vault",
+		"vault":   "build tags: vault",
+		"aws,gcp": "build tags: aws,gcp",
+		"minimal": "build tags: minimal",
+	} {
+		t.Run("tags="+tags, func(t *testing.T) {
+			bin := filepath.Join(t.TempDir(), "eso")
+			build := exec.Command("go", "build", "-tags", tags, "-o", bin, ".")
+			build.Env = append(os.Environ(), "CGO_ENABLED=0")
+			if out, err := build.CombinedOutput(); err != nil {
+				t.Fatalf("go build -tags %q: %v\n%s", tags, err, out)
+			}
+			version, err := exec.Command(bin, "version").Output()
+			if err != nil || !strings.Contains(string(version), want) {
+				t.Errorf("eso version = %q (%v), want %q", version, err, want)
+			}
+			providers, err := exec.Command(bin, "providers").Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, always := range []string{"fake ", "kubernetes "} {
+				if !strings.Contains(string(providers), always) {
+					t.Errorf("eso providers lacks the always-compiled %q:\n%s", always, providers)
+				}
+			}
+		})
+	}
+}

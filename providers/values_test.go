@@ -1,0 +1,47 @@
+package providers
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestProperty(t *testing.T) {
+	value := []byte(`{"user":"app","port":5432,"big":12345678901234567890,"db.host":"flat","db":{"host":"nested","tls":true},"none":null}`)
+	for prop, want := range map[string]string{
+		"user":    "app",
+		"port":    "5432",
+		"big":     "12345678901234567890",
+		"db.host": "flat", // a top-level key wins over a path
+		"db.tls":  "true",
+		"db":      `{"host":"nested","tls":true}`,
+		"none":    "",
+	} {
+		got, err := Property(value, prop)
+		if err != nil || string(got) != want {
+			t.Errorf("Property(%q) = %q, %v; want %q", prop, got, err, want)
+		}
+	}
+	for _, prop := range []string{"missing", "db.missing", "user.x"} {
+		if _, err := Property(value, prop); !errors.Is(err, ErrSecretNotFound) {
+			t.Errorf("Property(%q) error = %v, want ErrSecretNotFound", prop, err)
+		}
+	}
+	_, err := Property([]byte("plain-secret-value"), "p")
+	if !errors.Is(err, ErrSecretNotFound) || strings.Contains(err.Error(), "plain-secret-value") {
+		t.Errorf("Property of a non-JSON value: %v", err)
+	}
+}
+
+func TestFieldMap(t *testing.T) {
+	m, err := FieldMap([]byte(`{"a":"1","b":{"c":2}}`))
+	if err != nil || string(m["a"]) != "1" || string(m["b"]) != `{"c":2}` || len(m) != 2 {
+		t.Errorf("FieldMap = %q, %v", m, err)
+	}
+	for _, bad := range []string{`"string"`, `[1,2]`, `null`, `not json at all`} {
+		_, err := FieldMap([]byte(bad))
+		if err == nil || strings.Contains(err.Error(), bad) {
+			t.Errorf("FieldMap(%s) error = %v: want an error that does not echo the value", bad, err)
+		}
+	}
+}
