@@ -11,8 +11,8 @@ import (
 
 func TestCommandLine(t *testing.T) {
 	cases := []struct {
-		args       []string
-		code       int
+		args        []string
+		code        int
 		out, errOut string
 	}{
 		{[]string{"--mode=bogus"}, 2, "", `invalid --mode "bogus": valid modes are core, provider`},
