@@ -1,9 +1,12 @@
 package integration
 
 import (
+	"context"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
@@ -83,4 +86,33 @@ func TestClusterStoreAuthenticationScope(t *testing.T) {
 		waitSecretData(t, ns, "from-provider", map[string]string{"password": "platform-pw"})
 		waitSecretData(t, ns, "from-manifest", map[string]string{"password": own})
 	}
+}
+
+// TestNamespaceRelabelledIntoClusterStore: labelling a namespace so that a
+// ClusterSecretStore's condition admits it syncs its waiting ExternalSecrets.
+func TestNamespaceRelabelledIntoClusterStore(t *testing.T) {
+	runEso(t, testConfig())
+	ctx := context.Background()
+	platform := env.Namespace(t, "platform", nil)
+	late := env.Namespace(t, "late", nil)
+	css := clusterStore("relabel-"+platform, ssv2.ClusterSecretStoreSpec{
+		SecretStoreSpec: storeSpec("Fake", "shared", platform),
+		Conditions: []ssv2.ClusterSecretStoreCondition{
+			{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"eso.example/admit": platform}}},
+		},
+	})
+	es := externalSecret(late, "app", "ClusterSecretStore", css.Name, map[string]esv1.ExternalSecretDataRemoteRef{"k": ref("k", "")})
+	create(t, fakeConfig(platform, "shared", map[string]string{"k": "v"}), css, es)
+	waitReady(t, es, metav1.ConditionFalse, esv1.ReasonStoreNotAllowed)
+
+	var ns corev1.Namespace
+	if err := env.Client.Get(ctx, client.ObjectKey{Name: late}, &ns); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(ns.DeepCopy())
+	ns.Labels["eso.example/admit"] = platform
+	if err := env.Client.Patch(ctx, &ns, patch); err != nil {
+		t.Fatal(err)
+	}
+	waitSecretData(t, late, "app", map[string]string{"k": "v"})
 }

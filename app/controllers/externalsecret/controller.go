@@ -38,15 +38,16 @@ type Reconciler struct {
 	// Now is the clock; tests may replace it.
 	Now func() time.Time
 
-	// synced remembers, per ExternalSecret, when it was last read from the
-	// provider and through which store fingerprint: it decides whether a
-	// reconcile needs the provider at all. Lost on restart, when status.refreshTime
+	// synced remembers, per ExternalSecret, its last successful sync: when,
+	// which generation, through which store fingerprint. It decides whether a
+	// reconcile needs the provider at all. Lost on restart, when the status
 	// stands in for it.
 	synced sync.Map // types.NamespacedName -> syncRecord
 }
 
 type syncRecord struct {
 	at          time.Time
+	generation  int64
 	fingerprint string
 }
 
@@ -121,7 +122,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		setSynced(&es, wrote, stamp)
 	}
-	r.synced.Store(req.NamespacedName, syncRecord{at: now, fingerprint: fingerprint})
+	r.synced.Store(req.NamespacedName, syncRecord{at: now, generation: es.Generation, fingerprint: fingerprint})
 	if err := r.writeStatus(ctx, &es, before); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -130,24 +131,28 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 }
 
 // syncDue decides whether the provider must be read now. If not, it returns
-// how long until the next refresh (0: none scheduled).
+// how long until the next refresh (0: none scheduled). What this process
+// synced is remembered, so a status not yet back in the cache does not cause a
+// second read; after a restart the status stands in.
 func (r *Reconciler) syncDue(es *esv1.ExternalSecret, target *corev1.Secret, fingerprint string, now time.Time) (bool, time.Duration) {
-	if es.Status.SyncedResourceVersion != syncedVersion(es) {
-		return true, 0 // new or edited
-	}
-	if ready := readyCondition(es); ready == nil || ready.Reason != esv1.ReasonSecretSynced {
-		return true, 0 // last attempt failed
-	}
 	if es.Spec.Target.CreationPolicy != esv1.CreatePolicyNone && (target == nil || drifted(es, target)) {
 		return true, 0 // target deleted or edited behind eso's back
 	}
-	last := es.Status.RefreshTime.Time
-	if rec, ok := r.synced.Load(types.NamespacedName{Namespace: es.Namespace, Name: es.Name}); ok {
-		rec := rec.(syncRecord)
-		if rec.fingerprint != fingerprint {
-			return true, 0 // store or provider configuration changed
+	var last time.Time
+	if v, ok := r.synced.Load(types.NamespacedName{Namespace: es.Namespace, Name: es.Name}); ok {
+		rec := v.(syncRecord)
+		if rec.generation != es.Generation || rec.fingerprint != fingerprint {
+			return true, 0 // edited, or store or provider configuration changed
 		}
 		last = rec.at
+	} else {
+		if es.Status.SyncedResourceVersion != syncedVersion(es) {
+			return true, 0 // new or edited
+		}
+		if ready := readyCondition(es); ready == nil || ready.Reason != esv1.ReasonSecretSynced {
+			return true, 0 // last attempt failed
+		}
+		last = es.Status.RefreshTime.Time
 	}
 	interval := refreshInterval(es)
 	if interval <= 0 {
@@ -163,6 +168,8 @@ func (r *Reconciler) syncDue(es *esv1.ExternalSecret, target *corev1.Secret, fin
 // may pass by themselves back off; the others wait for a change, with a
 // low-priority retry at the refresh interval as a safety net.
 func (r *Reconciler) fail(ctx context.Context, es *esv1.ExternalSecret, before *esv1.ExternalSecretStatus, cause error) (ctrl.Result, error) {
+	// Forget the last success: the next reconcile must read the provider again.
+	r.synced.Delete(types.NamespacedName{Namespace: es.Namespace, Name: es.Name})
 	prev := readyCondition(&esv1.ExternalSecret{Status: *before})
 	setFailed(es, cause)
 	cur := readyCondition(es)

@@ -85,6 +85,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, catalog *registry.Catalo
 		Watches(&ssv2.ClusterSecretStore{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, s client.Object) []reconcile.Request {
 			return r.list(ctx, client.MatchingFields{indexStore: storeIndexKey(stores.KindClusterSecretStore, "", s.GetName())})
 		}), builder.WithPredicates(storeChanged)).
+		// A namespace's labels decide whether ClusterSecretStore conditions admit it.
+		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, ns client.Object) []reconcile.Request {
+			return r.usingClusterStores(ctx, ns.GetName())
+		}), builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		WatchesRawSource(r.Scheduler.Source())
 	for _, reg := range catalog.Registrations() {
 		kind := reg.Kind
@@ -115,6 +119,21 @@ func (r *Reconciler) list(ctx context.Context, opts ...client.ListOption) []reco
 	reqs := make([]reconcile.Request, len(list.Items))
 	for i, es := range list.Items {
 		reqs[i] = reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&es)}
+	}
+	return reqs
+}
+
+// usingClusterStores lists the ExternalSecrets of namespace that use a ClusterSecretStore.
+func (r *Reconciler) usingClusterStores(ctx context.Context, namespace string) []reconcile.Request {
+	var list esv1.ExternalSecretList
+	if err := r.Client.List(ctx, &list, client.InNamespace(namespace)); err != nil {
+		return nil
+	}
+	var reqs []reconcile.Request
+	for _, es := range list.Items {
+		if es.Spec.SecretStoreRef.Kind == stores.KindClusterSecretStore {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&es)})
+		}
 	}
 	return reqs
 }
