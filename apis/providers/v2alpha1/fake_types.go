@@ -27,7 +27,7 @@ type FakeSecret struct {
 }
 
 // +kubebuilder:object:root=true
-// +kubebuilder:resource:scope=Namespaced,categories={external-secrets,external-secrets-providers}
+// +kubebuilder:resource:scope=Namespaced,shortName=fakeprovider,categories={external-secrets,external-secrets-providers}
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 
 // Fake is a provider configuration holding its secrets inline.

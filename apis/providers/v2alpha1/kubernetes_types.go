@@ -39,7 +39,7 @@ type KubernetesServiceAccount struct {
 }
 
 // +kubebuilder:object:root=true
-// +kubebuilder:resource:scope=Namespaced,categories={external-secrets,external-secrets-providers}
+// +kubebuilder:resource:scope=Namespaced,shortName=k8sprovider,categories={external-secrets,external-secrets-providers}
 // +kubebuilder:printcolumn:name="Remote Namespace",type=string,JSONPath=`.spec.remoteNamespace`
 // +kubebuilder:printcolumn:name="ServiceAccount",type=string,JSONPath=`.spec.auth.serviceAccount.name`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
