@@ -1,0 +1,69 @@
+package fake
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	ctrlfake "sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
+	"github.com/eso-dev/eso/providers"
+)
+
+func newProvider(t *testing.T, data ...provv1.FakeSecret) *Provider {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	if err := provv1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	cfg := &provv1.Fake{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "f"}, Spec: provv1.FakeSpec{Data: data}}
+	return New(ctrlfake.NewClientBuilder().WithScheme(scheme).WithObjects(cfg).Build())
+}
+
+var ref = providers.Ref{Kind: Kind, Namespace: "ns", Name: "f"}
+
+func TestGetSecret(t *testing.T) {
+	p := newProvider(t,
+		provv1.FakeSecret{Key: "db", Value: `{"user":"u","password":"p"}`},
+		provv1.FakeSecret{Key: "db", Version: "1", Value: `{"user":"old"}`},
+	)
+	c, err := p.NewClient(context.Background(), ref, providers.Scope{Namespace: "ns"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		ref  esv1.ExternalSecretDataRemoteRef
+		want string
+		err  error
+	}{
+		{esv1.ExternalSecretDataRemoteRef{Key: "db", Property: "password"}, "p", nil},
+		{esv1.ExternalSecretDataRemoteRef{Key: "db", Version: "1", Property: "user"}, "old", nil},
+		{esv1.ExternalSecretDataRemoteRef{Key: "db", Version: "2"}, "", providers.ErrSecretNotFound},
+		{esv1.ExternalSecretDataRemoteRef{Key: "nope"}, "", providers.ErrSecretNotFound},
+		{esv1.ExternalSecretDataRemoteRef{Key: "db", Property: "nope"}, "", providers.ErrSecretNotFound},
+	} {
+		got, err := c.GetSecret(context.Background(), tc.ref)
+		if !errors.Is(err, tc.err) || string(got) != tc.want {
+			t.Errorf("GetSecret(%+v) = %q, %v; want %q, %v", tc.ref, got, err, tc.want, tc.err)
+		}
+	}
+	m, err := c.GetSecretMap(context.Background(), esv1.ExternalSecretDataRemoteRef{Key: "db"})
+	if err != nil || len(m) != 2 || string(m["user"]) != "u" {
+		t.Errorf("GetSecretMap = %q, %v", m, err)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	dup := newProvider(t, provv1.FakeSecret{Key: "k", Value: "1"}, provv1.FakeSecret{Key: "k", Value: "2"})
+	if err := dup.Validate(context.Background(), ref, providers.Scope{}); !errors.Is(err, providers.ErrInvalidConfig) {
+		t.Errorf("duplicate key: %v, want ErrInvalidConfig", err)
+	}
+	missing := providers.Ref{Kind: Kind, Namespace: "ns", Name: "absent"}
+	if err := dup.Validate(context.Background(), missing, providers.Scope{}); !errors.Is(err, providers.ErrConfigNotFound) {
+		t.Errorf("missing configuration: %v, want ErrConfigNotFound", err)
+	}
+}
