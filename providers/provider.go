@@ -25,15 +25,11 @@ type Ref struct {
 // the object using it; a provider must stay inside it.
 type Scope struct {
 	// Namespace is where the provider resolves the credentials (Secrets,
-	// ServiceAccounts) its configuration references. Empty only in Validate for
-	// a ClusterSecretStore with authenticationScope ManifestNamespace, where it
-	// is decided per request.
+	// ServiceAccounts) its configuration references, and the only namespace in
+	// which it may act with eso's own identity. Empty only in Validate for a
+	// ClusterSecretStore with authenticationScope ManifestNamespace, where it is
+	// decided per request.
 	Namespace string
-
-	// CrossNamespace is true only for a ClusterSecretStore with
-	// authenticationScope ProviderNamespace: a cluster administrator chose this
-	// configuration, so eso's own identity may act on the namespaces it names.
-	CrossNamespace bool
 }
 
 // Provider builds clients for one provider kind.

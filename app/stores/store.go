@@ -85,7 +85,7 @@ func (s *Store) Scope(namespace string) providers.Scope {
 	if s.Cluster.AuthenticationScope == ssv2.ManifestNamespace {
 		return providers.Scope{Namespace: namespace}
 	}
-	return providers.Scope{Namespace: s.Spec.ProviderConfig.ProviderRef.Namespace, CrossNamespace: true}
+	return providers.Scope{Namespace: s.Spec.ProviderConfig.ProviderRef.Namespace}
 }
 
 // ProviderRefIndexKey is the index value stores are found by when their

@@ -58,7 +58,7 @@ func TestScope(t *testing.T) {
 		want  providers.Scope
 	}{
 		{"SecretStore", namespacedStore("team", ""), providers.Scope{Namespace: "team"}},
-		{"ClusterSecretStore ProviderNamespace", clusterStore(ssv2.ProviderNamespace), providers.Scope{Namespace: "platform", CrossNamespace: true}},
+		{"ClusterSecretStore ProviderNamespace", clusterStore(ssv2.ProviderNamespace), providers.Scope{Namespace: "platform"}},
 		{"ClusterSecretStore ManifestNamespace", clusterStore(ssv2.ManifestNamespace), providers.Scope{Namespace: "app"}},
 	}
 	for _, tc := range cases {

@@ -90,15 +90,16 @@ func (p *Provider) config(ctx context.Context, ref providers.Ref) (*provv1.Kuber
 }
 
 // remoteNamespace is the namespace the client reads, after the scope check:
-// eso's own identity may read only the credentials namespace, unless a cluster
-// administrator chose the configuration (Scope.CrossNamespace). With a
-// ServiceAccount the account's RBAC decides, as the API server enforces it.
+// eso's own identity may read only the credentials namespace, whatever kind of
+// store is asking, because the configuration is a namespaced object its
+// namespace's users may edit. With a ServiceAccount the account's RBAC decides,
+// as the API server enforces it.
 func remoteNamespace(cfg *provv1.Kubernetes, scope providers.Scope) (string, error) {
 	ns := cfg.Spec.RemoteNamespace
 	if ns == "" {
 		ns = scope.Namespace
 	}
-	if cfg.Spec.Auth == nil && ns != scope.Namespace && !scope.CrossNamespace {
+	if cfg.Spec.Auth == nil && ns != scope.Namespace {
 		return "", fmt.Errorf("%w: eso's own identity may only read namespace %q, not %q; set auth.serviceAccount to read another namespace with that account's permissions",
 			providers.ErrOutOfScope, scope.Namespace, ns)
 	}

@@ -9,8 +9,7 @@ import (
 )
 
 // TestRemoteNamespaceScope: eso's own identity reads only the credentials
-// namespace unless a cluster administrator chose the configuration; a
-// ServiceAccount reads wherever its RBAC allows.
+// namespace; a ServiceAccount reads wherever its RBAC allows.
 func TestRemoteNamespaceScope(t *testing.T) {
 	sa := &provv1.KubernetesAuth{ServiceAccount: &provv1.KubernetesServiceAccount{Name: "reader"}}
 	cases := []struct {
@@ -23,7 +22,7 @@ func TestRemoteNamespaceScope(t *testing.T) {
 		{"default is the credentials namespace", provv1.KubernetesSpec{}, providers.Scope{Namespace: "team"}, "team", false},
 		{"own namespace named explicitly", provv1.KubernetesSpec{RemoteNamespace: "team"}, providers.Scope{Namespace: "team"}, "team", false},
 		{"own identity, other namespace", provv1.KubernetesSpec{RemoteNamespace: "kube-system"}, providers.Scope{Namespace: "team"}, "", true},
-		{"own identity, administrator's choice", provv1.KubernetesSpec{RemoteNamespace: "shared"}, providers.Scope{Namespace: "platform", CrossNamespace: true}, "shared", false},
+		{"own identity, other namespace, even for a cluster store", provv1.KubernetesSpec{RemoteNamespace: "kube-system"}, providers.Scope{Namespace: "platform"}, "", true},
 		{"service account, other namespace", provv1.KubernetesSpec{RemoteNamespace: "shared", Auth: sa}, providers.Scope{Namespace: "team"}, "shared", false},
 	}
 	for _, tc := range cases {

@@ -86,6 +86,17 @@ func TestClusterStoreAuthenticationScope(t *testing.T) {
 		waitSecretData(t, ns, "from-provider", map[string]string{"password": "platform-pw"})
 		waitSecretData(t, ns, "from-manifest", map[string]string{"password": own})
 	}
+
+	// Whoever can edit the configuration in the platform namespace cannot
+	// turn eso's own identity on another namespace, even through a cluster store.
+	create(t, &provv1.Kubernetes{ObjectMeta: metav1.ObjectMeta{Namespace: platform, Name: "peek"},
+		Spec: provv1.KubernetesSpec{RemoteNamespace: teamA}})
+	peek := clusterStore("peek-"+platform, ssv2.ClusterSecretStoreSpec{
+		SecretStoreSpec:     storeSpec("Kubernetes", "peek", platform),
+		AuthenticationScope: ssv2.ProviderNamespace,
+	})
+	create(t, peek)
+	waitReady(t, peek, metav1.ConditionFalse, ssv2.ReasonCrossNamespaceRefused)
 }
 
 // TestNamespaceRelabelledIntoClusterStore: labelling a namespace so that a

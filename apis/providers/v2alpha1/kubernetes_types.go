@@ -13,9 +13,8 @@ type KubernetesSpec struct {
 	RemoteNamespace string `json:"remoteNamespace,omitempty"`
 
 	// Auth says whose identity reads the Secrets. Absent means eso's own
-	// identity, which may only read the credentials namespace itself (or, for a
-	// ClusterSecretStore with authenticationScope ProviderNamespace, the
-	// RemoteNamespace its administrator chose).
+	// identity, which may only read the credentials namespace itself: a
+	// RemoteNamespace naming another namespace then needs auth.serviceAccount.
 	// +optional
 	Auth *KubernetesAuth `json:"auth,omitempty"`
 }
