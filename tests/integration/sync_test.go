@@ -132,9 +132,9 @@ func TestCreationPolicies(t *testing.T) {
 	}
 }
 
-// TestTargetOwnedByAnotherExternalSecret: two ExternalSecrets may not fight
-// over one Secret.
-func TestTargetOwnedByAnotherExternalSecret(t *testing.T) {
+// TestTargetOwnership: two ExternalSecrets may not fight over one Secret, and
+// eso does not take over a Secret it did not create.
+func TestTargetOwnership(t *testing.T) {
 	runEso(t, testConfig())
 	ns := env.Namespace(t, "conflict", nil)
 	create(t,
@@ -146,9 +146,20 @@ func TestTargetOwnedByAnotherExternalSecret(t *testing.T) {
 	create(t, first)
 	waitSecretData(t, ns, "shared", map[string]string{"a": "1"})
 
-	second := externalSecret(ns, "second", "SecretStore", "store", map[string]esv1.ExternalSecretDataRemoteRef{"b": ref("b", "")})
+	b := map[string]esv1.ExternalSecretDataRemoteRef{"b": ref("b", "")}
+	second := externalSecret(ns, "second", "SecretStore", "store", b)
 	second.Spec.Target.Name = "shared"
-	create(t, second)
-	waitReady(t, second, metav1.ConditionFalse, esv1.ReasonTargetConflict)
+	orphan := externalSecret(ns, "orphan", "SecretStore", "store", b)
+	orphan.Spec.Target = esv1.ExternalSecretTarget{Name: "shared", CreationPolicy: esv1.CreatePolicyOrphan}
+	merge := externalSecret(ns, "merge", "SecretStore", "store", b)
+	merge.Spec.Target = esv1.ExternalSecretTarget{Name: "shared", CreationPolicy: esv1.CreatePolicyMerge}
+	create(t, plainSecret(ns, "users-own", map[string]string{"mine": "x"}))
+	adopt := externalSecret(ns, "adopt", "SecretStore", "store", b)
+	adopt.Spec.Target.Name = "users-own"
+	create(t, second, orphan, merge, adopt)
+	for _, es := range []*esv1.ExternalSecret{second, orphan, merge, adopt} {
+		waitReady(t, es, metav1.ConditionFalse, esv1.ReasonTargetConflict)
+	}
 	waitSecretData(t, ns, "shared", map[string]string{"a": "1"})
+	waitSecretData(t, ns, "users-own", map[string]string{"mine": "x"})
 }

@@ -244,4 +244,7 @@ const (
 	// AnnotationDataHash is a hash of the data eso wrote, to spot drift without
 	// comparing values.
 	AnnotationDataHash = "reconcile.external-secrets.io/data-hash"
+	// AnnotationManagedBy names the ExternalSecret that writes a Secret whole
+	// (creationPolicy Owner or Orphan), so no other ExternalSecret writes it too.
+	AnnotationManagedBy = "reconcile.external-secrets.io/managed-by"
 )

@@ -87,6 +87,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	if err := checkTarget(&es, target); err != nil {
+		return r.fail(ctx, &es, before, err)
+	}
 	now := r.Now()
 	if due, wait := r.syncDue(&es, target, fingerprint, now); !due {
 		r.schedule(req.NamespacedName, wait)

@@ -232,7 +232,7 @@ func TestSyncWritesOnlyWhatChanged(t *testing.T) {
 	if string(s.Data["password"]) != value {
 		t.Fatalf("Secret data = %q", s.Data)
 	}
-	if s.Labels[esv1.LabelManaged] != "true" || s.Annotations[esv1.AnnotationDataHash] == "" {
+	if s.Labels[esv1.LabelManaged] != "true" || s.Annotations[esv1.AnnotationDataHash] == "" || s.Annotations[esv1.AnnotationManagedBy] != "app" {
 		t.Errorf("Secret lacks the managed label or data-hash annotation: %v %v", s.Labels, s.Annotations)
 	}
 	if ref := metav1.GetControllerOf(s); ref == nil || ref.Kind != "ExternalSecret" || ref.Name != "app" {

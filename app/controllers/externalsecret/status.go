@@ -86,6 +86,8 @@ func failureReason(err error) string {
 // next refresh.
 func retryable(err error) bool {
 	switch failureReason(err) {
+	case esv1.ReasonTargetConflict, esv1.ReasonTargetMissing:
+		return true // the Secret that would fix it is not watched until eso manages it
 	case esv1.ReasonSecretSyncedError, esv1.ReasonProviderError:
 		return !errors.Is(err, providers.ErrConfigNotFound) && !errors.Is(err, providers.ErrInvalidConfig)
 	default:

@@ -48,6 +48,37 @@ func (r *Reconciler) readTarget(ctx context.Context, es *esv1.ExternalSecret) (*
 	return &s, nil
 }
 
+// checkTarget decides whether this ExternalSecret may write the target, before
+// anything is read from the provider. A Secret is written whole by at most one
+// ExternalSecret; eso never takes over a Secret it did not create (deleting the
+// ExternalSecret would then delete the user's Secret); Merge only adds keys to
+// Secrets nobody writes whole.
+func checkTarget(es *esv1.ExternalSecret, target *corev1.Secret) error {
+	policy := es.Spec.Target.CreationPolicy
+	if policy == esv1.CreatePolicyNone {
+		return nil
+	}
+	if target == nil {
+		if policy == esv1.CreatePolicyMerge {
+			return fmt.Errorf("%w: Secret %s does not exist", errTargetMissing, es.TargetName())
+		}
+		return nil
+	}
+	owner := metav1.GetControllerOf(target)
+	if owner != nil && owner.UID != es.UID {
+		return fmt.Errorf("%w: Secret %s is controlled by %s %s", errTargetConflict, target.Name, owner.Kind, owner.Name)
+	}
+	managedBy := target.Annotations[esv1.AnnotationManagedBy]
+	if managedBy != "" && managedBy != es.Name {
+		return fmt.Errorf("%w: Secret %s is written by ExternalSecret %s", errTargetConflict, target.Name, managedBy)
+	}
+	if policy == esv1.CreatePolicyMerge || managedBy == es.Name || owner != nil {
+		return nil
+	}
+	return fmt.Errorf("%w: Secret %s exists and eso did not create it; delete it, or use creationPolicy Merge to add keys to it",
+		errTargetConflict, target.Name)
+}
+
 // drifted reports whether someone changed the data of a Secret eso wrote whole
 // (Owner, Orphan) since eso wrote it.
 func drifted(es *esv1.ExternalSecret, target *corev1.Secret) bool {
@@ -60,18 +91,11 @@ func drifted(es *esv1.ExternalSecret, target *corev1.Secret) bool {
 
 // writeTarget makes the target Secret hold data according to the creation
 // policy. It writes only when something differs and reports whether it wrote.
+// Callers check the target with checkTarget first. An existing target keeps its Type.
 func (r *Reconciler) writeTarget(ctx context.Context, es *esv1.ExternalSecret, target *corev1.Secret, data map[string][]byte) (bool, error) {
 	policy := es.Spec.Target.CreationPolicy
 	if policy == esv1.CreatePolicyNone {
 		return false, nil
-	}
-	if target == nil && policy == esv1.CreatePolicyMerge {
-		return false, fmt.Errorf("%w: Secret %s does not exist", errTargetMissing, es.TargetName())
-	}
-	if target != nil && policy == esv1.CreatePolicyOwner {
-		if owner := metav1.GetControllerOf(target); owner != nil && owner.UID != es.UID {
-			return false, fmt.Errorf("%w: Secret %s is controlled by %s %s", errTargetConflict, target.Name, owner.Kind, owner.Name)
-		}
 	}
 
 	desired := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: es.Namespace, Name: es.TargetName()}, Type: corev1.SecretTypeOpaque}
@@ -85,6 +109,7 @@ func (r *Reconciler) writeTarget(ctx context.Context, es *esv1.ExternalSecret, t
 		maps.Copy(desired.Data, data)
 	} else {
 		desired.Data = data
+		metav1.SetMetaDataAnnotation(&desired.ObjectMeta, esv1.AnnotationManagedBy, es.Name)
 	}
 	metav1.SetMetaDataLabel(&desired.ObjectMeta, esv1.LabelManaged, esv1.LabelManagedValue)
 	metav1.SetMetaDataAnnotation(&desired.ObjectMeta, esv1.AnnotationDataHash, dataHash(desired.Data))
