@@ -68,8 +68,12 @@ const (
 // Errors providers wrap (fmt.Errorf("%w: ...")) so core can tell what happened
 // and set the right condition.
 var (
-	// ErrSecretNotFound: the remote secret, version or property does not exist.
+	// ErrSecretNotFound: the remote secret or version does not exist.
 	ErrSecretNotFound = errors.New("secret not found")
+	// ErrPropertyNotFound: the secret exists but has no such property (or is
+	// not structured). Unlike ErrSecretNotFound it never counts as the secret
+	// being gone, so it cannot trigger deletionPolicy Delete.
+	ErrPropertyNotFound = errors.New("property not found")
 	// ErrConfigNotFound: the configuration object named by the ref does not exist.
 	ErrConfigNotFound = errors.New("provider configuration not found")
 	// ErrInvalidConfig: the configuration cannot work as written.

@@ -15,7 +15,7 @@ import (
 func Property(value []byte, property string) ([]byte, error) {
 	obj, err := decodeObject(value)
 	if err != nil {
-		return nil, fmt.Errorf("%w: property %q requested but the secret is not a JSON object", ErrSecretNotFound, property)
+		return nil, fmt.Errorf("%w: property %q requested but the secret is not a JSON object", ErrPropertyNotFound, property)
 	}
 	if v, ok := obj[property]; ok {
 		return encodeField(v)
@@ -24,10 +24,10 @@ func Property(value []byte, property string) ([]byte, error) {
 	for _, part := range strings.Split(property, ".") {
 		m, ok := cur.(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("%w: property %q", ErrSecretNotFound, property)
+			return nil, fmt.Errorf("%w: property %q", ErrPropertyNotFound, property)
 		}
 		if cur, ok = m[part]; !ok {
-			return nil, fmt.Errorf("%w: property %q", ErrSecretNotFound, property)
+			return nil, fmt.Errorf("%w: property %q", ErrPropertyNotFound, property)
 		}
 	}
 	return encodeField(cur)

@@ -23,12 +23,12 @@ func TestProperty(t *testing.T) {
 		}
 	}
 	for _, prop := range []string{"missing", "db.missing", "user.x"} {
-		if _, err := Property(value, prop); !errors.Is(err, ErrSecretNotFound) {
-			t.Errorf("Property(%q) error = %v, want ErrSecretNotFound", prop, err)
+		if _, err := Property(value, prop); !errors.Is(err, ErrPropertyNotFound) || errors.Is(err, ErrSecretNotFound) {
+			t.Errorf("Property(%q) error = %v, want ErrPropertyNotFound only", prop, err)
 		}
 	}
 	_, err := Property([]byte("plain-secret-value"), "p")
-	if !errors.Is(err, ErrSecretNotFound) || strings.Contains(err.Error(), "plain-secret-value") {
+	if !errors.Is(err, ErrPropertyNotFound) || strings.Contains(err.Error(), "plain-secret-value") {
 		t.Errorf("Property of a non-JSON value: %v", err)
 	}
 }

@@ -130,7 +130,9 @@ func (r *Resolver) Fingerprint(ctx context.Context, s *Store) (string, error) {
 		}
 		return "", fmt.Errorf("reading %s %s/%s: %w", ref.Kind, ref.Namespace, ref.Name, err)
 	}
-	return fmt.Sprintf("%s/%d/%s/%s", s.UID, s.Generation, cfg.GetUID(), cfg.GetResourceVersion()), nil
+	// Generation, not resourceVersion: label or annotation edits of the
+	// configuration must not rebuild clients and re-read every secret.
+	return fmt.Sprintf("%s/%d/%s/%d", s.UID, s.Generation, cfg.GetUID(), cfg.GetGeneration()), nil
 }
 
 // Client returns a provider client for requests made through the store on

@@ -44,7 +44,7 @@ func TestGetSecret(t *testing.T) {
 		{esv1.ExternalSecretDataRemoteRef{Key: "db", Version: "1", Property: "user"}, "old", nil},
 		{esv1.ExternalSecretDataRemoteRef{Key: "db", Version: "2"}, "", providers.ErrSecretNotFound},
 		{esv1.ExternalSecretDataRemoteRef{Key: "nope"}, "", providers.ErrSecretNotFound},
-		{esv1.ExternalSecretDataRemoteRef{Key: "db", Property: "nope"}, "", providers.ErrSecretNotFound},
+		{esv1.ExternalSecretDataRemoteRef{Key: "db", Property: "nope"}, "", providers.ErrPropertyNotFound},
 	} {
 		got, err := c.GetSecret(context.Background(), tc.ref)
 		if !errors.Is(err, tc.err) || string(got) != tc.want {

@@ -140,7 +140,7 @@ func (c *Client) GetSecret(ctx context.Context, ref esv1.ExternalSecretDataRemot
 	if v, ok := data[ref.Property]; ok {
 		return v, nil
 	}
-	return nil, fmt.Errorf("%w: Secret %s/%s has no key %q", providers.ErrSecretNotFound, c.namespace, ref.Key, ref.Property)
+	return nil, fmt.Errorf("%w: Secret %s/%s has no key %q", providers.ErrPropertyNotFound, c.namespace, ref.Key, ref.Property)
 }
 
 // GetSecretMap implements providers.SecretsClient: the Secret's keys, or the
@@ -155,7 +155,7 @@ func (c *Client) GetSecretMap(ctx context.Context, ref esv1.ExternalSecretDataRe
 	}
 	v, ok := data[ref.Property]
 	if !ok {
-		return nil, fmt.Errorf("%w: Secret %s/%s has no key %q", providers.ErrSecretNotFound, c.namespace, ref.Key, ref.Property)
+		return nil, fmt.Errorf("%w: Secret %s/%s has no key %q", providers.ErrPropertyNotFound, c.namespace, ref.Key, ref.Property)
 	}
 	fields, err := providers.FieldMap(v)
 	if err != nil {

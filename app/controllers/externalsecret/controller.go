@@ -46,8 +46,10 @@ type Reconciler struct {
 }
 
 type syncRecord struct {
-	at          time.Time
-	generation  int64
+	at time.Time
+	// uid and version tell a recreated or edited ExternalSecret from the one synced.
+	uid         types.UID
+	version     string
 	fingerprint string
 }
 
@@ -111,7 +113,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if deleted {
 			r.Recorder.Event(&es, corev1.EventTypeNormal, esv1.ReasonSecretDeleted, "deleted Secret "+es.TargetName()+": its remote secrets are gone")
 		}
-		setDeleted(&es, stamp)
+		setDeleted(&es, deleted, stamp)
 	case fetchErr != nil:
 		return r.fail(ctx, &es, before, fetchErr)
 	default:
@@ -125,7 +127,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		setSynced(&es, wrote, stamp)
 	}
-	r.synced.Store(req.NamespacedName, syncRecord{at: now, generation: es.Generation, fingerprint: fingerprint})
+	r.synced.Store(req.NamespacedName, syncRecord{at: now, uid: es.UID, version: syncedVersion(&es), fingerprint: fingerprint})
 	if err := r.writeStatus(ctx, &es, before); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -144,7 +146,7 @@ func (r *Reconciler) syncDue(es *esv1.ExternalSecret, target *corev1.Secret, fin
 	var last time.Time
 	if v, ok := r.synced.Load(types.NamespacedName{Namespace: es.Namespace, Name: es.Name}); ok {
 		rec := v.(syncRecord)
-		if rec.generation != es.Generation || rec.fingerprint != fingerprint {
+		if rec.uid != es.UID || rec.version != syncedVersion(es) || rec.fingerprint != fingerprint {
 			return true, 0 // edited, or store or provider configuration changed
 		}
 		last = rec.at
@@ -171,6 +173,10 @@ func (r *Reconciler) syncDue(es *esv1.ExternalSecret, target *corev1.Secret, fin
 // may pass by themselves back off; the others wait for a change, with a
 // low-priority retry at the refresh interval as a safety net.
 func (r *Reconciler) fail(ctx context.Context, es *esv1.ExternalSecret, before *esv1.ExternalSecretStatus, cause error) (ctrl.Result, error) {
+	if apierrors.IsConflict(cause) {
+		// Our cached copy was stale; retry with a fresh one, nothing to report.
+		return ctrl.Result{}, cause
+	}
 	// Forget the last success: the next reconcile must read the provider again.
 	r.synced.Delete(types.NamespacedName{Namespace: es.Namespace, Name: es.Name})
 	prev := readyCondition(&esv1.ExternalSecret{Status: *before})

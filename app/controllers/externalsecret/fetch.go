@@ -13,7 +13,8 @@ import (
 // fetchResult is what the provider returned for an ExternalSecret.
 type fetchResult struct {
 	data map[string][]byte
-	// missing counts references the provider reported as not found.
+	// missing counts references whose remote secret does not exist (a missing
+	// property does not count: the secret is still there).
 	missing int
 	// total counts references asked for.
 	total int
@@ -35,7 +36,7 @@ func fetch(ctx context.Context, c providers.SecretsClient, es *esv1.ExternalSecr
 		}
 		res.total++
 		fields, err := c.GetSecretMap(ctx, *df.Extract)
-		if errors.Is(err, providers.ErrSecretNotFound) {
+		if isGone(err) {
 			res.missing++
 			notFound = append(notFound, fmt.Errorf("dataFrom[%d]: %w", i, err))
 			continue
@@ -48,7 +49,7 @@ func fetch(ctx context.Context, c providers.SecretsClient, es *esv1.ExternalSecr
 	for i, d := range es.Spec.Data {
 		res.total++
 		value, err := c.GetSecret(ctx, d.RemoteRef)
-		if errors.Is(err, providers.ErrSecretNotFound) {
+		if isGone(err) {
 			res.missing++
 			notFound = append(notFound, fmt.Errorf("data[%d] (%s): %w", i, d.SecretKey, err))
 			continue
@@ -59,4 +60,9 @@ func fetch(ctx context.Context, c providers.SecretsClient, es *esv1.ExternalSecr
 		res.data[d.SecretKey] = value
 	}
 	return res, errors.Join(notFound...)
+}
+
+// isGone: the remote secret itself does not exist.
+func isGone(err error) bool {
+	return errors.Is(err, providers.ErrSecretNotFound) && !errors.Is(err, providers.ErrPropertyNotFound)
 }

@@ -242,7 +242,7 @@ func TestSyncWritesOnlyWhatChanged(t *testing.T) {
 	if c := readyCondition(got); c == nil || c.Status != metav1.ConditionTrue || c.Reason != esv1.ReasonSecretSynced {
 		t.Fatalf("Ready = %+v", c)
 	}
-	if got.Status.SyncedResourceVersion != "1" || got.Status.Binding.Name != "app" || got.Status.RefreshTime.IsZero() {
+	if !strings.HasPrefix(got.Status.SyncedResourceVersion, "1-") || got.Status.Binding.Name != "app" || got.Status.RefreshTime.IsZero() {
 		t.Errorf("status = %+v", got.Status)
 	}
 
@@ -333,5 +333,77 @@ func TestSyncWritesOnlyWhatChanged(t *testing.T) {
 	}
 	if ev := drainEvents(h.events); len(ev) != 0 {
 		t.Errorf("repeated failure emitted events: %v", ev)
+	}
+}
+
+// TestDeletionPolicyDelete: a missing property never deletes; a vanished
+// secret deletes once; the deleted state then costs no writes per refresh.
+func TestDeletionPolicyDelete(t *testing.T) {
+	ns := env.Namespace(t, "deletion", nil)
+	ctx := context.Background()
+	h := newHarness(t)
+	cfg := fakeConfig(ns, provv1.FakeSecret{Key: "db", Value: `{"password":"pw"}`})
+	es := externalSecret(ns)
+	es.Spec.Target.DeletionPolicy = esv1.DeletionPolicyDelete
+	create(t, cfg, secretStore(ns), es)
+	h.reconcile(t, es)
+	getSecret(t, ns, "app")
+
+	// The secret is still there but lost its property: an error, no deletion.
+	patch := client.MergeFrom(cfg.DeepCopy())
+	cfg.Spec.Data[0].Value = `{"user":"u"}`
+	if err := env.Client.Patch(ctx, cfg, patch); err != nil {
+		t.Fatal(err)
+	}
+	h.reconcile(t, es)
+	getSecret(t, ns, "app")
+	if c := readyCondition(getES(t, es)); c.Reason != esv1.ReasonSecretNotFound {
+		t.Errorf("missing property: Ready = %+v", c)
+	}
+
+	// The secret itself is gone: the target is deleted.
+	patch = client.MergeFrom(cfg.DeepCopy())
+	cfg.Spec.Data = nil
+	if err := env.Client.Patch(ctx, cfg, patch); err != nil {
+		t.Fatal(err)
+	}
+	h.reconcile(t, es)
+	var s corev1.Secret
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "app"}, &s); err == nil {
+		t.Fatal("target Secret still exists after its remote secret was deleted")
+	}
+	if c := readyCondition(getES(t, es)); c.Reason != esv1.ReasonSecretDeleted {
+		t.Errorf("Ready = %+v", c)
+	}
+
+	// Later refreshes find the same: no writes.
+	h.writes.reset()
+	h.now = h.now.Add(2 * time.Hour)
+	h.reconcile(t, es)
+	if n := h.writes.total(); n != 0 {
+		t.Errorf("refresh of a deleted ExternalSecret made %d writes", n)
+	}
+}
+
+// TestAnnotationChangeResyncs: as with upstream's force-sync annotation, an
+// annotation change reads the provider again before the refresh is due.
+func TestAnnotationChangeResyncs(t *testing.T) {
+	ns := env.Namespace(t, "forcesync", nil)
+	h := newHarness(t)
+	es := externalSecret(ns)
+	create(t, fakeConfig(ns, provv1.FakeSecret{Key: "db", Value: `{"password":"pw"}`}), secretStore(ns), es)
+	h.reconcile(t, es)
+	h.reconcile(t, es)
+	if n := h.provider.reads.Load(); n != 1 {
+		t.Fatalf("provider reads = %d, want 1", n)
+	}
+	patch := client.MergeFrom(es.DeepCopy())
+	es.Annotations = map[string]string{"force-sync": time.Now().String()}
+	if err := env.Client.Patch(context.Background(), es, patch); err != nil {
+		t.Fatal(err)
+	}
+	h.reconcile(t, es)
+	if n := h.provider.reads.Load(); n != 2 {
+		t.Errorf("provider reads after force-sync = %d, want 2", n)
 	}
 }

@@ -106,7 +106,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, catalog *registry.Catalo
 				reqs = append(reqs, r.list(ctx, opts...)...)
 			}
 			return reqs
-		}), builder.WithPredicates(predicate.ResourceVersionChangedPredicate{}))
+		}), builder.WithPredicates(predicate.GenerationChangedPredicate{}))
 	}
 	return b.Complete(r)
 }

@@ -1,7 +1,12 @@
 package externalsecret
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -13,8 +18,18 @@ import (
 )
 
 // syncedVersion is what status.syncedResourceVersion records: the spec
-// generation the target reflects.
-func syncedVersion(es *esv1.ExternalSecret) string { return strconv.FormatInt(es.Generation, 10) }
+// generation and a digest of the labels and annotations the target reflects,
+// as upstream ESO does, so that an annotation change (e.g. force-sync) resyncs.
+func syncedVersion(es *esv1.ExternalSecret) string {
+	h := sha256.New()
+	for _, m := range []map[string]string{es.Labels, es.Annotations} {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			fmt.Fprintf(h, "%d:%s=%d:%s;", len(k), k, len(m[k]), m[k])
+		}
+		h.Write([]byte{0})
+	}
+	return strconv.FormatInt(es.Generation, 10) + "-" + hex.EncodeToString(h.Sum(nil))[:16]
+}
 
 // setSynced records a successful sync. refreshTime moves only when the target
 // was written, so a refresh that changes nothing leaves the status untouched.
@@ -33,12 +48,16 @@ func setSynced(es *esv1.ExternalSecret, wrote bool, now metav1.Time) {
 	}
 }
 
-// setDeleted records that the target was deleted because its remote secrets are gone.
-func setDeleted(es *esv1.ExternalSecret, now metav1.Time) {
+// setDeleted records that the remote secrets are gone and, under
+// deletionPolicy Delete, so is the target. refreshTime moves only when eso
+// deleted the Secret now, so a deleted ExternalSecret costs no writes per refresh.
+func setDeleted(es *esv1.ExternalSecret, deleted bool, now metav1.Time) {
 	setReady(es, metav1.ConditionFalse, esv1.ReasonSecretDeleted,
-		"the remote secrets no longer exist; Secret "+es.TargetName()+" was deleted (deletionPolicy Delete)")
+		"the remote secrets no longer exist, so Secret "+es.TargetName()+" is deleted (deletionPolicy Delete)")
 	es.Status.SyncedResourceVersion = syncedVersion(es)
-	es.Status.RefreshTime = now
+	if deleted {
+		es.Status.RefreshTime = now
+	}
 }
 
 // setFailed records why a sync did not happen. The target Secret is left as it was.
@@ -67,7 +86,7 @@ func failureReason(err error) string {
 		return esv1.ReasonStoreNotAllowed
 	case errors.Is(err, stores.ErrUnsupportedVersion), errors.Is(err, stores.ErrNotCompiledIn), errors.Is(err, stores.ErrRemoteNotEnabled):
 		return esv1.ReasonUnsupportedStore
-	case errors.Is(err, providers.ErrSecretNotFound):
+	case errors.Is(err, providers.ErrSecretNotFound), errors.Is(err, providers.ErrPropertyNotFound):
 		return esv1.ReasonSecretNotFound
 	case errors.Is(err, errTargetMissing):
 		return esv1.ReasonTargetMissing

@@ -69,7 +69,18 @@ func (c *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 	before := store.Status.DeepCopy()
 	result := c.checkReady(ctx, store)
-	setReadyCondition(store.Status, store.Generation, result)
+	if result.transient != nil {
+		// Validation could not finish (e.g. the API server hiccuped): keep the
+		// last verdict rather than gate every ExternalSecret of the store, and
+		// retry with backoff. A store never validated gets Unknown, which does
+		// not gate.
+		if meta.FindStatusCondition(store.Status.Conditions, ssv2.ConditionReady) != nil {
+			return ctrl.Result{}, result.transient
+		}
+		setUnknownCondition(store.Status, store.Generation, result)
+	} else {
+		setReadyCondition(store.Status, store.Generation, result)
+	}
 	if err := c.writeStatus(ctx, obj, before, store); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -149,7 +160,7 @@ func (c *Reconciler) SetupWithManager(mgr ctrl.Manager, catalog *registry.Catalo
 				}
 			}
 			return reqs
-		}), builder.WithPredicates(predicate.ResourceVersionChangedPredicate{}))
+		}), builder.WithPredicates(predicate.GenerationChangedPredicate{}))
 	}
 	return b.Complete(c)
 }

@@ -57,6 +57,18 @@ func (c *Reconciler) checkReady(ctx context.Context, s *stores.Store) readiness 
 	}
 }
 
+// setUnknownCondition records that the store could not be validated yet.
+func setUnknownCondition(status *ssv2.SecretStoreStatus, generation int64, r readiness) {
+	meta.SetStatusCondition(&status.Conditions, metav1.Condition{
+		Type:               ssv2.ConditionReady,
+		Status:             metav1.ConditionUnknown,
+		Reason:             r.reason,
+		Message:            r.message,
+		ObservedGeneration: generation,
+	})
+	status.ObservedGeneration = generation
+}
+
 // setReadyCondition records r as the store's Ready condition.
 func setReadyCondition(status *ssv2.SecretStoreStatus, generation int64, r readiness) {
 	cond := metav1.Condition{
