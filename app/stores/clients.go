@@ -17,6 +17,8 @@ type clientEntry struct {
 	mu          sync.Mutex
 	fingerprint string
 	client      providers.SecretsClient
+	// forgotten is set once Forget has dropped the entry from the cache.
+	forgotten bool
 }
 
 // ClientCache keeps one provider client per store and scope while the store
@@ -36,16 +38,32 @@ func NewClientCache() *ClientCache {
 // one. Builds of different keys run in parallel; builds of one key do not.
 func (c *ClientCache) Get(ctx context.Context, key clientKey, fingerprint string,
 	build func(context.Context) (providers.SecretsClient, error)) (providers.SecretsClient, error) {
-	c.mu.Lock()
-	e, ok := c.entries[key]
-	if !ok {
-		e = &clientEntry{}
-		c.entries[key] = e
-	}
-	c.mu.Unlock()
+	for {
+		c.mu.Lock()
+		e, ok := c.entries[key]
+		if !ok {
+			e = &clientEntry{}
+			c.entries[key] = e
+		}
+		c.mu.Unlock()
 
-	e.mu.Lock()
-	defer e.mu.Unlock()
+		e.mu.Lock()
+		if e.forgotten {
+			// Forget removed the entry while we waited for it: start over
+			// rather than build a client nobody would ever close.
+			e.mu.Unlock()
+			continue
+		}
+		cl, err := e.get(ctx, fingerprint, build)
+		e.mu.Unlock()
+		return cl, err
+	}
+}
+
+// get returns the entry's client, rebuilding it when the fingerprint changed.
+// The caller holds e.mu.
+func (e *clientEntry) get(ctx context.Context, fingerprint string,
+	build func(context.Context) (providers.SecretsClient, error)) (providers.SecretsClient, error) {
 	if e.client != nil && e.fingerprint == fingerprint {
 		return e.client, nil
 	}
@@ -74,6 +92,7 @@ func (c *ClientCache) Forget(ctx context.Context, kind, namespace, name string) 
 	c.mu.Unlock()
 	for _, e := range drop {
 		e.mu.Lock()
+		e.forgotten = true
 		if e.client != nil {
 			_ = e.client.Close(ctx)
 			e.client = nil
