@@ -19,7 +19,7 @@ func (c *stubClient) GetSecretMap(context.Context, esv1.ExternalSecretDataRemote
 	return nil, nil
 }
 func (c *stubClient) Capabilities() providers.Capabilities { return providers.ReadOnly }
-func (c *stubClient) Close(context.Context) error         { c.closed.Store(true); return nil }
+func (c *stubClient) Close(context.Context) error          { c.closed.Store(true); return nil }
 
 func TestClientCacheReusesUntilFingerprintChanges(t *testing.T) {
 	ctx := context.Background()
