@@ -6,7 +6,9 @@ package providers
 import (
 	"context"
 	"errors"
+	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -111,4 +113,16 @@ type Registration struct {
 	NewConfig func() client.Object
 	// New builds the provider.
 	New func(Deps) Provider
+}
+
+// ReadConfig reads the configuration object ref names into obj. A missing
+// object is ErrConfigNotFound.
+func ReadConfig(ctx context.Context, reader client.Reader, ref Ref, obj client.Object) error {
+	if err := reader.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			return fmt.Errorf("%w: %s %s/%s", ErrConfigNotFound, ref.Kind, ref.Namespace, ref.Name)
+		}
+		return fmt.Errorf("reading %s %s/%s: %w", ref.Kind, ref.Namespace, ref.Name, err)
+	}
+	return nil
 }

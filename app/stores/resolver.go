@@ -124,11 +124,8 @@ func (r *Resolver) Fingerprint(ctx context.Context, s *Store) (string, error) {
 	}
 	reg, _ := r.providers.Catalog().Lookup(ref.Kind)
 	cfg := reg.NewConfig()
-	if err := r.reader.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, cfg); err != nil {
-		if apierrors.IsNotFound(err) {
-			return "", fmt.Errorf("%w: %s %s/%s", providers.ErrConfigNotFound, ref.Kind, ref.Namespace, ref.Name)
-		}
-		return "", fmt.Errorf("reading %s %s/%s: %w", ref.Kind, ref.Namespace, ref.Name, err)
+	if err := providers.ReadConfig(ctx, r.reader, ref, cfg); err != nil {
+		return "", err
 	}
 	// Generation, not resourceVersion: label or annotation edits of the
 	// configuration must not rebuild clients and re-read every secret.

@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
@@ -66,11 +65,8 @@ func (p *Provider) NewClient(ctx context.Context, ref providers.Ref, _ providers
 
 func (p *Provider) config(ctx context.Context, ref providers.Ref) (*provv1.Fake, error) {
 	var cfg provv1.Fake
-	if err := p.reader.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, &cfg); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("%w: Fake %s/%s", providers.ErrConfigNotFound, ref.Namespace, ref.Name)
-		}
-		return nil, fmt.Errorf("reading Fake %s/%s: %w", ref.Namespace, ref.Name, err)
+	if err := providers.ReadConfig(ctx, p.reader, ref, &cfg); err != nil {
+		return nil, err
 	}
 	return &cfg, nil
 }

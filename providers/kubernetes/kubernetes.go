@@ -77,11 +77,8 @@ func (p *Provider) NewClient(ctx context.Context, ref providers.Ref, scope provi
 
 func (p *Provider) config(ctx context.Context, ref providers.Ref) (*provv1.Kubernetes, error) {
 	var cfg provv1.Kubernetes
-	if err := p.deps.Client.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, &cfg); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("%w: Kubernetes %s/%s", providers.ErrConfigNotFound, ref.Namespace, ref.Name)
-		}
-		return nil, fmt.Errorf("reading Kubernetes %s/%s: %w", ref.Namespace, ref.Name, err)
+	if err := providers.ReadConfig(ctx, p.deps.Client, ref, &cfg); err != nil {
+		return nil, err
 	}
 	if cfg.Spec.Auth != nil && cfg.Spec.Auth.ServiceAccount == nil {
 		return nil, fmt.Errorf("%w: auth needs serviceAccount", providers.ErrInvalidConfig)
