@@ -43,6 +43,10 @@ demo: build envtest ## Start a local control plane, run eso, sync the examples a
 test: envtest verify ## Run unit and integration tests with -race against a real kube-apiserver + etcd.
 	CGO_ENABLED=1 KUBEBUILDER_ASSETS=$(ENVTEST_DIR) $(GO) test -race -count=1 -timeout 20m ./...
 
+.PHONY: bench
+bench: envtest ## Measure sync throughput, writes per sync, idle-refresh writes and new-object latency (ESO_BENCH_N=1000).
+	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./tests/bench/
+
 ##@ Development
 
 .PHONY: build

@@ -18,6 +18,7 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"--mode=bogus"}, 2, "", `invalid --mode "bogus": valid modes are core, provider`},
 		{[]string{"--mode=provider"}, 2, "", "--mode=provider is not built yet"},
 		{[]string{"--concurrent=0"}, 2, "", "--concurrent and --store-concurrent must be at least 1"},
+		{[]string{"--client-qps=-1"}, 2, "", "--client-qps may not be negative"},
 		{[]string{"--no-such-flag"}, 2, "", "flag provided but not defined"},
 		{[]string{"extra"}, 2, "", `unexpected argument "extra"`},
 		{[]string{"providers"}, 0, "kubernetes   Kubernetes.provider.secretstore.external-secrets.io/v2alpha1 (always)", ""},

@@ -72,7 +72,7 @@ func Default() Config {
 		LeaderElectionLease:  15 * time.Second,
 		LeaderElectionRenew:  10 * time.Second,
 		LeaderElectionRetry:  2 * time.Second,
-		ClientQPS:            50,
+		ClientQPS:            0,
 		ClientBurst:          100,
 		Concurrency:          10,
 		StoreConcurrency:     2,
@@ -101,8 +101,8 @@ func Parse(args []string, out io.Writer) (Config, error) {
 	fs.DurationVar(&cfg.LeaderElectionRetry, "leader-election-retry-period", cfg.LeaderElectionRetry, "how often candidates retry")
 	fs.StringVar(&cfg.ControllerClass, "controller-class", "", "act only on stores whose spec.controller equals this (empty: stores without a class)")
 	fs.StringVar(&cfg.Namespace, "namespace", "", "watch only this namespace (empty: all namespaces)")
-	fs.Float64Var(&cfg.ClientQPS, "client-qps", cfg.ClientQPS, "queries per second to the API server")
-	fs.IntVar(&cfg.ClientBurst, "client-burst", cfg.ClientBurst, "burst of queries to the API server")
+	fs.Float64Var(&cfg.ClientQPS, "client-qps", cfg.ClientQPS, "client-side limit of queries per second to the API server; 0 leaves limiting to the API server's priority and fairness")
+	fs.IntVar(&cfg.ClientBurst, "client-burst", cfg.ClientBurst, "burst of queries to the API server when --client-qps is set")
 	fs.IntVar(&cfg.Concurrency, "concurrent", cfg.Concurrency, "ExternalSecrets reconciled at once")
 	fs.IntVar(&cfg.StoreConcurrency, "store-concurrent", cfg.StoreConcurrency, "stores reconciled at once")
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "debug, info or error")
@@ -126,8 +126,8 @@ func (c Config) Validate() error {
 	if c.Concurrency < 1 || c.StoreConcurrency < 1 {
 		errs = append(errs, errors.New("--concurrent and --store-concurrent must be at least 1"))
 	}
-	if c.ClientQPS <= 0 || c.ClientBurst < 1 {
-		errs = append(errs, errors.New("--client-qps must be positive and --client-burst at least 1"))
+	if c.ClientQPS < 0 || c.ClientBurst < 1 {
+		errs = append(errs, errors.New("--client-qps may not be negative and --client-burst must be at least 1"))
 	}
 	if !slices.Contains([]string{"debug", "info", "error"}, c.LogLevel) {
 		errs = append(errs, fmt.Errorf("invalid --log-level %q: debug, info or error", c.LogLevel))

@@ -59,9 +59,21 @@ func RESTConfig(cfg config.Config) (*rest.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading kubeconfig: %w", err)
 	}
-	rc.QPS, rc.Burst = float32(cfg.ClientQPS), cfg.ClientBurst
-	rc.UserAgent = "eso"
 	return rc, nil
+}
+
+// withClientLimits copies rc with eso's user agent and client-side rate
+// limits. A QPS of 0 or less turns client-side limiting off and leaves it to the
+// API server's priority and fairness, as controller-runtime does by default.
+func withClientLimits(rc *rest.Config, cfg config.Config) *rest.Config {
+	rc = rest.CopyConfig(rc)
+	rc.UserAgent = "eso"
+	if cfg.ClientQPS > 0 {
+		rc.QPS, rc.Burst = float32(cfg.ClientQPS), cfg.ClientBurst
+	} else {
+		rc.QPS = -1
+	}
+	return rc
 }
 
 // CacheOptions keeps the informer cache small: of Secrets it holds only those
@@ -80,7 +92,7 @@ func CacheOptions(cfg config.Config) cache.Options {
 
 // New builds the manager.
 func New(cfg config.Config, rc *rest.Config, scheme *runtime.Scheme) (ctrl.Manager, error) {
-	mgr, err := ctrl.NewManager(rc, ctrl.Options{
+	mgr, err := ctrl.NewManager(withClientLimits(rc, cfg), ctrl.Options{
 		Scheme:                        scheme,
 		Cache:                         CacheOptions(cfg),
 		Metrics:                       metricsserver.Options{BindAddress: cfg.MetricsAddr},

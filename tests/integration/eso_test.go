@@ -1,56 +1,17 @@
 package integration
 
 import (
-	"context"
 	"testing"
-	"time"
 
-	"go.uber.org/fx"
-	"go.uber.org/fx/fxevent"
-	"k8s.io/client-go/rest"
-
-	"github.com/eso-dev/eso/app"
 	"github.com/eso-dev/eso/app/config"
 	"github.com/eso-dev/eso/tests/testenv"
+	"github.com/eso-dev/eso/tests/testeso"
 )
 
 var env *testenv.Env
 
 func TestMain(m *testing.M) { testenv.Main(m, &env) }
 
-// testConfig is eso's configuration for tests: no metrics or health servers,
-// no leader election.
-func testConfig() config.Config {
-	cfg := config.Default()
-	cfg.MetricsAddr, cfg.HealthAddr = "0", "0"
-	cfg.SkipControllerNameValidation = true
-	return cfg
-}
+func testConfig() config.Config { return testeso.Config() }
 
-// runEso runs eso's core modules against the control plane until the test
-// ends. extra options may replace or decorate parts (fx.Replace, fx.Decorate).
-func runEso(t testing.TB, cfg config.Config, extra ...fx.Option) {
-	t.Helper()
-	opts := []fx.Option{
-		fx.Supply(cfg),
-		fx.WithLogger(func() fxevent.Logger { return fxevent.NopLogger }),
-		app.CoreModules(),
-		fx.Supply(rest.CopyConfig(env.Config)),
-	}
-	application := fx.New(append(opts, extra...)...)
-	if err := application.Err(); err != nil {
-		t.Fatalf("building eso: %v", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := application.Start(ctx); err != nil {
-		t.Fatalf("starting eso: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := application.Stop(ctx); err != nil {
-			t.Errorf("stopping eso: %v", err)
-		}
-	})
-}
+func runEso(t testing.TB, cfg config.Config) { testeso.Run(t, env.Config, cfg) }

@@ -27,8 +27,9 @@ var (
 )
 
 // readTarget returns the target Secret, or nil if it does not exist. Secrets eso
-// manages come from the cache; only a Secret eso has not labelled yet (first
-// sync, Merge into a user's Secret) costs a direct read.
+// manages come from the cache. Only Merge, whose target eso has not labelled
+// yet, costs a direct read; for Owner and Orphan a Secret missing from the cache
+// is created, and found by the conflict that causes if it exists after all.
 func (r *Reconciler) readTarget(ctx context.Context, es *esv1.ExternalSecret) (*corev1.Secret, error) {
 	if es.Spec.Target.CreationPolicy == esv1.CreatePolicyNone {
 		return nil, nil
@@ -36,7 +37,7 @@ func (r *Reconciler) readTarget(ctx context.Context, es *esv1.ExternalSecret) (*
 	key := client.ObjectKey{Namespace: es.Namespace, Name: es.TargetName()}
 	var s corev1.Secret
 	err := r.Client.Get(ctx, key, &s)
-	if apierrors.IsNotFound(err) {
+	if apierrors.IsNotFound(err) && es.Spec.Target.CreationPolicy == esv1.CreatePolicyMerge {
 		err = r.APIReader.Get(ctx, key, &s)
 	}
 	if apierrors.IsNotFound(err) {
@@ -120,7 +121,20 @@ func (r *Reconciler) writeTarget(ctx context.Context, es *esv1.ExternalSecret, t
 	}
 
 	if target == nil {
-		if err := r.Client.Create(ctx, desired); err != nil {
+		err := r.Client.Create(ctx, desired)
+		if apierrors.IsAlreadyExists(err) {
+			// Not in the cache, yet there: a Secret eso does not manage (or
+			// one created a moment ago). Judge it as it is.
+			var live corev1.Secret
+			if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(desired), &live); err != nil {
+				return false, fmt.Errorf("reading Secret %s: %w", desired.Name, err)
+			}
+			if err := checkTarget(es, &live); err != nil {
+				return false, err
+			}
+			return r.writeTarget(ctx, es, &live, data)
+		}
+		if err != nil {
 			return false, fmt.Errorf("creating Secret %s: %w", desired.Name, err)
 		}
 		return true, nil

@@ -1,0 +1,53 @@
+// Package testeso runs eso's core modules, wired by fx as in production,
+// against a control plane from testenv.
+package testeso
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"go.uber.org/fx"
+	"go.uber.org/fx/fxevent"
+	"k8s.io/client-go/rest"
+
+	"github.com/eso-dev/eso/app"
+	"github.com/eso-dev/eso/app/config"
+)
+
+// Config is eso's configuration for tests: no metrics or health servers, no
+// leader election, and several instances allowed in one process.
+func Config() config.Config {
+	cfg := config.Default()
+	cfg.MetricsAddr, cfg.HealthAddr = "0", "0"
+	cfg.SkipControllerNameValidation = true
+	return cfg
+}
+
+// Run runs eso against the API server at rc until the test ends. extra options
+// may replace or decorate parts (fx.Replace, fx.Decorate).
+func Run(t testing.TB, rc *rest.Config, cfg config.Config, extra ...fx.Option) {
+	t.Helper()
+	opts := []fx.Option{
+		fx.Supply(cfg),
+		fx.WithLogger(func() fxevent.Logger { return fxevent.NopLogger }),
+		app.CoreModules(),
+		fx.Supply(rest.CopyConfig(rc)),
+	}
+	application := fx.New(append(opts, extra...)...)
+	if err := application.Err(); err != nil {
+		t.Fatalf("building eso: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := application.Start(ctx); err != nil {
+		t.Fatalf("starting eso: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := application.Stop(ctx); err != nil {
+			t.Errorf("stopping eso: %v", err)
+		}
+	})
+}
