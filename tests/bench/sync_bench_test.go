@@ -7,6 +7,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"runtime"
@@ -32,7 +33,13 @@ import (
 
 var env *testenv.Env
 
-func TestMain(m *testing.M) { testenv.Main(m, &env) }
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if flag.Lookup("test.bench").Value.String() == "" {
+		os.Exit(m.Run()) // no benchmark asked for (e.g. make test): no control plane needed
+	}
+	testenv.Main(m, &env)
+}
 
 const namespaces = 10
 
