@@ -80,6 +80,9 @@ var (
 	ErrConfigNotFound = errors.New("provider configuration not found")
 	// ErrInvalidConfig: the configuration cannot work as written.
 	ErrInvalidConfig = errors.New("invalid provider configuration")
+	// ErrNotSupported: the provider cannot do what the request asks (e.g.
+	// metadataPolicy Fetch on a provider without metadata).
+	ErrNotSupported = errors.New("not supported by this provider")
 	// ErrOutOfScope: the request would leave its Scope (e.g. another namespace).
 	ErrOutOfScope = errors.New("refused: outside the store's scope")
 )

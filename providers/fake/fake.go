@@ -92,6 +92,9 @@ type Client struct {
 
 // GetSecret implements providers.SecretsClient.
 func (c *Client) GetSecret(_ context.Context, ref esv1.ExternalSecretDataRemoteRef) ([]byte, error) {
+	if ref.MetadataPolicy == esv1.MetadataPolicyFetch {
+		return nil, fmt.Errorf("%w: Fake secrets have no metadata (metadataPolicy Fetch)", providers.ErrNotSupported)
+	}
 	value, ok := c.secrets[versionedKey{ref.Key, ref.Version}]
 	if !ok {
 		return nil, fmt.Errorf("%w: key %q version %q", providers.ErrSecretNotFound, ref.Key, ref.Version)

@@ -121,8 +121,17 @@ type Client struct {
 
 // GetSecret implements providers.SecretsClient: the key names a Secret, the
 // property one of its keys; without a property the whole Secret is returned as
-// a JSON object of its keys.
+// a JSON object of its keys. With metadataPolicy Fetch it reads the Secret's
+// metadata instead: {"labels": {...}, "annotations": {...}}, where a property
+// may be a path such as "labels.team".
 func (c *Client) GetSecret(ctx context.Context, ref esv1.ExternalSecretDataRemoteRef) ([]byte, error) {
+	if ref.MetadataPolicy == esv1.MetadataPolicyFetch {
+		doc, err := c.metadata(ctx, ref)
+		if err != nil || ref.Property == "" {
+			return doc, err
+		}
+		return providers.Property(doc, ref.Property)
+	}
 	data, err := c.secretData(ctx, ref)
 	if err != nil {
 		return nil, err
@@ -141,8 +150,16 @@ func (c *Client) GetSecret(ctx context.Context, ref esv1.ExternalSecretDataRemot
 }
 
 // GetSecretMap implements providers.SecretsClient: the Secret's keys, or the
-// fields of one key holding a JSON object when a property is given.
+// fields of one key holding a JSON object when a property is given. With
+// metadataPolicy Fetch: the fields of the metadata document or of its property.
 func (c *Client) GetSecretMap(ctx context.Context, ref esv1.ExternalSecretDataRemoteRef) (map[string][]byte, error) {
+	if ref.MetadataPolicy == esv1.MetadataPolicyFetch {
+		doc, err := c.GetSecret(ctx, ref)
+		if err != nil {
+			return nil, err
+		}
+		return providers.FieldMap(doc)
+	}
 	data, err := c.secretData(ctx, ref)
 	if err != nil {
 		return nil, err
@@ -165,16 +182,42 @@ func (c *Client) secretData(ctx context.Context, ref esv1.ExternalSecretDataRemo
 	if ref.Version != "" {
 		return nil, fmt.Errorf("%w: Kubernetes Secrets have no versions (Secret %s/%s, version %q)", providers.ErrSecretNotFound, c.namespace, ref.Key, ref.Version)
 	}
-	s, err := c.get(ctx, c.namespace, ref.Key)
-	switch {
-	case apierrors.IsNotFound(err):
-		return nil, fmt.Errorf("%w: Secret %s/%s", providers.ErrSecretNotFound, c.namespace, ref.Key)
-	case apierrors.IsForbidden(err):
-		return nil, fmt.Errorf("%w: reading Secret %s/%s is forbidden for this identity", providers.ErrOutOfScope, c.namespace, ref.Key)
-	case err != nil:
-		return nil, fmt.Errorf("reading Secret %s/%s: %w", c.namespace, ref.Key, err)
+	s, err := c.read(ctx, ref.Key)
+	if err != nil {
+		return nil, err
 	}
 	return s.Data, nil
+}
+
+// metadata returns a Secret's labels and annotations as one JSON document.
+func (c *Client) metadata(ctx context.Context, ref esv1.ExternalSecretDataRemoteRef) ([]byte, error) {
+	s, err := c.read(ctx, ref.Key)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(map[string]map[string]string{"labels": orEmpty(s.Labels), "annotations": orEmpty(s.Annotations)})
+}
+
+// read gets a Secret of the client's namespace, mapping API errors to the
+// provider contract's.
+func (c *Client) read(ctx context.Context, name string) (*corev1.Secret, error) {
+	s, err := c.get(ctx, c.namespace, name)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, fmt.Errorf("%w: Secret %s/%s", providers.ErrSecretNotFound, c.namespace, name)
+	case apierrors.IsForbidden(err):
+		return nil, fmt.Errorf("%w: reading Secret %s/%s is forbidden for this identity", providers.ErrOutOfScope, c.namespace, name)
+	case err != nil:
+		return nil, fmt.Errorf("reading Secret %s/%s: %w", c.namespace, name, err)
+	}
+	return s, nil
+}
+
+func orEmpty(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return m
 }
 
 // Capabilities implements providers.SecretsClient.

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 )
 
 // TestExternalSecretLifecycle runs eso against the control plane and drives an
@@ -162,4 +163,52 @@ func TestTargetOwnership(t *testing.T) {
 	}
 	waitSecretData(t, ns, "shared", map[string]string{"a": "1"})
 	waitSecretData(t, ns, "users-own", map[string]string{"mine": "x"})
+}
+
+// TestRemoteRefStrategies covers decodingStrategy, conversionStrategy,
+// nullBytePolicy and metadataPolicy end to end.
+func TestRemoteRefStrategies(t *testing.T) {
+	runEso(t, testConfig())
+	ns := env.Namespace(t, "strategies", nil)
+	labelled := plainSecret(ns, "labelled", map[string]string{"k": "v"})
+	labelled.Labels = map[string]string{"team": "payments"}
+	labelled.Annotations = map[string]string{"owner": "alice"}
+	create(t,
+		fakeConfig(ns, "fake", map[string]string{
+			"b64":     "aGVsbG8=",
+			"escaped": `{"db_U002E_user":"aGk="}`,
+			"nul":     "YQBi", // base64 of "a\x00b"
+		}),
+		secretStore(ns, "fake", storeSpec("Fake", "fake", "")),
+		&provv1.Kubernetes{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "local"}},
+		secretStore(ns, "local", storeSpec("Kubernetes", "local", "")),
+		labelled,
+	)
+	decoded := externalSecret(ns, "decoded", "SecretStore", "fake", nil)
+	decoded.Spec.Data = []esv1.ExternalSecretData{
+		{SecretKey: "plain", RemoteRef: esv1.ExternalSecretDataRemoteRef{Key: "b64"}},
+		{SecretKey: "decoded", RemoteRef: esv1.ExternalSecretDataRemoteRef{Key: "b64", DecodingStrategy: esv1.DecodingBase64}},
+		{SecretKey: "nul", RemoteRef: esv1.ExternalSecretDataRemoteRef{Key: "nul", DecodingStrategy: esv1.DecodingAuto}},
+	}
+	decoded.Spec.DataFrom = []esv1.ExternalSecretDataFromRemoteRef{{Extract: &esv1.ExternalSecretDataRemoteRef{
+		Key: "escaped", ConversionStrategy: esv1.ConversionUnicode, DecodingStrategy: esv1.DecodingAuto}}}
+	strict := externalSecret(ns, "strict", "SecretStore", "fake", nil)
+	strict.Spec.Data = []esv1.ExternalSecretData{{SecretKey: "nul", RemoteRef: esv1.ExternalSecretDataRemoteRef{
+		Key: "nul", DecodingStrategy: esv1.DecodingBase64, NullBytePolicy: esv1.NullBytePolicyFail}}}
+	meta := externalSecret(ns, "meta", "SecretStore", "local", nil)
+	meta.Spec.Data = []esv1.ExternalSecretData{{SecretKey: "team", RemoteRef: esv1.ExternalSecretDataRemoteRef{
+		Key: "labelled", Property: "labels.team", MetadataPolicy: esv1.MetadataPolicyFetch}}}
+	meta.Spec.DataFrom = []esv1.ExternalSecretDataFromRemoteRef{{Extract: &esv1.ExternalSecretDataRemoteRef{
+		Key: "labelled", Property: "annotations", MetadataPolicy: esv1.MetadataPolicyFetch}}}
+	fakeMeta := externalSecret(ns, "fake-meta", "SecretStore", "fake", nil)
+	fakeMeta.Spec.Data = []esv1.ExternalSecretData{{SecretKey: "x", RemoteRef: esv1.ExternalSecretDataRemoteRef{
+		Key: "b64", MetadataPolicy: esv1.MetadataPolicyFetch}}}
+	create(t, decoded, strict, meta, fakeMeta)
+
+	waitSecretData(t, ns, "decoded", map[string]string{
+		"plain": "aGVsbG8=", "decoded": "hello", "nul": "a\x00b", "db.user": "hi",
+	})
+	waitReady(t, strict, metav1.ConditionFalse, esv1.ReasonSecretSyncedError)
+	waitSecretData(t, ns, "meta", map[string]string{"team": "payments", "owner": "alice"})
+	waitReady(t, fakeMeta, metav1.ConditionFalse, esv1.ReasonProviderError)
 }

@@ -92,7 +92,69 @@ type ExternalSecretDataRemoteRef struct {
 	// +kubebuilder:validation:MaxLength=256
 	// +optional
 	Version string `json:"version,omitempty"`
+
+	// MetadataPolicy Fetch reads the secret's metadata (tags, labels) instead
+	// of its value, where the provider supports it.
+	// +kubebuilder:default=None
+	// +optional
+	MetadataPolicy MetadataPolicy `json:"metadataPolicy,omitempty"`
+
+	// ConversionStrategy Unicode turns "_Uxxxx_" sequences in the keys that
+	// dataFrom produces into the Unicode character U+xxxx.
+	// +kubebuilder:default=Default
+	// +optional
+	ConversionStrategy ConversionStrategy `json:"conversionStrategy,omitempty"`
+
+	// DecodingStrategy decodes values read from the provider: Base64,
+	// Base64URL, Auto (Base64 or Base64URL when the value is valid in one of
+	// them, else as is) or None.
+	// +kubebuilder:default=None
+	// +optional
+	DecodingStrategy DecodingStrategy `json:"decodingStrategy,omitempty"`
+
+	// NullBytePolicy Fail refuses values containing a NUL byte; Ignore keeps them.
+	// +kubebuilder:default=Ignore
+	// +optional
+	NullBytePolicy NullBytePolicy `json:"nullBytePolicy,omitempty"`
 }
+
+// MetadataPolicy says whether the value or the metadata of a secret is read.
+// +kubebuilder:validation:Enum=None;Fetch
+type MetadataPolicy string
+
+const (
+	MetadataPolicyNone  MetadataPolicy = "None"
+	MetadataPolicyFetch MetadataPolicy = "Fetch"
+)
+
+// ConversionStrategy converts the keys dataFrom produces.
+// +kubebuilder:validation:Enum=Default;Unicode
+type ConversionStrategy string
+
+const (
+	ConversionDefault ConversionStrategy = "Default"
+	ConversionUnicode ConversionStrategy = "Unicode"
+)
+
+// DecodingStrategy decodes the values read from the provider.
+// +kubebuilder:validation:Enum=Auto;Base64;Base64URL;None
+type DecodingStrategy string
+
+const (
+	DecodingAuto      DecodingStrategy = "Auto"
+	DecodingBase64    DecodingStrategy = "Base64"
+	DecodingBase64URL DecodingStrategy = "Base64URL"
+	DecodingNone      DecodingStrategy = "None"
+)
+
+// NullBytePolicy says what to do with values containing NUL bytes.
+// +kubebuilder:validation:Enum=Ignore;Fail
+type NullBytePolicy string
+
+const (
+	NullBytePolicyIgnore NullBytePolicy = "Ignore"
+	NullBytePolicyFail   NullBytePolicy = "Fail"
+)
 
 // ExternalSecretData maps one remote secret (or property) to one Secret key.
 type ExternalSecretData struct {

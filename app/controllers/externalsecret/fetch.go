@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	"github.com/eso-dev/eso/providers"
@@ -44,7 +43,13 @@ func fetch(ctx context.Context, c providers.SecretsClient, es *esv1.ExternalSecr
 		if err != nil {
 			return res, fmt.Errorf("dataFrom[%d] (key %q): %w", i, df.Extract.Key, err)
 		}
-		maps.Copy(res.data, fields)
+		for k, v := range fields {
+			k = convertKey(df.Extract.ConversionStrategy, k)
+			if v, err = finishValue(df.Extract, k, v); err != nil {
+				return res, fmt.Errorf("dataFrom[%d]: %w", i, err)
+			}
+			res.data[k] = v
+		}
 	}
 	for i, d := range es.Spec.Data {
 		res.total++
@@ -56,6 +61,9 @@ func fetch(ctx context.Context, c providers.SecretsClient, es *esv1.ExternalSecr
 		}
 		if err != nil {
 			return res, fmt.Errorf("data[%d] (%s, key %q): %w", i, d.SecretKey, d.RemoteRef.Key, err)
+		}
+		if value, err = finishValue(&d.RemoteRef, d.SecretKey, value); err != nil {
+			return res, fmt.Errorf("data[%d]: %w", i, err)
 		}
 		res.data[d.SecretKey] = value
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -92,7 +93,7 @@ func failureReason(err error) string {
 		return esv1.ReasonTargetMissing
 	case errors.Is(err, errTargetConflict):
 		return esv1.ReasonTargetConflict
-	case errors.Is(err, providers.ErrConfigNotFound), errors.Is(err, providers.ErrInvalidConfig):
+	case errors.Is(err, providers.ErrConfigNotFound), errors.Is(err, providers.ErrInvalidConfig), errors.Is(err, providers.ErrNotSupported):
 		return esv1.ReasonProviderError
 	default:
 		return esv1.ReasonSecretSyncedError
@@ -104,11 +105,15 @@ func failureReason(err error) string {
 // for a change (of the ExternalSecret, store, configuration or Secret) or the
 // next refresh.
 func retryable(err error) bool {
+	if apierrors.IsInvalid(err) {
+		return false // the API server refused what eso would write; retrying sends the same
+	}
 	switch failureReason(err) {
 	case esv1.ReasonTargetConflict, esv1.ReasonTargetMissing:
 		return true // the Secret that would fix it is not watched until eso manages it
 	case esv1.ReasonSecretSyncedError, esv1.ReasonProviderError:
-		return !errors.Is(err, providers.ErrConfigNotFound) && !errors.Is(err, providers.ErrInvalidConfig)
+		return !errors.Is(err, providers.ErrConfigNotFound) && !errors.Is(err, providers.ErrInvalidConfig) &&
+			!errors.Is(err, providers.ErrNotSupported) && !errors.Is(err, errBadValue)
 	default:
 		return false
 	}

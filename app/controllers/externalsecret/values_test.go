@@ -1,0 +1,61 @@
+package externalsecret
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+)
+
+func TestDecodeValue(t *testing.T) {
+	cases := []struct {
+		strategy esv1.DecodingStrategy
+		in, want string
+		bad      bool
+	}{
+		{esv1.DecodingNone, "aGVsbG8=", "aGVsbG8=", false},
+		{"", "aGVsbG8=", "aGVsbG8=", false},
+		{esv1.DecodingBase64, "aGVsbG8=", "hello", false},
+		{esv1.DecodingBase64, "not base64!", "", true},
+		{esv1.DecodingBase64URL, "Pz8-", "??>", false},
+		{esv1.DecodingBase64URL, "Pz8+", "", true},
+		{esv1.DecodingAuto, "aGVsbG8=", "hello", false},
+		{esv1.DecodingAuto, "Pz8-", "??>", false},
+		{esv1.DecodingAuto, "aGVsbG8", "hello", false}, // unpadded
+		{esv1.DecodingAuto, "plain text!", "plain text!", false},
+	}
+	for _, tc := range cases {
+		got, err := decodeValue(tc.strategy, "k", []byte(tc.in))
+		if tc.bad {
+			if !errors.Is(err, errBadValue) || strings.Contains(err.Error(), tc.in) {
+				t.Errorf("%s(%q): error %v; want errBadValue not echoing the value", tc.strategy, tc.in, err)
+			}
+			continue
+		}
+		if err != nil || string(got) != tc.want {
+			t.Errorf("%s(%q) = %q, %v; want %q", tc.strategy, tc.in, got, err, tc.want)
+		}
+	}
+}
+
+func TestConvertKey(t *testing.T) {
+	if got := convertKey(esv1.ConversionUnicode, "user_U0040_example_U002E_com"); got != "user@example.com" {
+		t.Errorf("Unicode: %q", got)
+	}
+	if got := convertKey(esv1.ConversionDefault, "user_U0040_x"); got != "user_U0040_x" {
+		t.Errorf("Default changed the key: %q", got)
+	}
+}
+
+func TestNullBytes(t *testing.T) {
+	if err := checkNullBytes(esv1.NullBytePolicyFail, "k", []byte("a\x00b")); !errors.Is(err, errBadValue) {
+		t.Errorf("Fail: %v", err)
+	}
+	if err := checkNullBytes(esv1.NullBytePolicyIgnore, "k", []byte("a\x00b")); err != nil {
+		t.Errorf("Ignore: %v", err)
+	}
+	if err := checkNullBytes(esv1.NullBytePolicyFail, "k", []byte("ab")); err != nil {
+		t.Errorf("Fail without NUL: %v", err)
+	}
+}
