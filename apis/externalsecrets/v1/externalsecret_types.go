@@ -177,6 +177,16 @@ type ExternalSecretDataFromRemoteRef struct {
 	Extract *ExternalSecretDataRemoteRef `json:"extract,omitempty"`
 }
 
+// RefreshPolicy says when an ExternalSecret reads its provider again.
+// +kubebuilder:validation:Enum=CreatedOnce;Periodic;OnChange
+type RefreshPolicy string
+
+const (
+	RefreshPolicyCreatedOnce RefreshPolicy = "CreatedOnce"
+	RefreshPolicyPeriodic    RefreshPolicy = "Periodic"
+	RefreshPolicyOnChange    RefreshPolicy = "OnChange"
+)
+
 // ExternalSecretSpec is the desired state of an ExternalSecret.
 // +kubebuilder:validation:XValidation:rule="(has(self.data) && size(self.data) > 0) || (has(self.dataFrom) && size(self.dataFrom) > 0)",message="list at least one secret to sync in data or dataFrom"
 type ExternalSecretSpec struct {
@@ -193,6 +203,13 @@ type ExternalSecretSpec struct {
 	// +kubebuilder:default="1h"
 	// +optional
 	RefreshInterval *metav1.Duration `json:"refreshInterval,omitempty"`
+
+	// RefreshPolicy says when the provider is read again: Periodic (every
+	// refreshInterval), OnChange (only when the ExternalSecret changes) or
+	// CreatedOnce (only to create the Secret; an existing Secret is never
+	// updated). Absent means Periodic.
+	// +optional
+	RefreshPolicy RefreshPolicy `json:"refreshPolicy,omitempty"`
 
 	// Data maps remote secrets to keys of the target Secret.
 	// +kubebuilder:validation:MaxItems=1024

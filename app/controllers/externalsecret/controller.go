@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"sync"
 	"time"
 
@@ -131,7 +132,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.writeStatus(ctx, &es, before); err != nil {
 		return ctrl.Result{}, err
 	}
-	r.schedule(req.NamespacedName, refreshInterval(&es))
+	if interval := refreshInterval(&es); interval > 0 {
+		r.schedule(req.NamespacedName, interval+jitter(&es, interval))
+	}
 	return ctrl.Result{}, nil
 }
 
@@ -140,6 +143,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // synced is remembered, so a status not yet back in the cache does not cause a
 // second read; after a restart the status stands in.
 func (r *Reconciler) syncDue(es *esv1.ExternalSecret, target *corev1.Secret, fingerprint string, now time.Time) (bool, time.Duration) {
+	if es.Spec.RefreshPolicy == esv1.RefreshPolicyCreatedOnce && target != nil {
+		return false, 0 // created once; never updated
+	}
 	if es.Spec.Target.CreationPolicy != esv1.CreatePolicyNone && (target == nil || drifted(es, target)) {
 		return true, 0 // target deleted or edited behind eso's back
 	}
@@ -164,9 +170,23 @@ func (r *Reconciler) syncDue(es *esv1.ExternalSecret, target *corev1.Secret, fin
 		return false, 0
 	}
 	if wait := last.Add(interval).Sub(now); wait > 0 {
-		return false, wait
+		return false, wait + jitter(es, interval)
 	}
 	return true, 0
+}
+
+// jitter spreads the refreshes of objects created together over up to a
+// tenth of their interval (at most a minute), so thousands of ExternalSecrets
+// do not reach their providers in lockstep. It is fixed per object, so an
+// object's own refreshes stay evenly spaced.
+func jitter(es *esv1.ExternalSecret, interval time.Duration) time.Duration {
+	span := min(interval/10, time.Minute)
+	if span <= 0 {
+		return 0
+	}
+	h := fnv.New64a()
+	h.Write([]byte(es.UID))
+	return time.Duration(h.Sum64() % uint64(span))
 }
 
 // fail records err on the ExternalSecret and decides how to retry: errors that
@@ -222,9 +242,15 @@ func (r *Reconciler) schedule(key types.NamespacedName, after time.Duration) {
 	}
 }
 
+// refreshInterval is how often the ExternalSecret reads its provider again;
+// 0 means never (refreshPolicy OnChange or CreatedOnce, or an interval of 0).
 func refreshInterval(es *esv1.ExternalSecret) time.Duration {
-	if es.Spec.RefreshInterval == nil {
+	switch {
+	case es.Spec.RefreshPolicy == esv1.RefreshPolicyOnChange, es.Spec.RefreshPolicy == esv1.RefreshPolicyCreatedOnce:
+		return 0
+	case es.Spec.RefreshInterval == nil:
 		return time.Hour
+	default:
+		return es.Spec.RefreshInterval.Duration
 	}
-	return es.Spec.RefreshInterval.Duration
 }

@@ -2,6 +2,7 @@ package externalsecret
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -405,5 +407,67 @@ func TestAnnotationChangeResyncs(t *testing.T) {
 	h.reconcile(t, es)
 	if n := h.provider.reads.Load(); n != 2 {
 		t.Errorf("provider reads after force-sync = %d, want 2", n)
+	}
+}
+
+// TestRefreshPolicies: OnChange reads the provider only when the
+// ExternalSecret changes; CreatedOnce only to create its Secret.
+func TestRefreshPolicies(t *testing.T) {
+	ctx := context.Background()
+	for _, policy := range []esv1.RefreshPolicy{esv1.RefreshPolicyOnChange, esv1.RefreshPolicyCreatedOnce} {
+		t.Run(string(policy), func(t *testing.T) {
+			ns := env.Namespace(t, "policy", nil)
+			h := newHarness(t)
+			cfg := fakeConfig(ns, provv1.FakeSecret{Key: "db", Value: `{"password":"one"}`})
+			es := externalSecret(ns)
+			es.Spec.RefreshPolicy = policy
+			create(t, cfg, secretStore(ns), es)
+			h.reconcile(t, es)
+
+			h.now = h.now.Add(48 * time.Hour)
+			h.reconcile(t, es)
+			if n := h.provider.reads.Load(); n != 1 {
+				t.Errorf("provider reads after two days = %d, want 1: %s never refreshes", n, policy)
+			}
+
+			patch := client.MergeFrom(es.DeepCopy())
+			es.Annotations = map[string]string{"force-sync": "1"}
+			if err := env.Client.Patch(ctx, es, patch); err != nil {
+				t.Fatal(err)
+			}
+			h.reconcile(t, es)
+			want := int32(2)
+			if policy == esv1.RefreshPolicyCreatedOnce {
+				want = 1
+			}
+			if n := h.provider.reads.Load(); n != want {
+				t.Errorf("provider reads after an edit = %d, want %d", n, want)
+			}
+
+			if err := env.Client.Delete(ctx, getSecret(t, ns, "app")); err != nil {
+				t.Fatal(err)
+			}
+			h.reconcile(t, es)
+			if s := getSecret(t, ns, "app"); string(s.Data["password"]) != "one" {
+				t.Errorf("deleted Secret not recreated: %q", s.Data)
+			}
+		})
+	}
+}
+
+func TestJitterIsBoundedAndStable(t *testing.T) {
+	es := &esv1.ExternalSecret{ObjectMeta: metav1.ObjectMeta{UID: "0b6f7a6e-1"}}
+	for _, interval := range []time.Duration{time.Second, time.Minute, time.Hour, 24 * time.Hour} {
+		j := jitter(es, interval)
+		if j < 0 || j >= min(interval/10, time.Minute) || j != jitter(es, interval) {
+			t.Errorf("jitter(%v) = %v", interval, j)
+		}
+	}
+	spread := map[time.Duration]bool{}
+	for i := range 100 {
+		spread[jitter(&esv1.ExternalSecret{ObjectMeta: metav1.ObjectMeta{UID: types.UID(fmt.Sprint(i))}}, time.Hour)] = true
+	}
+	if len(spread) < 90 {
+		t.Errorf("100 objects got only %d distinct jitters", len(spread))
 	}
 }
