@@ -12,6 +12,7 @@ import (
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
+	"github.com/eso-dev/eso/app/metrics"
 	"github.com/eso-dev/eso/app/registry"
 	"github.com/eso-dev/eso/providers"
 )
@@ -143,6 +144,11 @@ func (r *Resolver) Client(ctx context.Context, s *Store, namespace, fingerprint 
 	scope := s.Scope(namespace)
 	key := clientKey{storeKind: s.Kind, storeNamespace: s.Namespace, storeName: s.Name, scope: scope}
 	return r.clients.Get(ctx, key, fingerprint, func(ctx context.Context) (providers.SecretsClient, error) {
-		return prov.NewClient(ctx, ref, scope)
+		cl, err := prov.NewClient(ctx, ref, scope)
+		metrics.ProviderLogins.WithLabelValues(ref.Kind, metrics.Outcome(err)).Inc()
+		if err != nil {
+			return nil, err
+		}
+		return metrics.InstrumentClient(ref.Kind, cl), nil
 	})
 }

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	"github.com/eso-dev/eso/app/metrics"
 	"github.com/eso-dev/eso/app/refresh"
 	"github.com/eso-dev/eso/app/stores"
 )
@@ -58,10 +59,13 @@ type syncRecord struct {
 // the provider must be read, read it, write the target, record the result.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	log := logr.FromContextOrDiscard(ctx)
+	start, synced := time.Now(), false
+	defer func() { metrics.Since(start, synced) }()
 	var es esv1.ExternalSecret
 	if err := r.Client.Get(ctx, req.NamespacedName, &es); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.synced.Delete(req.NamespacedName)
+			metrics.ForgetExternalSecret(req.Name, req.Namespace)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
@@ -99,6 +103,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 
+	synced = true
+	metrics.SyncCalls.WithLabelValues(es.Name, es.Namespace).Inc()
 	cl, err := r.Resolver.Client(ctx, store, es.Namespace, fingerprint)
 	if err != nil {
 		return r.fail(ctx, &es, before, err)
@@ -199,6 +205,7 @@ func (r *Reconciler) fail(ctx context.Context, es *esv1.ExternalSecret, before *
 	}
 	// Forget the last success: the next reconcile must read the provider again.
 	r.synced.Delete(types.NamespacedName{Namespace: es.Namespace, Name: es.Name})
+	metrics.SyncErrors.WithLabelValues(es.Name, es.Namespace).Inc()
 	prev := readyCondition(&esv1.ExternalSecret{Status: *before})
 	setFailed(es, cause)
 	cur := readyCondition(es)
@@ -225,6 +232,7 @@ const defaultRetryInterval = 5 * time.Minute
 
 // writeStatus patches the status only when it changed.
 func (r *Reconciler) writeStatus(ctx context.Context, es *esv1.ExternalSecret, before *esv1.ExternalSecretStatus) error {
+	metrics.SetConditions(metrics.ExternalSecretCondition, es.Status.Conditions, es.Name, es.Namespace)
 	if equality.Semantic.DeepEqual(before, &es.Status) {
 		return nil
 	}
@@ -233,6 +241,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, es *esv1.ExternalSecret, b
 	if err := r.Client.Status().Patch(ctx, es, client.MergeFrom(orig)); err != nil {
 		return fmt.Errorf("writing ExternalSecret status: %w", err)
 	}
+	metrics.StatusWrites.WithLabelValues("ExternalSecret").Inc()
 	return nil
 }
 

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	"github.com/eso-dev/eso/app/metrics"
 )
 
 // Errors about the target Secret.
@@ -137,6 +138,7 @@ func (r *Reconciler) writeTarget(ctx context.Context, es *esv1.ExternalSecret, t
 		if err != nil {
 			return false, fmt.Errorf("creating Secret %s: %w", desired.Name, err)
 		}
+		metrics.SecretWrites.WithLabelValues("create").Inc()
 		return true, nil
 	}
 	if equality.Semantic.DeepEqual(target, desired) {
@@ -145,6 +147,7 @@ func (r *Reconciler) writeTarget(ctx context.Context, es *esv1.ExternalSecret, t
 	if err := r.Client.Update(ctx, desired); err != nil {
 		return false, fmt.Errorf("updating Secret %s: %w", desired.Name, err)
 	}
+	metrics.SecretWrites.WithLabelValues("update").Inc()
 	return true, nil
 }
 
@@ -161,6 +164,7 @@ func (r *Reconciler) deleteTarget(ctx context.Context, es *esv1.ExternalSecret, 
 	if err != nil && !apierrors.IsNotFound(err) {
 		return false, fmt.Errorf("deleting Secret %s: %w", target.Name, err)
 	}
+	metrics.SecretWrites.WithLabelValues("delete").Inc()
 	return true, nil
 }
 

@@ -25,6 +25,7 @@ import (
 
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/config"
+	"github.com/eso-dev/eso/app/metrics"
 	"github.com/eso-dev/eso/app/registry"
 	"github.com/eso-dev/eso/app/stores"
 )
@@ -58,6 +59,7 @@ func (c *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := c.Client.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
 			c.Resolver.Clients().Forget(ctx, c.Kind, req.Namespace, req.Name)
+			metrics.ForgetStore(req.Name, req.Namespace)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
@@ -97,6 +99,11 @@ func (c *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 // writeStatus patches the status only when it differs from what was read.
 func (c *Reconciler) writeStatus(ctx context.Context, obj client.Object, before *ssv2.SecretStoreStatus, store *stores.Store) error {
+	if store.Cluster != nil {
+		metrics.SetConditions(metrics.ClusterStoreCondition, store.Status.Conditions, store.Name)
+	} else {
+		metrics.SetConditions(metrics.StoreCondition, store.Status.Conditions, store.Name, store.Namespace)
+	}
 	if equality.Semantic.DeepEqual(before, store.Status) {
 		return nil
 	}
@@ -105,6 +112,7 @@ func (c *Reconciler) writeStatus(ctx context.Context, obj client.Object, before 
 	if err := c.Client.Status().Patch(ctx, obj, client.MergeFrom(orig)); err != nil {
 		return fmt.Errorf("writing %s status: %w", store, err)
 	}
+	metrics.StatusWrites.WithLabelValues(store.Kind).Inc()
 	return nil
 }
 

@@ -1,0 +1,159 @@
+// Package metrics defines eso's Prometheus metrics, served by the manager's
+// metrics endpoint. Names and labels follow upstream ESO where it has them, so
+// existing dashboards keep working; the eso_* counters show what eso costs the
+// API server and the providers (writes, provider calls, logins).
+package metrics
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	"github.com/eso-dev/eso/providers"
+)
+
+var (
+	// SyncCalls counts ExternalSecret syncs that read the provider.
+	SyncCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "externalsecret_sync_calls_total",
+		Help: "Total number of ExternalSecret syncs that read the provider.",
+	}, []string{"name", "namespace"})
+
+	// SyncErrors counts failed ExternalSecret syncs.
+	SyncErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "externalsecret_sync_calls_error",
+		Help: "Total number of failed ExternalSecret syncs.",
+	}, []string{"name", "namespace"})
+
+	// ExternalSecretCondition is 1 for the status of each condition an ExternalSecret has.
+	ExternalSecretCondition = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "externalsecret_status_condition",
+		Help: "The status of an ExternalSecret's conditions: 1 for the current status, 0 for the others.",
+	}, []string{"name", "namespace", "condition", "status"})
+
+	// StoreCondition is the same for SecretStores.
+	StoreCondition = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "secretstore_status_condition",
+		Help: "The status of a SecretStore's conditions: 1 for the current status, 0 for the others.",
+	}, []string{"name", "namespace", "condition", "status"})
+
+	// ClusterStoreCondition is the same for ClusterSecretStores.
+	ClusterStoreCondition = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "clustersecretstore_status_condition",
+		Help: "The status of a ClusterSecretStore's conditions: 1 for the current status, 0 for the others.",
+	}, []string{"name", "condition", "status"})
+
+	// ReconcileDuration is how long ExternalSecret reconciles take.
+	ReconcileDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "externalsecret_reconcile_duration_seconds",
+		Help:    "Duration of ExternalSecret reconciles, by whether they read the provider.",
+		Buckets: []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10},
+	}, []string{"synced"})
+
+	// ProviderCalls counts calls to providers.
+	ProviderCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "externalsecret_provider_api_calls_count",
+		Help: "Number of calls to providers, by provider kind, call and outcome.",
+	}, []string{"provider", "call", "status"})
+
+	// ProviderLogins counts provider clients built: each is a login or
+	// credential exchange with the provider.
+	ProviderLogins = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "eso_provider_client_builds_total",
+		Help: "Provider clients built (logins); clients are reused while their store is unchanged.",
+	}, []string{"provider", "status"})
+
+	// SecretWrites counts writes to target Secrets.
+	SecretWrites = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "eso_secret_writes_total",
+		Help: "Writes to target Secrets, by operation (create, update, delete).",
+	}, []string{"operation"})
+
+	// StatusWrites counts status writes.
+	StatusWrites = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "eso_status_writes_total",
+		Help: "Status writes, by kind of object.",
+	}, []string{"kind"})
+)
+
+func init() {
+	ctrlmetrics.Registry.MustRegister(SyncCalls, SyncErrors, ExternalSecretCondition, StoreCondition,
+		ClusterStoreCondition, ReconcileDuration, ProviderCalls, ProviderLogins, SecretWrites, StatusWrites)
+}
+
+var conditionStatuses = []metav1.ConditionStatus{metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionUnknown}
+
+// SetConditions records conditions on gauge for one object; labels are the
+// object's identifying label values (name, namespace).
+func SetConditions(gauge *prometheus.GaugeVec, conds []metav1.Condition, labels ...string) {
+	for _, c := range conds {
+		for _, s := range conditionStatuses {
+			v := 0.0
+			if c.Status == s {
+				v = 1
+			}
+			gauge.WithLabelValues(append(append([]string{}, labels...), c.Type, string(s))...).Set(v)
+		}
+	}
+}
+
+// ForgetExternalSecret drops the series of a deleted ExternalSecret.
+func ForgetExternalSecret(name, namespace string) {
+	SyncCalls.DeleteLabelValues(name, namespace)
+	SyncErrors.DeleteLabelValues(name, namespace)
+	ExternalSecretCondition.DeletePartialMatch(prometheus.Labels{"name": name, "namespace": namespace})
+}
+
+// ForgetStore drops the series of a deleted store (namespace empty for a ClusterSecretStore).
+func ForgetStore(name, namespace string) {
+	if namespace == "" {
+		ClusterStoreCondition.DeletePartialMatch(prometheus.Labels{"name": name})
+		return
+	}
+	StoreCondition.DeletePartialMatch(prometheus.Labels{"name": name, "namespace": namespace})
+}
+
+// InstrumentClient counts the calls made through c.
+func InstrumentClient(kind string, c providers.SecretsClient) providers.SecretsClient {
+	return &instrumentedClient{SecretsClient: c, kind: kind}
+}
+
+type instrumentedClient struct {
+	providers.SecretsClient
+	kind string
+}
+
+func (c *instrumentedClient) GetSecret(ctx context.Context, ref esv1.ExternalSecretDataRemoteRef) ([]byte, error) {
+	v, err := c.SecretsClient.GetSecret(ctx, ref)
+	ProviderCalls.WithLabelValues(c.kind, "GetSecret", outcome(err)).Inc()
+	return v, err
+}
+
+func (c *instrumentedClient) GetSecretMap(ctx context.Context, ref esv1.ExternalSecretDataRemoteRef) (map[string][]byte, error) {
+	v, err := c.SecretsClient.GetSecretMap(ctx, ref)
+	ProviderCalls.WithLabelValues(c.kind, "GetSecretMap", outcome(err)).Inc()
+	return v, err
+}
+
+func outcome(err error) string {
+	if err != nil {
+		return "error"
+	}
+	return "success"
+}
+
+// Outcome is the status label value for err.
+func Outcome(err error) string { return outcome(err) }
+
+// Since observes the duration of a reconcile that started at start.
+func Since(start time.Time, synced bool) {
+	label := "false"
+	if synced {
+		label = "true"
+	}
+	ReconcileDuration.WithLabelValues(label).Observe(time.Since(start).Seconds())
+}

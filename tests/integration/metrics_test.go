@@ -1,0 +1,76 @@
+package integration
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	"github.com/eso-dev/eso/app/metrics"
+)
+
+// sum adds up every series of a counter vector.
+func sum(t *testing.T, c *prometheus.CounterVec) float64 {
+	t.Helper()
+	ch := make(chan prometheus.Metric, 64)
+	go func() { c.Collect(ch); close(ch) }()
+	total := 0.0
+	for m := range ch {
+		var out dto.Metric
+		if err := m.Write(&out); err != nil {
+			t.Fatal(err)
+		}
+		total += out.GetCounter().GetValue()
+	}
+	return total
+}
+
+// TestSteadyStateCostsNoWrites: ExternalSecrets refreshing every second keep
+// reading their provider, and with nothing changed eso writes neither Secrets
+// nor statuses and logs in to no provider, as its own counters show.
+func TestSteadyStateCostsNoWrites(t *testing.T) {
+	ns := env.Namespace(t, "steady", nil)
+	cfg := testConfig()
+	cfg.Namespace = ns // ignore the other tests' objects
+	runEso(t, cfg)
+	create(t,
+		fakeConfig(ns, "fake", map[string]string{"db": `{"user":"app","password":"pw"}`}),
+		secretStore(ns, "store", storeSpec("Fake", "fake", "")),
+	)
+	const n = 20
+	var all []*esv1.ExternalSecret
+	for i := range n {
+		es := externalSecret(ns, fmt.Sprintf("es-%d", i), "SecretStore", "store",
+			map[string]esv1.ExternalSecretDataRemoteRef{"password": ref("db", "password")})
+		es.Spec.RefreshInterval = &metav1.Duration{Duration: time.Second}
+		all = append(all, es)
+		create(t, es)
+	}
+	for _, es := range all {
+		waitReady(t, es, metav1.ConditionTrue, esv1.ReasonSecretSynced)
+	}
+	time.Sleep(200 * time.Millisecond)
+
+	secretWrites, statusWrites := sum(t, metrics.SecretWrites), sum(t, metrics.StatusWrites)
+	calls, logins := sum(t, metrics.ProviderCalls), sum(t, metrics.ProviderLogins)
+	time.Sleep(3500 * time.Millisecond)
+
+	if d := sum(t, metrics.SecretWrites) - secretWrites; d != 0 {
+		t.Errorf("steady state: %v Secret writes, want 0", d)
+	}
+	if d := sum(t, metrics.StatusWrites) - statusWrites; d != 0 {
+		t.Errorf("steady state: %v status writes, want 0", d)
+	}
+	if d := sum(t, metrics.ProviderLogins) - logins; d != 0 {
+		t.Errorf("steady state: %v provider logins, want 0 (clients are reused)", d)
+	}
+	t.Logf("steady 3.5s: %v provider calls, %v logins, %v Secret writes, %v status writes", sum(t, metrics.ProviderCalls)-calls,
+		sum(t, metrics.ProviderLogins)-logins, sum(t, metrics.SecretWrites)-secretWrites, sum(t, metrics.StatusWrites)-statusWrites)
+	if d := sum(t, metrics.ProviderCalls) - calls; d < 2*n {
+		t.Errorf("steady state: %v provider calls in 3.5s, want at least %d: the refreshes did not run", d, 2*n)
+	}
+}
