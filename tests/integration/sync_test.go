@@ -212,3 +212,32 @@ func TestRemoteRefStrategies(t *testing.T) {
 	waitSecretData(t, ns, "meta", map[string]string{"team": "payments", "owner": "alice"})
 	waitReady(t, fakeMeta, metav1.ConditionFalse, esv1.ReasonProviderError)
 }
+
+// TestImmutableTarget: an immutable Secret is created immutable; a changed
+// remote secret is reported, and applied once the Secret is deleted.
+func TestImmutableTarget(t *testing.T) {
+	runEso(t, testConfig())
+	ctx := context.Background()
+	ns := env.Namespace(t, "immutable", nil)
+	cfg := fakeConfig(ns, "fake", map[string]string{"k": "v1"})
+	create(t, cfg, secretStore(ns, "store", storeSpec("Fake", "fake", "")))
+	es := externalSecret(ns, "app", "SecretStore", "store", map[string]esv1.ExternalSecretDataRemoteRef{"k": ref("k", "")})
+	es.Spec.Target.Immutable = true
+	create(t, es)
+	s := waitSecretData(t, ns, "app", map[string]string{"k": "v1"})
+	if s.Immutable == nil || !*s.Immutable {
+		t.Fatalf("Secret not immutable")
+	}
+
+	patch := client.MergeFrom(cfg.DeepCopy())
+	cfg.Spec.Data = fakeConfig(ns, "fake", map[string]string{"k": "v2"}).Spec.Data
+	if err := env.Client.Patch(ctx, cfg, patch); err != nil {
+		t.Fatal(err)
+	}
+	waitReady(t, es, metav1.ConditionFalse, esv1.ReasonTargetImmutable)
+	if err := env.Client.Delete(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	waitSecretData(t, ns, "app", map[string]string{"k": "v2"})
+	waitReady(t, es, metav1.ConditionTrue, esv1.ReasonSecretSynced)
+}

@@ -74,6 +74,11 @@ type ExternalSecretTarget struct {
 	// +kubebuilder:default=Retain
 	// +optional
 	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`
+
+	// Immutable creates the Secret immutable: Kubernetes then refuses changes
+	// to its data, so a changed remote secret is reported, not applied.
+	// +optional
+	Immutable bool `json:"immutable,omitempty"`
 }
 
 // ExternalSecretDataRemoteRef points at a secret in the provider.
@@ -268,6 +273,7 @@ const (
 	ReasonProviderError     = "ProviderError"
 	ReasonSecretNotFound    = "RemoteSecretNotFound"
 	ReasonTargetConflict    = "TargetConflict"
+	ReasonTargetImmutable   = "TargetImmutable"
 	ReasonTargetMissing     = "TargetMissing"
 	ReasonUnsupportedStore  = "UnsupportedStore"
 )

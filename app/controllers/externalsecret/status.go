@@ -93,6 +93,8 @@ func failureReason(err error) string {
 		return esv1.ReasonTargetMissing
 	case errors.Is(err, errTargetConflict):
 		return esv1.ReasonTargetConflict
+	case errors.Is(err, errTargetImmutable):
+		return esv1.ReasonTargetImmutable
 	case errors.Is(err, providers.ErrConfigNotFound), errors.Is(err, providers.ErrInvalidConfig), errors.Is(err, providers.ErrNotSupported):
 		return esv1.ReasonProviderError
 	default:

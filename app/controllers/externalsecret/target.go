@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -23,8 +24,9 @@ import (
 
 // Errors about the target Secret.
 var (
-	errTargetMissing  = errors.New("creationPolicy Merge needs an existing Secret to merge into")
-	errTargetConflict = errors.New("target Secret is controlled by another owner")
+	errTargetMissing   = errors.New("creationPolicy Merge needs an existing Secret to merge into")
+	errTargetConflict  = errors.New("target Secret is controlled by another owner")
+	errTargetImmutable = errors.New("target Secret is immutable")
 )
 
 // readTarget returns the target Secret, or nil if it does not exist. Secrets eso
@@ -120,6 +122,9 @@ func (r *Reconciler) writeTarget(ctx context.Context, es *esv1.ExternalSecret, t
 			return false, err
 		}
 	}
+	if es.Spec.Target.Immutable && target == nil {
+		desired.Immutable = ptr.To(true)
+	}
 
 	if target == nil {
 		err := r.Client.Create(ctx, desired)
@@ -143,6 +148,10 @@ func (r *Reconciler) writeTarget(ctx context.Context, es *esv1.ExternalSecret, t
 	}
 	if equality.Semantic.DeepEqual(target, desired) {
 		return false, nil
+	}
+	if ptr.Deref(target.Immutable, false) {
+		return false, fmt.Errorf("%w: Secret %s no longer matches the provider but cannot be changed; delete it to have it recreated",
+			errTargetImmutable, target.Name)
 	}
 	if err := r.Client.Update(ctx, desired); err != nil {
 		return false, fmt.Errorf("updating Secret %s: %w", desired.Name, err)
