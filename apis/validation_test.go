@@ -68,7 +68,42 @@ metadata: {name: bad-datafrom}
 spec:
   secretStoreRef: {name: s}
   dataFrom: [{}]`,
-			"each dataFrom entry needs extract"},
+			"each dataFrom entry needs exactly one of extract or find"},
+		{"ExternalSecret dataFrom entry with two sources", `
+apiVersion: external-secrets.io/v1
+kind: ExternalSecret
+metadata: {name: two-sources}
+spec:
+  secretStoreRef: {name: s}
+  dataFrom: [{extract: {key: k}, find: {name: {regexp: ".*"}}}]`,
+			"each dataFrom entry needs exactly one of extract or find"},
+		{"ExternalSecret find selecting everything", `
+apiVersion: external-secrets.io/v1
+kind: ExternalSecret
+metadata: {name: find-all}
+spec:
+  secretStoreRef: {name: s}
+  dataFrom: [{find: {}}]`,
+			"find needs name, path or tags"},
+		{"ExternalSecret rewrite with two rules in one", `
+apiVersion: external-secrets.io/v1
+kind: ExternalSecret
+metadata: {name: bad-rewrite}
+spec:
+  secretStoreRef: {name: s}
+  dataFrom:
+  - find: {name: {regexp: "^db-"}}
+    rewrite: [{regexp: {source: "^db-", target: ""}, transform: {template: "x"}}]`,
+			"each rewrite needs exactly one of regexp or transform"},
+		{"ExternalSecret without any store", `
+apiVersion: external-secrets.io/v1
+kind: ExternalSecret
+metadata: {name: no-store}
+spec:
+  data:
+  - {secretKey: a, remoteRef: {key: k}, sourceRef: {storeRef: {name: s}}}
+  - {secretKey: b, remoteRef: {key: k}}`,
+			"secretStoreRef is required unless every data and dataFrom entry names its own sourceRef"},
 		{"ExternalSecret naming an unknown store kind", `
 apiVersion: external-secrets.io/v1
 kind: ExternalSecret
@@ -173,6 +208,18 @@ spec:
 		if got != want {
 			t.Errorf("%s = %q, want default %q", path, got, want)
 		}
+	}
+
+	if _, err := apply(t, ns, `
+apiVersion: external-secrets.io/v1
+kind: ExternalSecret
+metadata: {name: per-entry-stores}
+spec:
+  data:
+  - {secretKey: a, remoteRef: {key: k}, sourceRef: {storeRef: {name: one}}}
+  dataFrom:
+  - {extract: {key: k}, sourceRef: {storeRef: {name: two, kind: ClusterSecretStore}}}`); err != nil {
+		t.Fatalf("ExternalSecret with a sourceRef on every entry and no secretStoreRef rejected: %v", err)
 	}
 
 	store, err := apply(t, ns, `

@@ -52,6 +52,8 @@ type SecretsClient interface {
 	GetSecret(ctx context.Context, ref esv1.ExternalSecretDataRemoteRef) ([]byte, error)
 	// GetSecretMap returns the top-level fields of a structured secret.
 	GetSecretMap(ctx context.Context, ref esv1.ExternalSecretDataRemoteRef) (map[string][]byte, error)
+	// GetAllSecrets returns the secrets a find selects, by name.
+	GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind) (map[string][]byte, error)
 	// Capabilities says whether the client can read, write or both.
 	Capabilities() Capabilities
 	// Close releases what the client holds (connections, tokens).

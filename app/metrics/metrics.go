@@ -139,6 +139,12 @@ func (c *instrumentedClient) GetSecretMap(ctx context.Context, ref esv1.External
 	return v, err
 }
 
+func (c *instrumentedClient) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind) (map[string][]byte, error) {
+	v, err := c.SecretsClient.GetAllSecrets(ctx, find)
+	ProviderCalls.WithLabelValues(c.kind, "GetAllSecrets", outcome(err)).Inc()
+	return v, err
+}
+
 func outcome(err error) string {
 	if err != nil {
 		return "error"

@@ -18,6 +18,9 @@ func (c *stubClient) GetSecret(context.Context, esv1.ExternalSecretDataRemoteRef
 func (c *stubClient) GetSecretMap(context.Context, esv1.ExternalSecretDataRemoteRef) (map[string][]byte, error) {
 	return nil, nil
 }
+func (c *stubClient) GetAllSecrets(context.Context, esv1.ExternalSecretFind) (map[string][]byte, error) {
+	return nil, nil
+}
 func (c *stubClient) Capabilities() providers.Capabilities { return providers.ReadOnly }
 func (c *stubClient) Close(context.Context) error          { c.closed.Store(true); return nil }
 

@@ -118,6 +118,25 @@ func (c *Client) GetSecretMap(ctx context.Context, ref esv1.ExternalSecretDataRe
 	return fields, nil
 }
 
+// GetAllSecrets implements providers.SecretsClient: the current version of
+// every key the find's path and name select. Fake secrets have no tags.
+func (c *Client) GetAllSecrets(_ context.Context, find esv1.ExternalSecretFind) (map[string][]byte, error) {
+	if len(find.Tags) > 0 {
+		return nil, fmt.Errorf("%w: Fake secrets have no tags (find.tags)", providers.ErrNotSupported)
+	}
+	match, err := providers.NameMatcher(find)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]byte{}
+	for k, v := range c.secrets {
+		if k.version == "" && match(k.key) {
+			out[k.key] = v
+		}
+	}
+	return out, nil
+}
+
 // Capabilities implements providers.SecretsClient.
 func (c *Client) Capabilities() providers.Capabilities { return providers.ReadOnly }
 

@@ -67,3 +67,27 @@ func TestValidate(t *testing.T) {
 		t.Errorf("missing configuration: %v, want ErrConfigNotFound", err)
 	}
 }
+
+func TestGetAllSecrets(t *testing.T) {
+	p := newProvider(t,
+		provv1.FakeSecret{Key: "prod/db", Value: "1"},
+		provv1.FakeSecret{Key: "prod/api", Value: "2"},
+		provv1.FakeSecret{Key: "prod/db", Version: "old", Value: "0"},
+		provv1.FakeSecret{Key: "dev/db", Value: "3"},
+	)
+	c, err := p.NewClient(context.Background(), ref, providers.Scope{Namespace: "ns"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := "prod/"
+	got, err := c.GetAllSecrets(context.Background(), esv1.ExternalSecretFind{Path: &path, Name: &esv1.FindName{RegExp: "db$"}})
+	if err != nil || len(got) != 1 || string(got["prod/db"]) != "1" {
+		t.Errorf("GetAllSecrets = %q, %v", got, err)
+	}
+	if _, err := c.GetAllSecrets(context.Background(), esv1.ExternalSecretFind{Tags: map[string]string{"a": "b"}}); !errors.Is(err, providers.ErrNotSupported) {
+		t.Errorf("tags: %v, want ErrNotSupported", err)
+	}
+	if _, err := c.GetAllSecrets(context.Background(), esv1.ExternalSecretFind{Name: &esv1.FindName{RegExp: "("}}); !errors.Is(err, providers.ErrInvalidConfig) {
+		t.Errorf("bad regexp: %v, want ErrInvalidConfig", err)
+	}
+}

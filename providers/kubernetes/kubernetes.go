@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
@@ -68,11 +69,11 @@ func (p *Provider) NewClient(ctx context.Context, ref providers.Ref, scope provi
 		return nil, err
 	}
 	if cfg.Spec.Auth == nil {
-		return &Client{namespace: namespace, get: readerGetter(p.deps.APIReader)}, nil
+		return &Client{namespace: namespace, get: readerGetter(p.deps.APIReader), list: readerLister(p.deps.APIReader)}, nil
 	}
 	sa := cfg.Spec.Auth.ServiceAccount
 	tokens := newServiceAccountReader(p.deps, scope.Namespace, sa.Name, sa.Audiences)
-	return &Client{namespace: namespace, get: tokens.getSecret}, nil
+	return &Client{namespace: namespace, get: tokens.getSecret, list: tokens.listSecrets}, nil
 }
 
 func (p *Provider) config(ctx context.Context, ref providers.Ref) (*provv1.Kubernetes, error) {
@@ -103,7 +104,10 @@ func remoteNamespace(cfg *provv1.Kubernetes, scope providers.Scope) (string, err
 	return ns, nil
 }
 
-type secretGetter func(ctx context.Context, namespace, name string) (*corev1.Secret, error)
+type (
+	secretGetter func(ctx context.Context, namespace, name string) (*corev1.Secret, error)
+	secretLister func(ctx context.Context, namespace string, selector labels.Selector) ([]corev1.Secret, error)
+)
 
 func readerGetter(r client.Reader) secretGetter {
 	return func(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
@@ -113,10 +117,19 @@ func readerGetter(r client.Reader) secretGetter {
 	}
 }
 
+func readerLister(r client.Reader) secretLister {
+	return func(ctx context.Context, namespace string, selector labels.Selector) ([]corev1.Secret, error) {
+		var list corev1.SecretList
+		err := r.List(ctx, &list, client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: selector})
+		return list.Items, err
+	}
+}
+
 // Client reads the Secrets of one namespace.
 type Client struct {
 	namespace string
 	get       secretGetter
+	list      secretLister
 }
 
 // GetSecret implements providers.SecretsClient: the key names a Secret, the
@@ -218,6 +231,40 @@ func orEmpty(m map[string]string) map[string]string {
 		return map[string]string{}
 	}
 	return m
+}
+
+// GetAllSecrets implements providers.SecretsClient: the Secrets of the
+// namespace whose labels carry all find.tags and whose name matches
+// find.name, each as a JSON object of its keys. Secrets have no path.
+func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind) (map[string][]byte, error) {
+	if find.Path != nil {
+		return nil, fmt.Errorf("%w: Kubernetes Secrets have no path (find.path)", providers.ErrNotSupported)
+	}
+	match, err := providers.NameMatcher(find)
+	if err != nil {
+		return nil, err
+	}
+	list, err := c.list(ctx, c.namespace, labels.SelectorFromSet(find.Tags))
+	switch {
+	case apierrors.IsForbidden(err):
+		return nil, fmt.Errorf("%w: listing Secrets of %s is forbidden for this identity", providers.ErrOutOfScope, c.namespace)
+	case err != nil:
+		return nil, fmt.Errorf("listing Secrets of %s: %w", c.namespace, err)
+	}
+	out := map[string][]byte{}
+	for _, s := range list {
+		if !match(s.Name) {
+			continue
+		}
+		asStrings := make(map[string]string, len(s.Data))
+		for k, v := range s.Data {
+			asStrings[k] = string(v)
+		}
+		if out[s.Name], err = json.Marshal(asStrings); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // Capabilities implements providers.SecretsClient.

@@ -9,6 +9,7 @@ import (
 	authv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	clientset "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -46,6 +47,18 @@ func (r *serviceAccountReader) getSecret(ctx context.Context, namespace, name st
 		return nil, err
 	}
 	return c.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
+}
+
+func (r *serviceAccountReader) listSecrets(ctx context.Context, namespace string, selector labels.Selector) ([]corev1.Secret, error) {
+	c, err := r.clientset(ctx)
+	if err != nil {
+		return nil, err
+	}
+	list, err := c.CoreV1().Secrets(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
+	if err != nil {
+		return nil, err
+	}
+	return list.Items, nil
 }
 
 func (r *serviceAccountReader) clientset(ctx context.Context) (clientset.Interface, error) {

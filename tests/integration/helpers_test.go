@@ -69,7 +69,7 @@ func externalSecret(ns, name, storeKind, store string, data map[string]esv1.Exte
 	es := &esv1.ExternalSecret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: esv1.ExternalSecretSpec{
-			SecretStoreRef:  esv1.SecretStoreRef{Name: store, Kind: storeKind},
+			SecretStoreRef:  &esv1.SecretStoreRef{Name: store, Kind: storeKind},
 			RefreshInterval: &metav1.Duration{Duration: time.Hour},
 		},
 	}

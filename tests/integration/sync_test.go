@@ -241,3 +241,56 @@ func TestImmutableTarget(t *testing.T) {
 	waitSecretData(t, ns, "app", map[string]string{"k": "v2"})
 	waitReady(t, es, metav1.ConditionTrue, esv1.ReasonSecretSynced)
 }
+
+// TestFindRewriteAndSourceRef: dataFrom.find through the default store,
+// rewritten keys, and entries reading through a second store (sourceRef),
+// whose readiness also gates the ExternalSecret.
+func TestFindRewriteAndSourceRef(t *testing.T) {
+	runEso(t, testConfig())
+	ctx := context.Background()
+	ns := env.Namespace(t, "find", nil)
+	tagged := plainSecret(ns, "tagged", map[string]string{"a": "1"})
+	tagged.Labels = map[string]string{"export": "yes"}
+	local := secretStore(ns, "local", storeSpec("Kubernetes", "not-yet", ""))
+	create(t,
+		fakeConfig(ns, "fake", map[string]string{"db-user": "app", "db-pass": "pw", "api-token": "t"}),
+		secretStore(ns, "fake", storeSpec("Fake", "fake", "")),
+		tagged, plainSecret(ns, "untagged", map[string]string{"b": "2"}),
+		local,
+	)
+	es := externalSecret(ns, "app", "SecretStore", "fake", nil)
+	es.Spec.DataFrom = []esv1.ExternalSecretDataFromRemoteRef{
+		{
+			Find:    &esv1.ExternalSecretFind{Name: &esv1.FindName{RegExp: "^db-"}},
+			Rewrite: []esv1.ExternalSecretRewrite{{Regexp: &esv1.ExternalSecretRewriteRegexp{Source: "^db-", Target: ""}}},
+		},
+		{
+			Find: &esv1.ExternalSecretFind{Name: &esv1.FindName{RegExp: "token"}},
+			Rewrite: []esv1.ExternalSecretRewrite{
+				{Transform: &esv1.ExternalSecretRewriteTransform{Template: `{{ .value | upper | replace "-" "_" }}`}},
+			},
+		},
+		{
+			Find:      &esv1.ExternalSecretFind{Tags: map[string]string{"export": "yes"}},
+			SourceRef: &esv1.StoreSourceRef{SecretStoreRef: esv1.SecretStoreRef{Name: "local", Kind: "SecretStore"}},
+		},
+	}
+	es.Spec.Data = []esv1.ExternalSecretData{{
+		SecretKey: "b", RemoteRef: ref("untagged", "b"),
+		SourceRef: &esv1.StoreSourceRef{SecretStoreRef: esv1.SecretStoreRef{Name: "local"}},
+	}}
+	create(t, es)
+
+	// The second store is not ready: the ExternalSecret waits for it.
+	waitReady(t, es, metav1.ConditionFalse, esv1.ReasonStoreNotReady)
+
+	create(t, &provv1.Kubernetes{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "local"}})
+	patch := client.MergeFrom(local.DeepCopy())
+	local.Spec.ProviderConfig.ProviderRef.Name = "local"
+	if err := env.Client.Patch(ctx, local, patch); err != nil {
+		t.Fatal(err)
+	}
+	waitSecretData(t, ns, "app", map[string]string{
+		"user": "app", "pass": "pw", "API_TOKEN": "t", "tagged": `{"a":"1"}`, "b": "2",
+	})
+}

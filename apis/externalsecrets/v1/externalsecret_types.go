@@ -171,15 +171,105 @@ type ExternalSecretData struct {
 
 	// RemoteRef points at the secret in the provider.
 	RemoteRef ExternalSecretDataRemoteRef `json:"remoteRef"`
+
+	// SourceRef reads this entry through another store than spec.secretStoreRef.
+	// +optional
+	SourceRef *StoreSourceRef `json:"sourceRef,omitempty"`
+}
+
+// StoreSourceRef names the store one entry reads from.
+type StoreSourceRef struct {
+	// SecretStoreRef names the store.
+	SecretStoreRef SecretStoreRef `json:"storeRef"`
 }
 
 // ExternalSecretDataFromRemoteRef pulls many keys at once.
-// +kubebuilder:validation:XValidation:rule="has(self.extract)",message="each dataFrom entry needs extract"
+// +kubebuilder:validation:XValidation:rule="has(self.extract) != has(self.find)",message="each dataFrom entry needs exactly one of extract or find"
 type ExternalSecretDataFromRemoteRef struct {
 	// Extract reads one structured remote secret and writes each of its
 	// top-level fields as a key of the target Secret.
 	// +optional
 	Extract *ExternalSecretDataRemoteRef `json:"extract,omitempty"`
+
+	// Find reads every remote secret matching a name, path or tags, each as
+	// one key of the target Secret named after the remote secret.
+	// +optional
+	Find *ExternalSecretFind `json:"find,omitempty"`
+
+	// Rewrite renames the keys this entry produces, in order.
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=atomic
+	// +optional
+	Rewrite []ExternalSecretRewrite `json:"rewrite,omitempty"`
+
+	// SourceRef reads this entry through another store than spec.secretStoreRef.
+	// +optional
+	SourceRef *StoreSourceRef `json:"sourceRef,omitempty"`
+}
+
+// ExternalSecretFind selects remote secrets by name, path or tags.
+// +kubebuilder:validation:XValidation:rule="has(self.name) || has(self.path) || has(self.tags)",message="find needs name, path or tags: eso does not copy a whole provider by accident"
+type ExternalSecretFind struct {
+	// Path only finds secrets under this prefix.
+	// +kubebuilder:validation:MaxLength=2048
+	// +optional
+	Path *string `json:"path,omitempty"`
+
+	// Name finds secrets whose name matches.
+	// +optional
+	Name *FindName `json:"name,omitempty"`
+
+	// Tags finds secrets carrying all these tags (labels, for the Kubernetes provider).
+	// +kubebuilder:validation:MaxProperties=32
+	// +optional
+	Tags map[string]string `json:"tags,omitempty"`
+
+	// ConversionStrategy Unicode turns "_Uxxxx_" sequences in the found keys
+	// into the Unicode character U+xxxx.
+	// +kubebuilder:default=Default
+	// +optional
+	ConversionStrategy ConversionStrategy `json:"conversionStrategy,omitempty"`
+
+	// DecodingStrategy decodes the found values.
+	// +kubebuilder:default=None
+	// +optional
+	DecodingStrategy DecodingStrategy `json:"decodingStrategy,omitempty"`
+}
+
+// FindName matches secret names.
+type FindName struct {
+	// RegExp is an RE2 expression matched anywhere in the name (anchor it with ^ and $).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	RegExp string `json:"regexp"`
+}
+
+// ExternalSecretRewrite renames keys.
+// +kubebuilder:validation:XValidation:rule="has(self.regexp) != has(self.transform)",message="each rewrite needs exactly one of regexp or transform"
+type ExternalSecretRewrite struct {
+	// Regexp replaces matches of source in each key by target ($1 etc. refer to groups).
+	// +optional
+	Regexp *ExternalSecretRewriteRegexp `json:"regexp,omitempty"`
+	// Transform renders each key through a template; .value is the key.
+	// +optional
+	Transform *ExternalSecretRewriteTransform `json:"transform,omitempty"`
+}
+
+// ExternalSecretRewriteRegexp replaces by regular expression.
+type ExternalSecretRewriteRegexp struct {
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	Source string `json:"source"`
+	// +kubebuilder:validation:MaxLength=1024
+	Target string `json:"target"`
+}
+
+// ExternalSecretRewriteTransform renames by template.
+type ExternalSecretRewriteTransform struct {
+	// Template is a Go template; .value is the key being renamed.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=4096
+	Template string `json:"template"`
 }
 
 // RefreshPolicy says when an ExternalSecret reads its provider again.
@@ -194,9 +284,12 @@ const (
 
 // ExternalSecretSpec is the desired state of an ExternalSecret.
 // +kubebuilder:validation:XValidation:rule="(has(self.data) && size(self.data) > 0) || (has(self.dataFrom) && size(self.dataFrom) > 0)",message="list at least one secret to sync in data or dataFrom"
+// +kubebuilder:validation:XValidation:rule="has(self.secretStoreRef) || ((!has(self.data) || self.data.all(d, has(d.sourceRef))) && (!has(self.dataFrom) || self.dataFrom.all(d, has(d.sourceRef))))",message="secretStoreRef is required unless every data and dataFrom entry names its own sourceRef"
 type ExternalSecretSpec struct {
-	// SecretStoreRef names the store to read from.
-	SecretStoreRef SecretStoreRef `json:"secretStoreRef"`
+	// SecretStoreRef names the store to read from; entries may override it
+	// with their own sourceRef.
+	// +optional
+	SecretStoreRef *SecretStoreRef `json:"secretStoreRef,omitempty"`
 
 	// Target describes the Secret eso writes.
 	// +kubebuilder:default={creationPolicy: Owner, deletionPolicy: Retain}

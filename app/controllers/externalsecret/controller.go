@@ -75,20 +75,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	before := es.Status.DeepCopy()
 
-	store, err := r.Resolver.Get(ctx, es.Namespace, es.Spec.SecretStoreRef)
-	if err == nil && !r.Resolver.OwnsClass(store) {
+	srcs, ours, err := resolveSources(ctx, r.Resolver, &es)
+	if !ours {
 		return ctrl.Result{}, nil // another eso's store
-	}
-	if err == nil {
-		err = r.Resolver.CheckUsable(ctx, store, es.Namespace)
-	}
-	var fingerprint string
-	if err == nil {
-		fingerprint, err = r.Resolver.Fingerprint(ctx, store)
 	}
 	if err != nil {
 		return r.fail(ctx, &es, before, err)
 	}
+	fingerprint := srcs.fingerprint()
 
 	target, err := r.readTarget(ctx, &es)
 	if err != nil {
@@ -105,11 +99,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 	synced = true
 	metrics.SyncCalls.WithLabelValues(es.Name, es.Namespace).Inc()
-	cl, err := r.Resolver.Client(ctx, store, es.Namespace, fingerprint)
-	if err != nil {
-		return r.fail(ctx, &es, before, err)
-	}
-	fetched, fetchErr := fetch(ctx, cl, &es)
+	fetched, fetchErr := fetch(ctx, srcs, &es)
 	stamp := metav1.NewTime(now)
 	switch {
 	case fetchErr != nil && fetched.allMissing() && es.Spec.Target.DeletionPolicy == esv1.DeletionPolicyDelete:

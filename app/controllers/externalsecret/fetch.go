@@ -22,37 +22,34 @@ type fetchResult struct {
 // allMissing: every referenced remote secret is gone.
 func (f fetchResult) allMissing() bool { return f.total > 0 && f.missing == f.total }
 
-// fetch reads every reference of the ExternalSecret. dataFrom entries are
-// merged in order and data entries win over them. A reference the provider does
-// not have is counted, not fatal, so the caller can apply the deletion policy;
-// any other error stops the fetch.
-func fetch(ctx context.Context, c providers.SecretsClient, es *esv1.ExternalSecret) (fetchResult, error) {
+// fetch reads every entry of the ExternalSecret through its store. dataFrom
+// entries are merged in order and data entries win over them. A reference the
+// provider does not have is counted, not fatal, so the caller can apply the
+// deletion policy; any other error stops the fetch.
+func fetch(ctx context.Context, srcs *sources, es *esv1.ExternalSecret) (fetchResult, error) {
 	res := fetchResult{data: map[string][]byte{}}
 	var notFound []error
 	for i, df := range es.Spec.DataFrom {
-		if df.Extract == nil {
-			continue
-		}
 		res.total++
-		fields, err := c.GetSecretMap(ctx, *df.Extract)
+		fields, err := fetchDataFrom(ctx, srcs, es, &df)
 		if isGone(err) {
 			res.missing++
 			notFound = append(notFound, fmt.Errorf("dataFrom[%d]: %w", i, err))
 			continue
 		}
 		if err != nil {
-			return res, fmt.Errorf("dataFrom[%d] (key %q): %w", i, df.Extract.Key, err)
+			return res, fmt.Errorf("dataFrom[%d]: %w", i, err)
 		}
 		for k, v := range fields {
-			k = convertKey(df.Extract.ConversionStrategy, k)
-			if v, err = finishValue(df.Extract, k, v); err != nil {
-				return res, fmt.Errorf("dataFrom[%d]: %w", i, err)
-			}
 			res.data[k] = v
 		}
 	}
 	for i, d := range es.Spec.Data {
 		res.total++
+		c, err := srcs.client(ctx, es, d.SourceRef)
+		if err != nil {
+			return res, err
+		}
 		value, err := c.GetSecret(ctx, d.RemoteRef)
 		if isGone(err) {
 			res.missing++
@@ -62,12 +59,55 @@ func fetch(ctx context.Context, c providers.SecretsClient, es *esv1.ExternalSecr
 		if err != nil {
 			return res, fmt.Errorf("data[%d] (%s, key %q): %w", i, d.SecretKey, d.RemoteRef.Key, err)
 		}
-		if value, err = finishValue(&d.RemoteRef, d.SecretKey, value); err != nil {
+		if value, err = finishValue(d.RemoteRef.DecodingStrategy, d.RemoteRef.NullBytePolicy, d.SecretKey, value); err != nil {
 			return res, fmt.Errorf("data[%d]: %w", i, err)
 		}
 		res.data[d.SecretKey] = value
 	}
 	return res, errors.Join(notFound...)
+}
+
+// fetchDataFrom reads one dataFrom entry (extract or find), then converts,
+// rewrites and decodes its keys and values.
+func fetchDataFrom(ctx context.Context, srcs *sources, es *esv1.ExternalSecret, df *esv1.ExternalSecretDataFromRemoteRef) (map[string][]byte, error) {
+	c, err := srcs.client(ctx, es, df.SourceRef)
+	if err != nil {
+		return nil, err
+	}
+	var (
+		fields     map[string][]byte
+		conversion esv1.ConversionStrategy
+		decoding   esv1.DecodingStrategy
+		nullBytes  esv1.NullBytePolicy
+	)
+	switch {
+	case df.Extract != nil:
+		fields, err = c.GetSecretMap(ctx, *df.Extract)
+		if err != nil {
+			return nil, fmt.Errorf("extract (key %q): %w", df.Extract.Key, err)
+		}
+		conversion, decoding, nullBytes = df.Extract.ConversionStrategy, df.Extract.DecodingStrategy, df.Extract.NullBytePolicy
+	case df.Find != nil:
+		fields, err = c.GetAllSecrets(ctx, *df.Find)
+		if err != nil {
+			return nil, fmt.Errorf("find: %w", err)
+		}
+		conversion, decoding = df.Find.ConversionStrategy, df.Find.DecodingStrategy
+	default:
+		return nil, errors.New("entry has neither extract nor find")
+	}
+	out := make(map[string][]byte, len(fields))
+	for k, v := range fields {
+		k = convertKey(conversion, k)
+		if k, err = rewriteKey(df.Rewrite, k); err != nil {
+			return nil, err
+		}
+		if v, err = finishValue(decoding, nullBytes, k, v); err != nil {
+			return nil, err
+		}
+		out[k] = v
+	}
+	return out, nil
 }
 
 // isGone: the remote secret itself does not exist.

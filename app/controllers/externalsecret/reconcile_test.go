@@ -184,7 +184,7 @@ func externalSecret(ns string) *esv1.ExternalSecret {
 	return &esv1.ExternalSecret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app"},
 		Spec: esv1.ExternalSecretSpec{
-			SecretStoreRef:  esv1.SecretStoreRef{Name: "store", Kind: "SecretStore"},
+			SecretStoreRef:  &esv1.SecretStoreRef{Name: "store", Kind: "SecretStore"},
 			RefreshInterval: &metav1.Duration{Duration: time.Hour},
 			Data: []esv1.ExternalSecretData{
 				{SecretKey: "password", RemoteRef: esv1.ExternalSecretDataRemoteRef{Key: "db", Property: "password"}},

@@ -42,13 +42,6 @@ func storeIndexKey(kind, namespace, name string) string {
 	return kind + "/" + namespace + "/" + name
 }
 
-func esStoreKey(es *esv1.ExternalSecret) string {
-	kind := es.Spec.SecretStoreRef.Kind
-	if kind == "" {
-		kind = stores.KindSecretStore
-	}
-	return storeIndexKey(kind, es.Namespace, es.Spec.SecretStoreRef.Name)
-}
 
 func setupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 	idx := mgr.GetFieldIndexer()
@@ -58,7 +51,12 @@ func setupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 		return err
 	}
 	return idx.IndexField(ctx, &esv1.ExternalSecret{}, indexStore, func(o client.Object) []string {
-		return []string{esStoreKey(o.(*esv1.ExternalSecret))}
+		es := o.(*esv1.ExternalSecret)
+		var keys []string
+		for _, ref := range storeRefs(es) {
+			keys = append(keys, refKey(es.Namespace, ref))
+		}
+		return keys
 	})
 }
 
@@ -131,8 +129,11 @@ func (r *Reconciler) usingClusterStores(ctx context.Context, namespace string) [
 	}
 	var reqs []reconcile.Request
 	for _, es := range list.Items {
-		if es.Spec.SecretStoreRef.Kind == stores.KindClusterSecretStore {
-			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&es)})
+		for _, ref := range storeRefs(&es) {
+			if ref.Kind == stores.KindClusterSecretStore {
+				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&es)})
+				break
+			}
 		}
 	}
 	return reqs

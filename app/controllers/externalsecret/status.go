@@ -95,6 +95,8 @@ func failureReason(err error) string {
 		return esv1.ReasonTargetConflict
 	case errors.Is(err, errTargetImmutable):
 		return esv1.ReasonTargetImmutable
+	case errors.Is(err, errNoStore):
+		return esv1.ReasonStoreNotFound
 	case errors.Is(err, providers.ErrConfigNotFound), errors.Is(err, providers.ErrInvalidConfig), errors.Is(err, providers.ErrNotSupported):
 		return esv1.ReasonProviderError
 	default:
@@ -115,7 +117,7 @@ func retryable(err error) bool {
 		return true // the Secret that would fix it is not watched until eso manages it
 	case esv1.ReasonSecretSyncedError, esv1.ReasonProviderError:
 		return !errors.Is(err, providers.ErrConfigNotFound) && !errors.Is(err, providers.ErrInvalidConfig) &&
-			!errors.Is(err, providers.ErrNotSupported) && !errors.Is(err, errBadValue)
+			!errors.Is(err, providers.ErrNotSupported) && !errors.Is(err, errBadValue) && !errors.Is(err, errBadRewrite)
 	default:
 		return false
 	}

@@ -69,10 +69,10 @@ func checkNullBytes(policy esv1.NullBytePolicy, key string, v []byte) error {
 }
 
 // finishValue decodes a fetched value and checks it for NUL bytes.
-func finishValue(ref *esv1.ExternalSecretDataRemoteRef, key string, v []byte) ([]byte, error) {
-	v, err := decodeValue(ref.DecodingStrategy, key, v)
+func finishValue(decoding esv1.DecodingStrategy, nullBytes esv1.NullBytePolicy, key string, v []byte) ([]byte, error) {
+	v, err := decodeValue(decoding, key, v)
 	if err != nil {
 		return nil, err
 	}
-	return v, checkNullBytes(ref.NullBytePolicy, key, v)
+	return v, checkNullBytes(nullBytes, key, v)
 }

@@ -1,0 +1,132 @@
+package externalsecret
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	"github.com/eso-dev/eso/app/stores"
+	"github.com/eso-dev/eso/providers"
+)
+
+// errNoStore: an entry has no sourceRef and the spec no secretStoreRef (the
+// schema prevents it; this guards objects stored before it did).
+var errNoStore = errors.New("entry has no sourceRef and spec.secretStoreRef is empty")
+
+// sources are the stores one ExternalSecret reads through: spec.secretStoreRef
+// and any entry's sourceRef.storeRef, each resolved once per reconcile.
+type sources struct {
+	resolver  *stores.Resolver
+	namespace string
+	byKey     map[string]*source
+	order     []string // keys in first-use order, for a stable fingerprint
+}
+
+type source struct {
+	store       *stores.Store
+	fingerprint string
+	client      providers.SecretsClient
+}
+
+// storeRefs lists the distinct stores an ExternalSecret uses, the default
+// store first.
+func storeRefs(es *esv1.ExternalSecret) []esv1.SecretStoreRef {
+	var refs []esv1.SecretStoreRef
+	usesDefault := false
+	note := func(src *esv1.StoreSourceRef) {
+		if src != nil {
+			refs = append(refs, src.SecretStoreRef)
+		} else {
+			usesDefault = true
+		}
+	}
+	for _, d := range es.Spec.Data {
+		note(d.SourceRef)
+	}
+	for _, d := range es.Spec.DataFrom {
+		note(d.SourceRef)
+	}
+	if usesDefault && es.Spec.SecretStoreRef != nil {
+		refs = append([]esv1.SecretStoreRef{*es.Spec.SecretStoreRef}, refs...)
+	}
+	return dedupe(es.Namespace, refs)
+}
+
+func dedupe(namespace string, refs []esv1.SecretStoreRef) []esv1.SecretStoreRef {
+	seen := map[string]bool{}
+	out := refs[:0]
+	for _, r := range refs {
+		if k := refKey(namespace, r); !seen[k] {
+			seen[k] = true
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// refKey identifies a store reference as seen from namespace.
+func refKey(namespace string, r esv1.SecretStoreRef) string {
+	kind := r.Kind
+	if kind == "" {
+		kind = stores.KindSecretStore
+	}
+	return storeIndexKey(kind, namespace, r.Name)
+}
+
+// resolveSources finds every store of the ExternalSecret and checks it may be
+// used now. ours is false when a store belongs to another controller class:
+// then this eso leaves the ExternalSecret alone.
+func resolveSources(ctx context.Context, resolver *stores.Resolver, es *esv1.ExternalSecret) (s *sources, ours bool, err error) {
+	s = &sources{resolver: resolver, namespace: es.Namespace, byKey: map[string]*source{}}
+	for _, ref := range storeRefs(es) {
+		store, err := resolver.Get(ctx, es.Namespace, ref)
+		if err != nil {
+			return nil, true, err
+		}
+		if !resolver.OwnsClass(store) {
+			return nil, false, nil
+		}
+		if err := resolver.CheckUsable(ctx, store, es.Namespace); err != nil {
+			return nil, true, err
+		}
+		fp, err := resolver.Fingerprint(ctx, store)
+		if err != nil {
+			return nil, true, err
+		}
+		k := refKey(es.Namespace, ref)
+		s.byKey[k] = &source{store: store, fingerprint: fp}
+		s.order = append(s.order, k)
+	}
+	return s, true, nil
+}
+
+// fingerprint changes whenever any of the stores or their configurations does.
+func (s *sources) fingerprint() string {
+	parts := make([]string, len(s.order))
+	for i, k := range s.order {
+		parts[i] = s.byKey[k].fingerprint
+	}
+	return strings.Join(parts, ",")
+}
+
+// client returns the provider client an entry reads through: its sourceRef's
+// store, else spec.secretStoreRef's.
+func (s *sources) client(ctx context.Context, es *esv1.ExternalSecret, sourceRef *esv1.StoreSourceRef) (providers.SecretsClient, error) {
+	ref := es.Spec.SecretStoreRef
+	if sourceRef != nil {
+		ref = &sourceRef.SecretStoreRef
+	}
+	if ref == nil {
+		return nil, errNoStore
+	}
+	src := s.byKey[refKey(s.namespace, *ref)]
+	if src.client == nil {
+		cl, err := s.resolver.Client(ctx, src.store, s.namespace, src.fingerprint)
+		if err != nil {
+			return nil, err
+		}
+		src.client = cl
+	}
+	return src.client, nil
+}
