@@ -42,7 +42,6 @@ func storeIndexKey(kind, namespace, name string) string {
 	return kind + "/" + namespace + "/" + name
 }
 
-
 func setupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 	idx := mgr.GetFieldIndexer()
 	if err := idx.IndexField(ctx, &esv1.ExternalSecret{}, indexTarget, func(o client.Object) []string {
