@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/eso-dev/eso/app/config"
+	"github.com/eso-dev/eso/app/controllers/clusterexternalsecret"
 	"github.com/eso-dev/eso/app/controllers/externalsecret"
 	"github.com/eso-dev/eso/app/controllers/secretstore"
 	"github.com/eso-dev/eso/app/manager"
@@ -32,6 +33,7 @@ func CoreModules() fx.Option {
 		stores.Module,
 		secretstore.Module,
 		externalsecret.Module,
+		clusterexternalsecret.Module,
 	)
 }
 

@@ -149,6 +149,8 @@ func conditions(obj client.Object) []metav1.Condition {
 		return o.Status.Conditions
 	case *ssv2.ClusterSecretStore:
 		return o.Status.Conditions
+	case *esv1.ClusterExternalSecret:
+		return o.Status.Conditions
 	}
 	return nil
 }
