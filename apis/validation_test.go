@@ -120,6 +120,24 @@ spec:
   secretStoreRef: {name: s, apiVersion: external-secrets.io/v1beta1}
   data: [{secretKey: a, remoteRef: {key: k}}]`,
 			"spec.secretStoreRef.apiVersion: Unsupported value"},
+		{"ExternalSecret templating a service-account token Secret", `
+apiVersion: external-secrets.io/v1
+kind: ExternalSecret
+metadata: {name: sa-token}
+spec:
+  secretStoreRef: {name: s}
+  target: {template: {type: kubernetes.io/service-account-token}}
+  data: [{secretKey: a, remoteRef: {key: k}}]`,
+			"template.type may not be a type Kubernetes fills with credentials"},
+		{"ExternalSecret templateFrom with two sources", `
+apiVersion: external-secrets.io/v1
+kind: ExternalSecret
+metadata: {name: two-template-sources}
+spec:
+  secretStoreRef: {name: s}
+  target: {template: {templateFrom: [{literal: "a: b", configMap: {name: c, items: [{key: k}]}}]}}
+  data: [{secretKey: a, remoteRef: {key: k}}]`,
+			"each templateFrom entry needs exactly one of configMap, secret or literal"},
 		{"SecretStore without a provider", `
 apiVersion: secretstore.external-secrets.io/v2alpha1
 kind: SecretStore

@@ -14,6 +14,8 @@ var corePackages = []string{
 	"github.com/eso-dev/eso/app/manager",
 	"github.com/eso-dev/eso/app/refresh",
 	"github.com/eso-dev/eso/app/registry",
+	"github.com/eso-dev/eso/app/secrettemplate",
+	"github.com/eso-dev/eso/app/metrics",
 	"github.com/eso-dev/eso/app/stores",
 	"github.com/eso-dev/eso/apis/...",
 	"github.com/eso-dev/eso/providers",

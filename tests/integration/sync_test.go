@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -293,4 +294,40 @@ func TestFindRewriteAndSourceRef(t *testing.T) {
 	waitSecretData(t, ns, "app", map[string]string{
 		"user": "app", "pass": "pw", "API_TOKEN": "t", "tagged": `{"a":"1"}`, "b": "2",
 	})
+}
+
+// TestTemplate renders type, labels, annotations and data, with templates
+// from the spec, a ConfigMap and a literal.
+func TestTemplate(t *testing.T) {
+	runEso(t, testConfig())
+	ns := env.Namespace(t, "template", nil)
+	create(t,
+		fakeConfig(ns, "fake", map[string]string{"db": `{"user":"app","password":"pw"}`}),
+		secretStore(ns, "store", storeSpec("Fake", "fake", "")),
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tpl"}, Data: map[string]string{
+			"app.properties": "db.user={{ .user }}\ndb.password={{ .password }}\n",
+		}},
+	)
+	literal := "owner: '{{ .user }}'"
+	es := externalSecret(ns, "app", "SecretStore", "store", nil)
+	es.Spec.DataFrom = []esv1.ExternalSecretDataFromRemoteRef{{Extract: &esv1.ExternalSecretDataRemoteRef{Key: "db"}}}
+	es.Spec.Target.Template = &esv1.ExternalSecretTemplate{
+		Type:     corev1.SecretTypeBasicAuth,
+		Metadata: esv1.ExternalSecretTemplateMetadata{Labels: map[string]string{"app": "{{ .user }}"}},
+		Data:     map[string]string{"username": "{{ .user }}", "password": "{{ .password | upper }}"},
+		TemplateFrom: []esv1.TemplateFrom{
+			{ConfigMap: &esv1.TemplateRef{Name: "tpl", Items: []esv1.TemplateRefItem{{Key: "app.properties"}}}},
+			{Literal: &literal, Target: esv1.TemplateTargetAnnotations},
+		},
+	}
+	create(t, es)
+	s := waitSecretData(t, ns, "app", map[string]string{
+		"username": "app", "password": "PW", "app.properties": "db.user=app\ndb.password=pw\n",
+	})
+	if s.Type != corev1.SecretTypeBasicAuth || s.Labels["app"] != "app" || s.Annotations["owner"] != "app" {
+		t.Errorf("type %s, labels %v, annotations %v", s.Type, s.Labels, s.Annotations)
+	}
+	if s.Labels[esv1.LabelManaged] != "true" {
+		t.Errorf("template labels replaced eso's managed label: %v", s.Labels)
+	}
 }

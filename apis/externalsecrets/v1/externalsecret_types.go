@@ -1,6 +1,7 @@
 package v1
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -79,7 +80,133 @@ type ExternalSecretTarget struct {
 	// to its data, so a changed remote secret is reported, not applied.
 	// +optional
 	Immutable bool `json:"immutable,omitempty"`
+
+	// Template shapes the Secret: its type, metadata and data rendered from
+	// the fetched values.
+	// +optional
+	Template *ExternalSecretTemplate `json:"template,omitempty"`
 }
+
+// ExternalSecretTemplate shapes the target Secret. Templates are Go templates
+// over the fetched values (.key), with a fixed set of functions that cannot
+// read the environment, the network or the cluster.
+// +kubebuilder:validation:XValidation:rule="!has(self.type) || !(self.type in ['kubernetes.io/service-account-token', 'bootstrap.kubernetes.io/token'])",message="template.type may not be a type Kubernetes fills with credentials (service-account-token, bootstrap token)"
+type ExternalSecretTemplate struct {
+	// Type of the Secret, e.g. kubernetes.io/tls; default Opaque.
+	// +optional
+	Type corev1.SecretType `json:"type,omitempty"`
+
+	// EngineVersion of the template language; only v2 is served.
+	// +kubebuilder:validation:Enum=v2
+	// +kubebuilder:default=v2
+	// +optional
+	EngineVersion TemplateEngineVersion `json:"engineVersion,omitempty"`
+
+	// Metadata adds labels and annotations to the Secret; values are templates.
+	// +optional
+	Metadata ExternalSecretTemplateMetadata `json:"metadata,omitempty"`
+
+	// MergePolicy Replace writes only the templated keys; Merge writes the
+	// fetched keys too, templated keys winning.
+	// +kubebuilder:validation:Enum=Replace;Merge
+	// +kubebuilder:default=Replace
+	// +optional
+	MergePolicy TemplateMergePolicy `json:"mergePolicy,omitempty"`
+
+	// Data maps Secret keys to templates.
+	// +kubebuilder:validation:MaxProperties=256
+	// +optional
+	Data map[string]string `json:"data,omitempty"`
+
+	// TemplateFrom reads templates from ConfigMaps or Secrets of the
+	// ExternalSecret's namespace, or takes them literally.
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=atomic
+	// +optional
+	TemplateFrom []TemplateFrom `json:"templateFrom,omitempty"`
+}
+
+// TemplateEngineVersion is the template language version.
+type TemplateEngineVersion string
+
+// TemplateEngineV2 is the Go-template engine with upstream ESO v2 semantics.
+const TemplateEngineV2 TemplateEngineVersion = "v2"
+
+// TemplateMergePolicy says whether fetched keys are kept beside templated ones.
+type TemplateMergePolicy string
+
+const (
+	MergePolicyReplace TemplateMergePolicy = "Replace"
+	MergePolicyMerge   TemplateMergePolicy = "Merge"
+)
+
+// ExternalSecretTemplateMetadata are templated labels and annotations.
+type ExternalSecretTemplateMetadata struct {
+	// +optional
+	Annotations map[string]string `json:"annotations,omitempty"`
+	// +optional
+	Labels map[string]string `json:"labels,omitempty"`
+}
+
+// TemplateFrom is one source of templates.
+// +kubebuilder:validation:XValidation:rule="[has(self.configMap), has(self.secret), has(self.literal)].filter(x, x).size() == 1",message="each templateFrom entry needs exactly one of configMap, secret or literal"
+type TemplateFrom struct {
+	// ConfigMap of the ExternalSecret's namespace holding templates.
+	// +optional
+	ConfigMap *TemplateRef `json:"configMap,omitempty"`
+	// Secret of the ExternalSecret's namespace holding templates.
+	// +optional
+	Secret *TemplateRef `json:"secret,omitempty"`
+	// Literal is a template rendering a YAML map of keys to values.
+	// +kubebuilder:validation:MaxLength=65536
+	// +optional
+	Literal *string `json:"literal,omitempty"`
+	// Target is where the rendered keys go: Data, Annotations or Labels.
+	// +kubebuilder:validation:Enum=Data;Annotations;Labels
+	// +kubebuilder:default=Data
+	// +optional
+	Target TemplateTarget `json:"target,omitempty"`
+}
+
+// TemplateRef names a ConfigMap or Secret and the keys holding templates.
+type TemplateRef struct {
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// Items are the keys used; each is rendered as a value (Values) or as a
+	// YAML map of keys to values (KeysAndValues).
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=64
+	Items []TemplateRefItem `json:"items"`
+}
+
+// TemplateRefItem is one templated key of a ConfigMap or Secret.
+type TemplateRefItem struct {
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Key string `json:"key"`
+	// +kubebuilder:validation:Enum=Values;KeysAndValues
+	// +kubebuilder:default=Values
+	// +optional
+	TemplateAs TemplateScope `json:"templateAs,omitempty"`
+}
+
+// TemplateScope says how a templated item is used.
+type TemplateScope string
+
+const (
+	TemplateScopeValues        TemplateScope = "Values"
+	TemplateScopeKeysAndValues TemplateScope = "KeysAndValues"
+)
+
+// TemplateTarget is where rendered keys go.
+type TemplateTarget string
+
+const (
+	TemplateTargetData        TemplateTarget = "Data"
+	TemplateTargetAnnotations TemplateTarget = "Annotations"
+	TemplateTargetLabels      TemplateTarget = "Labels"
+)
 
 // ExternalSecretDataRemoteRef points at a secret in the provider.
 type ExternalSecretDataRemoteRef struct {
@@ -367,6 +494,7 @@ const (
 	ReasonSecretNotFound    = "RemoteSecretNotFound"
 	ReasonTargetConflict    = "TargetConflict"
 	ReasonTargetImmutable   = "TargetImmutable"
+	ReasonTemplateError     = "TemplateError"
 	ReasonTargetMissing     = "TargetMissing"
 	ReasonUnsupportedStore  = "UnsupportedStore"
 )

@@ -114,7 +114,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	case fetchErr != nil:
 		return r.fail(ctx, &es, before, fetchErr)
 	default:
-		wrote, err := r.writeTarget(ctx, &es, target, fetched.data)
+		out, err := r.render(ctx, &es, fetched.data)
+		if err != nil {
+			return r.fail(ctx, &es, before, err)
+		}
+		wrote, err := r.writeTarget(ctx, &es, target, out)
 		if err != nil {
 			return r.fail(ctx, &es, before, err)
 		}

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	"github.com/eso-dev/eso/app/secrettemplate"
 	"github.com/eso-dev/eso/app/stores"
 	"github.com/eso-dev/eso/providers"
 )
@@ -97,6 +98,8 @@ func failureReason(err error) string {
 		return esv1.ReasonTargetImmutable
 	case errors.Is(err, errNoStore):
 		return esv1.ReasonStoreNotFound
+	case errors.Is(err, secrettemplate.ErrTemplate):
+		return esv1.ReasonTemplateError
 	case errors.Is(err, providers.ErrConfigNotFound), errors.Is(err, providers.ErrInvalidConfig), errors.Is(err, providers.ErrNotSupported):
 		return esv1.ReasonProviderError
 	default:

@@ -20,6 +20,7 @@ import (
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	"github.com/eso-dev/eso/app/metrics"
+	"github.com/eso-dev/eso/app/secrettemplate"
 )
 
 // Errors about the target Secret.
@@ -96,23 +97,33 @@ func drifted(es *esv1.ExternalSecret, target *corev1.Secret) bool {
 // writeTarget makes the target Secret hold data according to the creation
 // policy. It writes only when something differs and reports whether it wrote.
 // Callers check the target with checkTarget first. An existing target keeps its Type.
-func (r *Reconciler) writeTarget(ctx context.Context, es *esv1.ExternalSecret, target *corev1.Secret, data map[string][]byte) (bool, error) {
+func (r *Reconciler) writeTarget(ctx context.Context, es *esv1.ExternalSecret, target *corev1.Secret, out *secrettemplate.Result) (bool, error) {
 	policy := es.Spec.Target.CreationPolicy
 	if policy == esv1.CreatePolicyNone {
 		return false, nil
 	}
 
-	desired := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: es.Namespace, Name: es.TargetName()}, Type: corev1.SecretTypeOpaque}
+	desired := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: es.Namespace, Name: es.TargetName()}, Type: out.Type}
 	if target != nil {
 		desired = target.DeepCopy()
+		if policy != esv1.CreatePolicyMerge && target.Type != out.Type {
+			return false, fmt.Errorf("%w: Secret %s has type %s but the template asks for %s, and Kubernetes cannot change a Secret's type; delete it to have it recreated",
+				errTargetConflict, target.Name, target.Type, out.Type)
+		}
+	}
+	for k, v := range out.Labels {
+		metav1.SetMetaDataLabel(&desired.ObjectMeta, k, v)
+	}
+	for k, v := range out.Annotations {
+		metav1.SetMetaDataAnnotation(&desired.ObjectMeta, k, v)
 	}
 	if policy == esv1.CreatePolicyMerge {
 		if desired.Data == nil {
 			desired.Data = map[string][]byte{}
 		}
-		maps.Copy(desired.Data, data)
+		maps.Copy(desired.Data, out.Data)
 	} else {
-		desired.Data = data
+		desired.Data = out.Data
 		metav1.SetMetaDataAnnotation(&desired.ObjectMeta, esv1.AnnotationManagedBy, es.Name)
 	}
 	metav1.SetMetaDataLabel(&desired.ObjectMeta, esv1.LabelManaged, esv1.LabelManagedValue)
@@ -138,7 +149,7 @@ func (r *Reconciler) writeTarget(ctx context.Context, es *esv1.ExternalSecret, t
 			if err := checkTarget(es, &live); err != nil {
 				return false, err
 			}
-			return r.writeTarget(ctx, es, &live, data)
+			return r.writeTarget(ctx, es, &live, out)
 		}
 		if err != nil {
 			return false, fmt.Errorf("creating Secret %s: %w", desired.Name, err)

@@ -1,0 +1,38 @@
+package externalsecret
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	"github.com/eso-dev/eso/app/secrettemplate"
+)
+
+// render applies target.template to the fetched data, reading the ConfigMaps
+// and Secrets its templateFrom names from the ExternalSecret's own namespace.
+func (r *Reconciler) render(ctx context.Context, es *esv1.ExternalSecret, data map[string][]byte) (*secrettemplate.Result, error) {
+	tpl := es.Spec.Target.Template
+	src := secrettemplate.Sources{ConfigMaps: map[string]map[string]string{}, Secrets: map[string]map[string][]byte{}}
+	if tpl != nil {
+		for _, from := range tpl.TemplateFrom {
+			switch {
+			case from.ConfigMap != nil:
+				var cm corev1.ConfigMap
+				if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: es.Namespace, Name: from.ConfigMap.Name}, &cm); err != nil {
+					return nil, fmt.Errorf("%w: reading template ConfigMap %s: %v", secrettemplate.ErrTemplate, from.ConfigMap.Name, err)
+				}
+				src.ConfigMaps[cm.Name] = cm.Data
+			case from.Secret != nil:
+				var s corev1.Secret
+				if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: es.Namespace, Name: from.Secret.Name}, &s); err != nil {
+					return nil, fmt.Errorf("%w: reading template Secret %s: %v", secrettemplate.ErrTemplate, from.Secret.Name, err)
+				}
+				src.Secrets[s.Name] = s.Data
+			}
+		}
+	}
+	return secrettemplate.Render(tpl, data, src)
+}

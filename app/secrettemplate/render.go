@@ -1,0 +1,225 @@
+// Package secrettemplate renders an ExternalSecret's target.template: the
+// Secret's type, labels, annotations and data as Go templates over the
+// fetched values, with upstream ESO's engine v2 semantics and a fixed,
+// side-effect-free function set.
+package secrettemplate
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"regexp"
+	"strings"
+	"text/template"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+)
+
+// ErrTemplate: a template cannot be parsed or rendered. Messages name the
+// template, never the values it was rendered with.
+var ErrTemplate = errors.New("template error")
+
+// Sources holds the templates templateFrom names, read by the caller from the
+// ExternalSecret's namespace: ConfigMaps and Secrets by name, then by key.
+type Sources struct {
+	ConfigMaps map[string]map[string]string
+	Secrets    map[string]map[string][]byte
+}
+
+// Result is what the template makes of the fetched data.
+type Result struct {
+	Type        corev1.SecretType
+	Data        map[string][]byte
+	Labels      map[string]string
+	Annotations map[string]string
+}
+
+// Render applies tpl to data. A nil template returns data unchanged.
+func Render(tpl *esv1.ExternalSecretTemplate, data map[string][]byte, src Sources) (*Result, error) {
+	res := &Result{Type: corev1.SecretTypeOpaque, Data: data}
+	if tpl == nil {
+		return res, nil
+	}
+	if tpl.Type != "" {
+		res.Type = tpl.Type
+	}
+	values := make(map[string]string, len(data))
+	for k, v := range data {
+		values[k] = string(v)
+	}
+	r := renderer{values: values}
+
+	templated := map[string][]byte{}
+	labels, annotations := map[string]string{}, map[string]string{}
+	for k, t := range tpl.Data {
+		out, err := r.render("data."+k, t)
+		if err != nil {
+			return nil, err
+		}
+		templated[k] = []byte(out)
+	}
+	for k, t := range tpl.Metadata.Labels {
+		out, err := r.render("metadata.labels."+k, t)
+		if err != nil {
+			return nil, err
+		}
+		labels[k] = out
+	}
+	for k, t := range tpl.Metadata.Annotations {
+		out, err := r.render("metadata.annotations."+k, t)
+		if err != nil {
+			return nil, err
+		}
+		annotations[k] = out
+	}
+	for i, from := range tpl.TemplateFrom {
+		kv, err := r.renderFrom(i, from, src)
+		if err != nil {
+			return nil, err
+		}
+		switch from.Target {
+		case esv1.TemplateTargetLabels:
+			maps.Copy(labels, kv)
+		case esv1.TemplateTargetAnnotations:
+			maps.Copy(annotations, kv)
+		default:
+			for k, v := range kv {
+				templated[k] = []byte(v)
+			}
+		}
+	}
+
+	// Without data templates the fetched data is kept as it is; with them,
+	// Replace keeps only the templated keys and Merge lays them over the data.
+	if len(tpl.Data) > 0 || hasDataTarget(tpl.TemplateFrom) {
+		if tpl.MergePolicy == esv1.MergePolicyMerge {
+			merged := maps.Clone(data)
+			maps.Copy(merged, templated)
+			res.Data = merged
+		} else {
+			res.Data = templated
+		}
+	}
+	res.Labels, res.Annotations = labels, annotations
+	return res, nil
+}
+
+func hasDataTarget(from []esv1.TemplateFrom) bool {
+	for _, f := range from {
+		if f.Target == "" || f.Target == esv1.TemplateTargetData {
+			return true
+		}
+	}
+	return false
+}
+
+type renderer struct {
+	values map[string]string
+}
+
+// render executes one template over the fetched values.
+func (r renderer) render(name, text string) (string, error) {
+	t, err := template.New(name).Funcs(funcMap).Option("missingkey=error").Parse(text)
+	if err != nil {
+		return "", fmt.Errorf("%w: %s: %v", ErrTemplate, name, sanitize(err))
+	}
+	var b strings.Builder
+	if err := t.Execute(&b, r.values); err != nil {
+		return "", fmt.Errorf("%w: %s: %v", ErrTemplate, name, sanitize(err))
+	}
+	return b.String(), nil
+}
+
+// renderFrom renders one templateFrom entry into keys and values.
+func (r renderer) renderFrom(i int, from esv1.TemplateFrom, src Sources) (map[string]string, error) {
+	out := map[string]string{}
+	if from.Literal != nil {
+		rendered, err := r.render(fmt.Sprintf("templateFrom[%d].literal", i), *from.Literal)
+		if err != nil {
+			return nil, err
+		}
+		return keysAndValues(fmt.Sprintf("templateFrom[%d].literal", i), rendered)
+	}
+	ref, templates, kind := from.ConfigMap, map[string]string{}, "ConfigMap"
+	if from.ConfigMap != nil {
+		cm, ok := src.ConfigMaps[from.ConfigMap.Name]
+		if !ok {
+			return nil, fmt.Errorf("%w: templateFrom[%d]: ConfigMap %s not found", ErrTemplate, i, from.ConfigMap.Name)
+		}
+		templates = cm
+	} else if from.Secret != nil {
+		ref, kind = from.Secret, "Secret"
+		s, ok := src.Secrets[from.Secret.Name]
+		if !ok {
+			return nil, fmt.Errorf("%w: templateFrom[%d]: Secret %s not found", ErrTemplate, i, from.Secret.Name)
+		}
+		for k, v := range s {
+			templates[k] = string(v)
+		}
+	} else {
+		return nil, fmt.Errorf("%w: templateFrom[%d] names no source", ErrTemplate, i)
+	}
+	for _, item := range ref.Items {
+		text, ok := templates[item.Key]
+		if !ok {
+			return nil, fmt.Errorf("%w: templateFrom[%d]: %s %s has no key %q", ErrTemplate, i, kind, ref.Name, item.Key)
+		}
+		name := fmt.Sprintf("templateFrom[%d].%s.%s", i, ref.Name, item.Key)
+		rendered, err := r.render(name, text)
+		if err != nil {
+			return nil, err
+		}
+		if item.TemplateAs == esv1.TemplateScopeKeysAndValues {
+			kv, err := keysAndValues(name, rendered)
+			if err != nil {
+				return nil, err
+			}
+			maps.Copy(out, kv)
+			continue
+		}
+		out[item.Key] = rendered
+	}
+	return out, nil
+}
+
+// keysAndValues reads a rendered YAML map of keys to values.
+func keysAndValues(name, rendered string) (map[string]string, error) {
+	var raw map[string]any
+	if err := yaml.Unmarshal([]byte(rendered), &raw); err != nil {
+		return nil, fmt.Errorf("%w: %s must render a YAML map of keys to values", ErrTemplate, name)
+	}
+	out := make(map[string]string, len(raw))
+	for k, v := range raw {
+		switch t := v.(type) {
+		case string:
+			out[k] = t
+		default:
+			b, err := yaml.Marshal(t)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = strings.TrimSuffix(string(b), "\n")
+		}
+	}
+	return out, nil
+}
+
+// sanitize keeps template errors from echoing values. Parse errors quote the
+// template, not data; but a function's error may quote its argument (e.g.
+// strconv's "parsing \"...\""), which can be a secret value, so those are cut
+// after the function's name.
+func sanitize(err error) string {
+	msg := err.Error()
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	if loc := callError.FindStringIndex(msg); loc != nil {
+		return msg[:loc[1]] + " (details withheld: they may contain secret values)"
+	}
+	return msg
+}
+
+var callError = regexp.MustCompile(`error calling [A-Za-z0-9_]+:`)

@@ -1,0 +1,126 @@
+package secrettemplate
+
+import (
+	"errors"
+	"maps"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+)
+
+var fetched = map[string][]byte{"user": []byte("app"), "password": []byte("s3cr3t"), "port": []byte("5432")}
+
+func TestNoTemplateKeepsData(t *testing.T) {
+	res, err := Render(nil, fetched, Sources{})
+	if err != nil || !maps.EqualFunc(res.Data, fetched, func(a, b []byte) bool { return string(a) == string(b) }) || res.Type != corev1.SecretTypeOpaque {
+		t.Fatalf("Render(nil) = %+v, %v", res, err)
+	}
+	res, err = Render(&esv1.ExternalSecretTemplate{Type: corev1.SecretTypeBasicAuth,
+		Metadata: esv1.ExternalSecretTemplateMetadata{Labels: map[string]string{"app": "{{ .user }}"}}}, fetched, Sources{})
+	if err != nil || len(res.Data) != 3 || res.Type != corev1.SecretTypeBasicAuth || res.Labels["app"] != "app" {
+		t.Fatalf("metadata-only template changed the data: %+v, %v", res, err)
+	}
+}
+
+func TestMergePolicies(t *testing.T) {
+	tpl := &esv1.ExternalSecretTemplate{Data: map[string]string{
+		"dsn":  "postgres://{{ .user }}:{{ .password }}@db:{{ .port }}/app",
+		"user": "{{ .user | upper }}",
+	}}
+	res, err := Render(tpl, fetched, Sources{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Data) != 2 || string(res.Data["dsn"]) != "postgres://app:s3cr3t@db:5432/app" || string(res.Data["user"]) != "APP" {
+		t.Errorf("Replace: %q", res.Data)
+	}
+	tpl.MergePolicy = esv1.MergePolicyMerge
+	res, err = Render(tpl, fetched, Sources{})
+	if err != nil || len(res.Data) != 4 || string(res.Data["user"]) != "APP" || string(res.Data["password"]) != "s3cr3t" {
+		t.Errorf("Merge: %q, %v", res.Data, err)
+	}
+}
+
+func TestTemplateFrom(t *testing.T) {
+	src := Sources{
+		ConfigMaps: map[string]map[string]string{"tpl": {
+			"config.yaml": "db:\n  user: {{ .user }}\n",
+			"env":         "DB_USER: {{ .user }}\nDB_PORT: {{ .port | quote }}\n",
+		}},
+		Secrets: map[string]map[string][]byte{"tpl-secret": {"token": []byte("Bearer {{ .password }}")}},
+	}
+	tpl := &esv1.ExternalSecretTemplate{TemplateFrom: []esv1.TemplateFrom{
+		{ConfigMap: &esv1.TemplateRef{Name: "tpl", Items: []esv1.TemplateRefItem{
+			{Key: "config.yaml"},
+			{Key: "env", TemplateAs: esv1.TemplateScopeKeysAndValues},
+		}}},
+		{Secret: &esv1.TemplateRef{Name: "tpl-secret", Items: []esv1.TemplateRefItem{{Key: "token"}}}},
+		{Literal: ptr.To("team: '{{ .user }}-team'"), Target: esv1.TemplateTargetLabels},
+		{Literal: ptr.To("note: rendered"), Target: esv1.TemplateTargetAnnotations},
+	}}
+	res, err := Render(tpl, fetched, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"config.yaml": "db:\n  user: app\n", "DB_USER": "app", "DB_PORT": "5432", "token": "Bearer s3cr3t"}
+	if len(res.Data) != len(want) {
+		t.Errorf("data keys = %d, want %d: %q", len(res.Data), len(want), res.Data)
+	}
+	for k, v := range want {
+		if string(res.Data[k]) != v {
+			t.Errorf("data[%s] = %q, want %q", k, res.Data[k], v)
+		}
+	}
+	if res.Labels["team"] != "app-team" || res.Annotations["note"] != "rendered" {
+		t.Errorf("metadata targets: labels %v annotations %v", res.Labels, res.Annotations)
+	}
+}
+
+func TestDangerousFunctionsAreAbsent(t *testing.T) {
+	for _, name := range []string{
+		"env", "expandenv", "getHostByName", // environment and network
+		"now", "ago", "randAlphaNum", "randAlpha", "randNumeric", "randAscii", "randBytes", "randInt", "uuidv4",
+		"genPrivateKey", "genCA", "genSelfSignedCert", "genSignedCert", "bcrypt", "htpasswd", "shuffle", // random or time-dependent
+		"lookup", "include", "tpl", "getSecret", "getConfigMap", // cluster or template access
+	} {
+		if _, ok := funcMap[name]; ok {
+			t.Errorf("template function %q must not be available", name)
+		}
+		_, err := Render(&esv1.ExternalSecretTemplate{Data: map[string]string{"k": "{{ " + name + " }}"}}, fetched, Sources{})
+		if !errors.Is(err, ErrTemplate) {
+			t.Errorf("a template calling %q rendered: %v", name, err)
+		}
+	}
+	for _, name := range []string{"b64enc", "toJson", "fromJson", "sha256sum", "toYaml", "filterPEM", "upper", "default", "dict"} {
+		if _, ok := funcMap[name]; !ok {
+			t.Errorf("template function %q missing", name)
+		}
+	}
+}
+
+func TestErrorsDoNotEchoValues(t *testing.T) {
+	for _, text := range []string{"{{ .password | mustFromJson }}", "{{ .password | b64dec | mustFromJson }}", "{{ .missing }}", "{{ semver .password }}"} {
+		_, err := Render(&esv1.ExternalSecretTemplate{Data: map[string]string{"k": text}}, fetched, Sources{})
+		if !errors.Is(err, ErrTemplate) {
+			t.Fatalf("%s: error %v", text, err)
+		}
+		if strings.Contains(err.Error(), "s3cr3t") || strings.Contains(err.Error(), "s3") {
+			t.Errorf("%s: error leaks the value: %v", text, err)
+		}
+	}
+}
+
+func TestFilterPEM(t *testing.T) {
+	bundle := "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n"
+	got, err := filterPEM("PRIVATE KEY", bundle)
+	if err != nil || !strings.Contains(got, "PRIVATE KEY") || strings.Contains(got, "CERTIFICATE") {
+		t.Errorf("filterPEM = %q, %v", got, err)
+	}
+	if _, err := filterPEM("RSA PRIVATE KEY", bundle); err == nil {
+		t.Error("filterPEM of an absent type must fail")
+	}
+}
