@@ -116,7 +116,9 @@ func TestCreationPolicies(t *testing.T) {
 	mergeMissing.Spec.Target.CreationPolicy = esv1.CreatePolicyMerge
 	none := externalSecret(ns, "none", "SecretStore", "store", data)
 	none.Spec.Target.CreationPolicy = esv1.CreatePolicyNone
-	create(t, orphan, merge, mergeMissing, none)
+	createOrMerge := externalSecret(ns, "create-or-merge", "SecretStore", "store", data)
+	createOrMerge.Spec.Target.CreationPolicy = esv1.CreatePolicyCreateOrMerge
+	create(t, orphan, merge, mergeMissing, none, createOrMerge)
 
 	s := waitSecretData(t, ns, "orphan", map[string]string{"k": "remote"})
 	if len(s.OwnerReferences) != 0 {
@@ -128,6 +130,9 @@ func TestCreationPolicies(t *testing.T) {
 		t.Errorf("creationPolicy Merge created a Secret")
 	}
 	waitReady(t, none, metav1.ConditionTrue, esv1.ReasonSecretSynced)
+	if s := waitSecretData(t, ns, "create-or-merge", map[string]string{"k": "remote"}); len(s.OwnerReferences) != 0 {
+		t.Errorf("creationPolicy CreateOrMerge: created Secret has owners %v", s.OwnerReferences)
+	}
 	time.Sleep(200 * time.Millisecond)
 	if secretExists(t, ns, "none") {
 		t.Errorf("creationPolicy None created a Secret")

@@ -31,7 +31,7 @@ type SecretStoreRef struct {
 }
 
 // CreationPolicy says how the target Secret is created and owned.
-// +kubebuilder:validation:Enum=Owner;Orphan;Merge;None
+// +kubebuilder:validation:Enum=Owner;Orphan;Merge;CreateOrMerge;None
 type CreationPolicy string
 
 const (
@@ -41,6 +41,9 @@ const (
 	CreatePolicyOrphan CreationPolicy = "Orphan"
 	// CreatePolicyMerge merges the data into an existing Secret and never creates one.
 	CreatePolicyMerge CreationPolicy = "Merge"
+	// CreatePolicyCreateOrMerge merges into the Secret, creating it (without
+	// an owner) when it does not exist.
+	CreatePolicyCreateOrMerge CreationPolicy = "CreateOrMerge"
 	// CreatePolicyNone writes no Secret.
 	CreatePolicyNone CreationPolicy = "None"
 )
@@ -530,6 +533,12 @@ type ExternalSecretList struct {
 
 func init() {
 	SchemeBuilder.Register(&ExternalSecret{}, &ExternalSecretList{})
+}
+
+// Merges reports whether the ExternalSecret adds its keys to a Secret others
+// may write too, rather than writing the Secret whole.
+func (t ExternalSecretTarget) Merges() bool {
+	return t.CreationPolicy == CreatePolicyMerge || t.CreationPolicy == CreatePolicyCreateOrMerge
 }
 
 // TargetName is the name of the Secret this ExternalSecret writes.

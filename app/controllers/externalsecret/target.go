@@ -41,7 +41,7 @@ func (r *Reconciler) readTarget(ctx context.Context, es *esv1.ExternalSecret) (*
 	key := client.ObjectKey{Namespace: es.Namespace, Name: es.TargetName()}
 	var s corev1.Secret
 	err := r.Client.Get(ctx, key, &s)
-	if apierrors.IsNotFound(err) && es.Spec.Target.CreationPolicy == esv1.CreatePolicyMerge {
+	if apierrors.IsNotFound(err) && es.Spec.Target.Merges() {
 		err = r.APIReader.Get(ctx, key, &s)
 	}
 	if apierrors.IsNotFound(err) {
@@ -77,7 +77,7 @@ func checkTarget(es *esv1.ExternalSecret, target *corev1.Secret) error {
 	if managedBy != "" && managedBy != es.Name {
 		return fmt.Errorf("%w: Secret %s is written by ExternalSecret %s", errTargetConflict, target.Name, managedBy)
 	}
-	if policy == esv1.CreatePolicyMerge || managedBy == es.Name || owner != nil {
+	if es.Spec.Target.Merges() || managedBy == es.Name || owner != nil {
 		return nil
 	}
 	return fmt.Errorf("%w: Secret %s exists and eso did not create it; delete it, or use creationPolicy Merge to add keys to it",
@@ -88,7 +88,7 @@ func checkTarget(es *esv1.ExternalSecret, target *corev1.Secret) error {
 // (Owner, Orphan) since eso wrote it.
 func drifted(es *esv1.ExternalSecret, target *corev1.Secret) bool {
 	switch es.Spec.Target.CreationPolicy {
-	case esv1.CreatePolicyNone, esv1.CreatePolicyMerge:
+	case esv1.CreatePolicyNone, esv1.CreatePolicyMerge, esv1.CreatePolicyCreateOrMerge:
 		return false
 	}
 	return target.Annotations[esv1.AnnotationDataHash] != dataHash(target.Data)
@@ -106,7 +106,7 @@ func (r *Reconciler) writeTarget(ctx context.Context, es *esv1.ExternalSecret, t
 	desired := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: es.Namespace, Name: es.TargetName()}, Type: out.Type}
 	if target != nil {
 		desired = target.DeepCopy()
-		if policy != esv1.CreatePolicyMerge && target.Type != out.Type {
+		if !es.Spec.Target.Merges() && target.Type != out.Type {
 			return false, fmt.Errorf("%w: Secret %s has type %s but the template asks for %s, and Kubernetes cannot change a Secret's type; delete it to have it recreated",
 				errTargetConflict, target.Name, target.Type, out.Type)
 		}
@@ -117,7 +117,7 @@ func (r *Reconciler) writeTarget(ctx context.Context, es *esv1.ExternalSecret, t
 	for k, v := range out.Annotations {
 		metav1.SetMetaDataAnnotation(&desired.ObjectMeta, k, v)
 	}
-	if policy == esv1.CreatePolicyMerge {
+	if es.Spec.Target.Merges() {
 		if desired.Data == nil {
 			desired.Data = map[string][]byte{}
 		}
