@@ -32,7 +32,9 @@ func decodeValue(strategy esv1.DecodingStrategy, key string, v []byte) ([]byte, 
 		}
 		return out, nil
 	case esv1.DecodingAuto:
-		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
+		// Padded encodings only, as upstream: unpadded ones would "decode"
+		// plenty of plain words.
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
 			if out, err := enc.DecodeString(string(v)); err == nil {
 				return out, nil
 			}

@@ -22,7 +22,8 @@ func TestDecodeValue(t *testing.T) {
 		{esv1.DecodingBase64URL, "Pz8+", "", true},
 		{esv1.DecodingAuto, "aGVsbG8=", "hello", false},
 		{esv1.DecodingAuto, "Pz8-", "??>", false},
-		{esv1.DecodingAuto, "aGVsbG8", "hello", false}, // unpadded
+		{esv1.DecodingAuto, "aGVsbG8", "aGVsbG8", false},         // unpadded: left alone
+		{esv1.DecodingAuto, "not-encoded", "not-encoded", false}, // valid unpadded base64url, still plain text
 		{esv1.DecodingAuto, "plain text!", "plain text!", false},
 	}
 	for _, tc := range cases {
