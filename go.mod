@@ -8,6 +8,7 @@ require (
 	github.com/prometheus/client_golang v1.22.0
 	github.com/prometheus/client_model v0.6.1
 	github.com/prometheus/common v0.62.0
+	github.com/robfig/cron/v3 v3.0.1
 	go.uber.org/fx v1.24.0
 	go.uber.org/zap v1.27.0
 	k8s.io/api v0.34.4

@@ -402,6 +402,29 @@ type ExternalSecretRewriteTransform struct {
 	Template string `json:"template"`
 }
 
+// SyncWindow allows or denies periodic refreshes during a recurring window.
+// While any deny window is open, refreshes wait; when allow windows are
+// listed, refreshes run only while one is open.
+type SyncWindow struct {
+	// Kind is allow or deny.
+	// +kubebuilder:validation:Enum=allow;deny
+	Kind SyncWindowKind `json:"kind"`
+	// Schedule is a five-field cron expression, in UTC, for when the window opens.
+	// +kubebuilder:validation:MinLength=9
+	// +kubebuilder:validation:MaxLength=128
+	Schedule string `json:"schedule"`
+	// Duration is how long the window stays open.
+	Duration metav1.Duration `json:"duration"`
+}
+
+// SyncWindowKind says whether a window allows or denies refreshes.
+type SyncWindowKind string
+
+const (
+	SyncWindowAllow SyncWindowKind = "allow"
+	SyncWindowDeny  SyncWindowKind = "deny"
+)
+
 // RefreshPolicy says when an ExternalSecret reads its provider again.
 // +kubebuilder:validation:Enum=CreatedOnce;Periodic;OnChange
 type RefreshPolicy string
@@ -438,6 +461,14 @@ type ExternalSecretSpec struct {
 	// updated). Absent means Periodic.
 	// +optional
 	RefreshPolicy RefreshPolicy `json:"refreshPolicy,omitempty"`
+
+	// SyncWindows restrict when periodic refreshes may run, e.g. only at
+	// night, or never during a release freeze. A new or edited ExternalSecret,
+	// or a missing Secret, is synced at once regardless.
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=atomic
+	// +optional
+	SyncWindows []SyncWindow `json:"syncWindows,omitempty"`
 
 	// Data maps remote secrets to keys of the target Secret.
 	// +kubebuilder:validation:MaxItems=1024

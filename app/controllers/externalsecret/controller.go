@@ -92,7 +92,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return r.fail(ctx, &es, before, err)
 	}
 	now := r.Now()
-	if due, wait := r.syncDue(&es, target, fingerprint, now); !due {
+	due, wait, refreshOnly := r.syncDue(&es, target, fingerprint, now)
+	if due && refreshOnly {
+		// A periodic refresh: the sync windows may hold it back.
+		closed, err := windowWait(es.Spec.SyncWindows, now)
+		if err != nil {
+			return r.fail(ctx, &es, before, err)
+		}
+		if closed > 0 {
+			due, wait = false, closed
+		}
+	}
+	if !due {
 		r.schedule(req.NamespacedName, wait)
 		return ctrl.Result{}, nil
 	}
@@ -139,40 +150,41 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 }
 
 // syncDue decides whether the provider must be read now. If not, it returns
-// how long until the next refresh (0: none scheduled). What this process
-// synced is remembered, so a status not yet back in the cache does not cause a
-// second read; after a restart the status stands in.
-func (r *Reconciler) syncDue(es *esv1.ExternalSecret, target *corev1.Secret, fingerprint string, now time.Time) (bool, time.Duration) {
+// how long until the next refresh (0: none scheduled). refreshOnly is set when
+// the only reason is the periodic refresh, which sync windows may defer. What
+// this process synced is remembered, so a status not yet back in the cache
+// does not cause a second read; after a restart the status stands in.
+func (r *Reconciler) syncDue(es *esv1.ExternalSecret, target *corev1.Secret, fingerprint string, now time.Time) (due bool, wait time.Duration, refreshOnly bool) {
 	if es.Spec.RefreshPolicy == esv1.RefreshPolicyCreatedOnce && target != nil {
-		return false, 0 // created once; never updated
+		return false, 0, false // created once; never updated
 	}
 	if es.Spec.Target.CreationPolicy != esv1.CreatePolicyNone && (target == nil || drifted(es, target)) {
-		return true, 0 // target deleted or edited behind eso's back
+		return true, 0, false // target deleted or edited behind eso's back
 	}
 	var last time.Time
 	if v, ok := r.synced.Load(types.NamespacedName{Namespace: es.Namespace, Name: es.Name}); ok {
 		rec := v.(syncRecord)
 		if rec.uid != es.UID || rec.version != syncedVersion(es) || rec.fingerprint != fingerprint {
-			return true, 0 // edited, or store or provider configuration changed
+			return true, 0, false // edited, or store or provider configuration changed
 		}
 		last = rec.at
 	} else {
 		if es.Status.SyncedResourceVersion != syncedVersion(es) {
-			return true, 0 // new or edited
+			return true, 0, false // new or edited
 		}
 		if ready := readyCondition(es); ready == nil || ready.Reason != esv1.ReasonSecretSynced {
-			return true, 0 // last attempt failed
+			return true, 0, false // last attempt failed
 		}
 		last = es.Status.RefreshTime.Time
 	}
 	interval := refreshInterval(es)
 	if interval <= 0 {
-		return false, 0
+		return false, 0, false
 	}
 	if wait := last.Add(interval).Sub(now); wait > 0 {
-		return false, wait + jitter(es, interval)
+		return false, wait + jitter(es, interval), false
 	}
-	return true, 0
+	return true, 0, true
 }
 
 // jitter spreads the refreshes of objects created together over up to a

@@ -471,3 +471,20 @@ func TestJitterIsBoundedAndStable(t *testing.T) {
 		t.Errorf("100 objects got only %d distinct jitters", len(spread))
 	}
 }
+
+// TestSyncWindowDefersRefreshes: a deny window holds periodic refreshes back,
+// but not the first sync of a new ExternalSecret.
+func TestSyncWindowDefersRefreshes(t *testing.T) {
+	ns := env.Namespace(t, "windows", nil)
+	h := newHarness(t)
+	es := externalSecret(ns)
+	es.Spec.SyncWindows = []esv1.SyncWindow{{Kind: esv1.SyncWindowDeny, Schedule: "* * * * *", Duration: metav1.Duration{Duration: 24 * time.Hour}}}
+	create(t, fakeConfig(ns, provv1.FakeSecret{Key: "db", Value: `{"password":"pw"}`}), secretStore(ns), es)
+	h.reconcile(t, es)
+	getSecret(t, ns, "app") // created despite the window
+	h.now = h.now.Add(2 * time.Hour)
+	h.reconcile(t, es)
+	if n := h.provider.reads.Load(); n != 1 {
+		t.Errorf("provider reads = %d, want 1: the deny window holds the refresh", n)
+	}
+}

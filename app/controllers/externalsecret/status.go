@@ -120,7 +120,8 @@ func retryable(err error) bool {
 		return true // the Secret that would fix it is not watched until eso manages it
 	case esv1.ReasonSecretSyncedError, esv1.ReasonProviderError:
 		return !errors.Is(err, providers.ErrConfigNotFound) && !errors.Is(err, providers.ErrInvalidConfig) &&
-			!errors.Is(err, providers.ErrNotSupported) && !errors.Is(err, errBadValue) && !errors.Is(err, errBadRewrite)
+			!errors.Is(err, providers.ErrNotSupported) && !errors.Is(err, errBadValue) && !errors.Is(err, errBadRewrite) &&
+			!errors.Is(err, errBadSyncWindow)
 	default:
 		return false
 	}

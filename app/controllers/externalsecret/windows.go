@@ -1,0 +1,55 @@
+package externalsecret
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/robfig/cron/v3"
+
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+)
+
+// errBadSyncWindow: a sync window's schedule does not parse.
+var errBadSyncWindow = errors.New("invalid sync window")
+
+// windowWait says whether the sync windows allow a refresh at now and, if
+// not, how long until they do. Deny windows win over allow windows.
+func windowWait(windows []esv1.SyncWindow, now time.Time) (time.Duration, error) {
+	if len(windows) == 0 {
+		return 0, nil
+	}
+	now = now.UTC()
+	var wait time.Duration
+	hasAllow, allowOpen := false, false
+	var nextAllow time.Time
+	for i, w := range windows {
+		sched, err := cron.ParseStandard(w.Schedule)
+		if err != nil {
+			return 0, fmt.Errorf("%w: syncWindows[%d].schedule: %v", errBadSyncWindow, i, err)
+		}
+		if w.Duration.Duration <= 0 {
+			return 0, fmt.Errorf("%w: syncWindows[%d].duration must be positive", errBadSyncWindow, i)
+		}
+		// The window that opened last before now, if any, is still open when
+		// it opened less than its duration ago.
+		opened := sched.Next(now.Add(-w.Duration.Duration))
+		open := !opened.After(now)
+		switch w.Kind {
+		case esv1.SyncWindowDeny:
+			if open {
+				wait = max(wait, opened.Add(w.Duration.Duration).Sub(now))
+			}
+		case esv1.SyncWindowAllow:
+			hasAllow = true
+			allowOpen = allowOpen || open
+			if next := sched.Next(now); nextAllow.IsZero() || next.Before(nextAllow) {
+				nextAllow = next
+			}
+		}
+	}
+	if hasAllow && !allowOpen {
+		wait = max(wait, nextAllow.Sub(now))
+	}
+	return wait, nil
+}
