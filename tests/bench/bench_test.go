@@ -1,0 +1,54 @@
+package main
+
+import "testing"
+
+// These cover the parsers only; the benchmark itself runs through make bench.
+
+func TestParseStatus(t *testing.T) {
+	raw := []byte("Name:\teso\nVmPeak:\t 900000 kB\nVmHWM:\t   81920 kB\nVmRSS:\t   40960 kB\nThreads:\t9\n")
+	m, err := parseStatus(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.RSS != 40<<20 || m.Peak != 80<<20 {
+		t.Fatalf("got RSS %d, peak %d", m.RSS, m.Peak)
+	}
+	if _, err := parseStatus([]byte("Name:\teso\n")); err == nil {
+		t.Fatal("missing fields accepted")
+	}
+}
+
+func TestParseStat(t *testing.T) {
+	// The command name may contain spaces and parentheses.
+	raw := []byte("4242 (es o) (x)) S 1 4242 4242 0 -1 4194560 1000 0 0 0 250 130 0 0 20 0 9 0 100 0 0\n")
+	got, err := parseStat(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != 3.8 {
+		t.Fatalf("got %v CPU seconds, want 3.8", got)
+	}
+}
+
+func TestSum(t *testing.T) {
+	fams, err := parseMetrics([]byte(`# TYPE apiserver_request_total counter
+apiserver_request_total{resource="secrets",subresource="",verb="POST"} 3
+apiserver_request_total{resource="secrets",subresource="",verb="GET"} 100
+apiserver_request_total{resource="externalsecrets",subresource="status",verb="PUT"} 2
+# TYPE eso_secret_writes_total counter
+eso_secret_writes_total{operation="create"} 5
+eso_secret_writes_total{operation="update"} 1
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sum(fams, "eso_secret_writes_total", nil); got != 6 {
+		t.Errorf("eso_secret_writes_total: got %v, want 6", got)
+	}
+	if got := sum(fams, "apiserver_request_total", map[string]string{"resource": "secrets", "subresource": "", "verb": "POST"}); got != 3 {
+		t.Errorf("secret POSTs: got %v, want 3", got)
+	}
+	if got := sum(fams, "missing", nil); got != 0 {
+		t.Errorf("missing family: got %v, want 0", got)
+	}
+}

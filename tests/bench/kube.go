@@ -1,0 +1,389 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
+	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
+)
+
+func newScheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, esv1.AddToScheme, ssv2.AddToScheme, provv1.AddToScheme} {
+		if err := add(s); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Objects of one benchmark namespace: a Fake provider configuration, a
+// SecretStore naming it, and ExternalSecrets reading two keys through it.
+// The values are dummies; they are never printed.
+
+func fakeProvider(ns string) *provv1.Fake {
+	return &provv1.Fake{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "fake"}, Spec: provv1.FakeSpec{Data: []provv1.FakeSecret{
+		{Key: "db", Value: `{"user":"app","password":"not-a-real-password"}`},
+	}}}
+}
+
+func secretStore(ns string) *ssv2.SecretStore {
+	return &ssv2.SecretStore{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "store"}, Spec: ssv2.SecretStoreSpec{
+		ProviderConfig: ssv2.ProviderConfig{ProviderRef: ssv2.ProviderRef{Kind: "Fake", Name: "fake"}}}}
+}
+
+func externalSecret(ns, name string, refresh time.Duration) *esv1.ExternalSecret {
+	return &esv1.ExternalSecret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: esv1.ExternalSecretSpec{
+			SecretStoreRef:  &esv1.SecretStoreRef{Name: "store", Kind: "SecretStore"},
+			RefreshInterval: &metav1.Duration{Duration: refresh},
+			Data: []esv1.ExternalSecretData{
+				{SecretKey: "user", RemoteRef: esv1.ExternalSecretDataRemoteRef{Key: "db", Property: "user"}},
+				{SecretKey: "password", RemoteRef: esv1.ExternalSecretDataRemoteRef{Key: "db", Property: "password"}},
+			},
+		},
+	}
+}
+
+// setRefresh changes an ExternalSecret's refreshInterval with a merge patch,
+// which touches nothing else.
+func setRefresh(ctx context.Context, c client.Client, ns, name string, refresh time.Duration) error {
+	body := fmt.Appendf(nil, `{"spec":{"refreshInterval":%q}}`, refresh.String())
+	es := &esv1.ExternalSecret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	return c.Patch(ctx, es, client.RawPatch(types.MergePatchType, body))
+}
+
+// unrelatedSecret is a Secret eso has no business with: no eso label.
+func unrelatedSecret(ns, name string, payload []byte) *corev1.Secret {
+	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: map[string][]byte{"blob": payload}}
+}
+
+func randomBytes(n int) []byte {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // never fails on Linux
+	return b
+}
+
+func createNamespace(ctx context.Context, c client.Client, name string) error {
+	return c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"eso-bench": "true"}}})
+}
+
+// parallel runs fn(0..n-1) on workers goroutines and returns the first error;
+// after an error or cancellation no new calls start.
+func parallel(ctx context.Context, n, workers int, fn func(i int) error) error {
+	var (
+		wg       sync.WaitGroup
+		next     atomic.Int64
+		firstErr error
+		once     sync.Once
+	)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)) - 1; i < n && ctx.Err() == nil; i = int(next.Add(1)) - 1 {
+				if err := fn(i); err != nil {
+					once.Do(func() { firstErr = err; cancel() })
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return firstErr
+	}
+	return ctx.Err()
+}
+
+// waitStoresReady polls until want SecretStores are Ready. There are few
+// stores, so polling costs little.
+func waitStoresReady(ctx context.Context, c client.Client, want int) error {
+	for {
+		var list ssv2.SecretStoreList
+		if err := c.List(ctx, &list); err != nil {
+			return err
+		}
+		ready := 0
+		for _, s := range list.Items {
+			if meta.IsStatusConditionTrue(s.Status.Conditions, ssv2.ConditionReady) {
+				ready++
+			}
+		}
+		if ready >= want {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%d of %d SecretStores Ready: %w", ready, want, ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// tracker follows every ExternalSecret through a watch, so waiting for
+// readiness neither polls the API server (which would compete with eso for
+// the two CPUs) nor misses a transition.
+type tracker struct {
+	mu      sync.Mutex
+	objs    map[string]esState
+	changed chan struct{} // closed and replaced on every change
+}
+
+type esState struct {
+	ready   bool // Ready=True for the current generation
+	refresh time.Duration
+}
+
+func startTracker(ctx context.Context, rc *rest.Config, scheme *runtime.Scheme) (*tracker, error) {
+	t := &tracker{objs: map[string]esState{}, changed: make(chan struct{})}
+	ca, err := cache.New(rc, cache.Options{Scheme: scheme})
+	if err != nil {
+		return nil, err
+	}
+	inf, err := ca.GetInformer(ctx, &esv1.ExternalSecret{})
+	if err != nil {
+		return nil, err
+	}
+	_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    t.update,
+		UpdateFunc: func(_, obj any) { t.update(obj) },
+		DeleteFunc: t.remove,
+	})
+	if err != nil {
+		return nil, err
+	}
+	go func() { _ = ca.Start(ctx) }()
+	if !ca.WaitForCacheSync(ctx) {
+		return nil, errors.New("ExternalSecret watch did not sync")
+	}
+	return t, nil
+}
+
+func (t *tracker) update(obj any) {
+	es, ok := obj.(*esv1.ExternalSecret)
+	if !ok {
+		return
+	}
+	c := meta.FindStatusCondition(es.Status.Conditions, esv1.ConditionReady)
+	st := esState{ready: c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == es.Generation}
+	if es.Spec.RefreshInterval != nil {
+		st.refresh = es.Spec.RefreshInterval.Duration
+	}
+	t.set(es.Namespace+"/"+es.Name, &st)
+}
+
+func (t *tracker) remove(obj any) {
+	if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	if es, ok := obj.(*esv1.ExternalSecret); ok {
+		t.set(es.Namespace+"/"+es.Name, nil)
+	}
+}
+
+func (t *tracker) set(key string, st *esState) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if st == nil {
+		delete(t.objs, key)
+	} else {
+		t.objs[key] = *st
+	}
+	close(t.changed)
+	t.changed = make(chan struct{})
+}
+
+// countReady counts Ready ExternalSecrets whose refreshInterval is refresh
+// (any interval when refresh is 0). Callers hold t.mu.
+func (t *tracker) countReady(refresh time.Duration) int {
+	n := 0
+	for _, st := range t.objs {
+		if st.ready && (refresh == 0 || st.refresh == refresh) {
+			n++
+		}
+	}
+	return n
+}
+
+// wait blocks until cond (called with t.mu held) is true.
+func (t *tracker) wait(ctx context.Context, what string, cond func() bool) error {
+	for {
+		t.mu.Lock()
+		ok, ch := cond(), t.changed
+		t.mu.Unlock()
+		if ok {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s: %w", what, ctx.Err())
+		}
+	}
+}
+
+func (t *tracker) waitAllReady(ctx context.Context, n int, refresh time.Duration) error {
+	return t.wait(ctx, fmt.Sprintf("%d ExternalSecrets Ready with refreshInterval %v", n, refresh),
+		func() bool { return t.countReady(refresh) >= n })
+}
+
+func (t *tracker) waitReady(ctx context.Context, key string) error {
+	return t.wait(ctx, key+" Ready", func() bool { return t.objs[key].ready })
+}
+
+// scrape reads a Prometheus text endpoint.
+func scrape(ctx context.Context, url string) (map[string]*dto.MetricFamily, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return parseMetrics(raw)
+}
+
+func parseMetrics(raw []byte) (map[string]*dto.MetricFamily, error) {
+	var parser expfmt.TextParser
+	return parser.TextToMetricFamilies(bytes.NewReader(raw))
+}
+
+// sum adds the values of a counter or gauge family over the series whose
+// labels include match.
+func sum(fams map[string]*dto.MetricFamily, name string, match map[string]string) float64 {
+	fam, ok := fams[name]
+	if !ok {
+		return 0 // a counter vector has no series until first incremented
+	}
+	total := 0.0
+outer:
+	for _, m := range fam.GetMetric() {
+		labels := map[string]string{}
+		for _, l := range m.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		for k, v := range match {
+			if labels[k] != v {
+				continue outer
+			}
+		}
+		switch {
+		case m.Counter != nil:
+			total += m.GetCounter().GetValue()
+		case m.Gauge != nil:
+			total += m.GetGauge().GetValue()
+		case m.Untyped != nil:
+			total += m.GetUntyped().GetValue()
+		}
+	}
+	return total
+}
+
+// esoCounters are eso's own accounting, from its metrics endpoint.
+type esoCounters struct {
+	SecretWrites  float64 `json:"secret_writes"`  // eso_secret_writes_total: creates, updates and deletes of target Secrets
+	StatusWrites  float64 `json:"status_writes"`  // eso_status_writes_total{kind="ExternalSecret"}
+	ProviderCalls float64 `json:"provider_calls"` // externalsecret_provider_api_calls_count
+	Syncs         float64 `json:"syncs"`          // externalsecret_sync_calls_total: reconciles that read the provider
+	HeapInUse     float64 `json:"-"`              // go_memstats_heap_inuse_bytes, a gauge: not part of differences
+}
+
+func readESO(ctx context.Context, url string) (esoCounters, error) {
+	fams, err := scrape(ctx, url)
+	if err != nil {
+		return esoCounters{}, fmt.Errorf("reading eso metrics: %w", err)
+	}
+	return esoCounters{
+		SecretWrites:  sum(fams, "eso_secret_writes_total", nil),
+		StatusWrites:  sum(fams, "eso_status_writes_total", map[string]string{"kind": "ExternalSecret"}),
+		ProviderCalls: sum(fams, "externalsecret_provider_api_calls_count", nil),
+		Syncs:         sum(fams, "externalsecret_sync_calls_total", nil),
+		HeapInUse:     sum(fams, "go_memstats_heap_inuse_bytes", nil),
+	}, nil
+}
+
+func (a esoCounters) minus(b esoCounters) esoCounters {
+	return esoCounters{
+		SecretWrites:  a.SecretWrites - b.SecretWrites,
+		StatusWrites:  a.StatusWrites - b.StatusWrites,
+		ProviderCalls: a.ProviderCalls - b.ProviderCalls,
+		Syncs:         a.Syncs - b.Syncs,
+	}
+}
+
+// apiWrites are write requests (POST, PUT, PATCH, DELETE) as the API server
+// counts them in apiserver_request_total: every write sent, including ones
+// that change nothing. They count every client, so they are read only while
+// the benchmark itself writes nothing of the kind.
+type apiWrites struct {
+	Secrets  float64 `json:"secrets"`
+	Statuses float64 `json:"externalsecrets_status"`
+	Events   float64 `json:"events"`
+}
+
+func readAPIWrites(ctx context.Context, cs kubernetes.Interface) (apiWrites, error) {
+	raw, err := cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return apiWrites{}, fmt.Errorf("reading API server metrics: %w", err)
+	}
+	fams, err := parseMetrics(raw)
+	if err != nil {
+		return apiWrites{}, err
+	}
+	if _, ok := fams["apiserver_request_total"]; !ok {
+		return apiWrites{}, errors.New("API server metrics lack apiserver_request_total")
+	}
+	writes := func(resource, subresource string) float64 {
+		total := 0.0
+		for _, verb := range []string{"POST", "PUT", "PATCH", "DELETE"} {
+			total += sum(fams, "apiserver_request_total", map[string]string{"verb": verb, "resource": resource, "subresource": subresource})
+		}
+		return total
+	}
+	return apiWrites{
+		Secrets:  writes("secrets", ""),
+		Statuses: writes("externalsecrets", "status"),
+		Events:   writes("events", ""),
+	}, nil
+}
+
+func (a apiWrites) minus(b apiWrites) apiWrites {
+	return apiWrites{Secrets: a.Secrets - b.Secrets, Statuses: a.Statuses - b.Statuses, Events: a.Events - b.Events}
+}

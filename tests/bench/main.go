@@ -1,0 +1,218 @@
+// Command bench measures eso as it runs in production: bin/eso in core mode
+// as a process of its own, against a real kube-apiserver + etcd (build/controlplane).
+// It reports the time until N ExternalSecrets are Ready, eso's memory (RSS
+// idle, peak, after sync) and CPU, the writes of a steady-state window in
+// which every ExternalSecret refreshes without anything changing, how long a
+// new ExternalSecret waits while those refreshes run, and what 10,000
+// unrelated Secrets cost eso's memory.
+//
+// Run it with make bench (which builds bin/eso and the envtest binaries);
+// make bench BENCH_FLAGS="-namespaces 10" passes flags, -h lists them. It
+// prints a table and writes the results as JSON (-out).
+//
+// It is a program, not a go test benchmark, so make test never runs it.
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/eso-dev/eso/app/config"
+)
+
+type options struct {
+	ESOBin        string        `json:"-"`
+	Namespaces    int           `json:"namespaces"`
+	PerNamespace  int           `json:"externalsecrets_per_namespace"`
+	Refresh       time.Duration `json:"-"`
+	WindowRefresh time.Duration `json:"-"`
+	Window        time.Duration `json:"-"`
+	Concurrent    int           `json:"concurrent"`
+	ClientQPS     float64       `json:"client_qps"`
+	ClientBurst   int           `json:"client_burst"`
+	LogLevel      string        `json:"log_level"`
+	Unrelated     int           `json:"unrelated_secrets"`
+	UnrelatedKiB  int           `json:"unrelated_secret_kib"`
+	UnrelatedNS   int           `json:"unrelated_namespaces"`
+	Settle        time.Duration `json:"-"`
+	Out           string        `json:"-"`
+	Timeout       time.Duration `json:"-"`
+}
+
+func parseFlags() options {
+	def := config.Default() // eso's own defaults, so the benchmark measures what users run
+	var o options
+	flag.StringVar(&o.ESOBin, "eso", "bin/eso", "eso binary to run (make build)")
+	flag.IntVar(&o.Namespaces, "namespaces", 50, "namespaces, each with a Fake provider and a SecretStore")
+	flag.IntVar(&o.PerNamespace, "es-per-namespace", 20, "ExternalSecrets per namespace")
+	flag.DurationVar(&o.Refresh, "refresh", time.Minute, "refreshInterval of the ExternalSecrets while they first sync")
+	flag.DurationVar(&o.WindowRefresh, "window-refresh", 2*time.Second, "refreshInterval set before the steady-state window, short enough that every ExternalSecret refreshes in it")
+	flag.DurationVar(&o.Window, "window", 10*time.Second, "length of the steady-state window")
+	flag.IntVar(&o.Concurrent, "concurrent", def.Concurrency, "eso --concurrent")
+	flag.Float64Var(&o.ClientQPS, "client-qps", def.ClientQPS, "eso --client-qps (0: no client-side limit)")
+	flag.IntVar(&o.ClientBurst, "client-burst", def.ClientBurst, "eso --client-burst")
+	flag.StringVar(&o.LogLevel, "log-level", def.LogLevel, "eso --log-level")
+	flag.IntVar(&o.Unrelated, "unrelated", 10000, "unrelated Secrets (no eso label) added in the second phase; 0 skips it")
+	flag.IntVar(&o.UnrelatedKiB, "unrelated-kib", 32, "size of each unrelated Secret in KiB")
+	flag.IntVar(&o.UnrelatedNS, "unrelated-namespaces", 10, "namespaces the unrelated Secrets are spread over")
+	flag.DurationVar(&o.Settle, "settle", 5*time.Second, "pause before each RSS reading, so it is not taken mid-burst")
+	flag.StringVar(&o.Out, "out", filepath.Join(os.TempDir(), "eso-bench-results.json"), "where to write the JSON results")
+	flag.DurationVar(&o.Timeout, "timeout", 9*time.Minute, "give up after this long")
+	flag.Parse()
+	if flag.NArg() > 0 {
+		fail(fmt.Errorf("unexpected argument %q", flag.Arg(0)))
+	}
+	if o.Namespaces < 1 || o.PerNamespace < 1 || o.Window <= 0 || o.WindowRefresh <= 0 || o.Refresh <= 0 ||
+		o.Unrelated < 0 || o.UnrelatedKiB < 1 || o.UnrelatedNS < 1 {
+		fail(errors.New("-namespaces, -es-per-namespace, -unrelated-kib, -unrelated-namespaces and the durations must be positive"))
+	}
+	return o
+}
+
+func main() {
+	o := parseFlags()
+	// The benchmark's own watch logs nothing worth reading; without a logger
+	// controller-runtime complains on stderr.
+	ctrllog.SetLogger(logr.Discard())
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	res, err := run(ctx, o)
+	if err != nil {
+		fail(err)
+	}
+	printTable(os.Stdout, res)
+	if err := writeJSON(o.Out, res); err != nil {
+		fail(err)
+	}
+	fmt.Printf("\nJSON results: %s\n", o.Out)
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "bench:", err)
+	os.Exit(1)
+}
+
+func progress(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)
+}
+
+// run starts the control plane and eso, runs both phases and stops
+// everything it started, whatever happens.
+func run(sigCtx context.Context, o options) (res *results, err error) {
+	ctx, cancel := context.WithTimeoutCause(sigCtx, o.Timeout, fmt.Errorf("-timeout %v reached", o.Timeout))
+	defer cancel()
+	if _, err := os.Stat("apis/crds"); err != nil {
+		return nil, errors.New("run from the repository root (make bench)")
+	}
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		return nil, errors.New("KUBEBUILDER_ASSETS is not set (make bench sets it)")
+	}
+	esoBin, err := filepath.Abs(o.ESOBin)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(esoBin); err != nil {
+		return nil, fmt.Errorf("%w (make build builds it)", err)
+	}
+	started := time.Now().UTC()
+	work, err := os.MkdirTemp("", "eso-bench-")
+	if err != nil {
+		return nil, err
+	}
+	// Logs are kept when something fails, for the post-mortem, but not when
+	// the user interrupted the run.
+	defer func() {
+		switch {
+		case err != nil && sigCtx.Err() != nil:
+			err = fmt.Errorf("interrupted: %w", err)
+		case err != nil:
+			err = fmt.Errorf("%w\n(logs kept in %s)", err, work)
+			return
+		}
+		_ = os.RemoveAll(work)
+	}()
+
+	progress("building and starting the control plane (kube-apiserver + etcd)")
+	cpBin := filepath.Join(work, "controlplane")
+	goTool := cmp.Or(os.Getenv("GO"), "go") // make passes its $(GO)
+	if out, err := exec.CommandContext(ctx, goTool, "build", "-o", cpBin, "./build/controlplane").CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("building build/controlplane: %v\n%s", err, out)
+	}
+	kubeconfig := filepath.Join(work, "kubeconfig")
+	cp, err := startProc("control plane", filepath.Join(work, "controlplane.log"), cpBin, "--write-kubeconfig", kubeconfig, "--crds", "apis/crds")
+	if err != nil {
+		return nil, err
+	}
+	defer cp.stop(30 * time.Second)
+	if err := waitFile(ctx, kubeconfig, cp, 2*time.Minute); err != nil {
+		return nil, err
+	}
+
+	metricsPort, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	healthPort, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	progress("starting %s in core mode", o.ESOBin)
+	eso, err := startProc("eso", filepath.Join(work, "eso.log"), esoBin, "--mode=core",
+		"--kubeconfig", kubeconfig,
+		"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", metricsPort),
+		"--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", healthPort),
+		"--concurrent", fmt.Sprint(o.Concurrent),
+		"--client-qps", fmt.Sprint(o.ClientQPS),
+		"--client-burst", fmt.Sprint(o.ClientBurst),
+		"--log-level", o.LogLevel)
+	if err != nil {
+		return nil, err
+	}
+	// Stopped before the control plane (defers run last-in first-out), so eso
+	// does not log errors about a vanished API server.
+	defer eso.stop(15 * time.Second)
+	if err := waitHealthy(ctx, fmt.Sprintf("http://127.0.0.1:%d/readyz", healthPort), eso, time.Minute); err != nil {
+		return nil, err
+	}
+
+	b, err := newBench(ctx, o, kubeconfig, eso, fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort))
+	if err != nil {
+		return nil, err
+	}
+	res, err = b.run(ctx)
+	if res != nil {
+		res.ESOVersion, res.StartedAt = esoVersion(esoBin), started
+	}
+	if err == nil {
+		err = eso.exited() // eso must have survived all of it
+	}
+	if err != nil && sigCtx.Err() == nil && ctx.Err() != nil {
+		err = fmt.Errorf("%w (%w)", err, context.Cause(ctx))
+	}
+	return res, err
+}
+
+// esoVersion is the first line of `eso version`, so results of different
+// builds can be told apart.
+func esoVersion(bin string) string {
+	out, err := exec.Command(bin, "version").Output()
+	if err != nil {
+		return "unknown"
+	}
+	line, _, _ := strings.Cut(string(out), "\n")
+	return line
+}

@@ -1,0 +1,410 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"os"
+	"slices"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// createWorkers is how many objects the benchmark creates at once: enough to
+// keep the API server busy without the benchmark's own client being the limit.
+const createWorkers = 16
+
+type bench struct {
+	o          options
+	c          client.Client
+	cs         kubernetes.Interface
+	eso        *proc
+	metricsURL string
+	track      *tracker
+	nss        []string
+}
+
+func newBench(ctx context.Context, o options, kubeconfig string, eso *proc, metricsURL string) (*bench, error) {
+	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	rc.QPS, rc.Burst = 5000, 10000 // the benchmark's client must not be the bottleneck
+	scheme, err := newScheme()
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.New(rc, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, err
+	}
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, err
+	}
+	track, err := startTracker(ctx, rc, scheme)
+	if err != nil {
+		return nil, err
+	}
+	return &bench{o: o, c: c, cs: cs, eso: eso, metricsURL: metricsURL, track: track}, nil
+}
+
+// mem reads eso's memory; with settle it first waits, then takes the median
+// of five readings a second apart, so one GC cycle does not decide the result.
+func (b *bench) mem(ctx context.Context, settle bool) (memory, error) {
+	if !settle {
+		return readMemory(b.eso.pid())
+	}
+	if err := sleep(ctx, b.o.Settle); err != nil {
+		return memory{}, err
+	}
+	var rss []uint64
+	var m memory
+	for i := range 5 {
+		if i > 0 {
+			if err := sleep(ctx, time.Second); err != nil {
+				return memory{}, err
+			}
+		}
+		var err error
+		if m, err = readMemory(b.eso.pid()); err != nil {
+			return memory{}, err
+		}
+		rss = append(rss, m.RSS)
+	}
+	slices.Sort(rss)
+	m.RSS = rss[len(rss)/2]
+	return m, nil
+}
+
+func (b *bench) cpu() (float64, error) { return cpuSeconds(b.eso.pid()) }
+
+func (b *bench) run(ctx context.Context) (*results, error) {
+	o := b.o
+	n := o.Namespaces * o.PerNamespace
+	res := &results{Params: o, ExternalSecrets: n, RefreshSeconds: o.Refresh.Seconds(), WindowRefreshSeconds: o.WindowRefresh.Seconds(), WindowSeconds: o.Window.Seconds()}
+
+	idle, err := b.mem(ctx, true)
+	if err != nil {
+		return nil, err
+	}
+	res.Sync.RSSIdleMiB = mib(idle.RSS)
+
+	progress("creating %d namespaces with a Fake provider and a SecretStore each", o.Namespaces)
+	for i := range o.Namespaces {
+		b.nss = append(b.nss, fmt.Sprintf("bench-%d", i))
+	}
+	err = parallel(ctx, o.Namespaces, createWorkers, func(i int) error {
+		ns := b.nss[i]
+		if err := createNamespace(ctx, b.c, ns); err != nil {
+			return err
+		}
+		if err := b.c.Create(ctx, fakeProvider(ns)); err != nil {
+			return err
+		}
+		return b.c.Create(ctx, secretStore(ns))
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating namespaces and stores: %w", err)
+	}
+	// Stores first: the timed part is the ExternalSecrets' sync, not store
+	// validation (ExternalSecrets wait for an unready store).
+	if err := withTimeout(ctx, time.Minute, func(ctx context.Context) error { return waitStoresReady(ctx, b.c, o.Namespaces) }); err != nil {
+		return nil, err
+	}
+
+	if err := b.firstSync(ctx, res, n); err != nil {
+		return nil, err
+	}
+	if err := b.steadyState(ctx, res, n); err != nil {
+		return nil, err
+	}
+	if err := b.newUnderRefresh(ctx, res); err != nil {
+		return nil, err
+	}
+	if o.Unrelated > 0 {
+		if err := b.unrelated(ctx, res); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// firstSync creates n ExternalSecrets and times them until all are Ready.
+func (b *bench) firstSync(ctx context.Context, res *results, n int) error {
+	o := b.o
+	progress("creating %d ExternalSecrets (refreshInterval %v) and waiting for all to be Ready", n, o.Refresh)
+	esoBefore, err := readESO(ctx, b.metricsURL)
+	if err != nil {
+		return err
+	}
+	apiBefore, err := readAPIWrites(ctx, b.cs)
+	if err != nil {
+		return err
+	}
+	cpuBefore, err := b.cpu()
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	err = parallel(ctx, n, createWorkers, func(i int) error {
+		return b.c.Create(ctx, externalSecret(b.nss[i%o.Namespaces], fmt.Sprintf("es-%d", i/o.Namespaces), o.Refresh))
+	})
+	if err != nil {
+		return fmt.Errorf("creating ExternalSecrets: %w", err)
+	}
+	res.Sync.CreateSeconds = time.Since(start).Seconds()
+	if err := withTimeout(ctx, 5*time.Minute, func(ctx context.Context) error { return b.track.waitAllReady(ctx, n, 0) }); err != nil {
+		return b.withESO(err)
+	}
+	res.Sync.AllReadySeconds = time.Since(start).Seconds()
+	cpuAfter, err := b.cpu()
+	if err != nil {
+		return err
+	}
+	res.Sync.ESOCPUSeconds = round2(cpuAfter - cpuBefore)
+	res.Sync.PerSecond = float64(n) / res.Sync.AllReadySeconds
+	m, err := b.mem(ctx, false) // right away: the sync's working set, before GC returns it
+	if err != nil {
+		return err
+	}
+	res.Sync.RSSAfterSyncMiB, res.Sync.RSSPeakMiB = mib(m.RSS), mib(m.Peak)
+
+	// Events are sent asynchronously; give them a moment before counting.
+	if err := sleep(ctx, 2*time.Second); err != nil {
+		return err
+	}
+	esoAfter, err := readESO(ctx, b.metricsURL)
+	if err != nil {
+		return err
+	}
+	apiAfter, err := readAPIWrites(ctx, b.cs)
+	if err != nil {
+		return err
+	}
+	res.Sync.ESO = esoAfter.minus(esoBefore)
+	res.Sync.API = apiAfter.minus(apiBefore)
+	return nil
+}
+
+// steadyState shortens every refreshInterval so refreshes fall into the
+// window, waits for the change itself to be synced, then counts what a window
+// of refreshes with nothing changed costs. The ideal is no write at all.
+func (b *bench) steadyState(ctx context.Context, res *results, n int) error {
+	o := b.o
+	if o.WindowRefresh != o.Refresh {
+		progress("setting refreshInterval %v on every ExternalSecret", o.WindowRefresh)
+		err := parallel(ctx, n, createWorkers, func(i int) error {
+			return setRefresh(ctx, b.c, b.nss[i%o.Namespaces], fmt.Sprintf("es-%d", i/o.Namespaces), o.WindowRefresh)
+		})
+		if err != nil {
+			return fmt.Errorf("setting refreshInterval: %w", err)
+		}
+		if err := withTimeout(ctx, 3*time.Minute, func(ctx context.Context) error { return b.track.waitAllReady(ctx, n, o.WindowRefresh) }); err != nil {
+			return b.withESO(err)
+		}
+	}
+	// The edit made eso write every status once; wait until those writes
+	// have stopped so that they do not count in the window.
+	if err := b.waitQuiet(ctx, 30*time.Second); err != nil {
+		return err
+	}
+
+	progress("steady-state window of %v (refreshInterval %v)", o.Window, o.WindowRefresh)
+	esoBefore, err := readESO(ctx, b.metricsURL)
+	if err != nil {
+		return err
+	}
+	apiBefore, err := readAPIWrites(ctx, b.cs)
+	if err != nil {
+		return err
+	}
+	cpuBefore, err := b.cpu()
+	if err != nil {
+		return err
+	}
+	if err := sleep(ctx, o.Window); err != nil {
+		return err
+	}
+	cpuAfter, err := b.cpu()
+	if err != nil {
+		return err
+	}
+	esoAfter, err := readESO(ctx, b.metricsURL)
+	if err != nil {
+		return err
+	}
+	apiAfter, err := readAPIWrites(ctx, b.cs)
+	if err != nil {
+		return err
+	}
+	res.Steady.ESO = esoAfter.minus(esoBefore)
+	res.Steady.API = apiAfter.minus(apiBefore)
+	res.Steady.ESOCPUSeconds = round2(cpuAfter - cpuBefore)
+	res.Steady.ExpectedRefreshes = float64(n) * o.Window.Seconds() / o.WindowRefresh.Seconds()
+	return nil
+}
+
+// waitQuiet waits until eso has written nothing for two seconds, or gives up
+// after limit (the window then shows the writes that did not stop).
+func (b *bench) waitQuiet(ctx context.Context, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	prev, err := readESO(ctx, b.metricsURL)
+	if err != nil {
+		return err
+	}
+	quietSince := time.Now()
+	for time.Since(quietSince) < 2*time.Second && time.Now().Before(deadline) {
+		if err := sleep(ctx, 500*time.Millisecond); err != nil {
+			return err
+		}
+		cur, err := readESO(ctx, b.metricsURL)
+		if err != nil {
+			return err
+		}
+		if cur.SecretWrites != prev.SecretWrites || cur.StatusWrites != prev.StatusWrites {
+			quietSince = time.Now()
+		}
+		prev = cur
+	}
+	return nil
+}
+
+// newUnderRefresh times one new ExternalSecret while all the others keep
+// refreshing at the window's interval.
+func (b *bench) newUnderRefresh(ctx context.Context, res *results) error {
+	progress("creating one more ExternalSecret while the others refresh")
+	es := externalSecret(b.nss[0], "fresh", b.o.Refresh)
+	start := time.Now()
+	if err := b.c.Create(ctx, es); err != nil {
+		return err
+	}
+	if err := withTimeout(ctx, time.Minute, func(ctx context.Context) error { return b.track.waitReady(ctx, es.Namespace+"/"+es.Name) }); err != nil {
+		return b.withESO(err)
+	}
+	res.NewReadyMillis = float64(time.Since(start).Microseconds()) / 1000
+	return nil
+}
+
+// unrelated adds Secrets eso must ignore and compares eso's memory before and
+// after: its cache selects Secrets by label on the API server, so it should
+// never receive them.
+func (b *bench) unrelated(ctx context.Context, res *results) error {
+	o := b.o
+	u := &res.Unrelated
+	before, err := b.mem(ctx, true)
+	if err != nil {
+		return err
+	}
+	esoBefore, err := readESO(ctx, b.metricsURL)
+	if err != nil {
+		return err
+	}
+	u.RSSBeforeMiB, u.HeapBeforeMiB = mib(before.RSS), esoBefore.HeapInUse/(1<<20)
+
+	progress("creating %d unrelated %d KiB Secrets in %d namespaces", o.Unrelated, o.UnrelatedKiB, o.UnrelatedNS)
+	var nss []string
+	for i := range o.UnrelatedNS {
+		ns := fmt.Sprintf("unrelated-%d", i)
+		if err := createNamespace(ctx, b.c, ns); err != nil {
+			return err
+		}
+		nss = append(nss, ns)
+	}
+	payload := randomBytes(o.UnrelatedKiB << 10) // random, so nothing on the way can compress it away
+	start := time.Now()
+	err = parallel(ctx, o.Unrelated, createWorkers, func(i int) error {
+		return b.c.Create(ctx, unrelatedSecret(nss[i%len(nss)], fmt.Sprintf("blob-%d", i), payload))
+	})
+	if err != nil {
+		return fmt.Errorf("creating unrelated Secrets: %w", err)
+	}
+	u.CreateSeconds = time.Since(start).Seconds()
+
+	after, err := b.mem(ctx, true)
+	if err != nil {
+		return err
+	}
+	esoAfter, err := readESO(ctx, b.metricsURL)
+	if err != nil {
+		return err
+	}
+	u.RSSAfterMiB, u.HeapAfterMiB, u.RSSPeakMiB = mib(after.RSS), esoAfter.HeapInUse/(1<<20), mib(after.Peak)
+	u.RSSDiffMiB = u.RSSAfterMiB - u.RSSBeforeMiB
+	u.ESOSecretWrites = esoAfter.SecretWrites - esoBefore.SecretWrites
+	return nil
+}
+
+// withESO adds eso's last log lines to an error about eso not doing its job.
+func (b *bench) withESO(err error) error {
+	if e := b.eso.exited(); e != nil {
+		return fmt.Errorf("%w: %w", err, e)
+	}
+	return fmt.Errorf("%w; last eso log lines:\n%s", err, tail(b.eso.log, 20))
+}
+
+func withTimeout(ctx context.Context, d time.Duration, fn func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	return fn(ctx)
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}
+
+func mib(b uint64) float64 { return float64(b) / (1 << 20) }
+
+// round2 drops the float noise of subtracting clock-tick counts.
+func round2(x float64) float64 { return math.Round(x*100) / 100 }
+
+// waitFile waits for the control plane to write its kubeconfig, which it
+// does once the API server serves and the CRDs are established.
+func waitFile(ctx context.Context, path string, p *proc, limit time.Duration) error {
+	return withTimeout(ctx, limit, func(ctx context.Context) error {
+		for {
+			if fi, err := os.Stat(path); err == nil && fi.Size() > 0 {
+				return nil
+			}
+			if err := p.exited(); err != nil {
+				return err
+			}
+			if err := sleep(ctx, 100*time.Millisecond); err != nil {
+				return fmt.Errorf("waiting for the control plane: %w; last log lines:\n%s", err, tail(p.log, 20))
+			}
+		}
+	})
+}
+
+// waitHealthy waits until url answers 200, i.e. eso's caches have synced.
+func waitHealthy(ctx context.Context, url string, p *proc, limit time.Duration) error {
+	return withTimeout(ctx, limit, func(ctx context.Context) error {
+		for {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+			if err != nil {
+				return err
+			}
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					return nil
+				}
+			}
+			if err := p.exited(); err != nil {
+				return err
+			}
+			if err := sleep(ctx, 100*time.Millisecond); err != nil {
+				return fmt.Errorf("waiting for eso to be ready: %w; last log lines:\n%s", err, tail(p.log, 20))
+			}
+		}
+	})
+}

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"time"
+)
+
+type results struct {
+	ESOVersion           string    `json:"eso_version"`
+	StartedAt            time.Time `json:"started_at"`
+	Params               options   `json:"params"`
+	ExternalSecrets      int       `json:"externalsecrets"`
+	RefreshSeconds       float64   `json:"refresh_interval_seconds"`
+	WindowRefreshSeconds float64   `json:"window_refresh_interval_seconds"`
+	WindowSeconds        float64   `json:"window_seconds"`
+
+	Sync struct {
+		CreateSeconds   float64     `json:"create_seconds"`
+		AllReadySeconds float64     `json:"all_ready_seconds"`
+		PerSecond       float64     `json:"ready_per_second"`
+		ESOCPUSeconds   float64     `json:"eso_cpu_seconds"`
+		RSSIdleMiB      float64     `json:"rss_idle_mib"`
+		RSSAfterSyncMiB float64     `json:"rss_after_sync_mib"`
+		RSSPeakMiB      float64     `json:"rss_peak_mib"`
+		ESO             esoCounters `json:"eso_counters"`
+		API             apiWrites   `json:"apiserver_writes"`
+	} `json:"first_sync"`
+
+	Steady struct {
+		ESO               esoCounters `json:"eso_counters"`
+		API               apiWrites   `json:"apiserver_writes"`
+		ESOCPUSeconds     float64     `json:"eso_cpu_seconds"`
+		ExpectedRefreshes float64     `json:"expected_refreshes"`
+	} `json:"steady_state"`
+
+	NewReadyMillis float64 `json:"new_externalsecret_ready_ms"`
+
+	Unrelated struct {
+		CreateSeconds   float64 `json:"create_seconds"`
+		RSSBeforeMiB    float64 `json:"rss_before_mib"`
+		RSSAfterMiB     float64 `json:"rss_after_mib"`
+		RSSDiffMiB      float64 `json:"rss_diff_mib"`
+		RSSPeakMiB      float64 `json:"rss_peak_mib"`
+		HeapBeforeMiB   float64 `json:"heap_inuse_before_mib"`
+		HeapAfterMiB    float64 `json:"heap_inuse_after_mib"`
+		ESOSecretWrites float64 `json:"eso_secret_writes"`
+	} `json:"unrelated_secrets"`
+}
+
+func printTable(out io.Writer, r *results) {
+	o := r.Params
+	fmt.Fprintf(out, "\neso bench: %d ExternalSecrets (%d namespaces x %d, 2 keys each, Fake provider); eso --concurrent %d --client-qps %g --client-burst %d\n",
+		r.ExternalSecrets, o.Namespaces, o.PerNamespace, o.Concurrent, o.ClientQPS, o.ClientBurst)
+	section := func(format string, args ...any) { fmt.Fprintf(out, "\n"+format+"\n", args...) }
+	row := func(name, format string, args ...any) {
+		fmt.Fprintf(out, "  %-44s "+format+"\n", append([]any{name}, args...)...)
+	}
+	s := &r.Sync
+	section("first sync (refreshInterval %v)", o.Refresh)
+	row("all Ready after", "%.1f s  (%.0f/s; created in %.1f s)", s.AllReadySeconds, s.PerSecond, s.CreateSeconds)
+	row("eso CPU during sync", "%.2f s", s.ESOCPUSeconds)
+	row("eso RSS idle / after sync / peak", "%.1f / %.1f / %.1f MiB", s.RSSIdleMiB, s.RSSAfterSyncMiB, s.RSSPeakMiB)
+	row("eso writes: Secret / status", "%.0f / %.0f", s.ESO.SecretWrites, s.ESO.StatusWrites)
+	row("API server writes: Secret / status / Event", "%.0f / %.0f / %.0f", s.API.Secrets, s.API.Statuses, s.API.Events)
+	row("provider calls", "%.0f", s.ESO.ProviderCalls)
+	st := &r.Steady
+	section("steady state (%v window, refreshInterval %v, nothing changed)", o.Window, o.WindowRefresh)
+	row("Secret writes", "%.0f", st.ESO.SecretWrites)
+	row("ExternalSecret status writes", "%.0f", st.ESO.StatusWrites)
+	row("API server writes: Secret / status / Event", "%.0f / %.0f / %.0f", st.API.Secrets, st.API.Statuses, st.API.Events)
+	row("refreshes (syncs) / provider calls", "%.0f / %.0f  (%.0f if every interval were exact)", st.ESO.Syncs, st.ESO.ProviderCalls, st.ExpectedRefreshes)
+	row("eso CPU in window", "%.2f s", st.ESOCPUSeconds)
+	row("new ExternalSecret Ready under refresh", "%.0f ms", r.NewReadyMillis)
+	if o.Unrelated > 0 {
+		u := &r.Unrelated
+		section("%d unrelated %d KiB Secrets (no eso label, %d namespaces)", o.Unrelated, o.UnrelatedKiB, o.UnrelatedNS)
+		row("created in", "%.1f s", u.CreateSeconds)
+		row("eso RSS before / after / diff", "%.1f / %.1f / %+.1f MiB", u.RSSBeforeMiB, u.RSSAfterMiB, u.RSSDiffMiB)
+		row("eso heap in use before / after", "%.1f / %.1f MiB", u.HeapBeforeMiB, u.HeapAfterMiB)
+		row("eso RSS peak (whole run)", "%.1f MiB", u.RSSPeakMiB)
+		row("eso Secret writes meanwhile", "%.0f", u.ESOSecretWrites)
+	}
+}
+
+func writeJSON(path string, r *results) error {
+	raw, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(raw, '\n'), 0o644)
+}
