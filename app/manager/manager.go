@@ -12,7 +12,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -30,11 +31,15 @@ import (
 	"github.com/eso-dev/eso/providers"
 )
 
-// NewScheme registers the core types, eso's APIs and the configuration kinds
-// of every compiled-in provider.
+// NewScheme registers the Kubernetes types eso uses (core, leases, token
+// requests), eso's APIs and the configuration kinds of every compiled-in
+// provider. Registering only what is used keeps start-up and memory small.
 func NewScheme(catalog *registry.Catalog) (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
-	adders := []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, esv1.AddToScheme, ssv2.AddToScheme}
+	adders := []func(*runtime.Scheme) error{
+		corev1.AddToScheme, coordinationv1.AddToScheme, authenticationv1.AddToScheme,
+		esv1.AddToScheme, ssv2.AddToScheme,
+	}
 	for _, r := range catalog.Registrations() {
 		adders = append(adders, r.AddToScheme)
 	}

@@ -10,7 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	clientset "k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
@@ -33,7 +33,7 @@ type serviceAccountReader struct {
 	audiences []string
 
 	mu      sync.Mutex
-	client  clientset.Interface
+	client  corev1client.CoreV1Interface
 	expires time.Time
 }
 
@@ -46,7 +46,7 @@ func (r *serviceAccountReader) getSecret(ctx context.Context, namespace, name st
 	if err != nil {
 		return nil, err
 	}
-	return c.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
+	return c.Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
 }
 
 func (r *serviceAccountReader) listSecrets(ctx context.Context, namespace string, selector labels.Selector) ([]corev1.Secret, error) {
@@ -54,14 +54,14 @@ func (r *serviceAccountReader) listSecrets(ctx context.Context, namespace string
 	if err != nil {
 		return nil, err
 	}
-	list, err := c.CoreV1().Secrets(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
+	list, err := c.Secrets(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
 	if err != nil {
 		return nil, err
 	}
 	return list.Items, nil
 }
 
-func (r *serviceAccountReader) clientset(ctx context.Context) (clientset.Interface, error) {
+func (r *serviceAccountReader) clientset(ctx context.Context) (corev1client.CoreV1Interface, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.client != nil && time.Until(r.expires) > tokenRenewBefore {
@@ -77,7 +77,7 @@ func (r *serviceAccountReader) clientset(ctx context.Context) (clientset.Interfa
 	}
 	cfg := rest.AnonymousClientConfig(r.deps.RESTConfig)
 	cfg.BearerToken = tr.Status.Token
-	c, err := clientset.NewForConfig(cfg)
+	c, err := corev1client.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("client for ServiceAccount %s/%s: %w", r.namespace, r.name, err)
 	}

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -63,6 +64,10 @@ func Start() (*Env, error) {
 	}
 	scheme, err := manager.NewScheme(catalog)
 	if err != nil {
+		return nil, err
+	}
+	// Tests also create objects eso itself never touches (RBAC, ...).
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return nil, err
 	}
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
