@@ -68,8 +68,11 @@ func RESTConfig(cfg config.Config) (*rest.Config, error) {
 }
 
 // withClientLimits copies rc with eso's user agent and client-side rate
-// limits. A QPS of 0 or less turns client-side limiting off and leaves it to the
-// API server's priority and fairness, as controller-runtime does by default.
+// limits. As everywhere in client-go, the limit applies per resource client
+// (Secrets, ExternalSecrets, Leases, ... each get their own bucket), so a
+// burst of Secret writes never starves the leader election's lease renewals.
+// A QPS of 0 turns client-side limiting off and leaves it to the API server's
+// priority and fairness, as controller-runtime does by default.
 func withClientLimits(rc *rest.Config, cfg config.Config) *rest.Config {
 	rc = rest.CopyConfig(rc)
 	rc.UserAgent = "eso"
