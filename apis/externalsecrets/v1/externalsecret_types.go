@@ -50,7 +50,7 @@ const (
 
 // DeletionPolicy says what happens to the target Secret when the provider no
 // longer has the referenced secrets.
-// +kubebuilder:validation:Enum=Delete;Retain
+// +kubebuilder:validation:Enum=Delete;Merge;Retain
 type DeletionPolicy string
 
 const (
@@ -58,10 +58,13 @@ const (
 	DeletionPolicyDelete DeletionPolicy = "Delete"
 	// DeletionPolicyRetain keeps the Secret as it was and reports the error.
 	DeletionPolicyRetain DeletionPolicy = "Retain"
+	// DeletionPolicyMerge removes the keys eso wrote and keeps the Secret.
+	DeletionPolicyMerge DeletionPolicy = "Merge"
 )
 
 // ExternalSecretTarget describes the Secret eso writes.
 // +kubebuilder:validation:XValidation:rule="!has(self.deletionPolicy) || self.deletionPolicy != 'Delete' || !has(self.creationPolicy) || self.creationPolicy == 'Owner'",message="deletionPolicy Delete needs creationPolicy Owner: eso only deletes Secrets it owns"
+// +kubebuilder:validation:XValidation:rule="!has(self.deletionPolicy) || self.deletionPolicy != 'Merge' || !has(self.creationPolicy) || self.creationPolicy != 'None'",message="deletionPolicy Merge needs a creationPolicy that writes a Secret"
 type ExternalSecretTarget struct {
 	// Name of the Secret. Defaults to the ExternalSecret's name.
 	// +kubebuilder:validation:MaxLength=253
@@ -591,6 +594,10 @@ const (
 	// AnnotationDataHash is a hash of the data eso wrote, to spot drift without
 	// comparing values.
 	AnnotationDataHash = "reconcile.external-secrets.io/data-hash"
+	// AnnotationMergedKeysPrefix, followed by a digest of the ExternalSecret's
+	// name, records the keys a merging ExternalSecret (Merge, CreateOrMerge)
+	// wrote into a shared Secret, so it can remove exactly those later.
+	AnnotationMergedKeysPrefix = "reconcile.external-secrets.io/keys-"
 	// AnnotationManagedBy names the ExternalSecret that writes a Secret whole
 	// (creationPolicy Owner or Orphan), so no other ExternalSecret writes it too.
 	AnnotationManagedBy = "reconcile.external-secrets.io/managed-by"

@@ -122,6 +122,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			r.Recorder.Event(&es, corev1.EventTypeNormal, esv1.ReasonSecretDeleted, "deleted Secret "+es.TargetName()+": its remote secrets are gone")
 		}
 		setDeleted(&es, deleted, stamp)
+	case fetchErr != nil && fetched.allMissing() && es.Spec.Target.DeletionPolicy == esv1.DeletionPolicyMerge:
+		removed, err := r.removeKeys(ctx, &es, target)
+		if err != nil {
+			return r.fail(ctx, &es, before, err)
+		}
+		if removed {
+			r.Recorder.Event(&es, corev1.EventTypeNormal, esv1.ReasonSecretDeleted, "removed the keys of Secret "+es.TargetName()+": its remote secrets are gone")
+		}
+		setDeleted(&es, removed, stamp)
 	case fetchErr != nil:
 		return r.fail(ctx, &es, before, fetchErr)
 	default:

@@ -488,3 +488,56 @@ func TestSyncWindowDefersRefreshes(t *testing.T) {
 		t.Errorf("provider reads = %d, want 1: the deny window holds the refresh", n)
 	}
 }
+
+// TestDeletionPolicyMerge: a merging ExternalSecret removes exactly the keys
+// it wrote (when it stops producing them, and when its remote secrets go),
+// leaving the Secret and its other keys alone; an owning one empties its Secret.
+func TestDeletionPolicyMerge(t *testing.T) {
+	ctx := context.Background()
+	ns := env.Namespace(t, "delmerge", nil)
+	h := newHarness(t)
+	cfg := fakeConfig(ns, provv1.FakeSecret{Key: "db", Value: `{"password":"pw"}`})
+	shared := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shared"}, Data: map[string][]byte{"mine": []byte("kept")}}
+	merging := externalSecret(ns)
+	merging.Spec.Target = esv1.ExternalSecretTarget{Name: "shared", CreationPolicy: esv1.CreatePolicyMerge, DeletionPolicy: esv1.DeletionPolicyMerge}
+	owning := externalSecret(ns)
+	owning.Name = "owning"
+	owning.Spec.Target.DeletionPolicy = esv1.DeletionPolicyMerge
+	create(t, cfg, secretStore(ns), shared, merging, owning)
+	h.reconcile(t, merging)
+	h.reconcile(t, owning)
+	if s := getSecret(t, ns, "shared"); string(s.Data["password"]) != "pw" || string(s.Data["mine"]) != "kept" {
+		t.Fatalf("merge: %q", s.Data)
+	}
+
+	// The ExternalSecret now writes the value under another key: the old one goes.
+	patch := client.MergeFrom(merging.DeepCopy())
+	merging.Spec.Data[0].SecretKey = "pw"
+	if err := env.Client.Patch(ctx, merging, patch); err != nil {
+		t.Fatal(err)
+	}
+	h.reconcile(t, merging)
+	if s := getSecret(t, ns, "shared"); len(s.Data) != 2 || string(s.Data["pw"]) != "pw" || string(s.Data["mine"]) != "kept" {
+		t.Fatalf("after renaming the key: %q", s.Data)
+	}
+
+	// The remote secret goes: its keys leave, the Secrets stay.
+	patch = client.MergeFrom(cfg.DeepCopy())
+	cfg.Spec.Data = nil
+	if err := env.Client.Patch(ctx, cfg, patch); err != nil {
+		t.Fatal(err)
+	}
+	h.reconcile(t, merging)
+	h.reconcile(t, owning)
+	if s := getSecret(t, ns, "shared"); len(s.Data) != 1 || string(s.Data["mine"]) != "kept" {
+		t.Errorf("shared Secret after deletion: %q", s.Data)
+	}
+	if s := getSecret(t, ns, "owning"); len(s.Data) != 0 {
+		t.Errorf("owned Secret after deletion: %q, want no data", s.Data)
+	}
+	for _, es := range []*esv1.ExternalSecret{merging, owning} {
+		if c := readyCondition(getES(t, es)); c.Reason != esv1.ReasonSecretDeleted {
+			t.Errorf("%s: Ready = %+v", es.Name, c)
+		}
+	}
+}

@@ -50,14 +50,17 @@ func setSynced(es *esv1.ExternalSecret, wrote bool, now metav1.Time) {
 	}
 }
 
-// setDeleted records that the remote secrets are gone and, under
-// deletionPolicy Delete, so is the target. refreshTime moves only when eso
-// deleted the Secret now, so a deleted ExternalSecret costs no writes per refresh.
-func setDeleted(es *esv1.ExternalSecret, deleted bool, now metav1.Time) {
-	setReady(es, metav1.ConditionFalse, esv1.ReasonSecretDeleted,
-		"the remote secrets no longer exist, so Secret "+es.TargetName()+" is deleted (deletionPolicy Delete)")
+// setDeleted records that the remote secrets are gone and what the deletion
+// policy did about it. refreshTime moves only when eso wrote now, so a deleted
+// ExternalSecret costs no writes per refresh.
+func setDeleted(es *esv1.ExternalSecret, wrote bool, now metav1.Time) {
+	msg := "the remote secrets no longer exist, so Secret " + es.TargetName() + " is deleted (deletionPolicy Delete)"
+	if es.Spec.Target.DeletionPolicy == esv1.DeletionPolicyMerge {
+		msg = "the remote secrets no longer exist, so their keys are removed from Secret " + es.TargetName() + " (deletionPolicy Merge)"
+	}
+	setReady(es, metav1.ConditionFalse, esv1.ReasonSecretDeleted, msg)
 	es.Status.SyncedResourceVersion = syncedVersion(es)
-	if deleted {
+	if wrote {
 		es.Status.RefreshTime = now
 	}
 }

@@ -7,8 +7,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"maps"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -121,7 +123,15 @@ func (r *Reconciler) writeTarget(ctx context.Context, es *esv1.ExternalSecret, t
 		if desired.Data == nil {
 			desired.Data = map[string][]byte{}
 		}
+		// Keys this ExternalSecret wrote before and no longer produces go.
+		ann := mergedKeysAnnotation(es)
+		for _, k := range splitKeys(desired.Annotations[ann]) {
+			if _, still := out.Data[k]; !still {
+				delete(desired.Data, k)
+			}
+		}
 		maps.Copy(desired.Data, out.Data)
+		metav1.SetMetaDataAnnotation(&desired.ObjectMeta, ann, strings.Join(slices.Sorted(maps.Keys(out.Data)), ","))
 	} else {
 		desired.Data = out.Data
 		metav1.SetMetaDataAnnotation(&desired.ObjectMeta, esv1.AnnotationManagedBy, es.Name)
@@ -169,6 +179,52 @@ func (r *Reconciler) writeTarget(ctx context.Context, es *esv1.ExternalSecret, t
 	}
 	metrics.SecretWrites.WithLabelValues("update").Inc()
 	return true, nil
+}
+
+// removeKeys applies deletionPolicy Merge once the remote secrets are gone:
+// the keys eso wrote leave the Secret, the Secret stays. It reports whether it
+// wrote.
+func (r *Reconciler) removeKeys(ctx context.Context, es *esv1.ExternalSecret, target *corev1.Secret) (bool, error) {
+	if target == nil {
+		return false, nil
+	}
+	desired := target.DeepCopy()
+	if es.Spec.Target.Merges() {
+		ann := mergedKeysAnnotation(es)
+		for _, k := range splitKeys(desired.Annotations[ann]) {
+			delete(desired.Data, k)
+		}
+		delete(desired.Annotations, ann)
+	} else {
+		desired.Data = nil
+	}
+	metav1.SetMetaDataAnnotation(&desired.ObjectMeta, esv1.AnnotationDataHash, dataHash(desired.Data))
+	if equality.Semantic.DeepEqual(target, desired) {
+		return false, nil
+	}
+	if ptr.Deref(target.Immutable, false) {
+		return false, fmt.Errorf("%w: Secret %s cannot have its keys removed", errTargetImmutable, target.Name)
+	}
+	if err := r.Client.Update(ctx, desired); err != nil {
+		return false, fmt.Errorf("updating Secret %s: %w", desired.Name, err)
+	}
+	metrics.SecretWrites.WithLabelValues("update").Inc()
+	return true, nil
+}
+
+// mergedKeysAnnotation is where a merging ExternalSecret records its keys on
+// the shared Secret (a digest keeps the annotation name short and valid).
+func mergedKeysAnnotation(es *esv1.ExternalSecret) string {
+	h := fnv.New32a()
+	h.Write([]byte(es.Name))
+	return fmt.Sprintf("%s%08x", esv1.AnnotationMergedKeysPrefix, h.Sum32())
+}
+
+func splitKeys(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
 }
 
 // deleteTarget deletes the target Secret if this ExternalSecret controls it
