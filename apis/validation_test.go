@@ -94,7 +94,7 @@ spec:
   dataFrom:
   - find: {name: {regexp: "^db-"}}
     rewrite: [{regexp: {source: "^db-", target: ""}, transform: {template: "x"}}]`,
-			"each rewrite needs exactly one of regexp or transform"},
+			"each rewrite needs exactly one of regexp, transform or merge"},
 		{"ExternalSecret without any store", `
 apiVersion: external-secrets.io/v1
 kind: ExternalSecret

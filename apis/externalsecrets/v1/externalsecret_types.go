@@ -377,15 +377,48 @@ type FindName struct {
 	RegExp string `json:"regexp"`
 }
 
-// ExternalSecretRewrite renames keys.
-// +kubebuilder:validation:XValidation:rule="has(self.regexp) != has(self.transform)",message="each rewrite needs exactly one of regexp or transform"
+// ExternalSecretRewrite renames keys, or merges values.
+// +kubebuilder:validation:XValidation:rule="[has(self.regexp), has(self.transform), has(self.merge)].filter(x, x).size() == 1",message="each rewrite needs exactly one of regexp, transform or merge"
 type ExternalSecretRewrite struct {
+	// Merge combines the JSON object values of all keys into one object.
+	// +optional
+	Merge *ExternalSecretRewriteMerge `json:"merge,omitempty"`
 	// Regexp replaces matches of source in each key by target ($1 etc. refer to groups).
 	// +optional
 	Regexp *ExternalSecretRewriteRegexp `json:"regexp,omitempty"`
 	// Transform renders each key through a template; .value is the key.
 	// +optional
 	Transform *ExternalSecretRewriteTransform `json:"transform,omitempty"`
+}
+
+// ExternalSecretRewriteMerge merges the JSON object values of every key.
+// +kubebuilder:validation:XValidation:rule="!has(self.strategy) || self.strategy != 'JSON' || (has(self.into) && size(self.into) > 0)",message="merge strategy JSON needs into: the key that receives the merged object"
+type ExternalSecretRewriteMerge struct {
+	// Into is the key receiving the merged object (strategy JSON).
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Into string `json:"into,omitempty"`
+	// Priority lists keys whose fields win conflicts, highest first.
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	Priority []string `json:"priority,omitempty"`
+	// PriorityPolicy Strict fails when a priority key is absent; IgnoreNotFound skips it.
+	// +kubebuilder:validation:Enum=IgnoreNotFound;Strict
+	// +kubebuilder:default=Strict
+	// +optional
+	PriorityPolicy string `json:"priorityPolicy,omitempty"`
+	// ConflictPolicy Error fails when two keys not in priority set one field to
+	// different values; Ignore lets the later key (in name order) win.
+	// +kubebuilder:validation:Enum=Ignore;Error
+	// +kubebuilder:default=Error
+	// +optional
+	ConflictPolicy string `json:"conflictPolicy,omitempty"`
+	// Strategy Extract writes each field of the merged object as a key; JSON
+	// writes the merged object under into.
+	// +kubebuilder:validation:Enum=Extract;JSON
+	// +kubebuilder:default=Extract
+	// +optional
+	Strategy string `json:"strategy,omitempty"`
 }
 
 // ExternalSecretRewriteRegexp replaces by regular expression.

@@ -96,12 +96,16 @@ func fetchDataFrom(ctx context.Context, srcs *sources, es *esv1.ExternalSecret, 
 	default:
 		return nil, errors.New("entry has neither extract nor find")
 	}
+	// As upstream: rewrites first; key conversion only when there are none.
+	if len(df.Rewrite) > 0 {
+		if fields, err = rewrite(df.Rewrite, fields); err != nil {
+			return nil, err
+		}
+		conversion = esv1.ConversionDefault
+	}
 	out := make(map[string][]byte, len(fields))
 	for k, v := range fields {
 		k = convertKey(conversion, k)
-		if k, err = rewriteKey(df.Rewrite, k); err != nil {
-			return nil, err
-		}
 		if v, err = finishValue(decoding, nullBytes, k, v); err != nil {
 			return nil, err
 		}

@@ -1,9 +1,13 @@
 package externalsecret
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"text/template"
 
@@ -13,32 +17,129 @@ import (
 // errBadRewrite: a rewrite rule cannot be applied as written.
 var errBadRewrite = errors.New("invalid rewrite")
 
-// rewriteKey applies a dataFrom entry's rewrites to one key, in order.
-func rewriteKey(rules []esv1.ExternalSecretRewrite, key string) (string, error) {
+// rewrite applies a dataFrom entry's rewrites to the keys (regexp, transform)
+// or values (merge) it produced, in order. Errors name keys, never values.
+func rewrite(rules []esv1.ExternalSecretRewrite, in map[string][]byte) (map[string][]byte, error) {
+	out := in
 	for i, rule := range rules {
-		switch {
-		case rule.Regexp != nil:
-			re, err := regexp.Compile(rule.Regexp.Source)
-			if err != nil {
-				return "", fmt.Errorf("%w: rewrite[%d].regexp.source: %v", errBadRewrite, i, err)
-			}
-			key = re.ReplaceAllString(key, rule.Regexp.Target)
-		case rule.Transform != nil:
-			tpl, err := template.New("rewrite").Funcs(keyFuncs).Option("missingkey=error").Parse(rule.Transform.Template)
-			if err != nil {
-				return "", fmt.Errorf("%w: rewrite[%d].transform.template: %v", errBadRewrite, i, err)
-			}
-			var b strings.Builder
-			if err := tpl.Execute(&b, map[string]string{"value": key}); err != nil {
-				return "", fmt.Errorf("%w: rewrite[%d].transform.template: %v", errBadRewrite, i, err)
-			}
-			key = b.String()
+		var err error
+		if rule.Merge != nil {
+			out, err = mergeValues(rule.Merge, out)
+		} else {
+			out, err = renameKeys(rule, out)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: rewrite[%d]: %v", errBadRewrite, i, err)
 		}
 	}
-	if key == "" {
-		return "", fmt.Errorf("%w: a rewrite produced an empty key", errBadRewrite)
+	return out, nil
+}
+
+// renameKeys applies one regexp or transform rule to every key.
+func renameKeys(rule esv1.ExternalSecretRewrite, in map[string][]byte) (map[string][]byte, error) {
+	var rename func(string) (string, error)
+	switch {
+	case rule.Regexp != nil:
+		re, err := regexp.Compile(rule.Regexp.Source)
+		if err != nil {
+			return nil, fmt.Errorf("regexp.source: %v", err)
+		}
+		rename = func(k string) (string, error) { return re.ReplaceAllString(k, rule.Regexp.Target), nil }
+	case rule.Transform != nil:
+		tpl, err := template.New("rewrite").Funcs(keyFuncs).Option("missingkey=error").Parse(rule.Transform.Template)
+		if err != nil {
+			return nil, fmt.Errorf("transform.template: %v", err)
+		}
+		rename = func(k string) (string, error) {
+			var b strings.Builder
+			if err := tpl.Execute(&b, map[string]string{"value": k}); err != nil {
+				return "", fmt.Errorf("transform.template: %v", err)
+			}
+			return b.String(), nil
+		}
+	default:
+		return in, nil
 	}
-	return key, nil
+	out := make(map[string][]byte, len(in))
+	for k, v := range in {
+		nk, err := rename(k)
+		if err != nil {
+			return nil, err
+		}
+		if nk == "" {
+			return nil, fmt.Errorf("key %q was renamed to an empty key", k)
+		}
+		if _, dup := out[nk]; dup {
+			return nil, fmt.Errorf("two keys were renamed to %q", nk)
+		}
+		out[nk] = v
+	}
+	return out, nil
+}
+
+// mergeValues merges the JSON object values of every key into one object.
+// Keys merge in name order, then the priority keys from lowest to highest, so
+// the highest priority wins; a conflict between keys without priority fails
+// under conflictPolicy Error.
+func mergeValues(m *esv1.ExternalSecretRewriteMerge, in map[string][]byte) (map[string][]byte, error) {
+	rank := map[string]int{} // priority rank: 1 is the highest
+	for i, k := range m.Priority {
+		if _, ok := in[k]; !ok {
+			if m.PriorityPolicy == "IgnoreNotFound" {
+				continue
+			}
+			return nil, fmt.Errorf("merge.priority names key %q, which is not there (priorityPolicy Strict)", k)
+		}
+		rank[k] = i + 1
+	}
+	order := slices.Sorted(maps.Keys(in))
+	slices.SortStableFunc(order, func(a, b string) int {
+		// Unranked keys first; ranked keys by descending rank number (lowest priority first).
+		ra, rb := rank[a], rank[b]
+		switch {
+		case ra == 0 && rb == 0:
+			return 0
+		case ra == 0:
+			return -1
+		case rb == 0:
+			return 1
+		default:
+			return rb - ra
+		}
+	})
+
+	merged := map[string]json.RawMessage{}
+	setBy := map[string]string{}
+	for _, k := range order {
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(in[k], &obj); err != nil || obj == nil {
+			return nil, fmt.Errorf("merge: the value of %q is not a JSON object", k)
+		}
+		for field, v := range obj {
+			if prev, ok := merged[field]; ok && rank[k] == 0 && !bytes.Equal(prev, v) && m.ConflictPolicy != "Ignore" {
+				return nil, fmt.Errorf("merge: field %q is set differently by %q and %q (conflictPolicy Error)", field, setBy[field], k)
+			}
+			merged[field], setBy[field] = v, k
+		}
+	}
+
+	if m.Strategy == "JSON" {
+		b, err := json.Marshal(merged)
+		if err != nil {
+			return nil, err
+		}
+		return map[string][]byte{m.Into: b}, nil
+	}
+	out := make(map[string][]byte, len(merged))
+	for field, raw := range merged {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			out[field] = []byte(s)
+		} else {
+			out[field] = raw
+		}
+	}
+	return out, nil
 }
 
 // keyFuncs are the functions key transforms may use: string functions only.
