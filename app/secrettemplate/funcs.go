@@ -62,6 +62,16 @@ func buildFuncMap() template.FuncMap {
 	fm["toYaml"] = toYAML
 	fm["fromYaml"] = fromYAML
 	fm["filterPEM"] = filterPEM
+	fm["pkcs12key"] = pkcs12Key
+	fm["pkcs12keyPass"] = pkcs12KeyPass
+	fm["pkcs12cert"] = pkcs12Cert
+	fm["pkcs12certPass"] = pkcs12CertPass
+	fm["pemToPkcs12"] = pemToPkcs12
+	fm["pemToPkcs12Pass"] = pemToPkcs12Pass
+	fm["fullPemToPkcs12"] = fullPemToPkcs12
+	fm["fullPemToPkcs12Pass"] = fullPemToPkcs12Pass
+	fm["jwkPublicKeyPem"] = jwkPublicKeyPem
+	fm["jwkPrivateKeyPem"] = jwkPrivateKeyPem
 	return fm
 }
 
