@@ -46,6 +46,41 @@ spec:
   target: {creationPolicy: Orphan, deletionPolicy: Delete}
   data: [{secretKey: a, remoteRef: {key: k}}]`,
 			"deletionPolicy Delete needs creationPolicy Owner"},
+		{"ExternalSecret removing keys from a Secret it never writes", `
+apiVersion: external-secrets.io/v1
+kind: ExternalSecret
+metadata: {name: merge-none}
+spec:
+  secretStoreRef: {name: s}
+  target: {creationPolicy: None, deletionPolicy: Merge}
+  data: [{secretKey: a, remoteRef: {key: k}}]`,
+			"deletionPolicy Merge needs a creationPolicy that writes a Secret"},
+		{"ExternalSecret merge rewrite into JSON without a key", `
+apiVersion: external-secrets.io/v1
+kind: ExternalSecret
+metadata: {name: merge-no-into}
+spec:
+  secretStoreRef: {name: s}
+  dataFrom: [{find: {name: {regexp: "."}}, rewrite: [{merge: {strategy: JSON}}]}]`,
+			"merge strategy JSON needs into"},
+		{"ExternalSecret sync window that is neither allow nor deny", `
+apiVersion: external-secrets.io/v1
+kind: ExternalSecret
+metadata: {name: bad-window}
+spec:
+  secretStoreRef: {name: s}
+  syncWindows: [{kind: maybe, schedule: "0 22 * * *", duration: 1h}]
+  data: [{secretKey: a, remoteRef: {key: k}}]`,
+			`spec.syncWindows[0].kind: Unsupported value: "maybe"`},
+		{"ClusterExternalSecret without target namespaces", `
+apiVersion: external-secrets.io/v1
+kind: ClusterExternalSecret
+metadata: {name: validation-no-namespaces}
+spec:
+  externalSecretSpec:
+    secretStoreRef: {name: s}
+    data: [{secretKey: a, remoteRef: {key: k}}]`,
+			"name the target namespaces with namespaceSelectors or namespaces"},
 		{"ExternalSecret with nothing to sync", `
 apiVersion: external-secrets.io/v1
 kind: ExternalSecret
