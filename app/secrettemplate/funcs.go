@@ -3,9 +3,13 @@ package secrettemplate
 import (
 	"bytes"
 	"encoding/pem"
+	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"text/template"
+	"time"
 
 	"github.com/Masterminds/sprig/v3"
 	"sigs.k8s.io/yaml"
@@ -18,7 +22,7 @@ import (
 // every refresh and defeat "no write when nothing changed".
 var allowed = []string{
 	// strings
-	"trim", "trimAll", "trimPrefix", "trimSuffix", "upper", "lower", "title", "untitle", "repeat",
+	"trim", "trimAll", "trimPrefix", "trimSuffix", "upper", "lower", "title", "untitle",
 	"substr", "nospace", "trunc", "abbrev", "abbrevboth", "initials", "wrap", "wrapWith", "contains",
 	"hasPrefix", "hasSuffix", "quote", "squote", "cat", "indent", "nindent", "replace", "plural",
 	"snakecase", "camelcase", "kebabcase", "swapcase", "split", "splitList", "splitn", "join",
@@ -26,7 +30,7 @@ var allowed = []string{
 	"regexMatch", "regexFindAll", "regexFind", "regexReplaceAll", "regexReplaceAllLiteral", "regexSplit", "regexQuoteMeta",
 	// numbers
 	"add", "add1", "sub", "div", "mod", "mul", "max", "min", "int", "int64", "float64", "atoi",
-	"seq", "until", "untilStep", "round", "floor", "ceil",
+	"round", "floor", "ceil",
 	// flow and defaults
 	"default", "empty", "coalesce", "ternary", "fail",
 	// encodings
@@ -35,13 +39,14 @@ var allowed = []string{
 	// lists and dicts
 	"list", "first", "rest", "last", "initial", "append", "prepend", "concat", "reverse", "uniq",
 	"without", "has", "compact", "slice", "chunk", "dict", "get", "set", "unset", "hasKey", "pluck",
-	"keys", "values", "pick", "omit", "merge", "mergeOverwrite", "dig", "deepCopy",
+	"pick", "omit", "merge", "mergeOverwrite", "dig", "deepCopy",
 	// hashes (deterministic)
 	"sha1sum", "sha256sum", "sha512sum", "adler32sum",
 	// types
 	"kindOf", "kindIs", "typeOf", "typeIs", "deepEqual",
-	// dates from given values (not "now")
-	"date", "dateInZone", "toDate", "dateModify", "duration", "durationRound", "unixEpoch", "htmlDate", "htmlDateInZone",
+	// dates from given values; "date" and friends are wrapped below, since sprig
+	// falls back to the current time for anything that is not a time
+	"toDate", "dateModify", "duration", "unixEpoch",
 	// paths, URLs, versions (no I/O)
 	"base", "dir", "ext", "clean", "isAbs", "urlParse", "urlJoin", "semver", "semverCompare",
 }
@@ -59,6 +64,14 @@ func buildFuncMap() template.FuncMap {
 		}
 		fm[name] = f
 	}
+	// Deterministic replacements: sorted keys and values, bounded repeat,
+	// dates only of given times, printf without pointer addresses.
+	fm["keys"] = sortedKeys
+	fm["values"] = sortedValues
+	fm["repeat"] = boundedRepeat
+	fm["date"] = dateOf
+	fm["dateInZone"] = dateInZoneOf
+	fm["printf"] = safePrintf
 	fm["toYaml"] = toYAML
 	fm["fromYaml"] = fromYAML
 	fm["filterPEM"] = filterPEM
@@ -74,6 +87,70 @@ func buildFuncMap() template.FuncMap {
 	fm["jwkPrivateKeyPem"] = jwkPrivateKeyPem
 	return fm
 }
+
+// maxRepeat bounds repeat, so a template cannot exhaust the controller's memory.
+const maxRepeat = 4096
+
+func boundedRepeat(count int, s string) (string, error) {
+	if count < 0 || count > maxRepeat {
+		return "", fmt.Errorf("repeat count %d is outside 0..%d", count, maxRepeat)
+	}
+	return strings.Repeat(s, count), nil
+}
+
+// sortedKeys lists the keys of dicts in order (sprig's follow map order).
+func sortedKeys(dicts ...map[string]any) []string {
+	var out []string
+	for _, d := range dicts {
+		out = append(out, slices.Collect(maps.Keys(d))...)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// sortedValues lists a dict's values in the order of its sorted keys.
+func sortedValues(dict map[string]any) []any {
+	out := make([]any, 0, len(dict))
+	for _, k := range slices.Sorted(maps.Keys(dict)) {
+		out = append(out, dict[k])
+	}
+	return out
+}
+
+// dateOf formats a time; unlike sprig's date it refuses what is not a time
+// instead of formatting the current one.
+func dateOf(layout string, t any) (string, error) { return dateInZoneOf(layout, t, "UTC") }
+
+func dateInZoneOf(layout string, t any, zone string) (string, error) {
+	loc, err := time.LoadLocation(zone)
+	if err != nil {
+		return "", fmt.Errorf("unknown time zone %q", zone)
+	}
+	switch v := t.(type) {
+	case time.Time:
+		return v.In(loc).Format(layout), nil
+	case *time.Time:
+		return v.In(loc).Format(layout), nil
+	case int64:
+		return time.Unix(v, 0).In(loc).Format(layout), nil
+	case int:
+		return time.Unix(int64(v), 0).In(loc).Format(layout), nil
+	default:
+		return "", errors.New("date needs a time or Unix seconds (use toDate to parse a string)")
+	}
+}
+
+// safePrintf is printf without %p, whose pointer addresses change every run.
+func safePrintf(format string, args ...any) (string, error) {
+	if strings.Contains(format, "%p") {
+		return "", errors.New("printf %p is not allowed: addresses change at every render")
+	}
+	return fmt.Sprintf(format, args...), nil
+}
+
+// Funcs returns the template function set, for other templates of eso (key
+// rewrites) to share.
+func Funcs() template.FuncMap { return maps.Clone(funcMap) }
 
 func toYAML(v any) (string, error) {
 	b, err := yaml.Marshal(v)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"text/template"
 
@@ -52,29 +53,11 @@ func Render(tpl *esv1.ExternalSecretTemplate, data map[string][]byte, src Source
 	}
 	r := renderer{values: values}
 
+	// As upstream: templateFrom first, then data and metadata, so the
+	// templates written in the ExternalSecret itself win. Keys are rendered in
+	// order, so that with several errors the same one is reported each time.
 	templated := map[string][]byte{}
 	labels, annotations := map[string]string{}, map[string]string{}
-	for k, t := range tpl.Data {
-		out, err := r.render("data."+k, t)
-		if err != nil {
-			return nil, err
-		}
-		templated[k] = []byte(out)
-	}
-	for k, t := range tpl.Metadata.Labels {
-		out, err := r.render("metadata.labels."+k, t)
-		if err != nil {
-			return nil, err
-		}
-		labels[k] = out
-	}
-	for k, t := range tpl.Metadata.Annotations {
-		out, err := r.render("metadata.annotations."+k, t)
-		if err != nil {
-			return nil, err
-		}
-		annotations[k] = out
-	}
 	for i, from := range tpl.TemplateFrom {
 		kv, err := r.renderFrom(i, from, src)
 		if err != nil {
@@ -90,6 +73,27 @@ func Render(tpl *esv1.ExternalSecretTemplate, data map[string][]byte, src Source
 				templated[k] = []byte(v)
 			}
 		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(tpl.Data)) {
+		out, err := r.render("data."+k, tpl.Data[k])
+		if err != nil {
+			return nil, err
+		}
+		templated[k] = []byte(out)
+	}
+	for _, k := range slices.Sorted(maps.Keys(tpl.Metadata.Labels)) {
+		out, err := r.render("metadata.labels."+k, tpl.Metadata.Labels[k])
+		if err != nil {
+			return nil, err
+		}
+		labels[k] = out
+	}
+	for _, k := range slices.Sorted(maps.Keys(tpl.Metadata.Annotations)) {
+		out, err := r.render("metadata.annotations."+k, tpl.Metadata.Annotations[k])
+		if err != nil {
+			return nil, err
+		}
+		annotations[k] = out
 	}
 
 	// Without data templates the fetched data is kept as it is; with them,
@@ -120,17 +124,37 @@ type renderer struct {
 	values map[string]string
 }
 
-// render executes one template over the fetched values.
+// maxOutput bounds what one template may render.
+const maxOutput = 1 << 20
+
+// render executes one template over the fetched values. Execution errors are
+// reported without their details: Go's template package prints the values it
+// failed on ("range can't iterate over ..."), and those are secrets.
 func (r renderer) render(name, text string) (string, error) {
 	t, err := template.New(name).Funcs(funcMap).Option("missingkey=error").Parse(text)
 	if err != nil {
-		return "", fmt.Errorf("%w: %s: %v", ErrTemplate, name, sanitize(err))
+		return "", fmt.Errorf("%w: %s: %v", ErrTemplate, name, firstLine(err))
 	}
-	var b strings.Builder
+	var b limitedBuilder
 	if err := t.Execute(&b, r.values); err != nil {
-		return "", fmt.Errorf("%w: %s: %v", ErrTemplate, name, sanitize(err))
+		if errors.Is(err, errTooLarge) {
+			return "", fmt.Errorf("%w: %s renders more than %d bytes", ErrTemplate, name, maxOutput)
+		}
+		return "", fmt.Errorf("%w: %s: %s", ErrTemplate, name, execFailure(err))
 	}
 	return b.String(), nil
+}
+
+var errTooLarge = errors.New("template output too large")
+
+// limitedBuilder is a strings.Builder that refuses to grow past maxOutput.
+type limitedBuilder struct{ strings.Builder }
+
+func (b *limitedBuilder) Write(p []byte) (int, error) {
+	if b.Len()+len(p) > maxOutput {
+		return 0, errTooLarge
+	}
+	return b.Builder.Write(p)
 }
 
 // renderFrom renders one templateFrom entry into keys and values.
@@ -207,19 +231,37 @@ func keysAndValues(name, rendered string) (map[string]string, error) {
 	return out, nil
 }
 
-// sanitize keeps template errors from echoing values. Parse errors quote the
-// template, not data; but a function's error may quote its argument (e.g.
-// strconv's "parsing \"...\""), which can be a secret value, so those are cut
-// after the function's name.
-func sanitize(err error) string {
+func firstLine(err error) string {
 	msg := err.Error()
 	if i := strings.IndexByte(msg, '\n'); i >= 0 {
 		msg = msg[:i]
 	}
-	if loc := callError.FindStringIndex(msg); loc != nil {
-		return msg[:loc[1]] + " (details withheld: they may contain secret values)"
-	}
 	return msg
 }
 
-var callError = regexp.MustCompile(`error calling [A-Za-z0-9_]+:`)
+// execLocation is the "template: name:line:col:" prefix of an execution error.
+var execLocation = regexp.MustCompile(`^template: [^:]+:\d+:\d+: `)
+
+// execFailure describes an execution error by its position only, plus the
+// function that failed, if one did: never the values involved.
+func execFailure(err error) string {
+	msg := firstLine(err)
+	where := "execution failed"
+	if loc := execLocation.FindString(msg); loc != "" {
+		where = "execution failed at " + strings.TrimSuffix(strings.TrimPrefix(loc, "template: "), ": ")
+	}
+	if fn := callError.FindStringSubmatch(msg); fn != nil {
+		where += " in " + fn[1]
+	}
+	if strings.Contains(msg, "map has no entry for key") {
+		if key := missingKey.FindStringSubmatch(msg); key != nil {
+			return where + ": no fetched key " + key[1]
+		}
+	}
+	return where + " (details withheld: they may contain secret values)"
+}
+
+var (
+	callError  = regexp.MustCompile(`error calling ([A-Za-z0-9_]+):`)
+	missingKey = regexp.MustCompile(`map has no entry for key ("[^"]*")`)
+)

@@ -103,7 +103,10 @@ func TestDangerousFunctionsAreAbsent(t *testing.T) {
 }
 
 func TestErrorsDoNotEchoValues(t *testing.T) {
-	for _, text := range []string{"{{ .password | mustFromJson }}", "{{ .password | b64dec | mustFromJson }}", "{{ .missing }}", "{{ semver .password }}"} {
+	for _, text := range []string{
+		"{{ .password | mustFromJson }}", "{{ .password | b64dec | mustFromJson }}", "{{ .missing }}", "{{ semver .password }}",
+		"{{ range .password }}{{ end }}", "{{ .password.field }}", "{{ toDate .password .password | date \"2006\" }}",
+	} {
 		_, err := Render(&esv1.ExternalSecretTemplate{Data: map[string]string{"k": text}}, fetched, Sources{})
 		if !errors.Is(err, ErrTemplate) {
 			t.Fatalf("%s: error %v", text, err)
@@ -122,5 +125,50 @@ func TestFilterPEM(t *testing.T) {
 	}
 	if _, err := filterPEM("RSA PRIVATE KEY", bundle); err == nil {
 		t.Error("filterPEM of an absent type must fail")
+	}
+}
+
+func TestDeterministic(t *testing.T) {
+	tpl := &esv1.ExternalSecretTemplate{Data: map[string]string{
+		"keys":   `{{ dict "e" 1 "a" 2 "c" 3 "b" 4 "d" 5 | keys | join "," }}`,
+		"values": `{{ dict "e" 1 "a" 2 "c" 3 "b" 4 "d" 5 | values | toJson }}`,
+		"date":   `{{ toDate "2006-01-02" "2026-11-20" | date "Jan 2, 2006" }}`,
+	}}
+	first, err := Render(tpl, fetched, Sources{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(first.Data["keys"]) != "a,b,c,d,e" || string(first.Data["values"]) != "[2,4,3,5,1]" || string(first.Data["date"]) != "Nov 20, 2026" {
+		t.Errorf("got %q", first.Data)
+	}
+	for range 20 {
+		again, _ := Render(tpl, fetched, Sources{})
+		if !maps.EqualFunc(first.Data, again.Data, func(a, b []byte) bool { return string(a) == string(b) }) {
+			t.Fatalf("rendering changed between runs: %q vs %q", first.Data, again.Data)
+		}
+	}
+	for _, text := range []string{`{{ date "15:04" .user }}`, `{{ printf "%p" . }}`} {
+		if _, err := Render(&esv1.ExternalSecretTemplate{Data: map[string]string{"k": text}}, fetched, Sources{}); !errors.Is(err, ErrTemplate) {
+			t.Errorf("%s: rendered (%v); it would change at every refresh", text, err)
+		}
+	}
+}
+
+func TestBoundedOutput(t *testing.T) {
+	for _, text := range []string{`{{ repeat 2000000000 "x" }}`, `{{ $s := repeat 4096 "xxxxxxxxxxxxxxxx" }}{{ $s }}{{ $s }}{{ $s }}{{ $s }}{{ $s }}{{ $s }}{{ $s }}{{ $s }}{{ $s }}{{ $s }}{{ $s }}{{ $s }}{{ $s }}{{ $s }}{{ $s }}{{ $s }}{{ $s }}{{ $s }}{{ $s }}{{ $s }}`} {
+		if _, err := Render(&esv1.ExternalSecretTemplate{Data: map[string]string{"k": text}}, fetched, Sources{}); !errors.Is(err, ErrTemplate) {
+			t.Errorf("%.40s...: %v, want a refusal", text, err)
+		}
+	}
+}
+
+func TestSpecTemplatesWinOverTemplateFrom(t *testing.T) {
+	lit := "user: from-literal\nother: kept"
+	res, err := Render(&esv1.ExternalSecretTemplate{
+		Data:         map[string]string{"user": "from-data"},
+		TemplateFrom: []esv1.TemplateFrom{{Literal: &lit}},
+	}, fetched, Sources{})
+	if err != nil || string(res.Data["user"]) != "from-data" || string(res.Data["other"]) != "kept" {
+		t.Errorf("precedence: %q, %v", res.Data, err)
 	}
 }
