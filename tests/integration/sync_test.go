@@ -182,7 +182,7 @@ func TestRemoteRefStrategies(t *testing.T) {
 	create(t,
 		fakeConfig(ns, "fake", map[string]string{
 			"b64":     "aGVsbG8=",
-			"escaped": `{"db_U002E_user":"aGk="}`,
+			"escaped": `{"user@host":"aGk="}`,
 			"nul":     "YQBi", // base64 of "a\x00b"
 		}),
 		secretStore(ns, "fake", storeSpec("Fake", "fake", "")),
@@ -212,7 +212,7 @@ func TestRemoteRefStrategies(t *testing.T) {
 	create(t, decoded, strict, meta, fakeMeta)
 
 	waitSecretData(t, ns, "decoded", map[string]string{
-		"plain": "aGVsbG8=", "decoded": "hello", "nul": "a\x00b", "db.user": "hi",
+		"plain": "aGVsbG8=", "decoded": "hello", "nul": "a\x00b", "user_U0040_host": "hi",
 	})
 	waitReady(t, strict, metav1.ConditionFalse, esv1.ReasonSecretSyncedError)
 	waitSecretData(t, ns, "meta", map[string]string{"team": "payments", "owner": "alice"})

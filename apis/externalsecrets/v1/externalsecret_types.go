@@ -237,8 +237,9 @@ type ExternalSecretDataRemoteRef struct {
 	// +optional
 	MetadataPolicy MetadataPolicy `json:"metadataPolicy,omitempty"`
 
-	// ConversionStrategy Unicode turns "_Uxxxx_" sequences in the keys that
-	// dataFrom produces into the Unicode character U+xxxx.
+	// ConversionStrategy makes the keys dataFrom produces valid Secret keys:
+	// Default replaces each character a key cannot hold by "_", Unicode by
+	// "_Uxxxx_" (its code point). Not applied when the entry has rewrites.
 	// +kubebuilder:default=Default
 	// +optional
 	ConversionStrategy ConversionStrategy `json:"conversionStrategy,omitempty"`
@@ -357,8 +358,9 @@ type ExternalSecretFind struct {
 	// +optional
 	Tags map[string]string `json:"tags,omitempty"`
 
-	// ConversionStrategy Unicode turns "_Uxxxx_" sequences in the found keys
-	// into the Unicode character U+xxxx.
+	// ConversionStrategy makes the found names valid Secret keys: Default
+	// replaces each character a key cannot hold by "_", Unicode by "_Uxxxx_".
+	// Not applied when the entry has rewrites.
 	// +kubebuilder:default=Default
 	// +optional
 	ConversionStrategy ConversionStrategy `json:"conversionStrategy,omitempty"`

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	"github.com/eso-dev/eso/providers"
@@ -98,20 +100,21 @@ func fetchDataFrom(ctx context.Context, srcs *sources, es *esv1.ExternalSecret, 
 	}
 	// As upstream: rewrites first; key conversion only when there are none.
 	if len(df.Rewrite) > 0 {
-		if fields, err = rewrite(df.Rewrite, fields); err != nil {
+		fields, err = rewrite(df.Rewrite, fields)
+	} else {
+		fields, err = convertKeys(conversion, fields)
+	}
+	if err != nil {
+		return nil, err
+	}
+	// Values in key order, so that with several bad values the same error is
+	// reported each time (no status churn).
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
+		if fields[k], err = finishValue(decoding, nullBytes, k, fields[k]); err != nil {
 			return nil, err
 		}
-		conversion = esv1.ConversionDefault
 	}
-	out := make(map[string][]byte, len(fields))
-	for k, v := range fields {
-		k = convertKey(conversion, k)
-		if v, err = finishValue(decoding, nullBytes, k, v); err != nil {
-			return nil, err
-		}
-		out[k] = v
-	}
-	return out, nil
+	return fields, nil
 }
 
 // isGone: the remote secret itself does not exist.

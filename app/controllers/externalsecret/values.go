@@ -5,8 +5,9 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
-	"strconv"
+	"slices"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 )
@@ -45,21 +46,28 @@ func decodeValue(strategy esv1.DecodingStrategy, key string, v []byte) ([]byte, 
 	}
 }
 
-var unicodeEscape = regexp.MustCompile(`_U([0-9A-Fa-f]{4})_`)
+// invalidKeyChar matches a character a Secret key may not hold.
+var invalidKeyChar = regexp.MustCompile(`[^a-zA-Z0-9._-]`)
 
-// convertKey applies a remoteRef's conversionStrategy to a key dataFrom
-// produced: Unicode turns "_U0040_" into "@".
-func convertKey(strategy esv1.ConversionStrategy, key string) string {
-	if strategy != esv1.ConversionUnicode {
-		return key
-	}
-	return unicodeEscape.ReplaceAllStringFunc(key, func(m string) string {
-		r, err := strconv.ParseUint(m[2:6], 16, 32)
-		if err != nil {
-			return m
+// convertKeys makes the keys dataFrom produced valid Secret keys, as upstream
+// ESO does: Default replaces each invalid character by "_", Unicode by
+// "_Uxxxx_" (its code point). Two keys converting to one is an error rather
+// than a coin toss between them.
+func convertKeys(strategy esv1.ConversionStrategy, in map[string][]byte) (map[string][]byte, error) {
+	out := make(map[string][]byte, len(in))
+	for _, k := range slices.Sorted(maps.Keys(in)) {
+		converted := invalidKeyChar.ReplaceAllStringFunc(k, func(c string) string {
+			if strategy == esv1.ConversionUnicode {
+				return fmt.Sprintf("_U%04x_", []rune(c)[0])
+			}
+			return "_"
+		})
+		if _, dup := out[converted]; dup {
+			return nil, fmt.Errorf("%w: keys convert to the same Secret key %q (conversionStrategy %s)", errBadValue, converted, strategy)
 		}
-		return string(rune(r))
-	})
+		out[converted] = in[k]
+	}
+	return out, nil
 }
 
 // checkNullBytes applies a remoteRef's nullBytePolicy.

@@ -40,12 +40,18 @@ func TestDecodeValue(t *testing.T) {
 	}
 }
 
-func TestConvertKey(t *testing.T) {
-	if got := convertKey(esv1.ConversionUnicode, "user_U0040_example_U002E_com"); got != "user@example.com" {
-		t.Errorf("Unicode: %q", got)
+func TestConvertKeys(t *testing.T) {
+	in := map[string][]byte{"prod/db host": []byte("1"), "ok.key-1_x": []byte("2")}
+	got, err := convertKeys(esv1.ConversionDefault, in)
+	if err != nil || string(got["prod_db_host"]) != "1" || string(got["ok.key-1_x"]) != "2" || len(got) != 2 {
+		t.Errorf("Default: %q, %v", got, err)
 	}
-	if got := convertKey(esv1.ConversionDefault, "user_U0040_x"); got != "user_U0040_x" {
-		t.Errorf("Default changed the key: %q", got)
+	got, err = convertKeys(esv1.ConversionUnicode, in)
+	if err != nil || string(got["prod_U002f_db_U0020_host"]) != "1" || len(got) != 2 {
+		t.Errorf("Unicode: %q, %v", got, err)
+	}
+	if _, err := convertKeys(esv1.ConversionDefault, map[string][]byte{"a/b": nil, "a@b": nil}); !errors.Is(err, errBadValue) {
+		t.Errorf("collision: %v", err)
 	}
 }
 
