@@ -43,9 +43,9 @@ kind: ExternalSecret
 metadata: {name: delete-orphan}
 spec:
   secretStoreRef: {name: s}
-  target: {creationPolicy: Orphan, deletionPolicy: Delete}
+  target: {creationPolicy: Merge, deletionPolicy: Delete}
   data: [{secretKey: a, remoteRef: {key: k}}]`,
-			"deletionPolicy Delete needs creationPolicy Owner"},
+			"deletionPolicy Delete needs creationPolicy Owner or Orphan"},
 		{"ExternalSecret removing keys from a Secret it never writes", `
 apiVersion: external-secrets.io/v1
 kind: ExternalSecret

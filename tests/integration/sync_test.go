@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -65,18 +66,14 @@ func TestExternalSecretLifecycle(t *testing.T) {
 	}
 	waitSecretData(t, ns, "app", map[string]string{"user": "app", "password": "pw2", "api": "token-1"})
 
-	// One remote secret disappears: an error, the Secret stays as it was.
-	before := waitSecretData(t, ns, "app", map[string]string{"user": "app", "password": "pw2", "api": "token-1"})
+	// One remote secret disappears: under deletionPolicy Delete its key is
+	// dropped and the rest stays in sync (as upstream).
 	patch = client.MergeFrom(cfg.DeepCopy())
 	cfg.Spec.Data = fakeConfig(ns, "fake", map[string]string{"db": `{"user":"app","password":"pw2"}`}).Spec.Data
 	if err := env.Client.Patch(ctx, cfg, patch); err != nil {
 		t.Fatal(err)
 	}
-	waitReady(t, es, metav1.ConditionFalse, esv1.ReasonSecretNotFound)
-	after := waitSecretData(t, ns, "app", map[string]string{"user": "app", "password": "pw2", "api": "token-1"})
-	if after.ResourceVersion != before.ResourceVersion {
-		t.Errorf("a partial provider failure rewrote the Secret")
-	}
+	waitSecretData(t, ns, "app", map[string]string{"user": "app", "password": "pw2"})
 
 	// Every remote secret is gone and deletionPolicy is Delete: the Secret goes.
 	patch = client.MergeFrom(cfg.DeepCopy())
@@ -334,5 +331,50 @@ func TestTemplate(t *testing.T) {
 	}
 	if s.Labels[esv1.LabelManaged] != "true" {
 		t.Errorf("template labels replaced eso's managed label: %v", s.Labels)
+	}
+}
+
+// TestRetainKeepsTheSecret: under deletionPolicy Retain a vanished remote
+// secret is an error and the Secret keeps every key and its resourceVersion.
+func TestRetainKeepsTheSecret(t *testing.T) {
+	runEso(t, testConfig())
+	ctx := context.Background()
+	ns := env.Namespace(t, "retain", nil)
+	cfg := fakeConfig(ns, "fake", map[string]string{"a": "1", "b": "2"})
+	create(t, cfg, secretStore(ns, "store", storeSpec("Fake", "fake", "")))
+	es := externalSecret(ns, "app", "SecretStore", "store", map[string]esv1.ExternalSecretDataRemoteRef{"a": ref("a", ""), "b": ref("b", "")})
+	create(t, es)
+	before := waitSecretData(t, ns, "app", map[string]string{"a": "1", "b": "2"})
+
+	patch := client.MergeFrom(cfg.DeepCopy())
+	cfg.Spec.Data = fakeConfig(ns, "fake", map[string]string{"a": "1"}).Spec.Data
+	if err := env.Client.Patch(ctx, cfg, patch); err != nil {
+		t.Fatal(err)
+	}
+	waitReady(t, es, metav1.ConditionFalse, esv1.ReasonSecretNotFound)
+	after := waitSecretData(t, ns, "app", map[string]string{"a": "1", "b": "2"})
+	if after.ResourceVersion != before.ResourceVersion {
+		t.Errorf("a provider error rewrote the Secret under deletionPolicy Retain")
+	}
+}
+
+// TestRefusedSecretDoesNotLeak: a templated label the API server refuses is
+// reported by field, without the (secret) value the API server quoted.
+func TestRefusedSecretDoesNotLeak(t *testing.T) {
+	runEso(t, testConfig())
+	ns := env.Namespace(t, "refused", nil)
+	create(t,
+		fakeConfig(ns, "fake", map[string]string{"token": "not a valid label value: s3cr3t!"}),
+		secretStore(ns, "store", storeSpec("Fake", "fake", "")),
+	)
+	es := externalSecret(ns, "app", "SecretStore", "store", map[string]esv1.ExternalSecretDataRemoteRef{"token": ref("token", "")})
+	es.Spec.Target.Template = &esv1.ExternalSecretTemplate{
+		MergePolicy: esv1.MergePolicyMerge,
+		Metadata:    esv1.ExternalSecretTemplateMetadata{Labels: map[string]string{"leak": "{{ .token }}"}},
+	}
+	create(t, es)
+	msg := waitReady(t, es, metav1.ConditionFalse, esv1.ReasonSecretSyncedError)
+	if strings.Contains(msg, "s3cr3t") || !strings.Contains(msg, "metadata.labels") {
+		t.Errorf("message = %q: want the field, never the value", msg)
 	}
 }

@@ -63,7 +63,7 @@ const (
 )
 
 // ExternalSecretTarget describes the Secret eso writes.
-// +kubebuilder:validation:XValidation:rule="!has(self.deletionPolicy) || self.deletionPolicy != 'Delete' || !has(self.creationPolicy) || self.creationPolicy == 'Owner'",message="deletionPolicy Delete needs creationPolicy Owner: eso only deletes Secrets it owns"
+// +kubebuilder:validation:XValidation:rule="!has(self.deletionPolicy) || self.deletionPolicy != 'Delete' || !has(self.creationPolicy) || self.creationPolicy in ['Owner', 'Orphan']",message="deletionPolicy Delete needs creationPolicy Owner or Orphan: eso only deletes Secrets it wrote whole"
 // +kubebuilder:validation:XValidation:rule="!has(self.deletionPolicy) || self.deletionPolicy != 'Merge' || !has(self.creationPolicy) || self.creationPolicy != 'None'",message="deletionPolicy Merge needs a creationPolicy that writes a Secret"
 type ExternalSecretTarget struct {
 	// Name of the Secret. Defaults to the ExternalSecret's name.

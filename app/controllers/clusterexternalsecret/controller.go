@@ -5,6 +5,9 @@ package clusterexternalsecret
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -49,9 +52,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	name := ces.TargetExternalSecretName()
 
 	namespaces, err := r.matchingNamespaces(ctx, &ces)
-	if err != nil {
+	if errors.Is(err, errInvalidSelector) {
 		setReady(&ces, metav1.ConditionFalse, esv1.ReasonInvalidSelector, err.Error())
 		return ctrl.Result{}, r.writeStatus(ctx, &ces, before)
+	}
+	if err != nil {
+		return ctrl.Result{}, err
 	}
 
 	var provisioned []string
@@ -96,7 +102,7 @@ func (r *Reconciler) matchingNamespaces(ctx context.Context, ces *esv1.ClusterEx
 	for i, s := range selectors {
 		sel, err := metav1.LabelSelectorAsSelector(s)
 		if err != nil {
-			return nil, fmt.Errorf("namespace selector %d: %w", i, err)
+			return nil, fmt.Errorf("%w %d: %v", errInvalidSelector, i, err)
 		}
 		parsed = append(parsed, sel)
 	}
@@ -140,7 +146,7 @@ func (r *Reconciler) ensure(ctx context.Context, ces *esv1.ClusterExternalSecret
 	if desired.Labels == nil {
 		desired.Labels = map[string]string{}
 	}
-	desired.Labels[esv1.LabelClusterExternalSecret] = ces.Name
+	desired.Labels[esv1.LabelClusterExternalSecret] = ownerLabel(ces)
 	desired.Annotations = maps.Clone(ces.Spec.ExternalSecretMetadata.Annotations)
 	if err := controllerutil.SetControllerReference(ces, desired, r.Client.Scheme()); err != nil {
 		return err
@@ -160,7 +166,7 @@ func (r *Reconciler) ensure(ctx context.Context, ces *esv1.ClusterExternalSecret
 // their namespace stopped matching, or the name changed.
 func (r *Reconciler) prune(ctx context.Context, ces *esv1.ClusterExternalSecret, name string, namespaces []string) error {
 	var list esv1.ExternalSecretList
-	if err := r.Client.List(ctx, &list, client.MatchingLabels{esv1.LabelClusterExternalSecret: ces.Name}); err != nil {
+	if err := r.Client.List(ctx, &list, client.MatchingLabels{esv1.LabelClusterExternalSecret: ownerLabel(ces)}); err != nil {
 		return err
 	}
 	for i := range list.Items {
@@ -173,6 +179,19 @@ func (r *Reconciler) prune(ctx context.Context, ces *esv1.ClusterExternalSecret,
 		}
 	}
 	return nil
+}
+
+var errInvalidSelector = errors.New("invalid namespace selector")
+
+// ownerLabel is the label value marking the ExternalSecrets of a
+// ClusterExternalSecret: its name, or for names longer than a label value may
+// be, a prefix and a digest. Ownership itself is the controller reference.
+func ownerLabel(ces *esv1.ClusterExternalSecret) string {
+	if len(ces.Name) <= 63 {
+		return ces.Name
+	}
+	sum := sha256.Sum256([]byte(ces.Name))
+	return ces.Name[:46] + "-" + hex.EncodeToString(sum[:])[:16]
 }
 
 func setReady(ces *esv1.ClusterExternalSecret, status metav1.ConditionStatus, reason, msg string) {

@@ -110,10 +110,24 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 	synced = true
 	metrics.SyncCalls.WithLabelValues(es.Name, es.Namespace).Inc()
-	fetched, fetchErr := fetch(ctx, srcs, &es)
+	fetched, err := fetch(ctx, srcs, &es)
+	if err != nil {
+		return r.fail(ctx, &es, before, err)
+	}
+	// As upstream: under Delete and Merge a vanished remote secret is skipped
+	// and an empty result applies the policy; under Retain it is an error and
+	// the Secret stays as it was.
+	policy := es.Spec.Target.DeletionPolicy
+	deleting := policy == esv1.DeletionPolicyDelete || policy == esv1.DeletionPolicyMerge
+	if !deleting && fetched.gone != nil {
+		return r.fail(ctx, &es, before, fetched.gone)
+	}
+	if !deleting && len(fetched.data) == 0 {
+		return r.fail(ctx, &es, before, errNothingFound)
+	}
 	stamp := metav1.NewTime(now)
 	switch {
-	case fetchErr != nil && fetched.allMissing() && es.Spec.Target.DeletionPolicy == esv1.DeletionPolicyDelete:
+	case len(fetched.data) == 0 && policy == esv1.DeletionPolicyDelete:
 		deleted, err := r.deleteTarget(ctx, &es, target)
 		if err != nil {
 			return r.fail(ctx, &es, before, err)
@@ -122,7 +136,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			r.Recorder.Event(&es, corev1.EventTypeNormal, esv1.ReasonSecretDeleted, "deleted Secret "+es.TargetName()+": its remote secrets are gone")
 		}
 		setDeleted(&es, deleted, stamp)
-	case fetchErr != nil && fetched.allMissing() && es.Spec.Target.DeletionPolicy == esv1.DeletionPolicyMerge:
+	case len(fetched.data) == 0 && policy == esv1.DeletionPolicyMerge:
 		removed, err := r.removeKeys(ctx, &es, target)
 		if err != nil {
 			return r.fail(ctx, &es, before, err)
@@ -131,8 +145,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			r.Recorder.Event(&es, corev1.EventTypeNormal, esv1.ReasonSecretDeleted, "removed the keys of Secret "+es.TargetName()+": its remote secrets are gone")
 		}
 		setDeleted(&es, removed, stamp)
-	case fetchErr != nil:
-		return r.fail(ctx, &es, before, fetchErr)
 	default:
 		out, err := r.render(ctx, &es, fetched.data)
 		if err != nil {
@@ -164,7 +176,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // this process synced is remembered, so a status not yet back in the cache
 // does not cause a second read; after a restart the status stands in.
 func (r *Reconciler) syncDue(es *esv1.ExternalSecret, target *corev1.Secret, fingerprint string, now time.Time) (due bool, wait time.Duration, refreshOnly bool) {
-	if es.Spec.RefreshPolicy == esv1.RefreshPolicyCreatedOnce && target != nil {
+	if es.Spec.RefreshPolicy == esv1.RefreshPolicyCreatedOnce && target != nil && r.syncedBefore(es) {
 		return false, 0, false // created once; never updated
 	}
 	if es.Spec.Target.CreationPolicy != esv1.CreatePolicyNone && (target == nil || drifted(es, target)) {
@@ -194,6 +206,15 @@ func (r *Reconciler) syncDue(es *esv1.ExternalSecret, target *corev1.Secret, fin
 		return false, wait + jitter(es, interval), false
 	}
 	return true, 0, true
+}
+
+// syncedBefore reports whether this ExternalSecret has written its target
+// at least once (so a Merge target that existed before does not count).
+func (r *Reconciler) syncedBefore(es *esv1.ExternalSecret) bool {
+	if v, ok := r.synced.Load(types.NamespacedName{Namespace: es.Namespace, Name: es.Name}); ok && v.(syncRecord).uid == es.UID {
+		return true
+	}
+	return !es.Status.RefreshTime.IsZero()
 }
 
 // jitter spreads the refreshes of objects created together over up to a

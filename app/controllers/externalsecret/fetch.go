@@ -14,28 +14,22 @@ import (
 // fetchResult is what the provider returned for an ExternalSecret.
 type fetchResult struct {
 	data map[string][]byte
-	// missing counts references whose remote secret does not exist (a missing
-	// property does not count: the secret is still there).
-	missing int
-	// total counts references asked for.
-	total int
+	// gone reports the references whose remote secret does not exist (a
+	// missing property does not count: the secret is still there). Whether
+	// that is an error depends on the deletion policy.
+	gone error
 }
-
-// allMissing: every referenced remote secret is gone.
-func (f fetchResult) allMissing() bool { return f.total > 0 && f.missing == f.total }
 
 // fetch reads every entry of the ExternalSecret through its store. dataFrom
 // entries are merged in order and data entries win over them. A reference the
-// provider does not have is counted, not fatal, so the caller can apply the
-// deletion policy; any other error stops the fetch.
+// provider does not have is recorded in gone, not fatal, so the caller can
+// apply the deletion policy; any other error stops the fetch.
 func fetch(ctx context.Context, srcs *sources, es *esv1.ExternalSecret) (fetchResult, error) {
 	res := fetchResult{data: map[string][]byte{}}
 	var notFound []error
 	for i, df := range es.Spec.DataFrom {
-		res.total++
 		fields, err := fetchDataFrom(ctx, srcs, es, &df)
 		if isGone(err) {
-			res.missing++
 			notFound = append(notFound, fmt.Errorf("dataFrom[%d]: %w", i, err))
 			continue
 		}
@@ -47,14 +41,12 @@ func fetch(ctx context.Context, srcs *sources, es *esv1.ExternalSecret) (fetchRe
 		}
 	}
 	for i, d := range es.Spec.Data {
-		res.total++
 		c, err := srcs.client(ctx, es, d.SourceRef)
 		if err != nil {
 			return res, err
 		}
 		value, err := c.GetSecret(ctx, d.RemoteRef)
 		if isGone(err) {
-			res.missing++
 			notFound = append(notFound, fmt.Errorf("data[%d] (%s): %w", i, d.SecretKey, err))
 			continue
 		}
@@ -66,7 +58,8 @@ func fetch(ctx context.Context, srcs *sources, es *esv1.ExternalSecret) (fetchRe
 		}
 		res.data[d.SecretKey] = value
 	}
-	return res, errors.Join(notFound...)
+	res.gone = errors.Join(notFound...)
+	return res, nil
 }
 
 // fetchDataFrom reads one dataFrom entry (extract or find), then converts,
@@ -116,6 +109,10 @@ func fetchDataFrom(ctx context.Context, srcs *sources, es *esv1.ExternalSecret, 
 	}
 	return fields, nil
 }
+
+// errNothingFound: the provider returned no data at all (e.g. a find matched
+// nothing) and the deletion policy is Retain, which leaves the Secret alone.
+var errNothingFound = fmt.Errorf("%w: the provider returned no data; the Secret is left as it was (deletionPolicy Retain)", providers.ErrSecretNotFound)
 
 // isGone: the remote secret itself does not exist.
 func isGone(err error) bool {

@@ -541,3 +541,58 @@ func TestDeletionPolicyMerge(t *testing.T) {
 		}
 	}
 }
+
+// TestCreatedOnceMergesOnce: with creationPolicy Merge the target exists
+// before the first sync; CreatedOnce still syncs once, then never again.
+func TestCreatedOnceMergesOnce(t *testing.T) {
+	ns := env.Namespace(t, "once-merge", nil)
+	h := newHarness(t)
+	es := externalSecret(ns)
+	es.Spec.RefreshPolicy = esv1.RefreshPolicyCreatedOnce
+	es.Spec.Target = esv1.ExternalSecretTarget{Name: "shared", CreationPolicy: esv1.CreatePolicyMerge}
+	create(t, fakeConfig(ns, provv1.FakeSecret{Key: "db", Value: `{"password":"pw"}`}), secretStore(ns),
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shared"}, Data: map[string][]byte{"mine": []byte("x")}}, es)
+	h.reconcile(t, es)
+	if s := getSecret(t, ns, "shared"); string(s.Data["password"]) != "pw" {
+		t.Fatalf("first sync did not merge: %q", s.Data)
+	}
+	h.now = h.now.Add(48 * time.Hour)
+	h.reconcile(t, es)
+	if n := h.provider.reads.Load(); n != 1 {
+		t.Errorf("provider reads = %d, want 1", n)
+	}
+}
+
+// TestOrphanDelete: deletionPolicy Delete also removes a Secret eso wrote
+// whole without owning it (creationPolicy Orphan), and only that one.
+func TestOrphanDelete(t *testing.T) {
+	ctx := context.Background()
+	ns := env.Namespace(t, "orphan-delete", nil)
+	h := newHarness(t)
+	cfg := fakeConfig(ns, provv1.FakeSecret{Key: "db", Value: `{"password":"pw"}`})
+	es := externalSecret(ns)
+	es.Spec.Target = esv1.ExternalSecretTarget{CreationPolicy: esv1.CreatePolicyOrphan, DeletionPolicy: esv1.DeletionPolicyDelete}
+	create(t, cfg, secretStore(ns), es)
+	h.reconcile(t, es)
+	getSecret(t, ns, "app")
+	patch := client.MergeFrom(cfg.DeepCopy())
+	cfg.Spec.Data = nil
+	if err := env.Client.Patch(ctx, cfg, patch); err != nil {
+		t.Fatal(err)
+	}
+	h.reconcile(t, es)
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "app"}, &corev1.Secret{}); err == nil {
+		t.Error("the orphaned Secret eso wrote was not deleted")
+	}
+}
+
+// TestNoMergeIntoCredentialSecrets: Merge refuses Secret types Kubernetes
+// fills with credentials.
+func TestNoMergeIntoCredentialSecrets(t *testing.T) {
+	es := externalSecret("ns")
+	es.Spec.Target.CreationPolicy = esv1.CreatePolicyMerge
+	target := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "app"}, Type: corev1.SecretTypeServiceAccountToken}
+	if err := checkTarget(es, target); err == nil || !strings.Contains(err.Error(), "fills with credentials") {
+		t.Errorf("checkTarget = %v", err)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"text/template"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	"github.com/eso-dev/eso/app/secrettemplate"
 )
 
 // errBadRewrite: a rewrite rule cannot be applied as written.
@@ -46,7 +47,7 @@ func renameKeys(rule esv1.ExternalSecretRewrite, in map[string][]byte) (map[stri
 		}
 		rename = func(k string) (string, error) { return re.ReplaceAllString(k, rule.Regexp.Target), nil }
 	case rule.Transform != nil:
-		tpl, err := template.New("rewrite").Funcs(keyFuncs).Option("missingkey=error").Parse(rule.Transform.Template)
+		tpl, err := template.New("rewrite").Funcs(secrettemplate.Funcs()).Option("missingkey=error").Parse(rule.Transform.Template)
 		if err != nil {
 			return nil, fmt.Errorf("transform.template: %v", err)
 		}
@@ -61,7 +62,8 @@ func renameKeys(rule esv1.ExternalSecretRewrite, in map[string][]byte) (map[stri
 		return in, nil
 	}
 	out := make(map[string][]byte, len(in))
-	for k, v := range in {
+	for _, k := range slices.Sorted(maps.Keys(in)) {
+		v := in[k]
 		nk, err := rename(k)
 		if err != nil {
 			return nil, err
@@ -115,7 +117,8 @@ func mergeValues(m *esv1.ExternalSecretRewriteMerge, in map[string][]byte) (map[
 		if err := json.Unmarshal(in[k], &obj); err != nil || obj == nil {
 			return nil, fmt.Errorf("merge: the value of %q is not a JSON object", k)
 		}
-		for field, v := range obj {
+		for _, field := range slices.Sorted(maps.Keys(obj)) {
+			v := obj[field]
 			if prev, ok := merged[field]; ok && rank[k] == 0 && !bytes.Equal(prev, v) && m.ConflictPolicy != "Ignore" {
 				return nil, fmt.Errorf("merge: field %q is set differently by %q and %q (conflictPolicy Error)", field, setBy[field], k)
 			}
@@ -140,15 +143,4 @@ func mergeValues(m *esv1.ExternalSecretRewriteMerge, in map[string][]byte) (map[
 		}
 	}
 	return out, nil
-}
-
-// keyFuncs are the functions key transforms may use: string functions only.
-var keyFuncs = template.FuncMap{
-	"upper":      strings.ToUpper,
-	"lower":      strings.ToLower,
-	"title":      func(s string) string { return strings.ToUpper(s[:min(1, len(s))]) + s[min(1, len(s)):] },
-	"trim":       strings.TrimSpace,
-	"trimPrefix": func(prefix, s string) string { return strings.TrimPrefix(s, prefix) },
-	"trimSuffix": func(suffix, s string) string { return strings.TrimSuffix(s, suffix) },
-	"replace":    func(old, replacement, s string) string { return strings.ReplaceAll(s, old, replacement) },
 }

@@ -69,7 +69,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, catalog *registry.Catalo
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("externalsecret").
 		For(&esv1.ExternalSecret{}, builder.WithPredicates(predicate.Or(
-			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency, UsePriorityQueue: ptr.To(true)}).
 		// The cache holds only managed Secrets, so this sees only those.
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, s client.Object) []reconcile.Request {

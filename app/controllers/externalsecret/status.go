@@ -115,7 +115,7 @@ func failureReason(err error) string {
 // for a change (of the ExternalSecret, store, configuration or Secret) or the
 // next refresh.
 func retryable(err error) bool {
-	if apierrors.IsInvalid(err) {
+	if apierrors.IsInvalid(err) || errors.Is(err, errInvalidTarget) {
 		return false // the API server refused what eso would write; retrying sends the same
 	}
 	switch failureReason(err) {

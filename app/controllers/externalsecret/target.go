@@ -79,11 +79,44 @@ func checkTarget(es *esv1.ExternalSecret, target *corev1.Secret) error {
 	if managedBy != "" && managedBy != es.Name {
 		return fmt.Errorf("%w: Secret %s is written by ExternalSecret %s", errTargetConflict, target.Name, managedBy)
 	}
-	if es.Spec.Target.Merges() || managedBy == es.Name || owner != nil {
+	if es.Spec.Target.Merges() {
+		if credentialTypes[target.Type] {
+			return fmt.Errorf("%w: Secret %s is of type %s, which Kubernetes fills with credentials; eso does not merge into it",
+				errTargetConflict, target.Name, target.Type)
+		}
+		return nil
+	}
+	if managedBy == es.Name || owner != nil {
 		return nil
 	}
 	return fmt.Errorf("%w: Secret %s exists and eso did not create it; delete it, or use creationPolicy Merge to add keys to it",
 		errTargetConflict, target.Name)
+}
+
+// errInvalidTarget: the API server refused the Secret eso built (e.g. a
+// templated label that is not a valid label value). Retrying sends the same.
+var errInvalidTarget = errors.New("the API server refused the Secret")
+
+// withoutValues replaces a validation error by its fields and error types:
+// the API server quotes the invalid values, which may be secret.
+func withoutValues(err error) error {
+	var status apierrors.APIStatus
+	if !apierrors.IsInvalid(err) || !errors.As(err, &status) {
+		return err
+	}
+	var causes []string
+	if d := status.Status().Details; d != nil {
+		for _, c := range d.Causes {
+			causes = append(causes, fmt.Sprintf("%s: %s", c.Field, c.Type))
+		}
+	}
+	return fmt.Errorf("%w: %s", errInvalidTarget, strings.Join(causes, "; "))
+}
+
+// credentialTypes are Secret types Kubernetes fills with credentials of its own.
+var credentialTypes = map[corev1.SecretType]bool{
+	corev1.SecretTypeServiceAccountToken: true,
+	corev1.SecretTypeBootstrapToken:      true,
 }
 
 // drifted reports whether someone changed the data of a Secret eso wrote whole
@@ -162,7 +195,7 @@ func (r *Reconciler) writeTarget(ctx context.Context, es *esv1.ExternalSecret, t
 			return r.writeTarget(ctx, es, &live, out)
 		}
 		if err != nil {
-			return false, fmt.Errorf("creating Secret %s: %w", desired.Name, err)
+			return false, fmt.Errorf("creating Secret %s: %w", desired.Name, withoutValues(err))
 		}
 		metrics.SecretWrites.WithLabelValues("create").Inc()
 		return true, nil
@@ -170,12 +203,12 @@ func (r *Reconciler) writeTarget(ctx context.Context, es *esv1.ExternalSecret, t
 	if equality.Semantic.DeepEqual(target, desired) {
 		return false, nil
 	}
-	if ptr.Deref(target.Immutable, false) {
+	if ptr.Deref(target.Immutable, false) && !equality.Semantic.DeepEqual(target.Data, desired.Data) {
 		return false, fmt.Errorf("%w: Secret %s no longer matches the provider but cannot be changed; delete it to have it recreated",
 			errTargetImmutable, target.Name)
 	}
 	if err := r.Client.Update(ctx, desired); err != nil {
-		return false, fmt.Errorf("updating Secret %s: %w", desired.Name, err)
+		return false, fmt.Errorf("updating Secret %s: %w", desired.Name, withoutValues(err))
 	}
 	metrics.SecretWrites.WithLabelValues("update").Inc()
 	return true, nil
@@ -206,7 +239,7 @@ func (r *Reconciler) removeKeys(ctx context.Context, es *esv1.ExternalSecret, ta
 		return false, fmt.Errorf("%w: Secret %s cannot have its keys removed", errTargetImmutable, target.Name)
 	}
 	if err := r.Client.Update(ctx, desired); err != nil {
-		return false, fmt.Errorf("updating Secret %s: %w", desired.Name, err)
+		return false, fmt.Errorf("updating Secret %s: %w", desired.Name, withoutValues(err))
 	}
 	metrics.SecretWrites.WithLabelValues("update").Inc()
 	return true, nil
@@ -233,7 +266,9 @@ func (r *Reconciler) deleteTarget(ctx context.Context, es *esv1.ExternalSecret, 
 	if target == nil {
 		return false, nil
 	}
-	if owner := metav1.GetControllerOf(target); owner == nil || owner.UID != es.UID {
+	owner := metav1.GetControllerOf(target)
+	ours := (owner != nil && owner.UID == es.UID) || (owner == nil && target.Annotations[esv1.AnnotationManagedBy] == es.Name)
+	if !ours {
 		return false, nil
 	}
 	err := r.Client.Delete(ctx, target, client.Preconditions{UID: &target.UID, ResourceVersion: &target.ResourceVersion})

@@ -3,6 +3,7 @@ package externalsecret
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -12,6 +13,18 @@ import (
 
 // errBadSyncWindow: a sync window's schedule does not parse.
 var errBadSyncWindow = errors.New("invalid sync window")
+
+// scheduleParser reads exactly five cron fields: no "@every" descriptors
+// (whose windows would never open) and, below, no time zone prefixes (windows
+// are in UTC).
+var scheduleParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow)
+
+func parseSchedule(spec string) (cron.Schedule, error) {
+	if strings.Contains(spec, "TZ=") {
+		return nil, errors.New("time zones are not accepted: schedules are in UTC")
+	}
+	return scheduleParser.Parse(spec)
+}
 
 // windowWait says whether the sync windows allow a refresh at now and, if
 // not, how long until they do. Deny windows win over allow windows.
@@ -24,7 +37,7 @@ func windowWait(windows []esv1.SyncWindow, now time.Time) (time.Duration, error)
 	hasAllow, allowOpen := false, false
 	var nextAllow time.Time
 	for i, w := range windows {
-		sched, err := cron.ParseStandard(w.Schedule)
+		sched, err := parseSchedule(w.Schedule)
 		if err != nil {
 			return 0, fmt.Errorf("%w: syncWindows[%d].schedule: %v", errBadSyncWindow, i, err)
 		}

@@ -42,7 +42,9 @@ func TestWindowWait(t *testing.T) {
 			t.Errorf("%s at %s: wait %v, %v; want %v", tc.name, tc.now, got, err, tc.want)
 		}
 	}
-	if _, err := windowWait([]esv1.SyncWindow{window(esv1.SyncWindowDeny, "every day", time.Hour)}, at("12:00")); !errors.Is(err, errBadSyncWindow) {
-		t.Errorf("bad schedule: %v", err)
+	for _, bad := range []string{"every day", "@every 1h", "@daily", "CRON_TZ=Europe/Paris 0 22 * * *", "0 0 22 * * *"} {
+		if _, err := windowWait([]esv1.SyncWindow{window(esv1.SyncWindowDeny, bad, time.Hour)}, at("12:00")); !errors.Is(err, errBadSyncWindow) {
+			t.Errorf("schedule %q: %v, want errBadSyncWindow", bad, err)
+		}
 	}
 }
