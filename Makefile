@@ -40,7 +40,7 @@ demo: build envtest ## Start a local control plane, run eso, sync the examples a
 	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) ESO_BIN=$(BIN) build/demo/demo.sh
 
 .PHONY: test
-test: envtest verify ## Run unit and integration tests with -race against a real kube-apiserver + etcd.
+test: envtest verify moto ## Run unit and integration tests with -race against a real kube-apiserver + etcd (and moto for AWS).
 	CGO_ENABLED=1 KUBEBUILDER_ASSETS=$(ENVTEST_DIR) $(GO) test -race -count=1 -timeout 20m ./...
 
 .PHONY: bench
@@ -67,6 +67,10 @@ verify: generate ## Fail when generated code is stale, code is not gofmt-clean o
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then \
 		echo "gofmt needed on: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
+
+.PHONY: moto
+moto: ## Check that moto_server (the AWS API emulator the AWS provider tests run) is installed.
+	@command -v moto_server >/dev/null || { echo "moto_server not found: install it with: pip install 'moto[server]'"; exit 1; }
 
 .PHONY: envtest
 envtest: $(ENVTEST_DIR)/kube-apiserver ## Build kube-apiserver, etcd and kubectl from Go modules (cached).

@@ -21,7 +21,7 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"--client-qps=-1"}, 2, "", "--client-qps may not be negative"},
 		{[]string{"--no-such-flag"}, 2, "", "flag provided but not defined"},
 		{[]string{"extra"}, 2, "", `unexpected argument "extra"`},
-		{[]string{"providers"}, 0, "kubernetes   Kubernetes.provider.secretstore.external-secrets.io/v2alpha1 (always)", ""},
+		{[]string{"providers"}, 0, "Kubernetes.provider.secretstore.external-secrets.io/v2alpha1", ""},
 		{[]string{"version"}, 0, "build tags: aws,gcp,vault", ""},
 	}
 	for _, tc := range cases {
@@ -46,12 +46,16 @@ func TestBuildTagSelection(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary several times")
 	}
-	for tags, want := range map[string]string{
-		"":        "build tags: aws,gcp,vault",
-		"vault":   "build tags: vault",
-		"aws,gcp": "build tags: aws,gcp",
-		"minimal": "build tags: minimal",
+	for tags, tc := range map[string]struct {
+		version string
+		aws     bool
+	}{
+		"":        {"build tags: aws,gcp,vault", true},
+		"vault":   {"build tags: vault", false},
+		"aws,gcp": {"build tags: aws,gcp", true},
+		"minimal": {"build tags: minimal", false},
 	} {
+		want := tc.version
 		t.Run("tags="+tags, func(t *testing.T) {
 			bin := filepath.Join(t.TempDir(), "eso")
 			build := exec.Command("go", "build", "-tags", tags, "-o", bin, ".")
@@ -71,6 +75,16 @@ func TestBuildTagSelection(t *testing.T) {
 				if !strings.Contains(string(providers), always) {
 					t.Errorf("eso providers lacks the always-compiled %q:\n%s", always, providers)
 				}
+			}
+			if got := strings.Contains(string(providers), "AWSSecretManager"); got != tc.aws {
+				t.Errorf("AWSSecretManager compiled in = %v, want %v:\n%s", got, tc.aws, providers)
+			}
+			deps, err := exec.Command("go", "list", "-deps", "-tags", tags, ".").Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(string(deps), "github.com/aws/aws-sdk-go-v2"); got != tc.aws {
+				t.Errorf("aws-sdk-go-v2 linked = %v, want %v", got, tc.aws)
 			}
 		})
 	}

@@ -5,6 +5,7 @@ package app
 import (
 	"fmt"
 	"io"
+	"text/tabwriter"
 
 	"go.uber.org/fx"
 	"go.uber.org/fx/fxevent"
@@ -75,15 +76,16 @@ func PrintProviders(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "%-12s %-60s %s\n", "NAME", "KIND", "BUILD TAG")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tKIND\tBUILD TAG")
 	for _, r := range catalog.Registrations() {
 		tag := r.BuildTag
 		if tag == "" {
 			tag = "(always)"
 		}
-		fmt.Fprintf(w, "%-12s %-60s %s\n", r.Name, r.Kind+".provider.secretstore.external-secrets.io/v2alpha1", tag)
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Name, r.Kind+".provider.secretstore.external-secrets.io/v2alpha1", tag)
 	}
-	return nil
+	return tw.Flush()
 }
 
 // PrintVersion writes the build's identity.

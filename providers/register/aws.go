@@ -2,6 +2,9 @@
 
 package register
 
-// The aws providers join here as they are built; until then the tag only
-// records the selection.
-func init() { selected = append(selected, "aws") }
+import "github.com/eso-dev/eso/providers/aws/secretsmanager"
+
+func init() {
+	selected = append(selected, "aws")
+	sdkProviders = append(sdkProviders, secretsmanager.Registration)
+}

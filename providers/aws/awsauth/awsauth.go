@@ -1,0 +1,132 @@
+// Package awsauth builds the AWS credentials of an AWSSecretManager or
+// AWSParameterStore configuration: static keys from a Secret, a ServiceAccount
+// token exchanged for a role (web identity), or the SDK's default chain, each
+// optionally followed by AssumeRole. Credentials are cached by the SDK until
+// they expire, so refreshes do not log in again.
+package awsauth
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
+	ststypes "github.com/aws/aws-sdk-go-v2/service/sts/types"
+	authv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
+	"github.com/eso-dev/eso/providers"
+)
+
+// stsAudience is the audience AWS expects in web identity tokens.
+const stsAudience = "sts.amazonaws.com"
+
+// Config returns an AWS configuration for spec, resolving credential
+// references in scope.Namespace only.
+func Config(ctx context.Context, deps providers.Deps, spec *provv1.AWSSpec, scope providers.Scope) (aws.Config, error) {
+	cfg, err := config.LoadDefaultConfig(ctx, config.WithRegion(spec.Region))
+	if err != nil {
+		return aws.Config{}, fmt.Errorf("loading AWS configuration: %w", err)
+	}
+	stsClient := func(c aws.Config) *sts.Client {
+		return sts.NewFromConfig(c, func(o *sts.Options) {
+			if spec.STSEndpoint != "" {
+				o.BaseEndpoint = aws.String(spec.STSEndpoint)
+			}
+		})
+	}
+	switch {
+	case spec.Auth != nil && spec.Auth.SecretRef != nil:
+		creds, err := staticCredentials(ctx, deps.APIReader, spec.Auth.SecretRef, scope.Namespace)
+		if err != nil {
+			return aws.Config{}, err
+		}
+		cfg.Credentials = creds
+	case spec.Auth != nil && spec.Auth.JWT != nil:
+		sa := spec.Auth.JWT.ServiceAccountRef
+		tokens := serviceAccountToken{c: deps.Client, namespace: scope.Namespace, name: sa.Name, audiences: audiences(sa.Audiences)}
+		// The role is the one the token is exchanged for; no second AssumeRole.
+		cfg.Credentials = aws.NewCredentialsCache(stscreds.NewWebIdentityRoleProvider(stsClient(cfg), spec.Role, tokens))
+		return cfg, nil
+	}
+	if spec.Role != "" {
+		cfg.Credentials = aws.NewCredentialsCache(stscreds.NewAssumeRoleProvider(stsClient(cfg), spec.Role, func(o *stscreds.AssumeRoleOptions) {
+			o.RoleSessionName = "eso"
+			if spec.ExternalID != "" {
+				o.ExternalID = aws.String(spec.ExternalID)
+			}
+			for _, t := range spec.SessionTags {
+				o.Tags = append(o.Tags, ststypes.Tag{Key: aws.String(t.Key), Value: aws.String(t.Value)})
+			}
+		}))
+	}
+	return cfg, nil
+}
+
+func audiences(a []string) []string {
+	if len(a) == 0 {
+		return []string{stsAudience}
+	}
+	return a
+}
+
+// staticCredentials reads access keys from Secrets of namespace. Errors name
+// the Secret and key, never their content.
+func staticCredentials(ctx context.Context, r client.Reader, ref *provv1.AWSAuthSecretRef, namespace string) (aws.CredentialsProvider, error) {
+	id, err := secretValue(ctx, r, namespace, ref.AccessKeyID)
+	if err != nil {
+		return nil, err
+	}
+	secret, err := secretValue(ctx, r, namespace, ref.SecretAccessKey)
+	if err != nil {
+		return nil, err
+	}
+	var session string
+	if ref.SessionToken != nil {
+		if session, err = secretValue(ctx, r, namespace, *ref.SessionToken); err != nil {
+			return nil, err
+		}
+	}
+	return aws.NewCredentialsCache(credentials.NewStaticCredentialsProvider(id, secret, session)), nil
+}
+
+func secretValue(ctx context.Context, r client.Reader, namespace string, sel provv1.SecretKeySelector) (string, error) {
+	var s corev1.Secret
+	if err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: sel.Name}, &s); err != nil {
+		if apierrors.IsNotFound(err) {
+			return "", fmt.Errorf("%w: credentials Secret %s/%s not found", providers.ErrInvalidConfig, namespace, sel.Name)
+		}
+		return "", fmt.Errorf("reading credentials Secret %s/%s: %w", namespace, sel.Name, err)
+	}
+	v, ok := s.Data[sel.Key]
+	if !ok || len(v) == 0 {
+		return "", fmt.Errorf("%w: credentials Secret %s/%s has no key %q", providers.ErrInvalidConfig, namespace, sel.Name, sel.Key)
+	}
+	return strings.TrimSpace(string(v)), nil
+}
+
+// serviceAccountToken requests ServiceAccount tokens for web identity.
+type serviceAccountToken struct {
+	c               client.Client
+	namespace, name string
+	audiences       []string
+}
+
+// GetIdentityToken implements stscreds.IdentityTokenRetriever.
+func (t serviceAccountToken) GetIdentityToken() ([]byte, error) {
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: t.namespace, Name: t.name}}
+	tr := &authv1.TokenRequest{Spec: authv1.TokenRequestSpec{Audiences: t.audiences, ExpirationSeconds: ptr.To(int64(600))}}
+	if err := t.c.SubResource("token").Create(context.Background(), sa, tr); err != nil {
+		return nil, fmt.Errorf("requesting a token for ServiceAccount %s/%s: %w", t.namespace, t.name, err)
+	}
+	return []byte(tr.Status.Token), nil
+}

@@ -1,0 +1,251 @@
+// Package secretsmanager is the provider for AWS Secrets Manager (kind
+// AWSSecretManager), compiled in with the aws build tag.
+package secretsmanager
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	sm "github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	smtypes "github.com/aws/aws-sdk-go-v2/service/secretsmanager/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
+	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/aws/awsauth"
+)
+
+// Kind is the configuration kind this provider serves.
+const Kind = "AWSSecretManager"
+
+// Registration describes the provider to the registry.
+var Registration = providers.Registration{
+	Name:        "aws-secretsmanager",
+	Kind:        Kind,
+	BuildTag:    "aws",
+	AddToScheme: provv1.AddToScheme,
+	NewConfig:   func() client.Object { return &provv1.AWSSecretManager{} },
+	New:         func(d providers.Deps) providers.Provider { return &Provider{deps: d} },
+}
+
+// Provider serves AWSSecretManager configurations.
+type Provider struct {
+	deps providers.Deps
+}
+
+// Kind implements providers.Provider.
+func (p *Provider) Kind() string { return Kind }
+
+// Validate implements providers.Provider: the configuration and its
+// credential references resolve. It does not call AWS.
+func (p *Provider) Validate(ctx context.Context, ref providers.Ref, scope providers.Scope) error {
+	var cfg provv1.AWSSecretManager
+	if err := providers.ReadConfig(ctx, p.deps.Client, ref, &cfg); err != nil {
+		return err
+	}
+	if scope.Namespace == "" {
+		return nil // credentials resolve per request (ManifestNamespace)
+	}
+	_, err := awsauth.Config(ctx, p.deps, &cfg.Spec, scope)
+	return err
+}
+
+// NewClient implements providers.Provider.
+func (p *Provider) NewClient(ctx context.Context, ref providers.Ref, scope providers.Scope) (providers.SecretsClient, error) {
+	var cfg provv1.AWSSecretManager
+	if err := providers.ReadConfig(ctx, p.deps.Client, ref, &cfg); err != nil {
+		return nil, err
+	}
+	awsCfg, err := awsauth.Config(ctx, p.deps, &cfg.Spec, scope)
+	if err != nil {
+		return nil, err
+	}
+	api := sm.NewFromConfig(awsCfg, func(o *sm.Options) {
+		if cfg.Spec.Endpoint != "" {
+			o.BaseEndpoint = aws.String(cfg.Spec.Endpoint)
+		}
+	})
+	return &Client{api: api, prefix: cfg.Spec.Prefix}, nil
+}
+
+// API is the part of the Secrets Manager API the client uses.
+type API interface {
+	GetSecretValue(context.Context, *sm.GetSecretValueInput, ...func(*sm.Options)) (*sm.GetSecretValueOutput, error)
+	BatchGetSecretValue(context.Context, *sm.BatchGetSecretValueInput, ...func(*sm.Options)) (*sm.BatchGetSecretValueOutput, error)
+	DescribeSecret(context.Context, *sm.DescribeSecretInput, ...func(*sm.Options)) (*sm.DescribeSecretOutput, error)
+	ListSecrets(context.Context, *sm.ListSecretsInput, ...func(*sm.Options)) (*sm.ListSecretsOutput, error)
+}
+
+// Client reads secrets of one AWS account and region.
+type Client struct {
+	api    API
+	prefix string
+}
+
+// GetSecret implements providers.SecretsClient. version "uuid/<id>" selects a
+// version id, any other version a staging label (default AWSCURRENT);
+// metadataPolicy Fetch returns the secret's tags as a JSON object.
+func (c *Client) GetSecret(ctx context.Context, ref esv1.ExternalSecretDataRemoteRef) ([]byte, error) {
+	var value []byte
+	var err error
+	if ref.MetadataPolicy == esv1.MetadataPolicyFetch {
+		value, err = c.tags(ctx, ref.Key)
+	} else {
+		value, err = c.value(ctx, ref.Key, ref.Version)
+	}
+	if err != nil || ref.Property == "" {
+		return value, err
+	}
+	return providers.Property(value, ref.Property)
+}
+
+// GetSecretMap implements providers.SecretsClient.
+func (c *Client) GetSecretMap(ctx context.Context, ref esv1.ExternalSecretDataRemoteRef) (map[string][]byte, error) {
+	value, err := c.GetSecret(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	fields, err := providers.FieldMap(value)
+	if err != nil {
+		return nil, fmt.Errorf("secret %q: %w", ref.Key, err)
+	}
+	return fields, nil
+}
+
+// batchSize is BatchGetSecretValue's limit.
+const batchSize = 20
+
+// GetAllSecrets implements providers.SecretsClient: ListSecrets narrowed by
+// path (name prefix) and tags on the server, the name regexp here, then the
+// values in batches of 20.
+func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind) (map[string][]byte, error) {
+	var re *regexp.Regexp
+	if find.Name != nil {
+		var err error
+		if re, err = regexp.Compile(find.Name.RegExp); err != nil {
+			return nil, fmt.Errorf("%w: find.name.regexp: %v", providers.ErrInvalidConfig, err)
+		}
+	}
+	var filters []smtypes.Filter
+	prefix := c.prefix
+	if find.Path != nil {
+		prefix += *find.Path
+	}
+	if prefix != "" {
+		filters = append(filters, smtypes.Filter{Key: smtypes.FilterNameStringTypeName, Values: []string{prefix}})
+	}
+	for k, v := range find.Tags {
+		filters = append(filters,
+			smtypes.Filter{Key: smtypes.FilterNameStringTypeTagKey, Values: []string{k}},
+			smtypes.Filter{Key: smtypes.FilterNameStringTypeTagValue, Values: []string{v}})
+	}
+	var names []string
+	pages := sm.NewListSecretsPaginator(c.api, &sm.ListSecretsInput{Filters: filters})
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return nil, apiError("listing secrets", err)
+		}
+		for _, s := range page.SecretList {
+			name := aws.ToString(s.Name)
+			if !strings.HasPrefix(name, prefix) || !hasTags(s.Tags, find.Tags) {
+				continue // filters match prefixes and keys/values loosely; be exact
+			}
+			key := strings.TrimPrefix(name, c.prefix)
+			if re == nil || re.MatchString(key) {
+				names = append(names, name)
+			}
+		}
+	}
+	out := make(map[string][]byte, len(names))
+	for start := 0; start < len(names); start += batchSize {
+		batch := names[start:min(start+batchSize, len(names))]
+		res, err := c.api.BatchGetSecretValue(ctx, &sm.BatchGetSecretValueInput{SecretIdList: batch})
+		if err != nil {
+			return nil, apiError("reading found secrets", err)
+		}
+		if len(res.Errors) > 0 {
+			e := res.Errors[0]
+			return nil, fmt.Errorf("reading secret %q: %s", aws.ToString(e.SecretId), aws.ToString(e.ErrorCode))
+		}
+		for _, v := range res.SecretValues {
+			out[strings.TrimPrefix(aws.ToString(v.Name), c.prefix)] = valueOf(v.SecretString, v.SecretBinary)
+		}
+	}
+	return out, nil
+}
+
+func hasTags(have []smtypes.Tag, want map[string]string) bool {
+	for k, v := range want {
+		found := false
+		for _, t := range have {
+			if aws.ToString(t.Key) == k && aws.ToString(t.Value) == v {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *Client) value(ctx context.Context, key, version string) ([]byte, error) {
+	in := &sm.GetSecretValueInput{SecretId: aws.String(c.prefix + key)}
+	switch {
+	case strings.HasPrefix(version, "uuid/"):
+		in.VersionId = aws.String(strings.TrimPrefix(version, "uuid/"))
+	case version != "":
+		in.VersionStage = aws.String(version)
+	}
+	out, err := c.api.GetSecretValue(ctx, in)
+	if err != nil {
+		return nil, notFound(err, key, version)
+	}
+	return valueOf(out.SecretString, out.SecretBinary), nil
+}
+
+func (c *Client) tags(ctx context.Context, key string) ([]byte, error) {
+	out, err := c.api.DescribeSecret(ctx, &sm.DescribeSecretInput{SecretId: aws.String(c.prefix + key)})
+	if err != nil {
+		return nil, notFound(err, key, "")
+	}
+	tags := make(map[string]string, len(out.Tags))
+	for _, t := range out.Tags {
+		tags[aws.ToString(t.Key)] = aws.ToString(t.Value)
+	}
+	return json.Marshal(tags)
+}
+
+func valueOf(s *string, b []byte) []byte {
+	if s != nil {
+		return []byte(*s)
+	}
+	return b
+}
+
+func notFound(err error, key, version string) error {
+	var nf *smtypes.ResourceNotFoundException
+	if errors.As(err, &nf) {
+		return fmt.Errorf("%w: secret %q version %q", providers.ErrSecretNotFound, key, version)
+	}
+	return apiError(fmt.Sprintf("reading secret %q", key), err)
+}
+
+// apiError keeps the AWS error code and message (never a value) for the status.
+func apiError(what string, err error) error {
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// Capabilities implements providers.SecretsClient.
+func (c *Client) Capabilities() providers.Capabilities { return providers.ReadOnly }
+
+// Close implements providers.SecretsClient.
+func (c *Client) Close(context.Context) error { return nil }
