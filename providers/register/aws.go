@@ -2,9 +2,12 @@
 
 package register
 
-import "github.com/eso-dev/eso/providers/aws/secretsmanager"
+import (
+	"github.com/eso-dev/eso/providers/aws/parameterstore"
+	"github.com/eso-dev/eso/providers/aws/secretsmanager"
+)
 
 func init() {
 	selected = append(selected, "aws")
-	sdkProviders = append(sdkProviders, secretsmanager.Registration)
+	sdkProviders = append(sdkProviders, secretsmanager.Registration, parameterstore.Registration)
 }

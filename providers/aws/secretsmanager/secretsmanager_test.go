@@ -10,11 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	sm "github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	smtypes "github.com/aws/aws-sdk-go-v2/service/secretsmanager/types"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
@@ -31,25 +28,16 @@ func seedClient(endpoint string) *sm.Client {
 		func(o *sm.Options) { o.BaseEndpoint = aws.String(endpoint) })
 }
 
-func kube(t *testing.T, spec provv1.AWSSpec, objs ...client.Object) client.Client {
+func kube(t *testing.T, spec provv1.AWSSpec) client.Client {
 	t.Helper()
-	scheme := runtime.NewScheme()
-	_ = corev1.AddToScheme(scheme)
-	_ = provv1.AddToScheme(scheme)
-	cfg := &provv1.AWSSecretManager{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "aws"}, Spec: spec}
-	creds := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "aws-creds"},
-		Data: map[string][]byte{"id": []byte("AKIDEXAMPLE"), "secret": []byte("wJalrXUtnFEMI")}}
-	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(append(objs, cfg, creds)...).Build()
+	return awstest.Kube(t, &provv1.AWSSecretManager{ObjectMeta: metav1.ObjectMeta{Name: "aws"}, Spec: spec})
 }
 
 func staticSpec(endpoint string) provv1.AWSSpec {
-	return provv1.AWSSpec{Region: region, Endpoint: endpoint, STSEndpoint: endpoint, Auth: &provv1.AWSAuth{SecretRef: &provv1.AWSAuthSecretRef{
-		AccessKeyID:     provv1.SecretKeySelector{Name: "aws-creds", Key: "id"},
-		SecretAccessKey: provv1.SecretKeySelector{Name: "aws-creds", Key: "secret"},
-	}}}
+	return provv1.AWSSpec{Region: region, Endpoint: endpoint, STSEndpoint: endpoint, Auth: awstest.StaticAuth()}
 }
 
-var ref = providers.Ref{Kind: Kind, Namespace: "team", Name: "aws"}
+var ref = providers.Ref{Kind: Kind, Namespace: awstest.Namespace, Name: "aws"}
 
 func newClient(t *testing.T, spec provv1.AWSSpec) providers.SecretsClient {
 	t.Helper()

@@ -1,0 +1,215 @@
+// Package parameterstore is the provider for AWS Systems Manager Parameter
+// Store (kind AWSParameterStore), compiled in with the aws build tag.
+package parameterstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
+	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/aws/awsauth"
+)
+
+// Kind is the configuration kind this provider serves.
+const Kind = "AWSParameterStore"
+
+// Registration describes the provider to the registry.
+var Registration = providers.Registration{
+	Name:        "aws-parameterstore",
+	Kind:        Kind,
+	BuildTag:    "aws",
+	AddToScheme: provv1.AddToScheme,
+	NewConfig:   func() client.Object { return &provv1.AWSParameterStore{} },
+	New:         func(d providers.Deps) providers.Provider { return &Provider{deps: d} },
+}
+
+// Provider serves AWSParameterStore configurations.
+type Provider struct {
+	deps providers.Deps
+}
+
+// Kind implements providers.Provider.
+func (p *Provider) Kind() string { return Kind }
+
+// Validate implements providers.Provider without calling AWS.
+func (p *Provider) Validate(ctx context.Context, ref providers.Ref, scope providers.Scope) error {
+	var cfg provv1.AWSParameterStore
+	if err := providers.ReadConfig(ctx, p.deps.Client, ref, &cfg); err != nil {
+		return err
+	}
+	if scope.Namespace == "" {
+		return nil
+	}
+	_, err := awsauth.Config(ctx, p.deps, &cfg.Spec, scope)
+	return err
+}
+
+// NewClient implements providers.Provider.
+func (p *Provider) NewClient(ctx context.Context, ref providers.Ref, scope providers.Scope) (providers.SecretsClient, error) {
+	var cfg provv1.AWSParameterStore
+	if err := providers.ReadConfig(ctx, p.deps.Client, ref, &cfg); err != nil {
+		return nil, err
+	}
+	awsCfg, err := awsauth.Config(ctx, p.deps, &cfg.Spec, scope)
+	if err != nil {
+		return nil, err
+	}
+	api := ssm.NewFromConfig(awsCfg, func(o *ssm.Options) {
+		if cfg.Spec.Endpoint != "" {
+			o.BaseEndpoint = aws.String(cfg.Spec.Endpoint)
+		}
+	})
+	return &Client{api: api, prefix: cfg.Spec.Prefix}, nil
+}
+
+// API is the part of the SSM API the client uses.
+type API interface {
+	GetParameter(context.Context, *ssm.GetParameterInput, ...func(*ssm.Options)) (*ssm.GetParameterOutput, error)
+	GetParameters(context.Context, *ssm.GetParametersInput, ...func(*ssm.Options)) (*ssm.GetParametersOutput, error)
+	DescribeParameters(context.Context, *ssm.DescribeParametersInput, ...func(*ssm.Options)) (*ssm.DescribeParametersOutput, error)
+	ListTagsForResource(context.Context, *ssm.ListTagsForResourceInput, ...func(*ssm.Options)) (*ssm.ListTagsForResourceOutput, error)
+}
+
+// Client reads parameters of one AWS account and region.
+type Client struct {
+	api    API
+	prefix string
+}
+
+// GetSecret implements providers.SecretsClient. SecureStrings are decrypted;
+// a version is a parameter version number or label; metadataPolicy Fetch
+// returns the parameter's tags as a JSON object.
+func (c *Client) GetSecret(ctx context.Context, ref esv1.ExternalSecretDataRemoteRef) ([]byte, error) {
+	var value []byte
+	var err error
+	if ref.MetadataPolicy == esv1.MetadataPolicyFetch {
+		value, err = c.tags(ctx, ref.Key)
+	} else {
+		value, err = c.value(ctx, ref.Key, ref.Version)
+	}
+	if err != nil || ref.Property == "" {
+		return value, err
+	}
+	return providers.Property(value, ref.Property)
+}
+
+// GetSecretMap implements providers.SecretsClient.
+func (c *Client) GetSecretMap(ctx context.Context, ref esv1.ExternalSecretDataRemoteRef) (map[string][]byte, error) {
+	value, err := c.GetSecret(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	fields, err := providers.FieldMap(value)
+	if err != nil {
+		return nil, fmt.Errorf("parameter %q: %w", ref.Key, err)
+	}
+	return fields, nil
+}
+
+// getBatch is GetParameters' limit.
+const getBatch = 10
+
+// GetAllSecrets implements providers.SecretsClient: DescribeParameters
+// narrowed by path (recursive) and tags on the server, the name regexp here,
+// then the decrypted values in batches of 10. Keys are parameter names
+// without the configuration's prefix.
+func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind) (map[string][]byte, error) {
+	var re *regexp.Regexp
+	if find.Name != nil {
+		var err error
+		if re, err = regexp.Compile(find.Name.RegExp); err != nil {
+			return nil, fmt.Errorf("%w: find.name.regexp: %v", providers.ErrInvalidConfig, err)
+		}
+	}
+	var filters []ssmtypes.ParameterStringFilter
+	if path := c.prefix + ptrValue(find.Path); path != "" {
+		filters = append(filters, ssmtypes.ParameterStringFilter{Key: aws.String("Path"), Option: aws.String("Recursive"), Values: []string{"/" + strings.Trim(path, "/")}})
+	}
+	for k, v := range find.Tags {
+		filters = append(filters, ssmtypes.ParameterStringFilter{Key: aws.String("tag:" + k), Values: []string{v}})
+	}
+	var names []string
+	pages := ssm.NewDescribeParametersPaginator(c.api, &ssm.DescribeParametersInput{ParameterFilters: filters})
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("listing parameters: %w", err)
+		}
+		for _, p := range page.Parameters {
+			name := aws.ToString(p.Name)
+			if re == nil || re.MatchString(strings.TrimPrefix(name, c.prefix)) {
+				names = append(names, name)
+			}
+		}
+	}
+	out := make(map[string][]byte, len(names))
+	for start := 0; start < len(names); start += getBatch {
+		res, err := c.api.GetParameters(ctx, &ssm.GetParametersInput{Names: names[start:min(start+getBatch, len(names))], WithDecryption: aws.Bool(true)})
+		if err != nil {
+			return nil, fmt.Errorf("reading found parameters: %w", err)
+		}
+		for _, p := range res.Parameters {
+			out[strings.TrimPrefix(aws.ToString(p.Name), c.prefix)] = []byte(aws.ToString(p.Value))
+		}
+	}
+	return out, nil
+}
+
+func ptrValue(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func (c *Client) value(ctx context.Context, key, version string) ([]byte, error) {
+	name := c.prefix + key
+	if version != "" {
+		name += ":" + version // a version number or a label
+	}
+	out, err := c.api.GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(name), WithDecryption: aws.Bool(true)})
+	if err != nil {
+		return nil, notFound(err, key, version)
+	}
+	return []byte(aws.ToString(out.Parameter.Value)), nil
+}
+
+func (c *Client) tags(ctx context.Context, key string) ([]byte, error) {
+	out, err := c.api.ListTagsForResource(ctx, &ssm.ListTagsForResourceInput{
+		ResourceType: ssmtypes.ResourceTypeForTaggingParameter, ResourceId: aws.String(c.prefix + key)})
+	if err != nil {
+		return nil, notFound(err, key, "")
+	}
+	tags := make(map[string]string, len(out.TagList))
+	for _, t := range out.TagList {
+		tags[aws.ToString(t.Key)] = aws.ToString(t.Value)
+	}
+	return json.Marshal(tags)
+}
+
+func notFound(err error, key, version string) error {
+	var pnf *ssmtypes.ParameterNotFound
+	var vnf *ssmtypes.ParameterVersionNotFound
+	var inv *ssmtypes.InvalidResourceId
+	if errors.As(err, &pnf) || errors.As(err, &vnf) || errors.As(err, &inv) {
+		return fmt.Errorf("%w: parameter %q version %q", providers.ErrSecretNotFound, key, version)
+	}
+	return fmt.Errorf("reading parameter %q: %w", key, err)
+}
+
+// Capabilities implements providers.SecretsClient.
+func (c *Client) Capabilities() providers.Capabilities { return providers.ReadOnly }
+
+// Close implements providers.SecretsClient.
+func (c *Client) Close(context.Context) error { return nil }
