@@ -60,6 +60,15 @@ type SecretsClient interface {
 	Close(ctx context.Context) error
 }
 
+// JSONProperties is implemented by clients whose properties are JSON paths
+// into the secret's value: GetSecret(ref) is Property(GetSecret(ref without
+// property), ref.Property) and GetSecretMap(ref) is FieldMap(GetSecret(ref)).
+// Core then reads each remote secret once per sync, however many properties
+// of it an ExternalSecret uses.
+type JSONProperties interface {
+	PropertiesAreJSONPaths()
+}
+
 // Capabilities of a provider.
 type Capabilities string
 

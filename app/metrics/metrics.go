@@ -117,10 +117,19 @@ func ForgetStore(name, namespace string) {
 	StoreCondition.DeletePartialMatch(prometheus.Labels{"name": name, "namespace": namespace})
 }
 
-// InstrumentClient counts the calls made through c.
+// InstrumentClient counts the calls made through c. What c promises about
+// its properties (providers.JSONProperties) is kept.
 func InstrumentClient(kind string, c providers.SecretsClient) providers.SecretsClient {
-	return &instrumentedClient{SecretsClient: c, kind: kind}
+	ic := &instrumentedClient{SecretsClient: c, kind: kind}
+	if _, ok := c.(providers.JSONProperties); ok {
+		return &instrumentedJSONClient{ic}
+	}
+	return ic
 }
+
+type instrumentedJSONClient struct{ *instrumentedClient }
+
+func (*instrumentedJSONClient) PropertiesAreJSONPaths() {}
 
 type instrumentedClient struct {
 	providers.SecretsClient

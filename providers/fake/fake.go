@@ -137,6 +137,9 @@ func (c *Client) GetAllSecrets(_ context.Context, find esv1.ExternalSecretFind) 
 	return out, nil
 }
 
+// PropertiesAreJSONPaths implements providers.JSONProperties.
+func (c *Client) PropertiesAreJSONPaths() {}
+
 // Capabilities implements providers.SecretsClient.
 func (c *Client) Capabilities() providers.Capabilities { return providers.ReadOnly }
 

@@ -126,7 +126,7 @@ func (s *sources) client(ctx context.Context, es *esv1.ExternalSecret, sourceRef
 		if err != nil {
 			return nil, err
 		}
-		src.client = cl
+		src.client = memoize(cl) // sources live for one sync: so does the memo
 	}
 	return src.client, nil
 }

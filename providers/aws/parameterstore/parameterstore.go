@@ -208,6 +208,9 @@ func notFound(err error, key, version string) error {
 	return fmt.Errorf("reading parameter %q: %w", key, err)
 }
 
+// PropertiesAreJSONPaths implements providers.JSONProperties.
+func (c *Client) PropertiesAreJSONPaths() {}
+
 // Capabilities implements providers.SecretsClient.
 func (c *Client) Capabilities() providers.Capabilities { return providers.ReadOnly }
 

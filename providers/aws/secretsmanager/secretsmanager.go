@@ -244,6 +244,9 @@ func apiError(what string, err error) error {
 	return fmt.Errorf("%s: %w", what, err)
 }
 
+// PropertiesAreJSONPaths implements providers.JSONProperties.
+func (c *Client) PropertiesAreJSONPaths() {}
+
 // Capabilities implements providers.SecretsClient.
 func (c *Client) Capabilities() providers.Capabilities { return providers.ReadOnly }
 
