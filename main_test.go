@@ -47,13 +47,14 @@ func TestBuildTagSelection(t *testing.T) {
 		t.Skip("builds the binary several times")
 	}
 	for tags, tc := range map[string]struct {
-		version string
-		aws     bool
+		version  string
+		aws, gcp bool
 	}{
-		"":        {"build tags: aws,gcp,vault", true},
-		"vault":   {"build tags: vault", false},
-		"aws,gcp": {"build tags: aws,gcp", true},
-		"minimal": {"build tags: minimal", false},
+		"":        {"build tags: aws,gcp,vault", true, true},
+		"vault":   {"build tags: vault", false, false},
+		"aws":     {"build tags: aws", true, false},
+		"aws,gcp": {"build tags: aws,gcp", true, true},
+		"minimal": {"build tags: minimal", false, false},
 	} {
 		want := tc.version
 		t.Run("tags="+tags, func(t *testing.T) {
@@ -76,15 +77,24 @@ func TestBuildTagSelection(t *testing.T) {
 					t.Errorf("eso providers lacks the always-compiled %q:\n%s", always, providers)
 				}
 			}
-			if got := strings.Contains(string(providers), "AWSSecretManager"); got != tc.aws {
-				t.Errorf("AWSSecretManager compiled in = %v, want %v:\n%s", got, tc.aws, providers)
-			}
 			deps, err := exec.Command("go", "list", "-deps", "-tags", tags, ".").Output()
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := strings.Contains(string(deps), "github.com/aws/aws-sdk-go-v2"); got != tc.aws {
-				t.Errorf("aws-sdk-go-v2 linked = %v, want %v", got, tc.aws)
+			for _, sdk := range []struct {
+				want         bool
+				kind, module string
+			}{
+				{tc.aws, "AWSSecretManager", "github.com/aws/aws-sdk-go-v2"},
+				{tc.aws, "AWSParameterStore", "github.com/aws/aws-sdk-go-v2"},
+				{tc.gcp, "GCPSecretManager", "cloud.google.com/go/secretmanager"},
+			} {
+				if got := strings.Contains(string(providers), sdk.kind); got != sdk.want {
+					t.Errorf("%s compiled in = %v, want %v:\n%s", sdk.kind, got, sdk.want, providers)
+				}
+				if got := strings.Contains(string(deps), sdk.module); got != sdk.want {
+					t.Errorf("%s linked = %v, want %v", sdk.module, got, sdk.want)
+				}
 			}
 		})
 	}

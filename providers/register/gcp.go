@@ -2,6 +2,9 @@
 
 package register
 
-// The gcp providers join here as they are built; until then the tag only
-// records the selection.
-func init() { selected = append(selected, "gcp") }
+import "github.com/eso-dev/eso/providers/gcp/secretmanager"
+
+func init() {
+	selected = append(selected, "gcp")
+	sdkProviders = append(sdkProviders, secretmanager.Registration)
+}

@@ -2,19 +2,6 @@ package v2alpha1
 
 import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-// SecretKeySelector names a key of a Secret in the credentials namespace: the
-// provider configuration's own, or for a ClusterSecretStore with
-// authenticationScope ManifestNamespace, the ExternalSecret's. There is no
-// namespace field on purpose.
-type SecretKeySelector struct {
-	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=253
-	Name string `json:"name"`
-	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=253
-	Key string `json:"key"`
-}
-
 // AWSAuth says how eso authenticates to AWS. Without any, the SDK's default
 // chain is used (environment, IRSA, instance role) with eso's own identity.
 // +kubebuilder:validation:XValidation:rule="!(has(self.secretRef) && has(self.jwt))",message="auth takes secretRef or jwt, not both"

@@ -1,0 +1,265 @@
+// Package secretmanager is the provider for Google Cloud Secret Manager
+// (kind GCPSecretManager), compiled in with the gcp build tag.
+package secretmanager
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	sm "cloud.google.com/go/secretmanager/apiv1"
+	smpb "cloud.google.com/go/secretmanager/apiv1/secretmanagerpb"
+	"google.golang.org/api/iterator"
+	"google.golang.org/api/option"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
+	"github.com/eso-dev/eso/providers"
+)
+
+// Kind is the configuration kind this provider serves.
+const Kind = "GCPSecretManager"
+
+// Registration describes the provider to the registry.
+var Registration = providers.Registration{
+	Name:        "gcp-secretmanager",
+	Kind:        Kind,
+	BuildTag:    "gcp",
+	AddToScheme: provv1.AddToScheme,
+	NewConfig:   func() client.Object { return &provv1.GCPSecretManager{} },
+	New:         func(d providers.Deps) providers.Provider { return New(d) },
+}
+
+// Provider serves GCPSecretManager configurations.
+type Provider struct {
+	deps providers.Deps
+	// extraOptions are added to every client; tests use them to reach an
+	// in-process server without TLS.
+	extraOptions []option.ClientOption
+}
+
+// New returns the provider.
+func New(deps providers.Deps, extra ...option.ClientOption) *Provider {
+	return &Provider{deps: deps, extraOptions: extra}
+}
+
+// Kind implements providers.Provider.
+func (p *Provider) Kind() string { return Kind }
+
+// Validate implements providers.Provider without calling Google.
+func (p *Provider) Validate(ctx context.Context, ref providers.Ref, scope providers.Scope) error {
+	var cfg provv1.GCPSecretManager
+	if err := providers.ReadConfig(ctx, p.deps.Client, ref, &cfg); err != nil {
+		return err
+	}
+	if scope.Namespace == "" {
+		return nil
+	}
+	_, err := p.options(ctx, &cfg.Spec, scope)
+	return err
+}
+
+// NewClient implements providers.Provider. The gRPC connection and its
+// credentials live as long as the client: core reuses it while the store is
+// unchanged and closes it when replaced.
+func (p *Provider) NewClient(ctx context.Context, ref providers.Ref, scope providers.Scope) (providers.SecretsClient, error) {
+	var cfg provv1.GCPSecretManager
+	if err := providers.ReadConfig(ctx, p.deps.Client, ref, &cfg); err != nil {
+		return nil, err
+	}
+	opts, err := p.options(ctx, &cfg.Spec, scope)
+	if err != nil {
+		return nil, err
+	}
+	api, err := sm.NewClient(context.WithoutCancel(ctx), opts...)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to Secret Manager: %w", err)
+	}
+	parent := "projects/" + cfg.Spec.ProjectID
+	if cfg.Spec.Location != "" {
+		parent += "/locations/" + cfg.Spec.Location
+	}
+	return &Client{api: api, parent: parent}, nil
+}
+
+func (p *Provider) options(ctx context.Context, spec *provv1.GCPSecretManagerSpec, scope providers.Scope) ([]option.ClientOption, error) {
+	var opts []option.ClientOption
+	switch {
+	case spec.Endpoint != "":
+		opts = append(opts, option.WithEndpoint(spec.Endpoint))
+	case spec.Location != "":
+		opts = append(opts, option.WithEndpoint(fmt.Sprintf("secretmanager.%s.rep.googleapis.com:443", spec.Location)))
+	}
+	if spec.Auth != nil && spec.Auth.SecretRef != nil {
+		key, err := secretValue(ctx, p.deps.APIReader, scope.Namespace, spec.Auth.SecretRef.SecretAccessKey)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, option.WithAuthCredentialsJSON(option.ServiceAccount, key))
+	}
+	return append(opts, p.extraOptions...), nil
+}
+
+func secretValue(ctx context.Context, r client.Reader, namespace string, sel provv1.SecretKeySelector) ([]byte, error) {
+	var s corev1.Secret
+	if err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: sel.Name}, &s); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("%w: credentials Secret %s/%s not found", providers.ErrInvalidConfig, namespace, sel.Name)
+		}
+		return nil, fmt.Errorf("reading credentials Secret %s/%s: %w", namespace, sel.Name, err)
+	}
+	v, ok := s.Data[sel.Key]
+	if !ok || len(v) == 0 {
+		return nil, fmt.Errorf("%w: credentials Secret %s/%s has no key %q", providers.ErrInvalidConfig, namespace, sel.Name, sel.Key)
+	}
+	return v, nil
+}
+
+// Client reads the secrets of one project (and location).
+type Client struct {
+	api    *sm.Client
+	parent string
+}
+
+// GetSecret implements providers.SecretsClient: the version (default
+// "latest") of a secret, a JSON property of it, or with metadataPolicy Fetch
+// the secret's labels as a JSON object.
+func (c *Client) GetSecret(ctx context.Context, ref esv1.ExternalSecretDataRemoteRef) ([]byte, error) {
+	var value []byte
+	var err error
+	if ref.MetadataPolicy == esv1.MetadataPolicyFetch {
+		value, err = c.labels(ctx, ref.Key)
+	} else {
+		value, err = c.value(ctx, ref.Key, ref.Version)
+	}
+	if err != nil || ref.Property == "" {
+		return value, err
+	}
+	return providers.Property(value, ref.Property)
+}
+
+// GetSecretMap implements providers.SecretsClient.
+func (c *Client) GetSecretMap(ctx context.Context, ref esv1.ExternalSecretDataRemoteRef) (map[string][]byte, error) {
+	value, err := c.GetSecret(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	fields, err := providers.FieldMap(value)
+	if err != nil {
+		return nil, fmt.Errorf("secret %q: %w", ref.Key, err)
+	}
+	return fields, nil
+}
+
+// GetAllSecrets implements providers.SecretsClient: secrets whose labels
+// carry all tags (filtered by the server) and whose name matches, each at its
+// latest version. Secret names are flat: a path is not supported.
+func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind) (map[string][]byte, error) {
+	if find.Path != nil {
+		return nil, fmt.Errorf("%w: Secret Manager names have no path (find.path)", providers.ErrNotSupported)
+	}
+	var re *regexp.Regexp
+	if find.Name != nil {
+		var err error
+		if re, err = regexp.Compile(find.Name.RegExp); err != nil {
+			return nil, fmt.Errorf("%w: find.name.regexp: %v", providers.ErrInvalidConfig, err)
+		}
+	}
+	var filters []string
+	for _, k := range slices.Sorted(mapsKeys(find.Tags)) {
+		filters = append(filters, fmt.Sprintf("labels.%s=%s", k, find.Tags[k]))
+	}
+	it := c.api.ListSecrets(ctx, &smpb.ListSecretsRequest{Parent: c.parent, Filter: strings.Join(filters, " AND ")})
+	out := map[string][]byte{}
+	for {
+		s, err := it.Next()
+		if err == iterator.Done {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("listing secrets: %w", err)
+		}
+		name := s.Name[strings.LastIndex(s.Name, "/")+1:]
+		if !hasLabels(s.Labels, find.Tags) || (re != nil && !re.MatchString(name)) {
+			continue
+		}
+		v, err := c.value(ctx, name, "")
+		if err != nil {
+			return nil, err
+		}
+		out[name] = v
+	}
+	return out, nil
+}
+
+func mapsKeys(m map[string]string) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+func hasLabels(have, want map[string]string) bool {
+	for k, v := range want {
+		if have[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *Client) value(ctx context.Context, key, version string) ([]byte, error) {
+	if version == "" {
+		version = "latest"
+	}
+	res, err := c.api.AccessSecretVersion(ctx, &smpb.AccessSecretVersionRequest{Name: fmt.Sprintf("%s/secrets/%s/versions/%s", c.parent, key, version)})
+	if err != nil {
+		return nil, mapError(err, key, version)
+	}
+	return res.GetPayload().GetData(), nil
+}
+
+func (c *Client) labels(ctx context.Context, key string) ([]byte, error) {
+	s, err := c.api.GetSecret(ctx, &smpb.GetSecretRequest{Name: fmt.Sprintf("%s/secrets/%s", c.parent, key)})
+	if err != nil {
+		return nil, mapError(err, key, "")
+	}
+	labels := s.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	return json.Marshal(labels)
+}
+
+// mapError turns gRPC codes into the provider contract's errors. Status
+// messages of Secret Manager name resources, never payloads.
+func mapError(err error, key, version string) error {
+	switch status.Code(err) {
+	case codes.NotFound:
+		return fmt.Errorf("%w: secret %q version %q", providers.ErrSecretNotFound, key, version)
+	case codes.PermissionDenied, codes.Unauthenticated:
+		return fmt.Errorf("%w: reading secret %q: %v", providers.ErrOutOfScope, key, status.Convert(err).Message())
+	default:
+		return fmt.Errorf("reading secret %q: %w", key, err)
+	}
+}
+
+// PropertiesAreJSONPaths implements providers.JSONProperties.
+func (c *Client) PropertiesAreJSONPaths() {}
+
+// Capabilities implements providers.SecretsClient.
+func (c *Client) Capabilities() providers.Capabilities { return providers.ReadOnly }
+
+// Close implements providers.SecretsClient: it closes the gRPC connection.
+func (c *Client) Close(context.Context) error { return c.api.Close() }
