@@ -47,14 +47,14 @@ func TestBuildTagSelection(t *testing.T) {
 		t.Skip("builds the binary several times")
 	}
 	for tags, tc := range map[string]struct {
-		version  string
-		aws, gcp bool
+		version         string
+		aws, gcp, vault bool
 	}{
-		"":        {"build tags: aws,gcp,vault", true, true},
-		"vault":   {"build tags: vault", false, false},
-		"aws":     {"build tags: aws", true, false},
-		"aws,gcp": {"build tags: aws,gcp", true, true},
-		"minimal": {"build tags: minimal", false, false},
+		"":        {"build tags: aws,gcp,vault", true, true, true},
+		"vault":   {"build tags: vault", false, false, true},
+		"aws":     {"build tags: aws", true, false, false},
+		"aws,gcp": {"build tags: aws,gcp", true, true, false},
+		"minimal": {"build tags: minimal", false, false, false},
 	} {
 		want := tc.version
 		t.Run("tags="+tags, func(t *testing.T) {
@@ -88,6 +88,7 @@ func TestBuildTagSelection(t *testing.T) {
 				{tc.aws, "AWSSecretManager", "github.com/aws/aws-sdk-go-v2"},
 				{tc.aws, "AWSParameterStore", "github.com/aws/aws-sdk-go-v2"},
 				{tc.gcp, "GCPSecretManager", "cloud.google.com/go/secretmanager"},
+				{tc.vault, "Vault.provider", "github.com/hashicorp/vault/api"},
 			} {
 				if got := strings.Contains(string(providers), sdk.kind); got != sdk.want {
 					t.Errorf("%s compiled in = %v, want %v:\n%s", sdk.kind, got, sdk.want, providers)

@@ -2,6 +2,9 @@
 
 package register
 
-// The vault providers join here as they are built; until then the tag only
-// records the selection.
-func init() { selected = append(selected, "vault") }
+import "github.com/eso-dev/eso/providers/vault"
+
+func init() {
+	selected = append(selected, "vault")
+	sdkProviders = append(sdkProviders, vault.Registration)
+}

@@ -1,0 +1,162 @@
+package vault
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	vault "github.com/hashicorp/vault/api"
+	authv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
+	"github.com/eso-dev/eso/providers"
+)
+
+// renewBefore logs in again this long before the token expires.
+const renewBefore = time.Minute
+
+// session holds a logged-in Vault client and logs in again shortly before
+// its token expires; a static token is used as is.
+type session struct {
+	api   *vault.Client
+	login func(context.Context) (*vault.Secret, error) // nil for a static token
+
+	mu      sync.Mutex
+	expires time.Time
+}
+
+// client returns the API client with a valid token, logging in if needed.
+func (s *session) client(ctx context.Context) (*vault.Client, error) {
+	if s.login == nil {
+		return s.api, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.expires.IsZero() && time.Until(s.expires) > renewBefore {
+		return s.api, nil
+	}
+	secret, err := s.login(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if secret == nil || secret.Auth == nil || secret.Auth.ClientToken == "" {
+		return nil, fmt.Errorf("%w: Vault login returned no token", providers.ErrInvalidConfig)
+	}
+	s.api.SetToken(secret.Auth.ClientToken)
+	ttl := time.Duration(secret.Auth.LeaseDuration) * time.Second
+	if ttl <= 0 {
+		ttl = 24 * time.Hour // non-expiring token: check again daily
+	}
+	s.expires = time.Now().Add(ttl)
+	return s.api, nil
+}
+
+// newSession builds the API client and its login from the configuration,
+// resolving credentials in namespace only.
+func newSession(ctx context.Context, deps providers.Deps, spec *provv1.VaultSpec, namespace string) (*session, error) {
+	cfg := vault.DefaultConfig()
+	cfg.Address = spec.Server
+	if len(spec.CABundle) > 0 {
+		if err := cfg.ConfigureTLS(&vault.TLSConfig{CACertBytes: spec.CABundle}); err != nil {
+			return nil, fmt.Errorf("%w: caBundle: %v", providers.ErrInvalidConfig, err)
+		}
+	}
+	api, err := vault.NewClient(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", providers.ErrInvalidConfig, err)
+	}
+	api.ClearToken() // never a token from eso's environment
+	if spec.Namespace != "" {
+		api.SetNamespace(spec.Namespace)
+	}
+	s := &session{api: api}
+	a := spec.Auth
+	switch {
+	case a.TokenSecretRef != nil:
+		token, err := secretValue(ctx, deps.APIReader, namespace, *a.TokenSecretRef)
+		if err != nil {
+			return nil, err
+		}
+		api.SetToken(token)
+	case a.AppRole != nil:
+		secretID, err := secretValue(ctx, deps.APIReader, namespace, a.AppRole.SecretRef)
+		if err != nil {
+			return nil, err
+		}
+		path := orDefault(a.AppRole.Path, "approle")
+		s.login = func(ctx context.Context) (*vault.Secret, error) {
+			return loginWith(ctx, api, path, map[string]any{"role_id": a.AppRole.RoleID, "secret_id": secretID})
+		}
+	case a.Kubernetes != nil, a.JWT != nil:
+		k, mount := a.Kubernetes, "kubernetes"
+		if k == nil {
+			k, mount = a.JWT, "jwt"
+		}
+		mount = orDefault(k.MountPath, mount)
+		s.login = func(ctx context.Context) (*vault.Secret, error) {
+			jwt, err := serviceAccountToken(ctx, deps.Client, namespace, k.ServiceAccountRef)
+			if err != nil {
+				return nil, err
+			}
+			return loginWith(ctx, api, mount, map[string]any{"role": k.Role, "jwt": jwt})
+		}
+	default:
+		return nil, fmt.Errorf("%w: auth needs tokenSecretRef, appRole, kubernetes or jwt", providers.ErrInvalidConfig)
+	}
+	return s, nil
+}
+
+func loginWith(ctx context.Context, api *vault.Client, mount string, body map[string]any) (*vault.Secret, error) {
+	secret, err := api.Logical().WriteWithContext(ctx, "auth/"+strings.Trim(mount, "/")+"/login", body)
+	if err != nil {
+		return nil, fmt.Errorf("%w: Vault login at auth/%s failed: %v", providers.ErrOutOfScope, mount, vaultMessage(err))
+	}
+	return secret, nil
+}
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+func secretValue(ctx context.Context, r client.Reader, namespace string, sel provv1.SecretKeySelector) (string, error) {
+	var s corev1.Secret
+	if err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: sel.Name}, &s); err != nil {
+		if apierrors.IsNotFound(err) {
+			return "", fmt.Errorf("%w: credentials Secret %s/%s not found", providers.ErrInvalidConfig, namespace, sel.Name)
+		}
+		return "", fmt.Errorf("reading credentials Secret %s/%s: %w", namespace, sel.Name, err)
+	}
+	v, ok := s.Data[sel.Key]
+	if !ok || len(v) == 0 {
+		return "", fmt.Errorf("%w: credentials Secret %s/%s has no key %q", providers.ErrInvalidConfig, namespace, sel.Name, sel.Key)
+	}
+	return strings.TrimSpace(string(v)), nil
+}
+
+func serviceAccountToken(ctx context.Context, c client.Client, namespace string, sa provv1.KubernetesServiceAccount) (string, error) {
+	obj := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: sa.Name}}
+	tr := &authv1.TokenRequest{Spec: authv1.TokenRequestSpec{Audiences: sa.Audiences, ExpirationSeconds: ptr.To(int64(600))}}
+	if err := c.SubResource("token").Create(ctx, obj, tr); err != nil {
+		return "", fmt.Errorf("requesting a token for ServiceAccount %s/%s: %w", namespace, sa.Name, err)
+	}
+	return tr.Status.Token, nil
+}
+
+// vaultMessage keeps Vault's error list, which names paths and reasons, not
+// secret data.
+func vaultMessage(err error) string {
+	if re, ok := err.(*vault.ResponseError); ok {
+		return fmt.Sprintf("%d %s", re.StatusCode, strings.Join(re.Errors, "; "))
+	}
+	return err.Error()
+}

@@ -1,0 +1,284 @@
+// Package vault is the provider for HashiCorp Vault KV engines v1 and v2
+// (kind Vault), compiled in with the vault build tag.
+package vault
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"path"
+	"regexp"
+	"strings"
+
+	vault "github.com/hashicorp/vault/api"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
+	"github.com/eso-dev/eso/providers"
+)
+
+// Kind is the configuration kind this provider serves.
+const Kind = "Vault"
+
+// Registration describes the provider to the registry.
+var Registration = providers.Registration{
+	Name:        "vault",
+	Kind:        Kind,
+	BuildTag:    "vault",
+	AddToScheme: provv1.AddToScheme,
+	NewConfig:   func() client.Object { return &provv1.Vault{} },
+	New:         func(d providers.Deps) providers.Provider { return &Provider{deps: d} },
+}
+
+// Provider serves Vault configurations.
+type Provider struct {
+	deps providers.Deps
+}
+
+// Kind implements providers.Provider.
+func (p *Provider) Kind() string { return Kind }
+
+// Validate implements providers.Provider without logging in.
+func (p *Provider) Validate(ctx context.Context, ref providers.Ref, scope providers.Scope) error {
+	var cfg provv1.Vault
+	if err := providers.ReadConfig(ctx, p.deps.Client, ref, &cfg); err != nil {
+		return err
+	}
+	if scope.Namespace == "" {
+		return nil
+	}
+	_, err := newSession(ctx, p.deps, &cfg.Spec, scope.Namespace)
+	return err
+}
+
+// NewClient implements providers.Provider. The login happens on first use
+// and again only shortly before the token expires.
+func (p *Provider) NewClient(ctx context.Context, ref providers.Ref, scope providers.Scope) (providers.SecretsClient, error) {
+	var cfg provv1.Vault
+	if err := providers.ReadConfig(ctx, p.deps.Client, ref, &cfg); err != nil {
+		return nil, err
+	}
+	s, err := newSession(ctx, p.deps, &cfg.Spec, scope.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{session: s, mount: strings.Trim(orDefault(cfg.Spec.Path, "secret"), "/"), v2: cfg.Spec.Version != "v1"}, nil
+}
+
+// Client reads one KV mount.
+type Client struct {
+	session *session
+	mount   string
+	v2      bool
+}
+
+// GetSecret implements providers.SecretsClient: the secret's data as a JSON
+// object, or one property (a JSON path) of it; version is a KV v2 version
+// number; metadataPolicy Fetch returns the KV v2 custom metadata.
+func (c *Client) GetSecret(ctx context.Context, ref esv1.ExternalSecretDataRemoteRef) ([]byte, error) {
+	var value []byte
+	var err error
+	if ref.MetadataPolicy == esv1.MetadataPolicyFetch {
+		value, err = c.customMetadata(ctx, ref.Key)
+	} else {
+		value, err = c.data(ctx, ref.Key, ref.Version)
+	}
+	if err != nil || ref.Property == "" {
+		return value, err
+	}
+	return providers.Property(value, ref.Property)
+}
+
+// GetSecretMap implements providers.SecretsClient.
+func (c *Client) GetSecretMap(ctx context.Context, ref esv1.ExternalSecretDataRemoteRef) (map[string][]byte, error) {
+	value, err := c.GetSecret(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	fields, err := providers.FieldMap(value)
+	if err != nil {
+		return nil, fmt.Errorf("secret %q: %w", ref.Key, err)
+	}
+	return fields, nil
+}
+
+// GetAllSecrets implements providers.SecretsClient: secrets under find.path
+// (recursively), whose name matches and, on KV v2, whose custom metadata
+// carries all tags. Keys are paths relative to the mount.
+func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind) (map[string][]byte, error) {
+	if !c.v2 && len(find.Tags) > 0 {
+		return nil, fmt.Errorf("%w: KV v1 secrets have no metadata to match tags against", providers.ErrNotSupported)
+	}
+	var re *regexp.Regexp
+	if find.Name != nil {
+		var err error
+		if re, err = regexp.Compile(find.Name.RegExp); err != nil {
+			return nil, fmt.Errorf("%w: find.name.regexp: %v", providers.ErrInvalidConfig, err)
+		}
+	}
+	root := ""
+	if find.Path != nil {
+		root = strings.Trim(*find.Path, "/")
+	}
+	keys, err := c.list(ctx, root)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]byte{}
+	for _, key := range keys {
+		if re != nil && !re.MatchString(key) {
+			continue
+		}
+		if len(find.Tags) > 0 {
+			meta, err := c.customMetadataMap(ctx, key)
+			if err != nil {
+				return nil, err
+			}
+			if !hasTags(meta, find.Tags) {
+				continue
+			}
+		}
+		v, err := c.data(ctx, key, "")
+		if err != nil {
+			return nil, err
+		}
+		out[key] = v
+	}
+	return out, nil
+}
+
+func hasTags(have map[string]string, want map[string]string) bool {
+	for k, v := range want {
+		if have[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// list returns the secret paths under dir, recursively.
+func (c *Client) list(ctx context.Context, dir string) ([]string, error) {
+	api, err := c.session.client(ctx)
+	if err != nil {
+		return nil, err
+	}
+	listPath := path.Join(c.mount, dir)
+	if c.v2 {
+		listPath = path.Join(c.mount, "metadata", dir)
+	}
+	secret, err := api.Logical().ListWithContext(ctx, listPath)
+	if err != nil {
+		return nil, readError(err, dir, "")
+	}
+	if secret == nil {
+		return nil, nil
+	}
+	raw, _ := secret.Data["keys"].([]any)
+	var out []string
+	for _, k := range raw {
+		name, _ := k.(string)
+		full := strings.TrimPrefix(path.Join(dir, name), "/")
+		if strings.HasSuffix(name, "/") {
+			sub, err := c.list(ctx, full)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, sub...)
+			continue
+		}
+		out = append(out, full)
+	}
+	return out, nil
+}
+
+func (c *Client) data(ctx context.Context, key, version string) ([]byte, error) {
+	api, err := c.session.client(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var secret *vault.Secret
+	if c.v2 {
+		var params map[string][]string
+		if version != "" {
+			params = map[string][]string{"version": {version}}
+		}
+		secret, err = api.Logical().ReadWithDataWithContext(ctx, path.Join(c.mount, "data", key), params)
+	} else {
+		if version != "" {
+			return nil, fmt.Errorf("%w: KV v1 secrets have no versions (secret %q)", providers.ErrSecretNotFound, key)
+		}
+		secret, err = api.Logical().ReadWithContext(ctx, path.Join(c.mount, key))
+	}
+	if err != nil {
+		return nil, readError(err, key, version)
+	}
+	if secret == nil || secret.Data == nil {
+		return nil, fmt.Errorf("%w: secret %q version %q", providers.ErrSecretNotFound, key, version)
+	}
+	data := secret.Data
+	if c.v2 {
+		inner, ok := data["data"].(map[string]any)
+		if !ok { // deleted or destroyed version
+			return nil, fmt.Errorf("%w: secret %q version %q", providers.ErrSecretNotFound, key, version)
+		}
+		data = inner
+	}
+	return json.Marshal(data)
+}
+
+func (c *Client) customMetadataMap(ctx context.Context, key string) (map[string]string, error) {
+	if !c.v2 {
+		return nil, fmt.Errorf("%w: KV v1 secrets have no metadata", providers.ErrNotSupported)
+	}
+	api, err := c.session.client(ctx)
+	if err != nil {
+		return nil, err
+	}
+	secret, err := api.Logical().ReadWithContext(ctx, path.Join(c.mount, "metadata", key))
+	if err != nil {
+		return nil, readError(err, key, "")
+	}
+	if secret == nil {
+		return nil, fmt.Errorf("%w: secret %q", providers.ErrSecretNotFound, key)
+	}
+	out := map[string]string{}
+	if cm, ok := secret.Data["custom_metadata"].(map[string]any); ok {
+		for k, v := range cm {
+			out[k], _ = v.(string)
+		}
+	}
+	return out, nil
+}
+
+func (c *Client) customMetadata(ctx context.Context, key string) ([]byte, error) {
+	m, err := c.customMetadataMap(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(m)
+}
+
+func readError(err error, key, version string) error {
+	var re *vault.ResponseError
+	if errors.As(err, &re) {
+		switch re.StatusCode {
+		case http.StatusNotFound:
+			return fmt.Errorf("%w: secret %q version %q", providers.ErrSecretNotFound, key, version)
+		case http.StatusForbidden:
+			return fmt.Errorf("%w: reading secret %q: %s", providers.ErrOutOfScope, key, vaultMessage(err))
+		}
+	}
+	return fmt.Errorf("reading secret %q: %s", key, vaultMessage(err))
+}
+
+// PropertiesAreJSONPaths implements providers.JSONProperties.
+func (c *Client) PropertiesAreJSONPaths() {}
+
+// Capabilities implements providers.SecretsClient.
+func (c *Client) Capabilities() providers.Capabilities { return providers.ReadOnly }
+
+// Close implements providers.SecretsClient.
+func (c *Client) Close(context.Context) error { return nil }

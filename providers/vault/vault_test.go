@@ -1,0 +1,163 @@
+package vault
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	vault "github.com/hashicorp/vault/api"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
+	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/vault/vaulttest"
+)
+
+// These tests run against a real Vault dev server (make test builds it).
+
+func newClient(t *testing.T, spec provv1.VaultSpec, creds map[string]string) (providers.SecretsClient, error) {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	_ = corev1.AddToScheme(scheme)
+	_ = provv1.AddToScheme(scheme)
+	cfg := &provv1.Vault{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "vault"}, Spec: spec}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "vault-creds"}, Data: map[string][]byte{}}
+	for k, v := range creds {
+		secret.Data[k] = []byte(v)
+	}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(cfg, secret).Build()
+	p := &Provider{deps: providers.Deps{Client: c, APIReader: c}}
+	return p.NewClient(context.Background(), providers.Ref{Kind: Kind, Namespace: "team", Name: "vault"}, providers.Scope{Namespace: "team"})
+}
+
+func tokenAuth() provv1.VaultAuth {
+	return provv1.VaultAuth{TokenSecretRef: &provv1.SecretKeySelector{Name: "vault-creds", Key: "token"}}
+}
+
+func write(t *testing.T, root *vault.Client, path string, data map[string]any) {
+	t.Helper()
+	if _, err := root.Logical().Write(path, data); err != nil {
+		t.Fatalf("writing %s: %v", path, err)
+	}
+}
+
+func TestKVv2(t *testing.T) {
+	ctx := context.Background()
+	root := vaulttest.Start(t)
+	write(t, root, "secret/data/app/db", map[string]any{"data": map[string]any{"user": "app", "password": "pw-1"}})
+	write(t, root, "secret/data/app/db", map[string]any{"data": map[string]any{"user": "app", "password": "pw-2", "tls": map[string]any{"mode": "on"}}})
+	write(t, root, "secret/metadata/app/db", map[string]any{"custom_metadata": map[string]any{"team": "payments"}})
+	write(t, root, "secret/data/app/api", map[string]any{"data": map[string]any{"token": "t"}})
+	write(t, root, "secret/metadata/app/api", map[string]any{"custom_metadata": map[string]any{"env": "prod"}})
+	write(t, root, "secret/data/other/x", map[string]any{"data": map[string]any{"y": "z"}})
+
+	c, err := newClient(t, provv1.VaultSpec{Server: root.Address(), Path: "secret", Version: "v2", Auth: tokenAuth()}, map[string]string{"token": vaulttest.RootToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		ref  esv1.ExternalSecretDataRemoteRef
+		want string
+	}{
+		{esv1.ExternalSecretDataRemoteRef{Key: "app/db", Property: "password"}, "pw-2"},
+		{esv1.ExternalSecretDataRemoteRef{Key: "app/db", Property: "password", Version: "1"}, "pw-1"},
+		{esv1.ExternalSecretDataRemoteRef{Key: "app/db", Property: "tls.mode"}, "on"},
+		{esv1.ExternalSecretDataRemoteRef{Key: "app/db", Property: "team", MetadataPolicy: esv1.MetadataPolicyFetch}, "payments"},
+	} {
+		got, err := c.GetSecret(ctx, tc.ref)
+		if err != nil || string(got) != tc.want {
+			t.Errorf("GetSecret(%+v) = %q, %v; want %q", tc.ref, got, err, tc.want)
+		}
+	}
+	for _, r := range []esv1.ExternalSecretDataRemoteRef{{Key: "app/nope"}, {Key: "app/db", Version: "9"}} {
+		if _, err := c.GetSecret(ctx, r); !errors.Is(err, providers.ErrSecretNotFound) {
+			t.Errorf("GetSecret(%+v): %v, want ErrSecretNotFound", r, err)
+		}
+	}
+	m, err := c.GetSecretMap(ctx, esv1.ExternalSecretDataRemoteRef{Key: "app/db"})
+	if err != nil || string(m["password"]) != "pw-2" || len(m) != 3 {
+		t.Errorf("GetSecretMap = %q, %v", m, err)
+	}
+	path := "app"
+	found, err := c.GetAllSecrets(ctx, esv1.ExternalSecretFind{Path: &path})
+	if err != nil || len(found) != 2 {
+		t.Errorf("find under app/ = %q, %v", found, err)
+	}
+	found, err = c.GetAllSecrets(ctx, esv1.ExternalSecretFind{Tags: map[string]string{"env": "prod"}})
+	if err != nil || len(found) != 1 || !strings.Contains(string(found["app/api"]), `"token":"t"`) {
+		t.Errorf("find by custom metadata = %q, %v", found, err)
+	}
+	found, err = c.GetAllSecrets(ctx, esv1.ExternalSecretFind{Name: &esv1.FindName{RegExp: "^other/"}})
+	if err != nil || len(found) != 1 {
+		t.Errorf("find by name = %q, %v", found, err)
+	}
+}
+
+func TestKVv1(t *testing.T) {
+	ctx := context.Background()
+	root := vaulttest.Start(t)
+	if err := root.Sys().Mount("kv1", &vault.MountInput{Type: "kv", Options: map[string]string{"version": "1"}}); err != nil {
+		t.Fatal(err)
+	}
+	write(t, root, "kv1/app/db", map[string]any{"password": "pw"})
+	c, err := newClient(t, provv1.VaultSpec{Server: root.Address(), Path: "kv1", Version: "v1", Auth: tokenAuth()}, map[string]string{"token": vaulttest.RootToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := c.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: "app/db", Property: "password"}); err != nil || string(got) != "pw" {
+		t.Errorf("KV v1 read = %q, %v", got, err)
+	}
+	if found, err := c.GetAllSecrets(ctx, esv1.ExternalSecretFind{Name: &esv1.FindName{RegExp: "db"}}); err != nil || len(found) != 1 {
+		t.Errorf("KV v1 find = %q, %v", found, err)
+	}
+}
+
+func TestAppRoleAndDeniedReads(t *testing.T) {
+	ctx := context.Background()
+	root := vaulttest.Start(t)
+	write(t, root, "secret/data/app/db", map[string]any{"data": map[string]any{"password": "pw"}})
+	write(t, root, "secret/data/admin/root", map[string]any{"data": map[string]any{"password": "do-not-read"}})
+	if err := root.Sys().EnableAuthWithOptions("approle", &vault.EnableAuthOptions{Type: "approle"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := root.Sys().PutPolicy("app-read", `path "secret/data/app/*" { capabilities = ["read"] }`); err != nil {
+		t.Fatal(err)
+	}
+	write(t, root, "auth/approle/role/eso", map[string]any{"token_policies": "app-read", "token_ttl": "1h"})
+	roleID, err := root.Logical().Read("auth/approle/role/eso/role-id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	secretID, err := root.Logical().Write("auth/approle/role/eso/secret-id", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := provv1.VaultSpec{Server: root.Address(), Path: "secret", Version: "v2", Auth: provv1.VaultAuth{AppRole: &provv1.VaultAppRole{
+		RoleID: roleID.Data["role_id"].(string), SecretRef: provv1.SecretKeySelector{Name: "vault-creds", Key: "secret-id"}}}}
+	c, err := newClient(t, spec, map[string]string{"secret-id": secretID.Data["secret_id"].(string)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := c.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: "app/db", Property: "password"}); err != nil || string(got) != "pw" {
+		t.Errorf("read with AppRole = %q, %v", got, err)
+	}
+	_, err = c.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: "admin/root"})
+	if !errors.Is(err, providers.ErrOutOfScope) || strings.Contains(err.Error(), "do-not-read") {
+		t.Errorf("read outside the policy: %v", err)
+	}
+
+	// A wrong secret ID is a readable login error, naming the mount only.
+	c, err = newClient(t, spec, map[string]string{"secret-id": "wrong-secret-id"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: "app/db"})
+	if err == nil || !strings.Contains(err.Error(), "auth/approle") || strings.Contains(err.Error(), "wrong-secret-id") {
+		t.Errorf("bad login: %v", err)
+	}
+}
