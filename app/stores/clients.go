@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/providers"
 )
 
@@ -19,6 +20,28 @@ type clientEntry struct {
 	client      providers.SecretsClient
 	// forgotten is set once Forget has dropped the entry from the cache.
 	forgotten bool
+	// values caches provider answers (cachingPolicy Secrets or All) for the
+	// same fingerprint; valuesFingerprint is the one it was made for.
+	values            *valueCache
+	valuesFingerprint string
+}
+
+// Values returns the answer cache of key for fingerprint, made with cfg; a
+// new fingerprint starts an empty cache.
+func (c *ClientCache) Values(key clientKey, fingerprint string, cfg *ssv2.CacheConfig) *valueCache {
+	c.mu.Lock()
+	e, ok := c.entries[key]
+	if !ok {
+		e = &clientEntry{}
+		c.entries[key] = e
+	}
+	c.mu.Unlock()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.values == nil || e.valuesFingerprint != fingerprint {
+		e.values, e.valuesFingerprint = newValueCache(cfg), fingerprint
+	}
+	return e.values
 }
 
 // ClientCache keeps one provider client per store and scope while the store

@@ -134,21 +134,42 @@ func (r *Resolver) Fingerprint(ctx context.Context, s *Store) (string, error) {
 }
 
 // Client returns a provider client for requests made through the store on
-// behalf of an object of namespace. The client is reused while fingerprint
-// (from Fingerprint) stays the same.
-func (r *Resolver) Client(ctx context.Context, s *Store, namespace, fingerprint string) (providers.SecretsClient, error) {
+// behalf of an object of namespace, and a release function to call when the
+// sync is done. Following the store's cachingPolicy, the client (and its
+// login) is reused while fingerprint (from Fingerprint) stays the same, and
+// its answers are kept for cacheConfig.ttl in a cache bounded by
+// cacheConfig.maxEntries.
+func (r *Resolver) Client(ctx context.Context, s *Store, namespace, fingerprint string) (providers.SecretsClient, func(), error) {
 	prov, ref, err := r.Provider(s)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	scope := s.Scope(namespace)
+	policy := s.Spec.CachingPolicy
 	key := clientKey{storeKind: s.Kind, storeNamespace: s.Namespace, storeName: s.Name, scope: scope}
-	return r.clients.Get(ctx, key, fingerprint, func(ctx context.Context) (providers.SecretsClient, error) {
+	build := func(ctx context.Context) (providers.SecretsClient, error) {
 		cl, err := prov.NewClient(ctx, ref, scope)
 		metrics.ProviderLogins.WithLabelValues(ref.Kind, metrics.Outcome(err)).Inc()
 		if err != nil {
 			return nil, err
 		}
 		return metrics.InstrumentClient(ref.Kind, cl), nil
-	})
+	}
+	var cl providers.SecretsClient
+	release := func() {}
+	if cachesAuth(policy) {
+		if cl, err = r.clients.Get(ctx, key, fingerprint, build); err != nil {
+			return nil, nil, err
+		}
+	} else {
+		// No reuse: a client (and a login) per sync, closed when it is done.
+		if cl, err = build(ctx); err != nil {
+			return nil, nil, err
+		}
+		release = func() { _ = cl.Close(context.WithoutCancel(ctx)) }
+	}
+	if cachesSecrets(policy) {
+		cl = &cachingClient{SecretsClient: cl, cache: r.clients.Values(key, fingerprint, s.Spec.CacheConfig)}
+	}
+	return cl, release, nil
 }

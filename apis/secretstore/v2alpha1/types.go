@@ -94,8 +94,10 @@ type CacheConfig struct {
 	// +kubebuilder:default="1m"
 	// +optional
 	TTL metav1.Duration `json:"ttl,omitempty"`
-	// MaxEntries caps the number of cached entries.
+	// MaxEntries caps the number of cached entries (per store, and per
+	// namespace for a ClusterSecretStore with ManifestNamespace).
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000
 	// +kubebuilder:default=100
 	// +optional
 	MaxEntries int32 `json:"maxEntries,omitempty"`

@@ -82,6 +82,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return r.fail(ctx, &es, before, err)
 	}
+	defer srcs.release()
 	fingerprint := srcs.fingerprint()
 
 	target, err := r.readTarget(ctx, &es)

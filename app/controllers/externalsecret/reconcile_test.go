@@ -596,3 +596,33 @@ func TestNoMergeIntoCredentialSecrets(t *testing.T) {
 		t.Errorf("checkTarget = %v", err)
 	}
 }
+
+// TestCachingPolicy: with cachingPolicy All a refresh within the TTL is served
+// from memory; with None every sync logs in again.
+func TestCachingPolicy(t *testing.T) {
+	for _, tc := range []struct {
+		policy        ssv2.CachingPolicy
+		reads, logins int32
+	}{
+		{ssv2.CachingAll, 1, 1},
+		{ssv2.CachingNone, 2, 2},
+	} {
+		t.Run(string(tc.policy), func(t *testing.T) {
+			ns := env.Namespace(t, "caching", nil)
+			h := newHarness(t)
+			store := secretStore(ns)
+			store.Spec.CachingPolicy = tc.policy
+			if tc.policy == ssv2.CachingAll {
+				store.Spec.CacheConfig = &ssv2.CacheConfig{TTL: metav1.Duration{Duration: 3 * time.Hour}, MaxEntries: 10}
+			}
+			es := externalSecret(ns)
+			create(t, fakeConfig(ns, provv1.FakeSecret{Key: "db", Value: `{"password":"pw"}`}), store, es)
+			h.reconcile(t, es)
+			h.now = h.now.Add(time.Hour + time.Minute) // refresh due, still within the TTL
+			h.reconcile(t, es)
+			if r, l := h.provider.reads.Load(), h.provider.logins.Load(); r != tc.reads || l != tc.logins {
+				t.Errorf("provider reads %d, logins %d; want %d, %d", r, l, tc.reads, tc.logins)
+			}
+		})
+	}
+}

@@ -27,6 +27,7 @@ type source struct {
 	store       *stores.Store
 	fingerprint string
 	client      providers.SecretsClient
+	release     func()
 }
 
 // storeRefs lists the distinct stores an ExternalSecret uses, the default
@@ -101,6 +102,18 @@ func resolveSources(ctx context.Context, resolver *stores.Resolver, es *esv1.Ext
 	return s, true, nil
 }
 
+// release gives back the clients of this sync.
+func (s *sources) release() {
+	if s == nil {
+		return
+	}
+	for _, src := range s.byKey {
+		if src.release != nil {
+			src.release()
+		}
+	}
+}
+
 // fingerprint changes whenever any of the stores or their configurations does.
 func (s *sources) fingerprint() string {
 	parts := make([]string, len(s.order))
@@ -122,11 +135,11 @@ func (s *sources) client(ctx context.Context, es *esv1.ExternalSecret, sourceRef
 	}
 	src := s.byKey[refKey(s.namespace, *ref)]
 	if src.client == nil {
-		cl, err := s.resolver.Client(ctx, src.store, s.namespace, src.fingerprint)
+		cl, release, err := s.resolver.Client(ctx, src.store, s.namespace, src.fingerprint)
 		if err != nil {
 			return nil, err
 		}
-		src.client = memoize(cl) // sources live for one sync: so does the memo
+		src.client, src.release = memoize(cl), release // sources live for one sync: so does the memo
 	}
 	return src.client, nil
 }
