@@ -60,6 +60,40 @@ type SecretsClient interface {
 	Close(ctx context.Context) error
 }
 
+// PushRequest is one value to write to a provider.
+type PushRequest struct {
+	// RemoteKey is the remote secret to write.
+	RemoteKey string
+	// Property, if set, is the field of a JSON object secret to set; the
+	// other fields are kept.
+	Property string
+	// Value is written as is.
+	Value []byte
+}
+
+// ManagedBy is how providers mark the remote secrets eso created (a tag,
+// label or custom metadata entry, named ManagedByKey), so that eso never
+// overwrites or deletes a secret someone else made.
+const (
+	ManagedByKey   = "managed-by"
+	ManagedByValue = "external-secrets"
+)
+
+// Writer is implemented by clients that can write (Capabilities ReadWrite).
+// Writes only ever touch remote secrets eso created: a secret without the
+// ManagedBy mark is refused with ErrNotManaged.
+type Writer interface {
+	// PushSecret creates or updates a remote secret (or one property of it).
+	PushSecret(ctx context.Context, req PushRequest) error
+	// DeleteSecret deletes a remote secret, or only one property of it.
+	DeleteSecret(ctx context.Context, remoteKey, property string) error
+	// SecretExists reports whether the remote secret exists.
+	SecretExists(ctx context.Context, remoteKey string) (bool, error)
+}
+
+// ErrNotManaged: a write would touch a remote secret eso did not create.
+var ErrNotManaged = errors.New("remote secret exists and was not created by eso")
+
 // JSONProperties is implemented by clients whose properties are JSON paths
 // into the secret's value: GetSecret(ref) is Property(GetSecret(ref without
 // property), ref.Property) and GetSecretMap(ref) is FieldMap(GetSecret(ref)).

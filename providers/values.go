@@ -81,3 +81,31 @@ func encodeField(v any) ([]byte, error) {
 		return b, nil
 	}
 }
+
+// SetProperty returns current (a JSON object, or empty) with the top-level
+// field property set to value (as a string), for pushing one property of a
+// structured secret.
+func SetProperty(current []byte, property string, value []byte) ([]byte, error) {
+	obj := map[string]any{}
+	if len(bytes.TrimSpace(current)) > 0 {
+		decoded, err := decodeObject(current)
+		if err != nil {
+			return nil, fmt.Errorf("%w: cannot set property %q: the remote secret is not a JSON object", ErrInvalidConfig, property)
+		}
+		obj = decoded
+	}
+	obj[property] = string(value)
+	return json.Marshal(obj)
+}
+
+// DeleteProperty returns current without the top-level field property, and
+// whether no field is left.
+func DeleteProperty(current []byte, property string) ([]byte, bool, error) {
+	obj, err := decodeObject(current)
+	if err != nil {
+		return nil, false, fmt.Errorf("%w: cannot delete property %q: the remote secret is not a JSON object", ErrInvalidConfig, property)
+	}
+	delete(obj, property)
+	out, err := json.Marshal(obj)
+	return out, len(obj) == 0, err
+}

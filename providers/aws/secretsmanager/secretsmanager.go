@@ -248,7 +248,7 @@ func apiError(what string, err error) error {
 func (c *Client) PropertiesAreJSONPaths() {}
 
 // Capabilities implements providers.SecretsClient.
-func (c *Client) Capabilities() providers.Capabilities { return providers.ReadOnly }
+func (c *Client) Capabilities() providers.Capabilities { return providers.ReadWrite }
 
 // Close implements providers.SecretsClient.
 func (c *Client) Close(context.Context) error { return nil }

@@ -1,0 +1,136 @@
+package secretsmanager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	sm "github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	smtypes "github.com/aws/aws-sdk-go-v2/service/secretsmanager/types"
+
+	"github.com/eso-dev/eso/providers"
+)
+
+// WriteAPI is the part of the Secrets Manager API writes use.
+type WriteAPI interface {
+	CreateSecret(context.Context, *sm.CreateSecretInput, ...func(*sm.Options)) (*sm.CreateSecretOutput, error)
+	PutSecretValue(context.Context, *sm.PutSecretValueInput, ...func(*sm.Options)) (*sm.PutSecretValueOutput, error)
+	DeleteSecret(context.Context, *sm.DeleteSecretInput, ...func(*sm.Options)) (*sm.DeleteSecretOutput, error)
+}
+
+// managed reports whether the secret exists and whether eso created it.
+func (c *Client) managed(ctx context.Context, key string) (exists, managed bool, err error) {
+	out, err := c.api.DescribeSecret(ctx, &sm.DescribeSecretInput{SecretId: aws.String(c.prefix + key)})
+	var nf *smtypes.ResourceNotFoundException
+	if errors.As(err, &nf) {
+		return false, false, nil
+	}
+	if err != nil {
+		return false, false, apiError(fmt.Sprintf("describing secret %q", key), err)
+	}
+	for _, t := range out.Tags {
+		if aws.ToString(t.Key) == providers.ManagedByKey && aws.ToString(t.Value) == providers.ManagedByValue {
+			return true, true, nil
+		}
+	}
+	return true, false, nil
+}
+
+// PushSecret implements providers.Writer: it creates the secret tagged as
+// eso's, or updates one eso created; a property is merged into the JSON
+// object the secret holds. Nothing is written when the value is unchanged.
+func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) error {
+	w, ok := c.api.(WriteAPI)
+	if !ok {
+		return fmt.Errorf("%w: this client cannot write", providers.ErrNotSupported)
+	}
+	exists, managed, err := c.managed(ctx, req.RemoteKey)
+	if err != nil {
+		return err
+	}
+	if exists && !managed {
+		return fmt.Errorf("%w: secret %q (no %s=%s tag)", providers.ErrNotManaged, req.RemoteKey, providers.ManagedByKey, providers.ManagedByValue)
+	}
+	value := req.Value
+	var current []byte
+	if exists {
+		current, err = c.value(ctx, req.RemoteKey, "")
+		if err != nil && !errors.Is(err, providers.ErrSecretNotFound) {
+			return err
+		}
+	}
+	if req.Property != "" {
+		if value, err = providers.SetProperty(current, req.Property, req.Value); err != nil {
+			return err
+		}
+	}
+	if exists && string(current) == string(value) {
+		return nil
+	}
+	name := aws.String(c.prefix + req.RemoteKey)
+	if !exists {
+		_, err = w.CreateSecret(ctx, &sm.CreateSecretInput{Name: name, SecretBinary: value,
+			Tags: []smtypes.Tag{{Key: aws.String(providers.ManagedByKey), Value: aws.String(providers.ManagedByValue)}}})
+	} else {
+		_, err = w.PutSecretValue(ctx, &sm.PutSecretValueInput{SecretId: name, SecretBinary: value})
+	}
+	if err != nil {
+		return apiError(fmt.Sprintf("writing secret %q", req.RemoteKey), err)
+	}
+	return nil
+}
+
+// DeleteSecret implements providers.Writer: only secrets eso created are
+// deleted; with a property, only that field goes, and the secret when it was
+// the last.
+func (c *Client) DeleteSecret(ctx context.Context, remoteKey, property string) error {
+	w, ok := c.api.(WriteAPI)
+	if !ok {
+		return fmt.Errorf("%w: this client cannot write", providers.ErrNotSupported)
+	}
+	exists, managed, err := c.managed(ctx, remoteKey)
+	if err != nil || !exists {
+		return err
+	}
+	if !managed {
+		return fmt.Errorf("%w: secret %q", providers.ErrNotManaged, remoteKey)
+	}
+	if property != "" {
+		current, err := c.value(ctx, remoteKey, "")
+		if err != nil {
+			return err
+		}
+		rest, empty, err := providers.DeleteProperty(current, property)
+		if err != nil {
+			return err
+		}
+		if !empty {
+			_, err = w.PutSecretValue(ctx, &sm.PutSecretValueInput{SecretId: aws.String(c.prefix + remoteKey), SecretBinary: rest})
+			return apiErrorOrNil(remoteKey, err)
+		}
+	}
+	_, err = w.DeleteSecret(ctx, &sm.DeleteSecretInput{SecretId: aws.String(c.prefix + remoteKey)})
+	return apiErrorOrNil(remoteKey, err)
+}
+
+// SecretExists implements providers.Writer: a secret scheduled for deletion
+// (within its recovery window) does not count.
+func (c *Client) SecretExists(ctx context.Context, remoteKey string) (bool, error) {
+	out, err := c.api.DescribeSecret(ctx, &sm.DescribeSecretInput{SecretId: aws.String(c.prefix + remoteKey)})
+	var nf *smtypes.ResourceNotFoundException
+	if errors.As(err, &nf) {
+		return false, nil
+	}
+	if err != nil {
+		return false, apiError(fmt.Sprintf("describing secret %q", remoteKey), err)
+	}
+	return out.DeletedDate == nil, nil
+}
+
+func apiErrorOrNil(key string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return apiError(fmt.Sprintf("writing secret %q", key), err)
+}

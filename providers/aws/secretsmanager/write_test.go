@@ -1,0 +1,79 @@
+package secretsmanager
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	sm "github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/aws/awstest"
+)
+
+// TestWritesOnlyTouchManagedSecrets runs against moto_server: eso creates,
+// updates and deletes the secrets it tagged, and refuses any other.
+func TestWritesOnlyTouchManagedSecrets(t *testing.T) {
+	ctx := context.Background()
+	endpoint := awstest.StartMoto(t)
+	seed := seedClient(endpoint)
+	if _, err := seed.CreateSecret(ctx, &sm.CreateSecretInput{Name: aws.String("theirs"), SecretString: aws.String("precious")}); err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(t, staticSpec(endpoint))
+	w := c.(providers.Writer)
+	if c.Capabilities() != providers.ReadWrite {
+		t.Errorf("capabilities = %s", c.Capabilities())
+	}
+	read := func(key, property string) string {
+		t.Helper()
+		v, err := c.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: key, Property: property})
+		if err != nil {
+			t.Fatalf("reading %s: %v", key, err)
+		}
+		return string(v)
+	}
+
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(w.PushSecret(ctx, providers.PushRequest{RemoteKey: "mine", Value: []byte("v1")}))
+	must(w.PushSecret(ctx, providers.PushRequest{RemoteKey: "mine", Value: []byte("v2")}))
+	if got := read("mine", ""); got != "v2" {
+		t.Errorf("pushed value = %q", got)
+	}
+	must(w.PushSecret(ctx, providers.PushRequest{RemoteKey: "obj", Property: "a", Value: []byte("1")}))
+	must(w.PushSecret(ctx, providers.PushRequest{RemoteKey: "obj", Property: "b", Value: []byte("2")}))
+	if read("obj", "a") != "1" || read("obj", "b") != "2" {
+		t.Errorf("property pushes did not merge: %s", read("obj", ""))
+	}
+	if ok, err := w.SecretExists(ctx, "mine"); !ok || err != nil {
+		t.Errorf("SecretExists(mine) = %v, %v", ok, err)
+	}
+
+	// Someone else's secret: never overwritten, never deleted.
+	if err := w.PushSecret(ctx, providers.PushRequest{RemoteKey: "theirs", Value: []byte("overwrite")}); !errors.Is(err, providers.ErrNotManaged) {
+		t.Errorf("push over an unmanaged secret: %v", err)
+	}
+	if err := w.DeleteSecret(ctx, "theirs", ""); !errors.Is(err, providers.ErrNotManaged) {
+		t.Errorf("delete of an unmanaged secret: %v", err)
+	}
+	if got := read("theirs", ""); got != "precious" {
+		t.Errorf("unmanaged secret changed: %q", got)
+	}
+
+	must(w.DeleteSecret(ctx, "obj", "a"))
+	if got := read("obj", ""); got != `{"b":"2"}` {
+		t.Errorf("after deleting a property: %s", got)
+	}
+	must(w.DeleteSecret(ctx, "mine", ""))
+	if ok, err := w.SecretExists(ctx, "mine"); ok || err != nil {
+		t.Errorf("deleted secret: exists %v, %v", ok, err)
+	}
+	must(w.DeleteSecret(ctx, "never-existed", ""))
+}
