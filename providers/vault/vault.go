@@ -277,8 +277,13 @@ func readError(err error, key, version string) error {
 // PropertiesAreJSONPaths implements providers.JSONProperties.
 func (c *Client) PropertiesAreJSONPaths() {}
 
-// Capabilities implements providers.SecretsClient.
-func (c *Client) Capabilities() providers.Capabilities { return providers.ReadOnly }
+// Capabilities implements providers.SecretsClient: KV v2 can be written.
+func (c *Client) Capabilities() providers.Capabilities {
+	if c.v2 {
+		return providers.ReadWrite
+	}
+	return providers.ReadOnly
+}
 
 // Close implements providers.SecretsClient.
 func (c *Client) Close(context.Context) error { return nil }

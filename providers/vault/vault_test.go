@@ -161,3 +161,54 @@ func TestAppRoleAndDeniedReads(t *testing.T) {
 		t.Errorf("bad login: %v", err)
 	}
 }
+
+func TestWritesOnlyTouchManagedSecrets(t *testing.T) {
+	ctx := context.Background()
+	root := vaulttest.Start(t)
+	write(t, root, "secret/data/theirs", map[string]any{"data": map[string]any{"v": "precious"}})
+	c, err := newClient(t, provv1.VaultSpec{Server: root.Address(), Path: "secret", Version: "v2", Auth: tokenAuth()}, map[string]string{"token": vaulttest.RootToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := c.(providers.Writer)
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func(key, property string) string {
+		t.Helper()
+		v, err := c.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: key, Property: property})
+		if err != nil {
+			t.Fatalf("reading %s: %v", key, err)
+		}
+		return string(v)
+	}
+	must(w.PushSecret(ctx, providers.PushRequest{RemoteKey: "mine", Value: []byte(`{"user":"app"}`)}))
+	must(w.PushSecret(ctx, providers.PushRequest{RemoteKey: "mine", Property: "password", Value: []byte("pw")}))
+	if read("mine", "user") != "app" || read("mine", "password") != "pw" {
+		t.Errorf("pushed secret = %s", read("mine", ""))
+	}
+	must(w.PushSecret(ctx, providers.PushRequest{RemoteKey: "plain", Value: []byte("not json")}))
+	if got := read("plain", "value"); got != "not json" {
+		t.Errorf("non-JSON push = %q", got)
+	}
+	if err := w.PushSecret(ctx, providers.PushRequest{RemoteKey: "theirs", Value: []byte(`{"v":"x"}`)}); !errors.Is(err, providers.ErrNotManaged) {
+		t.Errorf("push over an unmanaged secret: %v", err)
+	}
+	if err := w.DeleteSecret(ctx, "theirs", ""); !errors.Is(err, providers.ErrNotManaged) {
+		t.Errorf("delete of an unmanaged secret: %v", err)
+	}
+	if got := read("theirs", "v"); got != "precious" {
+		t.Errorf("unmanaged secret changed: %q", got)
+	}
+	must(w.DeleteSecret(ctx, "mine", "user"))
+	if got := read("mine", ""); got != `{"password":"pw"}` {
+		t.Errorf("after deleting a property: %s", got)
+	}
+	must(w.DeleteSecret(ctx, "mine", ""))
+	if ok, err := w.SecretExists(ctx, "mine"); ok || err != nil {
+		t.Errorf("deleted secret: exists %v, %v", ok, err)
+	}
+}
