@@ -212,7 +212,7 @@ func notFound(err error, key, version string) error {
 func (c *Client) PropertiesAreJSONPaths() {}
 
 // Capabilities implements providers.SecretsClient.
-func (c *Client) Capabilities() providers.Capabilities { return providers.ReadOnly }
+func (c *Client) Capabilities() providers.Capabilities { return providers.ReadWrite }
 
 // Close implements providers.SecretsClient.
 func (c *Client) Close(context.Context) error { return nil }

@@ -78,3 +78,45 @@ func TestReadAgainstMoto(t *testing.T) {
 		t.Errorf("find by tag = %q, %v", tagged, err)
 	}
 }
+
+func TestWritesOnlyTouchManagedParameters(t *testing.T) {
+	ctx := context.Background()
+	endpoint := awstest.StartMoto(t)
+	seed := ssm.NewFromConfig(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("seed", "seed", "")},
+		func(o *ssm.Options) { o.BaseEndpoint = aws.String(endpoint) })
+	if _, err := seed.PutParameter(ctx, &ssm.PutParameterInput{Name: aws.String("/theirs"), Value: aws.String("precious"), Type: ssmtypes.ParameterTypeString}); err != nil {
+		t.Fatal(err)
+	}
+	c := awstest.Kube(t, &provv1.AWSParameterStore{ObjectMeta: metav1.ObjectMeta{Name: "ps"}, Spec: provv1.AWSSpec{
+		Region: "us-east-1", Endpoint: endpoint, Auth: awstest.StaticAuth()}})
+	p := &Provider{deps: providers.Deps{Client: c, APIReader: c}}
+	cl, err := p.NewClient(ctx, providers.Ref{Kind: Kind, Namespace: awstest.Namespace, Name: "ps"}, providers.Scope{Namespace: awstest.Namespace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := cl.(providers.Writer)
+	if err := w.PushSecret(ctx, providers.PushRequest{RemoteKey: "/mine", Property: "a", Value: []byte("1")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.PushSecret(ctx, providers.PushRequest{RemoteKey: "/mine", Property: "b", Value: []byte("2")}); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := cl.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: "/mine"}); err != nil || string(v) != `{"a":"1","b":"2"}` {
+		t.Errorf("pushed parameter = %s, %v", v, err)
+	}
+	if err := w.PushSecret(ctx, providers.PushRequest{RemoteKey: "/theirs", Value: []byte("x")}); !errors.Is(err, providers.ErrNotManaged) {
+		t.Errorf("push over an unmanaged parameter: %v", err)
+	}
+	if err := w.DeleteSecret(ctx, "/theirs", ""); !errors.Is(err, providers.ErrNotManaged) {
+		t.Errorf("delete of an unmanaged parameter: %v", err)
+	}
+	if err := w.DeleteSecret(ctx, "/mine", ""); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := w.SecretExists(ctx, "/mine"); ok || err != nil {
+		t.Errorf("deleted parameter: exists %v, %v", ok, err)
+	}
+	if v, err := cl.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: "/theirs"}); err != nil || string(v) != "precious" {
+		t.Errorf("unmanaged parameter = %q, %v", v, err)
+	}
+}

@@ -1,0 +1,123 @@
+package parameterstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
+
+	"github.com/eso-dev/eso/providers"
+)
+
+// WriteAPI is the part of the SSM API writes use.
+type WriteAPI interface {
+	PutParameter(context.Context, *ssm.PutParameterInput, ...func(*ssm.Options)) (*ssm.PutParameterOutput, error)
+	DeleteParameter(context.Context, *ssm.DeleteParameterInput, ...func(*ssm.Options)) (*ssm.DeleteParameterOutput, error)
+	AddTagsToResource(context.Context, *ssm.AddTagsToResourceInput, ...func(*ssm.Options)) (*ssm.AddTagsToResourceOutput, error)
+}
+
+// managed reports whether the parameter exists and whether eso created it.
+func (c *Client) managed(ctx context.Context, key string) (exists, managed bool, err error) {
+	out, err := c.api.ListTagsForResource(ctx, &ssm.ListTagsForResourceInput{
+		ResourceType: ssmtypes.ResourceTypeForTaggingParameter, ResourceId: aws.String(c.prefix + key)})
+	var inv *ssmtypes.InvalidResourceId
+	if errors.As(err, &inv) {
+		return false, false, nil
+	}
+	if err != nil {
+		return false, false, fmt.Errorf("reading tags of parameter %q: %w", key, err)
+	}
+	for _, t := range out.TagList {
+		if aws.ToString(t.Key) == providers.ManagedByKey && aws.ToString(t.Value) == providers.ManagedByValue {
+			return true, true, nil
+		}
+	}
+	return true, false, nil
+}
+
+// PushSecret implements providers.Writer: SecureString parameters, created
+// tagged as eso's; only those are updated. Unchanged values are not rewritten.
+func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) error {
+	w, ok := c.api.(WriteAPI)
+	if !ok {
+		return fmt.Errorf("%w: this client cannot write", providers.ErrNotSupported)
+	}
+	exists, managed, err := c.managed(ctx, req.RemoteKey)
+	if err != nil {
+		return err
+	}
+	if exists && !managed {
+		return fmt.Errorf("%w: parameter %q (no %s=%s tag)", providers.ErrNotManaged, req.RemoteKey, providers.ManagedByKey, providers.ManagedByValue)
+	}
+	value := req.Value
+	var current []byte
+	if exists {
+		if current, err = c.value(ctx, req.RemoteKey, ""); err != nil && !errors.Is(err, providers.ErrSecretNotFound) {
+			return err
+		}
+	}
+	if req.Property != "" {
+		if value, err = providers.SetProperty(current, req.Property, req.Value); err != nil {
+			return err
+		}
+	}
+	if exists && string(current) == string(value) {
+		return nil
+	}
+	name := aws.String(c.prefix + req.RemoteKey)
+	if _, err := w.PutParameter(ctx, &ssm.PutParameterInput{Name: name, Value: aws.String(string(value)),
+		Type: ssmtypes.ParameterTypeSecureString, Overwrite: aws.Bool(exists)}); err != nil {
+		return fmt.Errorf("writing parameter %q: %w", req.RemoteKey, err)
+	}
+	if !exists {
+		if _, err := w.AddTagsToResource(ctx, &ssm.AddTagsToResourceInput{ResourceType: ssmtypes.ResourceTypeForTaggingParameter,
+			ResourceId: name, Tags: []ssmtypes.Tag{{Key: aws.String(providers.ManagedByKey), Value: aws.String(providers.ManagedByValue)}}}); err != nil {
+			return fmt.Errorf("tagging parameter %q: %w", req.RemoteKey, err)
+		}
+	}
+	return nil
+}
+
+// DeleteSecret implements providers.Writer: only parameters eso created.
+func (c *Client) DeleteSecret(ctx context.Context, remoteKey, property string) error {
+	w, ok := c.api.(WriteAPI)
+	if !ok {
+		return fmt.Errorf("%w: this client cannot write", providers.ErrNotSupported)
+	}
+	exists, managed, err := c.managed(ctx, remoteKey)
+	if err != nil || !exists {
+		return err
+	}
+	if !managed {
+		return fmt.Errorf("%w: parameter %q", providers.ErrNotManaged, remoteKey)
+	}
+	name := aws.String(c.prefix + remoteKey)
+	if property != "" {
+		current, err := c.value(ctx, remoteKey, "")
+		if err != nil {
+			return err
+		}
+		rest, empty, err := providers.DeleteProperty(current, property)
+		if err != nil {
+			return err
+		}
+		if !empty {
+			_, err = w.PutParameter(ctx, &ssm.PutParameterInput{Name: name, Value: aws.String(string(rest)),
+				Type: ssmtypes.ParameterTypeSecureString, Overwrite: aws.Bool(true)})
+			return err
+		}
+	}
+	if _, err := w.DeleteParameter(ctx, &ssm.DeleteParameterInput{Name: name}); err != nil {
+		return fmt.Errorf("deleting parameter %q: %w", remoteKey, err)
+	}
+	return nil
+}
+
+// SecretExists implements providers.Writer.
+func (c *Client) SecretExists(ctx context.Context, remoteKey string) (bool, error) {
+	exists, _, err := c.managed(ctx, remoteKey)
+	return exists, err
+}
