@@ -143,9 +143,19 @@ func secretValue(ctx context.Context, r client.Reader, namespace string, sel pro
 	return strings.TrimSpace(string(v)), nil
 }
 
+// defaultAudience is the audience of the tokens eso presents to Vault when
+// none is configured: never the API server's own, so a token sent to a
+// Vault server a tenant names cannot be used against the cluster. Vault roles
+// should bind it (audience "vault").
+const defaultAudience = "vault"
+
 func serviceAccountToken(ctx context.Context, c client.Client, namespace string, sa provv1.KubernetesServiceAccount) (string, error) {
+	audiences := sa.Audiences
+	if len(audiences) == 0 {
+		audiences = []string{defaultAudience}
+	}
 	obj := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: sa.Name}}
-	tr := &authv1.TokenRequest{Spec: authv1.TokenRequestSpec{Audiences: sa.Audiences, ExpirationSeconds: ptr.To(int64(600))}}
+	tr := &authv1.TokenRequest{Spec: authv1.TokenRequestSpec{Audiences: audiences, ExpirationSeconds: ptr.To(int64(600))}}
 	if err := c.SubResource("token").Create(ctx, obj, tr); err != nil {
 		return "", fmt.Errorf("requesting a token for ServiceAccount %s/%s: %w", namespace, sa.Name, err)
 	}

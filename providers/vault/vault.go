@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 
 	vault "github.com/hashicorp/vault/api"
@@ -142,6 +143,9 @@ func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind
 			}
 		}
 		v, err := c.data(ctx, key, "")
+		if errors.Is(err, providers.ErrSecretNotFound) {
+			continue // deleted (or only deleted versions) since the list: not part of the result
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -159,15 +163,36 @@ func hasTags(have map[string]string, want map[string]string) bool {
 	return true
 }
 
+// kvPath is the API path of key in the mount's section ("data", "metadata",
+// or "" on KV v1). Keys are refused if they could leave the mount ("..",
+// a leading "/"): a tenant must not reach auth/token/lookup-self and the like.
+func (c *Client) kvPath(section, key string) (string, error) {
+	if strings.HasPrefix(key, "/") || slices.Contains(strings.Split(key, "/"), "..") {
+		return "", fmt.Errorf("%w: key %q would leave the %s mount", providers.ErrOutOfScope, key, c.mount)
+	}
+	if section == "" {
+		return path.Join(c.mount, key), nil
+	}
+	return path.Join(c.mount, section, key), nil
+}
+
+// section is where KV keeps a key's data or metadata: "" on KV v1.
+func (c *Client) section(s string) string {
+	if c.v2 {
+		return s
+	}
+	return ""
+}
+
 // list returns the secret paths under dir, recursively.
 func (c *Client) list(ctx context.Context, dir string) ([]string, error) {
 	api, err := c.session.client(ctx)
 	if err != nil {
 		return nil, err
 	}
-	listPath := path.Join(c.mount, dir)
-	if c.v2 {
-		listPath = path.Join(c.mount, "metadata", dir)
+	listPath, err := c.kvPath(c.section("metadata"), dir)
+	if err != nil {
+		return nil, err
 	}
 	secret, err := api.Logical().ListWithContext(ctx, listPath)
 	if err != nil {
@@ -199,18 +224,22 @@ func (c *Client) data(ctx context.Context, key, version string) ([]byte, error) 
 	if err != nil {
 		return nil, err
 	}
+	p, err := c.kvPath(c.section("data"), key)
+	if err != nil {
+		return nil, err
+	}
 	var secret *vault.Secret
 	if c.v2 {
 		var params map[string][]string
 		if version != "" {
 			params = map[string][]string{"version": {version}}
 		}
-		secret, err = api.Logical().ReadWithDataWithContext(ctx, path.Join(c.mount, "data", key), params)
+		secret, err = api.Logical().ReadWithDataWithContext(ctx, p, params)
 	} else {
 		if version != "" {
-			return nil, fmt.Errorf("%w: KV v1 secrets have no versions (secret %q)", providers.ErrSecretNotFound, key)
+			return nil, fmt.Errorf("%w: KV v1 secrets have no versions (secret %q)", providers.ErrNotSupported, key)
 		}
-		secret, err = api.Logical().ReadWithContext(ctx, path.Join(c.mount, key))
+		secret, err = api.Logical().ReadWithContext(ctx, p)
 	}
 	if err != nil {
 		return nil, readError(err, key, version)
@@ -237,7 +266,11 @@ func (c *Client) customMetadataMap(ctx context.Context, key string) (map[string]
 	if err != nil {
 		return nil, err
 	}
-	secret, err := api.Logical().ReadWithContext(ctx, path.Join(c.mount, "metadata", key))
+	p, err := c.kvPath("metadata", key)
+	if err != nil {
+		return nil, err
+	}
+	secret, err := api.Logical().ReadWithContext(ctx, p)
 	if err != nil {
 		return nil, readError(err, key, "")
 	}

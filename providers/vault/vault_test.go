@@ -150,6 +150,16 @@ func TestAppRoleAndDeniedReads(t *testing.T) {
 	if !errors.Is(err, providers.ErrOutOfScope) || strings.Contains(err.Error(), "do-not-read") {
 		t.Errorf("read outside the policy: %v", err)
 	}
+	// Keys cannot leave the mount, e.g. to read the login token's own data.
+	for _, key := range []string{"../auth/token/lookup-self", "/sys/health", "app/../../auth/token/lookup-self"} {
+		if _, err := c.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: key}); !errors.Is(err, providers.ErrOutOfScope) {
+			t.Errorf("key %q: %v, want ErrOutOfScope", key, err)
+		}
+	}
+	dotdot := "../auth"
+	if _, err := c.GetAllSecrets(ctx, esv1.ExternalSecretFind{Path: &dotdot}); !errors.Is(err, providers.ErrOutOfScope) {
+		t.Errorf("find.path %q: %v", dotdot, err)
+	}
 
 	// A wrong secret ID is a readable login error, naming the mount only.
 	c, err = newClient(t, spec, map[string]string{"secret-id": "wrong-secret-id"})

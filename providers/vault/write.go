@@ -1,11 +1,11 @@
 package vault
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	"github.com/eso-dev/eso/providers"
@@ -22,7 +22,11 @@ func (c *Client) state(ctx context.Context, key string) (exists, managed bool, v
 	if err != nil {
 		return false, false, 0, err
 	}
-	meta, err := api.Logical().ReadWithContext(ctx, path.Join(c.mount, "metadata", key))
+	metaPath, err := c.kvPath("metadata", key)
+	if err != nil {
+		return false, false, 0, err
+	}
+	meta, err := api.Logical().ReadWithContext(ctx, metaPath)
 	if err != nil {
 		return false, false, 0, readError(err, key, "")
 	}
@@ -39,6 +43,8 @@ func (c *Client) state(ctx context.Context, key string) (exists, managed bool, v
 
 // PushSecret implements providers.Writer with check-and-set: the write fails
 // if the secret changed since it was read, instead of overwriting that change.
+// A new secret is written with cas=0 ("must not exist") before it is marked
+// as eso's, so a secret someone else creates meanwhile is never claimed.
 func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) error {
 	if !c.v2 {
 		return errKVv1Writes
@@ -50,46 +56,89 @@ func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) erro
 	if exists && !managed {
 		return fmt.Errorf("%w: secret %q (no custom_metadata %s=%s)", providers.ErrNotManaged, req.RemoteKey, providers.ManagedByKey, providers.ManagedByValue)
 	}
-	var data map[string]any
-	if req.Property != "" {
-		var current []byte
-		if exists {
-			if current, err = c.data(ctx, req.RemoteKey, ""); err != nil && !errors.Is(err, providers.ErrSecretNotFound) {
-				return err
-			}
-		}
-		if data, err = propertyData(current, req.Property, req.Value); err != nil {
+	var current []byte
+	if exists {
+		if current, err = c.data(ctx, req.RemoteKey, ""); err != nil && !errors.Is(err, providers.ErrSecretNotFound) {
 			return err
 		}
-	} else if err := json.Unmarshal(req.Value, &data); err != nil || data == nil {
-		// Not a JSON object: stored under the key "value".
-		data = map[string]any{"value": string(req.Value)}
 	}
+	data, err := pushData(current, req)
+	if err != nil {
+		return err
+	}
+	if exists && current != nil {
+		if same, _ := sameJSON(current, data); same {
+			return nil // unchanged: no new version
+		}
+	}
+	return c.writeData(ctx, req.RemoteKey, data, version, !exists)
+}
+
+// pushData is the KV data a push writes: the value's JSON object, the value
+// under "value" when it is not one, or current with one property set.
+func pushData(current []byte, req providers.PushRequest) (map[string]any, error) {
+	raw := req.Value
+	if req.Property != "" {
+		var err error
+		if raw, err = providers.SetProperty(current, req.Property, req.Value); err != nil {
+			return nil, err
+		}
+	}
+	if data, err := decodeJSONObject(raw); err == nil {
+		return data, nil
+	}
+	return map[string]any{"value": string(req.Value)}, nil
+}
+
+// writeData writes data with check-and-set at version and, for a new
+// secret, then marks it as eso's.
+func (c *Client) writeData(ctx context.Context, key string, data map[string]any, version int, mark bool) error {
 	api, err := c.session.client(ctx)
 	if err != nil {
 		return err
 	}
-	if !exists {
-		// Mark first, then write the first version with cas=0 ("must not exist").
-		if _, err := api.Logical().WriteWithContext(ctx, path.Join(c.mount, "metadata", req.RemoteKey), map[string]any{
-			"custom_metadata": map[string]any{providers.ManagedByKey: providers.ManagedByValue}}); err != nil {
-			return fmt.Errorf("marking secret %q: %s", req.RemoteKey, vaultMessage(err))
-		}
+	dataPath, err := c.kvPath("data", key)
+	if err != nil {
+		return err
 	}
-	if _, err := api.Logical().WriteWithContext(ctx, path.Join(c.mount, "data", req.RemoteKey), map[string]any{
+	if _, err := api.Logical().WriteWithContext(ctx, dataPath, map[string]any{
 		"data": data, "options": map[string]any{"cas": version}}); err != nil {
-		return fmt.Errorf("writing secret %q (check-and-set at version %d): %s", req.RemoteKey, version, vaultMessage(err))
+		return fmt.Errorf("writing secret %q (check-and-set at version %d): %s", key, version, vaultMessage(err))
+	}
+	if !mark {
+		return nil
+	}
+	metaPath, _ := c.kvPath("metadata", key)
+	if _, err := api.Logical().WriteWithContext(ctx, metaPath, map[string]any{
+		"custom_metadata": map[string]any{providers.ManagedByKey: providers.ManagedByValue}}); err != nil {
+		return fmt.Errorf("marking secret %q: %s", key, vaultMessage(err))
 	}
 	return nil
 }
 
-func propertyData(current []byte, property string, value []byte) (map[string]any, error) {
-	merged, err := providers.SetProperty(current, property, value)
-	if err != nil {
+// decodeJSONObject decodes a JSON object keeping numbers exact.
+func decodeJSONObject(b []byte) (map[string]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var out map[string]any
+	if err := dec.Decode(&out); err != nil {
 		return nil, err
 	}
-	var data map[string]any
-	return data, json.Unmarshal(merged, &data)
+	if out == nil {
+		return nil, errors.New("not a JSON object")
+	}
+	return out, nil
+}
+
+// sameJSON reports whether the stored value equals data.
+func sameJSON(current []byte, data map[string]any) (bool, error) {
+	cur, err := decodeJSONObject(current)
+	if err != nil {
+		return false, err
+	}
+	a, _ := json.Marshal(cur)
+	b, _ := json.Marshal(data)
+	return bytes.Equal(a, b), nil
 }
 
 // DeleteSecret implements providers.Writer: only secrets eso created; with a
@@ -105,10 +154,6 @@ func (c *Client) DeleteSecret(ctx context.Context, remoteKey, property string) e
 	if !managed {
 		return fmt.Errorf("%w: secret %q", providers.ErrNotManaged, remoteKey)
 	}
-	api, err := c.session.client(ctx)
-	if err != nil {
-		return err
-	}
 	if property != "" {
 		current, err := c.data(ctx, remoteKey, "")
 		if err != nil {
@@ -119,19 +164,19 @@ func (c *Client) DeleteSecret(ctx context.Context, remoteKey, property string) e
 			return err
 		}
 		if !empty {
-			var data map[string]any
-			if err := json.Unmarshal(rest, &data); err != nil {
+			data, err := decodeJSONObject(rest)
+			if err != nil {
 				return err
 			}
-			_, err = api.Logical().WriteWithContext(ctx, path.Join(c.mount, "data", remoteKey), map[string]any{
-				"data": data, "options": map[string]any{"cas": version}})
-			if err != nil {
-				return fmt.Errorf("writing secret %q: %s", remoteKey, vaultMessage(err))
-			}
-			return nil
+			return c.writeData(ctx, remoteKey, data, version, false)
 		}
 	}
-	if _, err := api.Logical().DeleteWithContext(ctx, path.Join(c.mount, "metadata", remoteKey)); err != nil {
+	api, err := c.session.client(ctx)
+	if err != nil {
+		return err
+	}
+	metaPath, _ := c.kvPath("metadata", remoteKey)
+	if _, err := api.Logical().DeleteWithContext(ctx, metaPath); err != nil {
 		return fmt.Errorf("deleting secret %q: %s", remoteKey, vaultMessage(err))
 	}
 	return nil

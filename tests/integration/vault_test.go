@@ -1,9 +1,11 @@
 package integration
 
 import (
+	"context"
 	"testing"
 
 	vault "github.com/hashicorp/vault/api"
+	authv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,13 +23,19 @@ import (
 func TestVaultKubernetesAuth(t *testing.T) {
 	root := vaulttest.Start(t)
 	ns := env.Namespace(t, "vault", nil)
+	reviewer := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "vault-reviewer"}}
 	create(t,
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "vault-reader"}},
-		// Vault reviews the login token with the token itself: it needs TokenReview rights.
-		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "vault-reader-" + ns},
+		// Vault reviews login tokens (audience "vault") with a reviewer token of its own.
+		reviewer,
+		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "vault-reviewer-" + ns},
 			RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "system:auth-delegator"},
-			Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "vault-reader", Namespace: ns}}},
+			Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "vault-reviewer", Namespace: ns}}},
 	)
+	tr := &authv1.TokenRequest{}
+	if err := env.Client.SubResource("token").Create(context.Background(), reviewer, tr); err != nil {
+		t.Fatal(err)
+	}
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
@@ -37,12 +45,13 @@ func TestVaultKubernetesAuth(t *testing.T) {
 	must(root.Sys().EnableAuthWithOptions("kubernetes", &vault.EnableAuthOptions{Type: "kubernetes"}))
 	_, err := root.Logical().Write("auth/kubernetes/config", map[string]any{
 		"kubernetes_host": env.Config.Host, "kubernetes_ca_cert": string(env.Config.CAData), "disable_local_ca_jwt": true,
+		"token_reviewer_jwt": tr.Status.Token,
 	})
 	must(err)
 	must(root.Sys().PutPolicy("app-read", `path "secret/data/app/*" { capabilities = ["read"] }`))
 	_, err = root.Logical().Write("auth/kubernetes/role/eso", map[string]any{
 		"bound_service_account_names": "vault-reader", "bound_service_account_namespaces": ns,
-		"token_policies": "app-read", "token_ttl": "1h",
+		"token_policies": "app-read", "token_ttl": "1h", "audience": "vault",
 	})
 	must(err)
 	_, err = root.Logical().Write("secret/data/app/db", map[string]any{"data": map[string]any{"user": "app", "password": "pw"}})
