@@ -144,7 +144,16 @@ type Deps struct {
 	// RESTConfig is eso's own connection, for providers that build clients of
 	// their own (e.g. with a ServiceAccount token).
 	RESTConfig *rest.Config
+	// AmbientCredentials lets provider configurations without auth use eso's
+	// own cloud identity (environment, IRSA, instance or workload identity).
+	// Off by default: any namespace that can create a configuration would
+	// otherwise borrow eso's identity.
+	AmbientCredentials bool
 }
+
+// ErrNoAmbientCredentials: a configuration without auth, while eso does not
+// lend its own cloud identity.
+var ErrNoAmbientCredentials = fmt.Errorf("%w: auth is required: eso lends its own cloud identity only when started with --allow-ambient-credentials", ErrInvalidConfig)
 
 // Registration describes a compiled-in provider. It is pure data plus a
 // constructor without side effects, so listing providers costs nothing.

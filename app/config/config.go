@@ -56,6 +56,10 @@ type Config struct {
 	LogLevel  string
 	LogFormat string
 
+	// AllowAmbientCredentials lets provider configurations without auth use
+	// eso's own cloud identity.
+	AllowAmbientCredentials bool
+
 	// SkipControllerNameValidation lets several eso instances run in one
 	// process, as tests do. Not a flag.
 	SkipControllerNameValidation bool
@@ -105,6 +109,8 @@ func Parse(args []string, out io.Writer) (Config, error) {
 	fs.IntVar(&cfg.ClientBurst, "client-burst", cfg.ClientBurst, "burst of queries to the API server when --client-qps is set")
 	fs.IntVar(&cfg.Concurrency, "concurrent", cfg.Concurrency, "ExternalSecrets reconciled at once")
 	fs.IntVar(&cfg.StoreConcurrency, "store-concurrent", cfg.StoreConcurrency, "stores reconciled at once")
+	fs.BoolVar(&cfg.AllowAmbientCredentials, "allow-ambient-credentials", false,
+		"let provider configurations without auth use eso's own cloud identity (IRSA, workload identity, instance role); any namespace able to create one could then use it")
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "debug, info or error")
 	fs.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "json or console")
 	if err := fs.Parse(args); err != nil {

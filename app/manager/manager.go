@@ -134,8 +134,9 @@ func New(cfg config.Config, rc *rest.Config, scheme *runtime.Scheme) (ctrl.Manag
 }
 
 // ProviderDeps gives in-process providers the manager's clients.
-func ProviderDeps(mgr ctrl.Manager) providers.Deps {
-	return providers.Deps{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), RESTConfig: mgr.GetConfig()}
+func ProviderDeps(mgr ctrl.Manager, cfg config.Config) providers.Deps {
+	return providers.Deps{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), RESTConfig: mgr.GetConfig(),
+		AmbientCredentials: cfg.AllowAmbientCredentials}
 }
 
 // run starts the manager with the fx application and stops it with it. A

@@ -45,13 +45,17 @@ func Config(ctx context.Context, deps providers.Deps, spec *provv1.AWSSpec, scop
 		})
 	}
 	switch {
-	case spec.Auth != nil && spec.Auth.SecretRef != nil:
+	case spec.Auth == nil || (spec.Auth.SecretRef == nil && spec.Auth.JWT == nil):
+		if !deps.AmbientCredentials {
+			return aws.Config{}, providers.ErrNoAmbientCredentials
+		}
+	case spec.Auth.SecretRef != nil:
 		creds, err := staticCredentials(ctx, deps.APIReader, spec.Auth.SecretRef, scope.Namespace)
 		if err != nil {
 			return aws.Config{}, err
 		}
 		cfg.Credentials = creds
-	case spec.Auth != nil && spec.Auth.JWT != nil:
+	case spec.Auth.JWT != nil:
 		sa := spec.Auth.JWT.ServiceAccountRef
 		tokens := serviceAccountToken{c: deps.Client, namespace: scope.Namespace, name: sa.Name, audiences: audiences(sa.Audiences)}
 		// The role is the one the token is exchanged for; no second AssumeRole.

@@ -170,3 +170,18 @@ func TestMissingCredentialsAreAConfigError(t *testing.T) {
 		t.Errorf("credentials resolved outside the scope namespace: %v", err)
 	}
 }
+
+// TestNoAmbientCredentialsByDefault: a configuration without auth may not use
+// eso's own AWS identity unless eso was started to allow it.
+func TestNoAmbientCredentialsByDefault(t *testing.T) {
+	spec := provv1.AWSSpec{Region: region}
+	c := kube(t, spec)
+	p := &Provider{deps: providers.Deps{Client: c, APIReader: c}}
+	if err := p.Validate(context.Background(), ref, providers.Scope{Namespace: "team"}); !errors.Is(err, providers.ErrNoAmbientCredentials) {
+		t.Errorf("Validate without auth = %v, want ErrNoAmbientCredentials", err)
+	}
+	p.deps.AmbientCredentials = true
+	if err := p.Validate(context.Background(), ref, providers.Scope{Namespace: "team"}); err != nil {
+		t.Errorf("Validate with ambient credentials allowed = %v", err)
+	}
+}

@@ -98,12 +98,20 @@ func (p *Provider) options(ctx context.Context, spec *provv1.GCPSecretManagerSpe
 	case spec.Location != "":
 		opts = append(opts, option.WithEndpoint(fmt.Sprintf("secretmanager.%s.rep.googleapis.com:443", spec.Location)))
 	}
-	if spec.Auth != nil && spec.Auth.SecretRef != nil {
+	switch {
+	case spec.Auth != nil && spec.Auth.SecretRef != nil:
 		key, err := secretValue(ctx, p.deps.APIReader, scope.Namespace, spec.Auth.SecretRef.SecretAccessKey)
 		if err != nil {
 			return nil, err
 		}
 		opts = append(opts, option.WithAuthCredentialsJSON(option.ServiceAccount, key))
+	case len(p.extraOptions) > 0:
+		// tests: the in-process server needs no credentials
+	case !p.deps.AmbientCredentials:
+		return nil, providers.ErrNoAmbientCredentials
+	case spec.Endpoint != "":
+		// eso's bearer token would go to an endpoint the configuration chose.
+		return nil, fmt.Errorf("%w: endpoint cannot be combined with eso's own credentials", providers.ErrInvalidConfig)
 	}
 	return append(opts, p.extraOptions...), nil
 }
