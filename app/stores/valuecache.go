@@ -1,6 +1,7 @@
 package stores
 
 import (
+	"bytes"
 	"container/list"
 	"context"
 	"encoding/json"
@@ -67,7 +68,23 @@ func (c *valueCache) get(key string) (any, bool) {
 		return nil, false
 	}
 	c.order.MoveToFront(el)
-	return e.value, true
+	return clone(e.value), true
+}
+
+// clone copies a cached answer, so a caller changing what it got cannot
+// change the cache.
+func clone(v any) any {
+	switch t := v.(type) {
+	case []byte:
+		return bytes.Clone(t)
+	case map[string][]byte:
+		out := make(map[string][]byte, len(t))
+		for k, b := range t {
+			out[k] = bytes.Clone(b)
+		}
+		return out
+	}
+	return v
 }
 
 func (c *valueCache) put(key string, value any) {

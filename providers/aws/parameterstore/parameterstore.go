@@ -133,8 +133,12 @@ func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind
 		}
 	}
 	var filters []ssmtypes.ParameterStringFilter
-	if path := c.prefix + ptrValue(find.Path); path != "" {
-		filters = append(filters, ssmtypes.ParameterStringFilter{Key: aws.String("Path"), Option: aws.String("Recursive"), Values: []string{"/" + strings.Trim(path, "/")}})
+	prefix := c.prefix + ptrValue(find.Path)
+	switch {
+	case strings.HasPrefix(prefix, "/"): // a hierarchy: the server filters by path
+		filters = append(filters, ssmtypes.ParameterStringFilter{Key: aws.String("Path"), Option: aws.String("Recursive"), Values: []string{"/" + strings.Trim(prefix, "/")}})
+	case prefix != "":
+		filters = append(filters, ssmtypes.ParameterStringFilter{Key: aws.String("Name"), Option: aws.String("BeginsWith"), Values: []string{prefix}})
 	}
 	for k, v := range find.Tags {
 		filters = append(filters, ssmtypes.ParameterStringFilter{Key: aws.String("tag:" + k), Values: []string{v}})
@@ -148,6 +152,9 @@ func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind
 		}
 		for _, p := range page.Parameters {
 			name := aws.ToString(p.Name)
+			if !strings.HasPrefix(name, prefix) && !strings.HasPrefix(name, "/"+strings.TrimPrefix(prefix, "/")) {
+				continue
+			}
 			if re == nil || re.MatchString(strings.TrimPrefix(name, c.prefix)) {
 				names = append(names, name)
 			}

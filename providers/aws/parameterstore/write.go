@@ -16,7 +16,6 @@ import (
 type WriteAPI interface {
 	PutParameter(context.Context, *ssm.PutParameterInput, ...func(*ssm.Options)) (*ssm.PutParameterOutput, error)
 	DeleteParameter(context.Context, *ssm.DeleteParameterInput, ...func(*ssm.Options)) (*ssm.DeleteParameterOutput, error)
-	AddTagsToResource(context.Context, *ssm.AddTagsToResourceInput, ...func(*ssm.Options)) (*ssm.AddTagsToResourceOutput, error)
 }
 
 // managed reports whether the parameter exists and whether eso created it.
@@ -67,16 +66,15 @@ func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) erro
 	if exists && string(current) == string(value) {
 		return nil
 	}
-	name := aws.String(c.prefix + req.RemoteKey)
-	if _, err := w.PutParameter(ctx, &ssm.PutParameterInput{Name: name, Value: aws.String(string(value)),
-		Type: ssmtypes.ParameterTypeSecureString, Overwrite: aws.Bool(exists)}); err != nil {
-		return fmt.Errorf("writing parameter %q: %w", req.RemoteKey, err)
-	}
+	in := &ssm.PutParameterInput{Name: aws.String(c.prefix + req.RemoteKey), Value: aws.String(string(value)),
+		Type: ssmtypes.ParameterTypeSecureString, Overwrite: aws.Bool(exists)}
 	if !exists {
-		if _, err := w.AddTagsToResource(ctx, &ssm.AddTagsToResourceInput{ResourceType: ssmtypes.ResourceTypeForTaggingParameter,
-			ResourceId: name, Tags: []ssmtypes.Tag{{Key: aws.String(providers.ManagedByKey), Value: aws.String(providers.ManagedByValue)}}}); err != nil {
-			return fmt.Errorf("tagging parameter %q: %w", req.RemoteKey, err)
-		}
+		// Created and tagged in one call: no window in which eso's own
+		// parameter looks unmanaged.
+		in.Tags = []ssmtypes.Tag{{Key: aws.String(providers.ManagedByKey), Value: aws.String(providers.ManagedByValue)}}
+	}
+	if _, err := w.PutParameter(ctx, in); err != nil {
+		return fmt.Errorf("writing parameter %q: %w", req.RemoteKey, err)
 	}
 	return nil
 }

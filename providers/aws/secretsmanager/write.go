@@ -17,24 +17,26 @@ type WriteAPI interface {
 	CreateSecret(context.Context, *sm.CreateSecretInput, ...func(*sm.Options)) (*sm.CreateSecretOutput, error)
 	PutSecretValue(context.Context, *sm.PutSecretValueInput, ...func(*sm.Options)) (*sm.PutSecretValueOutput, error)
 	DeleteSecret(context.Context, *sm.DeleteSecretInput, ...func(*sm.Options)) (*sm.DeleteSecretOutput, error)
+	RestoreSecret(context.Context, *sm.RestoreSecretInput, ...func(*sm.Options)) (*sm.RestoreSecretOutput, error)
 }
 
-// managed reports whether the secret exists and whether eso created it.
-func (c *Client) managed(ctx context.Context, key string) (exists, managed bool, err error) {
+// managed reports whether the secret exists, whether eso created it, and
+// whether it is scheduled for deletion (within its recovery window).
+func (c *Client) managed(ctx context.Context, key string) (exists, managed, deleted bool, err error) {
 	out, err := c.api.DescribeSecret(ctx, &sm.DescribeSecretInput{SecretId: aws.String(c.prefix + key)})
 	var nf *smtypes.ResourceNotFoundException
 	if errors.As(err, &nf) {
-		return false, false, nil
+		return false, false, false, nil
 	}
 	if err != nil {
-		return false, false, apiError(fmt.Sprintf("describing secret %q", key), err)
+		return false, false, false, apiError(fmt.Sprintf("describing secret %q", key), err)
 	}
 	for _, t := range out.Tags {
 		if aws.ToString(t.Key) == providers.ManagedByKey && aws.ToString(t.Value) == providers.ManagedByValue {
-			return true, true, nil
+			return true, true, out.DeletedDate != nil, nil
 		}
 	}
-	return true, false, nil
+	return true, false, out.DeletedDate != nil, nil
 }
 
 // PushSecret implements providers.Writer: it creates the secret tagged as
@@ -45,12 +47,18 @@ func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) erro
 	if !ok {
 		return fmt.Errorf("%w: this client cannot write", providers.ErrNotSupported)
 	}
-	exists, managed, err := c.managed(ctx, req.RemoteKey)
+	exists, managed, deleted, err := c.managed(ctx, req.RemoteKey)
 	if err != nil {
 		return err
 	}
 	if exists && !managed {
 		return fmt.Errorf("%w: secret %q (no %s=%s tag)", providers.ErrNotManaged, req.RemoteKey, providers.ManagedByKey, providers.ManagedByValue)
+	}
+	if deleted {
+		// eso's secret, deleted but still recoverable: bring it back to update it.
+		if _, err := w.RestoreSecret(ctx, &sm.RestoreSecretInput{SecretId: aws.String(c.prefix + req.RemoteKey)}); err != nil {
+			return apiError(fmt.Sprintf("restoring secret %q", req.RemoteKey), err)
+		}
 	}
 	value := req.Value
 	var current []byte
@@ -89,9 +97,9 @@ func (c *Client) DeleteSecret(ctx context.Context, remoteKey, property string) e
 	if !ok {
 		return fmt.Errorf("%w: this client cannot write", providers.ErrNotSupported)
 	}
-	exists, managed, err := c.managed(ctx, remoteKey)
-	if err != nil || !exists {
-		return err
+	exists, managed, deleted, err := c.managed(ctx, remoteKey)
+	if err != nil || !exists || deleted {
+		return err // absent or already scheduled for deletion: nothing to do
 	}
 	if !managed {
 		return fmt.Errorf("%w: secret %q", providers.ErrNotManaged, remoteKey)

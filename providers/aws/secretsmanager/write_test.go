@@ -76,4 +76,9 @@ func TestWritesOnlyTouchManagedSecrets(t *testing.T) {
 		t.Errorf("deleted secret: exists %v, %v", ok, err)
 	}
 	must(w.DeleteSecret(ctx, "never-existed", ""))
+	must(w.DeleteSecret(ctx, "mine", "")) // already scheduled for deletion: nothing to do
+	must(w.PushSecret(ctx, providers.PushRequest{RemoteKey: "mine", Value: []byte("v3")}))
+	if got := read("mine", ""); got != "v3" {
+		t.Errorf("re-pushed after deletion = %q", got)
+	}
 }

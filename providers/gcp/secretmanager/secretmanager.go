@@ -5,6 +5,7 @@ package secretmanager
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -200,6 +201,9 @@ func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind
 			continue
 		}
 		v, err := c.value(ctx, name, "")
+		if errors.Is(err, providers.ErrSecretNotFound) {
+			continue // no enabled version (or deleted since the list): not part of the result
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -254,7 +258,7 @@ func (c *Client) labels(ctx context.Context, key string) ([]byte, error) {
 // messages of Secret Manager name resources, never payloads.
 func mapError(err error, key, version string) error {
 	switch status.Code(err) {
-	case codes.NotFound:
+	case codes.NotFound, codes.FailedPrecondition: // FailedPrecondition: the version is disabled or destroyed
 		return fmt.Errorf("%w: secret %q version %q", providers.ErrSecretNotFound, key, version)
 	case codes.PermissionDenied, codes.Unauthenticated:
 		return fmt.Errorf("%w: reading secret %q: %v", providers.ErrOutOfScope, key, status.Convert(err).Message())
