@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"testing"
+	"time"
 
 	vault "github.com/hashicorp/vault/api"
 	authv1 "k8s.io/api/authentication/v1"
@@ -74,4 +75,52 @@ func TestVaultKubernetesAuth(t *testing.T) {
 	denied := externalSecret(ns, "denied", "SecretStore", "vault", map[string]esv1.ExternalSecretDataRemoteRef{"x": ref("admin/root", "")})
 	create(t, denied)
 	waitReady(t, denied, metav1.ConditionFalse, esv1.ReasonStoreNotAllowed)
+}
+
+// TestVaultTokenRotation: when the token in the credentials Secret is
+// replaced and the old one revoked, eso logs in with the new one instead of
+// failing forever with the client it had cached.
+func TestVaultTokenRotation(t *testing.T) {
+	ctx := context.Background()
+	root := vaulttest.Start(t)
+	if _, err := root.Logical().Write("secret/data/app/db", map[string]any{"data": map[string]any{"password": "pw"}}); err != nil {
+		t.Fatal(err)
+	}
+	newToken := func() string {
+		t.Helper()
+		s, err := root.Auth().Token().Create(&vault.TokenCreateRequest{Policies: []string{"root"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Auth.ClientToken
+	}
+	first := newToken()
+	ns := env.Namespace(t, "vault-rotation", nil)
+	cfg := testConfig()
+	cfg.Namespace = ns
+	runEso(t, cfg)
+	creds := plainSecret(ns, "vault-token", map[string]string{"token": first})
+	create(t, creds,
+		&provv1.Vault{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "vault"}, Spec: provv1.VaultSpec{
+			Server: root.Address(), Path: "secret", Version: "v2",
+			Auth: provv1.VaultAuth{TokenSecretRef: &provv1.SecretKeySelector{Name: "vault-token", Key: "token"}}}},
+		secretStore(ns, "vault", storeSpec("Vault", "vault", "")),
+	)
+	es := externalSecret(ns, "app", "SecretStore", "vault", map[string]esv1.ExternalSecretDataRemoteRef{"pw": ref("app/db", "password")})
+	es.Spec.RefreshInterval = &metav1.Duration{Duration: time.Second}
+	create(t, es)
+	waitSecretData(t, ns, "app", map[string]string{"pw": "pw"})
+
+	// Rotate: a new token in the Secret, the old one revoked, a new value.
+	creds.Data["token"] = []byte(newToken())
+	if err := env.Client.Update(ctx, creds); err != nil {
+		t.Fatal(err)
+	}
+	if err := root.Auth().Token().RevokeTree(first); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := root.Logical().Write("secret/data/app/db", map[string]any{"data": map[string]any{"password": "rotated"}}); err != nil {
+		t.Fatal(err)
+	}
+	waitSecretData(t, ns, "app", map[string]string{"pw": "rotated"})
 }

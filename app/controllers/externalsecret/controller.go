@@ -25,6 +25,7 @@ import (
 	"github.com/eso-dev/eso/app/metrics"
 	"github.com/eso-dev/eso/app/refresh"
 	"github.com/eso-dev/eso/app/stores"
+	"github.com/eso-dev/eso/providers"
 )
 
 // Reconciler syncs ExternalSecrets.
@@ -113,6 +114,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	metrics.SyncCalls.WithLabelValues(es.Name, es.Namespace).Inc()
 	fetched, err := fetch(ctx, srcs, &es)
 	if err != nil {
+		if errors.Is(err, providers.ErrOutOfScope) {
+			// Refused: the credentials may have been rotated since the client
+			// logged in. The next attempt starts from the current Secret.
+			srcs.forget(ctx)
+		}
 		return r.fail(ctx, &es, before, err)
 	}
 	// As upstream: under Delete and Merge a vanished remote secret is skipped

@@ -102,6 +102,14 @@ func resolveSources(ctx context.Context, resolver *stores.Resolver, es *esv1.Ext
 	return s, true, nil
 }
 
+// forget drops the cached clients of these stores, so the next sync logs in
+// again with freshly read credentials (e.g. after a rotated key was refused).
+func (s *sources) forget(ctx context.Context) {
+	for _, src := range s.byKey {
+		s.resolver.Clients().Forget(ctx, src.store.Kind, src.store.Namespace, src.store.Name)
+	}
+}
+
 // release gives back the clients of this sync.
 func (s *sources) release() {
 	if s == nil {
