@@ -18,7 +18,6 @@ import (
 	ststypes "github.com/aws/aws-sdk-go-v2/service/sts/types"
 	authv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -104,18 +103,8 @@ func staticCredentials(ctx context.Context, r client.Reader, ref *provv1.AWSAuth
 }
 
 func secretValue(ctx context.Context, r client.Reader, namespace string, sel provv1.SecretKeySelector) (string, error) {
-	var s corev1.Secret
-	if err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: sel.Name}, &s); err != nil {
-		if apierrors.IsNotFound(err) {
-			return "", fmt.Errorf("%w: credentials Secret %s/%s not found", providers.ErrInvalidConfig, namespace, sel.Name)
-		}
-		return "", fmt.Errorf("reading credentials Secret %s/%s: %w", namespace, sel.Name, err)
-	}
-	v, ok := s.Data[sel.Key]
-	if !ok || len(v) == 0 {
-		return "", fmt.Errorf("%w: credentials Secret %s/%s has no key %q", providers.ErrInvalidConfig, namespace, sel.Name, sel.Key)
-	}
-	return strings.TrimSpace(string(v)), nil
+	v, err := providers.CredentialValue(ctx, r, namespace, sel.Name, sel.Key)
+	return strings.TrimSpace(string(v)), err
 }
 
 // serviceAccountToken requests ServiceAccount tokens for web identity.

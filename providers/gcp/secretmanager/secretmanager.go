@@ -17,8 +17,6 @@ import (
 	"google.golang.org/api/option"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
@@ -101,7 +99,8 @@ func (p *Provider) options(ctx context.Context, spec *provv1.GCPSecretManagerSpe
 	}
 	switch {
 	case spec.Auth != nil && spec.Auth.SecretRef != nil:
-		key, err := secretValue(ctx, p.deps.APIReader, scope.Namespace, spec.Auth.SecretRef.SecretAccessKey)
+		sel := spec.Auth.SecretRef.SecretAccessKey
+		key, err := providers.CredentialValue(ctx, p.deps.APIReader, scope.Namespace, sel.Name, sel.Key)
 		if err != nil {
 			return nil, err
 		}
@@ -115,21 +114,6 @@ func (p *Provider) options(ctx context.Context, spec *provv1.GCPSecretManagerSpe
 		return nil, fmt.Errorf("%w: endpoint cannot be combined with eso's own credentials", providers.ErrInvalidConfig)
 	}
 	return append(opts, p.extraOptions...), nil
-}
-
-func secretValue(ctx context.Context, r client.Reader, namespace string, sel provv1.SecretKeySelector) ([]byte, error) {
-	var s corev1.Secret
-	if err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: sel.Name}, &s); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("%w: credentials Secret %s/%s not found", providers.ErrInvalidConfig, namespace, sel.Name)
-		}
-		return nil, fmt.Errorf("reading credentials Secret %s/%s: %w", namespace, sel.Name, err)
-	}
-	v, ok := s.Data[sel.Key]
-	if !ok || len(v) == 0 {
-		return nil, fmt.Errorf("%w: credentials Secret %s/%s has no key %q", providers.ErrInvalidConfig, namespace, sel.Name, sel.Key)
-	}
-	return v, nil
 }
 
 // Client reads the secrets of one project (and location).

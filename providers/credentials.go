@@ -1,0 +1,29 @@
+package providers
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// CredentialValue reads key of the Secret name in namespace, the credentials
+// namespace of the request (Scope.Namespace): providers never take a
+// namespace from their configuration. Errors name the Secret and key, never
+// the content.
+func CredentialValue(ctx context.Context, r client.Reader, namespace, name, key string) ([]byte, error) {
+	var s corev1.Secret
+	if err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &s); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("%w: credentials Secret %s/%s not found", ErrInvalidConfig, namespace, name)
+		}
+		return nil, fmt.Errorf("reading credentials Secret %s/%s: %w", namespace, name, err)
+	}
+	v, ok := s.Data[key]
+	if !ok || len(v) == 0 {
+		return nil, fmt.Errorf("%w: credentials Secret %s/%s has no key %q", ErrInvalidConfig, namespace, name, key)
+	}
+	return v, nil
+}
