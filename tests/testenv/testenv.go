@@ -22,6 +22,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/manager"
 	"github.com/eso-dev/eso/app/registry"
 	"github.com/eso-dev/eso/providers/register"
@@ -96,12 +98,23 @@ func Main(m *testing.M, env **Env) {
 }
 
 // Namespace creates a namespace with a unique name and the given labels.
+// When the test ends its ExternalSecrets and SecretStores are deleted (the
+// control plane runs no namespace controller), so that the eso instances of
+// later tests do not keep reconciling them against servers that are gone.
 func (e *Env) Namespace(t testing.TB, prefix string, labels map[string]string) string {
 	t.Helper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-", Labels: labels}}
 	if err := e.Client.Create(context.Background(), ns); err != nil {
 		t.Fatalf("creating namespace: %v", err)
 	}
+	t.Cleanup(func() {
+		ctx := context.Background()
+		for _, obj := range []client.Object{&esv1.ExternalSecret{}, &ssv2.SecretStore{}} {
+			if err := e.Client.DeleteAllOf(ctx, obj, client.InNamespace(ns.Name)); err != nil {
+				t.Logf("cleaning up namespace %s: %v", ns.Name, err)
+			}
+		}
+	})
 	return ns.Name
 }
 
