@@ -27,6 +27,9 @@ import (
 	"github.com/eso-dev/eso/app/stores"
 )
 
+// syncTimeout bounds one reconcile, provider calls included.
+const syncTimeout = time.Minute
+
 // Cache indexes of ExternalSecrets, to find those affected by a change of a
 // Secret, a store or a provider configuration without scanning them all.
 const (
@@ -70,7 +73,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, catalog *registry.Catalo
 		Named("externalsecret").
 		For(&esv1.ExternalSecret{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
-		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency, UsePriorityQueue: ptr.To(true)}).
+		// A provider that hangs may hold a worker for a minute at most.
+		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency, UsePriorityQueue: ptr.To(true),
+			ReconciliationTimeout: syncTimeout}).
 		// The cache holds only managed Secrets, so this sees only those.
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, s client.Object) []reconcile.Request {
 			return r.list(ctx, client.InNamespace(s.GetNamespace()), client.MatchingFields{indexTarget: s.GetName()})
