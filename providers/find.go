@@ -8,15 +8,24 @@ import (
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 )
 
+// NameRegexp compiles find.name.regexp; nil when the find has no name.
+func NameRegexp(find esv1.ExternalSecretFind) (*regexp.Regexp, error) {
+	if find.Name == nil {
+		return nil, nil
+	}
+	re, err := regexp.Compile(find.Name.RegExp)
+	if err != nil {
+		return nil, fmt.Errorf("%w: find.name.regexp: %v", ErrInvalidConfig, err)
+	}
+	return re, nil
+}
+
 // NameMatcher returns the part of a find that looks at names: the path prefix
 // and the name regexp. Providers add their own tag matching.
 func NameMatcher(find esv1.ExternalSecretFind) (func(name string) bool, error) {
-	var re *regexp.Regexp
-	if find.Name != nil {
-		var err error
-		if re, err = regexp.Compile(find.Name.RegExp); err != nil {
-			return nil, fmt.Errorf("%w: find.name.regexp: %v", ErrInvalidConfig, err)
-		}
+	re, err := NameRegexp(find)
+	if err != nil {
+		return nil, err
 	}
 	return func(name string) bool {
 		if find.Path != nil && !strings.HasPrefix(name, *find.Path) {
@@ -24,4 +33,14 @@ func NameMatcher(find esv1.ExternalSecretFind) (func(name string) bool, error) {
 		}
 		return re == nil || re.MatchString(name)
 	}, nil
+}
+
+// HasTags reports whether have carries every tag of want.
+func HasTags(have, want map[string]string) bool {
+	for k, v := range want {
+		if got, ok := have[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
 }

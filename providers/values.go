@@ -109,3 +109,16 @@ func DeleteProperty(current []byte, property string) ([]byte, bool, error) {
 	out, err := json.Marshal(obj)
 	return out, len(obj) == 0, err
 }
+
+// FieldsOf is GetSecretMap for providers whose GetSecret returns a JSON
+// object: the fields of value, or err as it came.
+func FieldsOf(value []byte, err error, key string) (map[string][]byte, error) {
+	if err != nil {
+		return nil, err
+	}
+	fields, err := FieldMap(value)
+	if err != nil {
+		return nil, fmt.Errorf("secret %q: %w", key, err)
+	}
+	return fields, nil
+}

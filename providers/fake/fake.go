@@ -108,14 +108,7 @@ func (c *Client) GetSecret(_ context.Context, ref esv1.ExternalSecretDataRemoteR
 // GetSecretMap implements providers.SecretsClient.
 func (c *Client) GetSecretMap(ctx context.Context, ref esv1.ExternalSecretDataRemoteRef) (map[string][]byte, error) {
 	value, err := c.GetSecret(ctx, ref)
-	if err != nil {
-		return nil, err
-	}
-	fields, err := providers.FieldMap(value)
-	if err != nil {
-		return nil, fmt.Errorf("key %q: %w", ref.Key, err)
-	}
-	return fields, nil
+	return providers.FieldsOf(value, err, ref.Key)
 }
 
 // GetAllSecrets implements providers.SecretsClient: the current version of

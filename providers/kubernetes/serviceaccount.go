@@ -6,13 +6,11 @@ import (
 	"sync"
 	"time"
 
-	authv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 
 	"github.com/eso-dev/eso/providers"
 )
@@ -67,20 +65,16 @@ func (r *serviceAccountReader) clientset(ctx context.Context) (corev1client.Core
 	if r.client != nil && time.Until(r.expires) > tokenRenewBefore {
 		return r.client, nil
 	}
-	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: r.namespace, Name: r.name}}
-	tr := &authv1.TokenRequest{Spec: authv1.TokenRequestSpec{
-		Audiences:         r.audiences,
-		ExpirationSeconds: ptr.To(int64(tokenLifetime.Seconds())),
-	}}
-	if err := r.deps.Client.SubResource("token").Create(ctx, sa, tr); err != nil {
-		return nil, fmt.Errorf("requesting a token for ServiceAccount %s/%s: %w", r.namespace, r.name, err)
+	token, expires, err := providers.ServiceAccountToken(ctx, r.deps.Client, r.namespace, r.name, r.audiences, tokenLifetime)
+	if err != nil {
+		return nil, err
 	}
 	cfg := rest.AnonymousClientConfig(r.deps.RESTConfig)
-	cfg.BearerToken = tr.Status.Token
+	cfg.BearerToken = token
 	c, err := corev1client.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("client for ServiceAccount %s/%s: %w", r.namespace, r.name, err)
 	}
-	r.client, r.expires = c, tr.Status.ExpirationTimestamp.Time
+	r.client, r.expires = c, expires
 	return c, nil
 }

@@ -8,10 +8,6 @@ import (
 	"time"
 
 	vault "github.com/hashicorp/vault/api"
-	authv1 "k8s.io/api/authentication/v1"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
@@ -143,12 +139,8 @@ func serviceAccountToken(ctx context.Context, c client.Client, namespace string,
 	if len(audiences) == 0 {
 		audiences = []string{defaultAudience}
 	}
-	obj := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: sa.Name}}
-	tr := &authv1.TokenRequest{Spec: authv1.TokenRequestSpec{Audiences: audiences, ExpirationSeconds: ptr.To(int64(600))}}
-	if err := c.SubResource("token").Create(ctx, obj, tr); err != nil {
-		return "", fmt.Errorf("requesting a token for ServiceAccount %s/%s: %w", namespace, sa.Name, err)
-	}
-	return tr.Status.Token, nil
+	token, _, err := providers.ServiceAccountToken(ctx, c, namespace, sa.Name, audiences, 10*time.Minute)
+	return token, err
 }
 
 // vaultMessage keeps Vault's error list, which names paths and reasons, not

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net/http"
 	"path"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -96,14 +95,7 @@ func (c *Client) GetSecret(ctx context.Context, ref esv1.ExternalSecretDataRemot
 // GetSecretMap implements providers.SecretsClient.
 func (c *Client) GetSecretMap(ctx context.Context, ref esv1.ExternalSecretDataRemoteRef) (map[string][]byte, error) {
 	value, err := c.GetSecret(ctx, ref)
-	if err != nil {
-		return nil, err
-	}
-	fields, err := providers.FieldMap(value)
-	if err != nil {
-		return nil, fmt.Errorf("secret %q: %w", ref.Key, err)
-	}
-	return fields, nil
+	return providers.FieldsOf(value, err, ref.Key)
 }
 
 // GetAllSecrets implements providers.SecretsClient: secrets under find.path
@@ -113,12 +105,9 @@ func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind
 	if !c.v2 && len(find.Tags) > 0 {
 		return nil, fmt.Errorf("%w: KV v1 secrets have no metadata to match tags against", providers.ErrNotSupported)
 	}
-	var re *regexp.Regexp
-	if find.Name != nil {
-		var err error
-		if re, err = regexp.Compile(find.Name.RegExp); err != nil {
-			return nil, fmt.Errorf("%w: find.name.regexp: %v", providers.ErrInvalidConfig, err)
-		}
+	re, err := providers.NameRegexp(find)
+	if err != nil {
+		return nil, err
 	}
 	root := ""
 	if find.Path != nil {
@@ -138,7 +127,7 @@ func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind
 			if err != nil {
 				return nil, err
 			}
-			if !hasTags(meta, find.Tags) {
+			if !providers.HasTags(meta, find.Tags) {
 				continue
 			}
 		}
@@ -152,15 +141,6 @@ func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind
 		out[key] = v
 	}
 	return out, nil
-}
-
-func hasTags(have map[string]string, want map[string]string) bool {
-	for k, v := range want {
-		if have[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 // kvPath is the API path of key in the mount's section ("data", "metadata",

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -16,10 +17,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	ststypes "github.com/aws/aws-sdk-go-v2/service/sts/types"
-	authv1 "k8s.io/api/authentication/v1"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
@@ -114,12 +111,11 @@ type serviceAccountToken struct {
 	audiences       []string
 }
 
-// GetIdentityToken implements stscreds.IdentityTokenRetriever.
+// GetIdentityToken implements stscreds.IdentityTokenRetriever. The SDK gives
+// it no context, so it bounds the request itself.
 func (t serviceAccountToken) GetIdentityToken() ([]byte, error) {
-	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: t.namespace, Name: t.name}}
-	tr := &authv1.TokenRequest{Spec: authv1.TokenRequestSpec{Audiences: t.audiences, ExpirationSeconds: ptr.To(int64(600))}}
-	if err := t.c.SubResource("token").Create(context.Background(), sa, tr); err != nil {
-		return nil, fmt.Errorf("requesting a token for ServiceAccount %s/%s: %w", t.namespace, t.name, err)
-	}
-	return []byte(tr.Status.Token), nil
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	token, _, err := providers.ServiceAccountToken(ctx, t.c, t.namespace, t.name, t.audiences, 10*time.Minute)
+	return []byte(token), err
 }

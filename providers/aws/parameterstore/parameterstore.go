@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -107,14 +106,7 @@ func (c *Client) GetSecret(ctx context.Context, ref esv1.ExternalSecretDataRemot
 // GetSecretMap implements providers.SecretsClient.
 func (c *Client) GetSecretMap(ctx context.Context, ref esv1.ExternalSecretDataRemoteRef) (map[string][]byte, error) {
 	value, err := c.GetSecret(ctx, ref)
-	if err != nil {
-		return nil, err
-	}
-	fields, err := providers.FieldMap(value)
-	if err != nil {
-		return nil, fmt.Errorf("parameter %q: %w", ref.Key, err)
-	}
-	return fields, nil
+	return providers.FieldsOf(value, err, ref.Key)
 }
 
 // getBatch is GetParameters' limit.
@@ -125,12 +117,9 @@ const getBatch = 10
 // then the decrypted values in batches of 10. Keys are parameter names
 // without the configuration's prefix.
 func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind) (map[string][]byte, error) {
-	var re *regexp.Regexp
-	if find.Name != nil {
-		var err error
-		if re, err = regexp.Compile(find.Name.RegExp); err != nil {
-			return nil, fmt.Errorf("%w: find.name.regexp: %v", providers.ErrInvalidConfig, err)
-		}
+	re, err := providers.NameRegexp(find)
+	if err != nil {
+		return nil, err
 	}
 	var filters []ssmtypes.ParameterStringFilter
 	prefix := c.prefix + ptrValue(find.Path)

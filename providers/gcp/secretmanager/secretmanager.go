@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -142,14 +141,7 @@ func (c *Client) GetSecret(ctx context.Context, ref esv1.ExternalSecretDataRemot
 // GetSecretMap implements providers.SecretsClient.
 func (c *Client) GetSecretMap(ctx context.Context, ref esv1.ExternalSecretDataRemoteRef) (map[string][]byte, error) {
 	value, err := c.GetSecret(ctx, ref)
-	if err != nil {
-		return nil, err
-	}
-	fields, err := providers.FieldMap(value)
-	if err != nil {
-		return nil, fmt.Errorf("secret %q: %w", ref.Key, err)
-	}
-	return fields, nil
+	return providers.FieldsOf(value, err, ref.Key)
 }
 
 // GetAllSecrets implements providers.SecretsClient: secrets whose labels
@@ -159,12 +151,9 @@ func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind
 	if find.Path != nil {
 		return nil, fmt.Errorf("%w: Secret Manager names have no path (find.path)", providers.ErrNotSupported)
 	}
-	var re *regexp.Regexp
-	if find.Name != nil {
-		var err error
-		if re, err = regexp.Compile(find.Name.RegExp); err != nil {
-			return nil, fmt.Errorf("%w: find.name.regexp: %v", providers.ErrInvalidConfig, err)
-		}
+	re, err := providers.NameRegexp(find)
+	if err != nil {
+		return nil, err
 	}
 	var filters []string
 	for _, k := range slices.Sorted(mapsKeys(find.Tags)) {
@@ -181,7 +170,7 @@ func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind
 			return nil, fmt.Errorf("listing secrets: %w", err)
 		}
 		name := s.Name[strings.LastIndex(s.Name, "/")+1:]
-		if !hasLabels(s.Labels, find.Tags) || (re != nil && !re.MatchString(name)) {
+		if !providers.HasTags(s.Labels, find.Tags) || (re != nil && !re.MatchString(name)) {
 			continue
 		}
 		v, err := c.value(ctx, name, "")
@@ -204,15 +193,6 @@ func mapsKeys(m map[string]string) func(func(string) bool) {
 			}
 		}
 	}
-}
-
-func hasLabels(have, want map[string]string) bool {
-	for k, v := range want {
-		if have[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 func (c *Client) value(ctx context.Context, key, version string) ([]byte, error) {
