@@ -6,11 +6,15 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+
+	"go.uber.org/dig"
+	"go.uber.org/fx"
 
 	"github.com/eso-dev/eso/app"
 	"github.com/eso-dev/eso/app/config"
@@ -48,6 +52,30 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "eso:", err)
 		return 2
 	}
-	application.Run()
-	return 0
+	return serve(application, stderr)
+}
+
+// serve starts the application, waits for a signal or for a module to shut it
+// down, and stops it. Unlike fx's Run it reports why start-up failed instead
+// of exiting silently.
+func serve(application *fx.App, stderr io.Writer) int {
+	if err := application.Err(); err != nil {
+		// The root cause reads better than fx's chain of constructor names.
+		fmt.Fprintln(stderr, "eso:", dig.RootCause(err))
+		return 1
+	}
+	startCtx, cancel := context.WithTimeout(context.Background(), application.StartTimeout())
+	defer cancel()
+	if err := application.Start(startCtx); err != nil {
+		fmt.Fprintln(stderr, "eso: starting:", err)
+		return 1
+	}
+	signal := <-application.Wait()
+	stopCtx, cancelStop := context.WithTimeout(context.Background(), application.StopTimeout())
+	defer cancelStop()
+	if err := application.Stop(stopCtx); err != nil {
+		fmt.Fprintln(stderr, "eso: stopping:", err)
+		return 1
+	}
+	return signal.ExitCode
 }

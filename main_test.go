@@ -21,6 +21,7 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"--client-qps=-1"}, 2, "", "--client-qps may not be negative"},
 		{[]string{"--no-such-flag"}, 2, "", "flag provided but not defined"},
 		{[]string{"extra"}, 2, "", `unexpected argument "extra"`},
+		{[]string{"--kubeconfig=/nonexistent/kubeconfig"}, 1, "", "/nonexistent/kubeconfig"},
 		{[]string{"providers"}, 0, "Kubernetes.provider.secretstore.external-secrets.io/v2alpha1", ""},
 		{[]string{"version"}, 0, "build tags: aws,gcp,vault", ""},
 	}
