@@ -219,6 +219,45 @@ spec:
   authenticationScope: Everywhere
   providerConfig: {providerRef: {kind: Fake, name: f, namespace: default}}`,
 			`spec.authenticationScope: Unsupported value: "Everywhere"`},
+		{"Vault with two login methods", `
+apiVersion: provider.secretstore.external-secrets.io/v2alpha1
+kind: Vault
+metadata: {name: two-logins}
+spec:
+  server: https://vault:8200
+  auth:
+    tokenSecretRef: {name: t, key: token}
+    cert: {clientCert: {name: c, key: tls.crt}, secretRef: {name: c, key: tls.key}}`,
+			"auth needs exactly one of tokenSecretRef, appRole, kubernetes, jwt or cert"},
+		{"Vault cert login over plain HTTP", `
+apiVersion: provider.secretstore.external-secrets.io/v2alpha1
+kind: Vault
+metadata: {name: cert-http}
+spec:
+  server: http://vault:8200
+  auth:
+    cert: {clientCert: {name: c, key: tls.crt}, secretRef: {name: c, key: tls.key}}`,
+			"cert auth needs an https:// server"},
+		{"Vault with two CA sources", `
+apiVersion: provider.secretstore.external-secrets.io/v2alpha1
+kind: Vault
+metadata: {name: two-cas}
+spec:
+  server: https://vault:8200
+  caBundle: Zm9v
+  caProvider: {type: ConfigMap, name: ca, key: ca.crt}
+  auth: {tokenSecretRef: {name: t, key: token}}`,
+			"set caBundle or caProvider, not both"},
+		{"GCP with two auth methods", `
+apiVersion: provider.secretstore.external-secrets.io/v2alpha1
+kind: GCPSecretManager
+metadata: {name: two-auths}
+spec:
+  projectID: p
+  auth:
+    secretRef: {secretAccessKeySecretRef: {name: k, key: key.json}}
+    workloadIdentity: {clusterLocation: l, clusterName: c, serviceAccountRef: {name: sa}}`,
+			"auth needs exactly one of secretRef or workloadIdentity"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -26,12 +26,38 @@ type GCPSecretManagerSpec struct {
 	Auth *GCPAuth `json:"auth,omitempty"`
 }
 
-// GCPAuth holds GCP credentials.
+// GCPAuth holds GCP credentials: exactly one method.
+// +kubebuilder:validation:XValidation:rule="[has(self.secretRef), has(self.workloadIdentity)].filter(x, x).size() == 1",message="auth needs exactly one of secretRef or workloadIdentity"
 type GCPAuth struct {
 	// SecretRef reads a service account key (JSON) from a Secret of the
 	// credentials namespace.
 	// +optional
 	SecretRef *GCPAuthSecretRef `json:"secretRef,omitempty"`
+	// WorkloadIdentity exchanges a token of a ServiceAccount of the
+	// credentials namespace for Google credentials through GKE workload
+	// identity: the ServiceAccount's iam.gke.io/gcp-service-account
+	// annotation names the Google service account to impersonate; without it
+	// the federated identity itself is used.
+	// +optional
+	WorkloadIdentity *GCPWorkloadIdentity `json:"workloadIdentity,omitempty"`
+}
+
+// GCPWorkloadIdentity names the GKE cluster whose workload identity pool
+// trusts the ServiceAccount's tokens.
+type GCPWorkloadIdentity struct {
+	// ServiceAccountRef names the ServiceAccount whose token is exchanged.
+	// Audiences default to the cluster project's identity namespace.
+	ServiceAccountRef KubernetesServiceAccount `json:"serviceAccountRef"`
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	ClusterLocation string `json:"clusterLocation"`
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	ClusterName string `json:"clusterName"`
+	// ClusterProjectID is the cluster's project; empty means projectID.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	ClusterProjectID string `json:"clusterProjectID,omitempty"`
 }
 
 // GCPAuthSecretRef names the service account key.

@@ -3,7 +3,9 @@ package v2alpha1
 import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 // VaultSpec configures a HashiCorp Vault KV secrets engine.
-// +kubebuilder:validation:XValidation:rule="[has(self.auth.tokenSecretRef), has(self.auth.appRole), has(self.auth.kubernetes), has(self.auth.jwt)].filter(x, x).size() == 1",message="auth needs exactly one of tokenSecretRef, appRole, kubernetes or jwt"
+// +kubebuilder:validation:XValidation:rule="[has(self.auth.tokenSecretRef), has(self.auth.appRole), has(self.auth.kubernetes), has(self.auth.jwt), has(self.auth.cert)].filter(x, x).size() == 1",message="auth needs exactly one of tokenSecretRef, appRole, kubernetes, jwt or cert"
+// +kubebuilder:validation:XValidation:rule="!(has(self.caBundle) && has(self.caProvider))",message="set caBundle or caProvider, not both"
+// +kubebuilder:validation:XValidation:rule="!has(self.auth.cert) || self.server.startsWith('https://')",message="cert auth needs an https:// server"
 type VaultSpec struct {
 	// Server is the Vault address, e.g. https://vault.example.com:8200.
 	// +kubebuilder:validation:Pattern=`^https?://`
@@ -32,6 +34,11 @@ type VaultSpec struct {
 	// +optional
 	CABundle []byte `json:"caBundle,omitempty"`
 
+	// CAProvider reads the PEM bundle trusted for the server's certificate
+	// from a Secret or ConfigMap of the credentials namespace.
+	// +optional
+	CAProvider *CAProvider `json:"caProvider,omitempty"`
+
 	// Auth says how eso logs in.
 	Auth VaultAuth `json:"auth"`
 }
@@ -50,6 +57,27 @@ type VaultAuth struct {
 	// JWT logs in with a ServiceAccount token at a JWT/OIDC auth mount.
 	// +optional
 	JWT *VaultKubernetesAuth `json:"jwt,omitempty"`
+	// Cert logs in with a TLS client certificate at a cert auth mount.
+	// +optional
+	Cert *VaultCertAuth `json:"cert,omitempty"`
+}
+
+// VaultCertAuth logs in with a TLS client certificate and its private key,
+// both PEM in Secrets of the credentials namespace.
+type VaultCertAuth struct {
+	// Path is the auth mount path.
+	// +kubebuilder:default=cert
+	// +optional
+	Path string `json:"path,omitempty"`
+	// Name is the certificate role to log in as; empty lets Vault pick the
+	// role matching the certificate.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Name string `json:"name,omitempty"`
+	// ClientCert is the PEM certificate (chain) presented to Vault.
+	ClientCert SecretKeySelector `json:"clientCert"`
+	// SecretRef is the PEM private key of the certificate.
+	SecretRef SecretKeySelector `json:"secretRef"`
 }
 
 // VaultAppRole logs in with AppRole.
