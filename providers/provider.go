@@ -130,7 +130,23 @@ var (
 	ErrNotSupported = errors.New("not supported by this provider")
 	// ErrOutOfScope: the request would leave its Scope (e.g. another namespace).
 	ErrOutOfScope = errors.New("refused: outside the store's scope")
+	// ErrAuthFailed: the provider did not accept the credentials (wrong,
+	// expired or revoked) or the login itself was refused. Unlike
+	// ErrOutOfScope the identity is not established at all. Core reports it
+	// as the store's AuthenticationFailed condition and logs in afresh on the
+	// next attempt.
+	ErrAuthFailed = errors.New("authentication failed")
 )
+
+// AuthChecker is implemented by clients that can prove their credentials are
+// accepted without reading any secret (e.g. STS GetCallerIdentity, Vault
+// token lookup-self). The store controller calls it when it validates a store,
+// on the same cached client the ExternalSecrets use, so a check costs no extra
+// login. Errors wrap ErrAuthFailed when the credentials were refused; other
+// errors (the provider unreachable) are treated as transient.
+type AuthChecker interface {
+	CheckAuth(ctx context.Context) error
+}
 
 // Deps are what in-process providers are built from. Remote providers (provider
 // mode) get the same from their own process.
