@@ -17,7 +17,7 @@ type clientKey struct {
 type clientEntry struct {
 	mu          sync.Mutex
 	fingerprint string
-	client      providers.SecretsClient
+	client      *sharedClient
 	// forgotten is set once Forget has dropped the entry from the cache.
 	forgotten bool
 	// values caches provider answers (cachingPolicy Secrets or All) for the
@@ -58,9 +58,10 @@ func NewClientCache() *ClientCache {
 }
 
 // Get returns the cached client of key if its fingerprint matches, else builds
-// one. Builds of different keys run in parallel; builds of one key do not.
+// one, and a release function the caller calls when done with it. Builds of
+// different keys run in parallel; builds of one key do not.
 func (c *ClientCache) Get(ctx context.Context, key clientKey, fingerprint string,
-	build func(context.Context) (providers.SecretsClient, error)) (providers.SecretsClient, error) {
+	build func(context.Context) (providers.SecretsClient, error)) (providers.SecretsClient, func(), error) {
 	for {
 		c.mu.Lock()
 		e, ok := c.entries[key]
@@ -77,32 +78,84 @@ func (c *ClientCache) Get(ctx context.Context, key clientKey, fingerprint string
 			e.mu.Unlock()
 			continue
 		}
-		cl, err := e.get(ctx, fingerprint, build)
+		shared, err := e.get(ctx, fingerprint, build)
 		e.mu.Unlock()
-		return cl, err
+		if err != nil {
+			return nil, nil, err
+		}
+		return shared.client, shared.releaser(ctx), nil
 	}
 }
 
-// get returns the entry's client, rebuilding it when the fingerprint changed.
-// The caller holds e.mu.
+// get returns the entry's client, acquired for the caller, rebuilding it when
+// the fingerprint changed. The caller holds e.mu.
 func (e *clientEntry) get(ctx context.Context, fingerprint string,
-	build func(context.Context) (providers.SecretsClient, error)) (providers.SecretsClient, error) {
+	build func(context.Context) (providers.SecretsClient, error)) (*sharedClient, error) {
 	if e.client != nil && e.fingerprint == fingerprint {
+		e.client.acquire()
 		return e.client, nil
 	}
 	if e.client != nil {
-		_ = e.client.Close(ctx)
+		e.client.retire(ctx)
 		e.client = nil
 	}
 	cl, err := build(ctx)
 	if err != nil {
 		return nil, err
 	}
-	e.client, e.fingerprint = cl, fingerprint
-	return cl, nil
+	e.client, e.fingerprint = &sharedClient{client: cl}, fingerprint
+	e.client.acquire()
+	return e.client, nil
 }
 
-// Forget closes and drops every client of a store, e.g. when it is deleted.
+// sharedClient is a cached client and the syncs using it. A replaced or
+// forgotten client is closed when its last user releases it, so no sync has
+// its connection closed or its token revoked in the middle of a call.
+type sharedClient struct {
+	client providers.SecretsClient
+
+	mu      sync.Mutex
+	users   int
+	retired bool
+}
+
+func (s *sharedClient) acquire() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.users++
+}
+
+// releaser returns the release function of one acquisition; calling it more
+// than once releases once.
+func (s *sharedClient) releaser(ctx context.Context) func() {
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			s.users--
+			closeNow := s.retired && s.users == 0
+			s.mu.Unlock()
+			if closeNow {
+				_ = s.client.Close(context.WithoutCancel(ctx))
+			}
+		})
+	}
+}
+
+// retire closes the client now if nobody uses it, else when the last user
+// releases it.
+func (s *sharedClient) retire(ctx context.Context) {
+	s.mu.Lock()
+	s.retired = true
+	closeNow := s.users == 0
+	s.mu.Unlock()
+	if closeNow {
+		_ = s.client.Close(ctx)
+	}
+}
+
+// Forget drops every client of a store, e.g. when it is deleted or its
+// credentials were refused; each is closed once no sync uses it.
 func (c *ClientCache) Forget(ctx context.Context, kind, namespace, name string) {
 	c.mu.Lock()
 	var drop []*clientEntry
@@ -117,7 +170,7 @@ func (c *ClientCache) Forget(ctx context.Context, kind, namespace, name string) 
 		e.mu.Lock()
 		e.forgotten = true
 		if e.client != nil {
-			_ = e.client.Close(ctx)
+			e.client.retire(ctx)
 			e.client = nil
 		}
 		e.mu.Unlock()

@@ -39,9 +39,12 @@ func TestClientCacheReusesUntilFingerprintChanges(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := cache.Get(ctx, key, "v1", build); err != nil {
+			_, release, err := cache.Get(ctx, key, "v1", build)
+			if err != nil {
 				t.Error(err)
+				return
 			}
+			release()
 		}()
 	}
 	wg.Wait()
@@ -49,14 +52,31 @@ func TestClientCacheReusesUntilFingerprintChanges(t *testing.T) {
 		t.Fatalf("20 concurrent Gets built %d clients, want 1", n)
 	}
 
-	first, _ := cache.Get(ctx, key, "v1", build)
-	second, _ := cache.Get(ctx, key, "v2", build)
-	if first == second || !first.(*stubClient).closed.Load() {
-		t.Errorf("a changed fingerprint must replace and close the old client")
+	first, releaseFirst, _ := cache.Get(ctx, key, "v1", build)
+	second, releaseSecond, _ := cache.Get(ctx, key, "v2", build)
+	if first == second {
+		t.Fatal("a changed fingerprint must replace the client")
+	}
+	if first.(*stubClient).closed.Load() {
+		t.Fatal("the replaced client was closed while a sync still used it")
+	}
+	releaseFirst()
+	releaseFirst() // a second call must not release someone else's use
+	if !first.(*stubClient).closed.Load() {
+		t.Fatal("the replaced client was not closed when its last user released it")
 	}
 
 	cache.Forget(ctx, KindSecretStore, "ns", "s")
-	if !second.(*stubClient).closed.Load() || cache.Len() != 0 {
-		t.Errorf("Forget must close and drop the store's clients")
+	if second.(*stubClient).closed.Load() || cache.Len() != 0 {
+		t.Fatal("Forget must drop the store's clients but close them only when unused")
+	}
+	releaseSecond()
+	if !second.(*stubClient).closed.Load() {
+		t.Fatal("a forgotten client was not closed when its last user released it")
+	}
+	third, release, _ := cache.Get(ctx, key, "v2", build)
+	release()
+	if third == second || third.(*stubClient).closed.Load() {
+		t.Fatal("after Forget a new client must be built, and kept open while cached")
 	}
 }

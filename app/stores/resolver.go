@@ -158,7 +158,7 @@ func (r *Resolver) Client(ctx context.Context, s *Store, namespace, fingerprint 
 	var cl providers.SecretsClient
 	release := func() {}
 	if cachesAuth(policy) {
-		if cl, err = r.clients.Get(ctx, key, fingerprint, build); err != nil {
+		if cl, release, err = r.clients.Get(ctx, key, fingerprint, build); err != nil {
 			return nil, nil, err
 		}
 	} else {
