@@ -7,6 +7,7 @@ import (
 
 	authv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -22,6 +23,10 @@ func ServiceAccountToken(ctx context.Context, c client.Client, namespace, name s
 		ExpirationSeconds: ptr.To(int64(lifetime.Seconds())),
 	}}
 	if err := c.SubResource("token").Create(ctx, sa, tr); err != nil {
+		if apierrors.IsNotFound(err) {
+			// A configuration naming a ServiceAccount that is not there.
+			return "", time.Time{}, fmt.Errorf("%w: ServiceAccount %s/%s not found", ErrInvalidConfig, namespace, name)
+		}
 		return "", time.Time{}, fmt.Errorf("requesting a token for ServiceAccount %s/%s: %w", namespace, name, err)
 	}
 	return tr.Status.Token, tr.Status.ExpirationTimestamp.Time, nil

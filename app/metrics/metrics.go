@@ -154,6 +154,18 @@ func (c *instrumentedClient) GetAllSecrets(ctx context.Context, find esv1.Extern
 	return v, err
 }
 
+// CheckAuth runs the provider's credential check (providers.AuthChecker),
+// counted like any other call. A client without one has nothing to check.
+func (c *instrumentedClient) CheckAuth(ctx context.Context) error {
+	checker, ok := c.SecretsClient.(providers.AuthChecker)
+	if !ok {
+		return nil
+	}
+	err := checker.CheckAuth(ctx)
+	ProviderCalls.WithLabelValues(c.kind, "CheckAuth", outcome(err)).Inc()
+	return err
+}
+
 func outcome(err error) string {
 	if err != nil {
 		return "error"

@@ -156,3 +156,11 @@ func (c *cachingClient) GetAllSecrets(ctx context.Context, find esv1.ExternalSec
 	}
 	return v, err
 }
+
+// CheckAuth is never answered from the cache.
+func (c *cachingClient) CheckAuth(ctx context.Context) error {
+	if checker, ok := c.SecretsClient.(providers.AuthChecker); ok {
+		return checker.CheckAuth(ctx)
+	}
+	return nil
+}

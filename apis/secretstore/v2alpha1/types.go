@@ -198,6 +198,8 @@ const (
 	ReasonRemoteProviderNotEnabled = "RemoteProviderNotEnabled"
 	ReasonInvalidConditions        = "InvalidConditions"
 	ReasonValidationFailed         = "ValidationFailed"
+	// ReasonAuthenticationFailed: the provider refused the store's credentials.
+	ReasonAuthenticationFailed = "AuthenticationFailed"
 )
 
 // +kubebuilder:object:root=true

@@ -114,7 +114,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	metrics.SyncCalls.WithLabelValues(es.Name, es.Namespace).Inc()
 	fetched, err := fetch(ctx, srcs, &es)
 	if err != nil {
-		if errors.Is(err, providers.ErrOutOfScope) {
+		if errors.Is(err, providers.ErrOutOfScope) || errors.Is(err, providers.ErrAuthFailed) {
 			// Refused: the credentials may have been rotated since the client
 			// logged in. The next attempt starts from the current Secret.
 			srcs.forget(ctx)

@@ -91,7 +91,11 @@ func (c *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if result.transient != nil {
 		return ctrl.Result{}, result.transient
 	}
-	if d := refreshInterval(store); d > 0 {
+	d := refreshInterval(store)
+	if result.authFailed && (d == 0 || d > authRetry) {
+		d = authRetry
+	}
+	if d > 0 {
 		return ctrl.Result{RequeueAfter: d}, nil
 	}
 	return ctrl.Result{}, nil
@@ -138,6 +142,10 @@ func (c *Reconciler) recordTransition(obj client.Object, before *ssv2.SecretStor
 	}
 	c.Recorder.Event(obj, eventType, r.reason, r.message)
 }
+
+// authRetry bounds how long a store whose credentials were refused waits
+// before checking again: fixing the credential Secret is not an event eso sees.
+const authRetry = 30 * time.Second
 
 func refreshInterval(s *stores.Store) time.Duration {
 	if s.Spec.RefreshInterval == nil {

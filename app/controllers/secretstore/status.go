@@ -19,6 +19,9 @@ type readiness struct {
 	// transient is set when validation could not finish (e.g. the API server
 	// was unreachable) and should be retried with backoff.
 	transient error
+	// authFailed: the provider refused the credentials. The credential
+	// Secrets are not watched, so the store is checked again soon.
+	authFailed bool
 }
 
 func (r readiness) ready() bool { return r.reason == ssv2.ReasonValid }
@@ -43,9 +46,15 @@ func (c *Reconciler) checkReady(ctx context.Context, s *stores.Store) readiness 
 			return readiness{reason: ssv2.ReasonInvalidConditions, message: err.Error()}
 		}
 	}
-	switch err := prov.Validate(ctx, ref, s.Scope("")); {
+	err = prov.Validate(ctx, ref, s.Scope(""))
+	if err == nil {
+		err = c.checkAuth(ctx, s)
+	}
+	switch {
 	case err == nil:
 		return readiness{reason: ssv2.ReasonValid, message: "provider configuration " + ref.Kind + " " + ref.Namespace + "/" + ref.Name + " is valid"}
+	case errors.Is(err, providers.ErrAuthFailed):
+		return readiness{reason: ssv2.ReasonAuthenticationFailed, message: err.Error(), authFailed: true}
 	case errors.Is(err, providers.ErrConfigNotFound):
 		return readiness{reason: ssv2.ReasonProviderRefNotFound, message: err.Error()}
 	case errors.Is(err, providers.ErrInvalidConfig):
@@ -55,6 +64,32 @@ func (c *Reconciler) checkReady(ctx context.Context, s *stores.Store) readiness 
 	default:
 		return readiness{reason: ssv2.ReasonValidationFailed, message: err.Error(), transient: err}
 	}
+}
+
+// checkAuth proves the provider accepts the store's credentials, on the client
+// the store's ExternalSecrets share: the check costs no login of its own, and a
+// refused client is dropped so the next attempt reads the credentials afresh.
+// Under authenticationScope ManifestNamespace the credentials depend on each
+// ExternalSecret's namespace, so there is nothing to check here.
+func (c *Reconciler) checkAuth(ctx context.Context, s *stores.Store) error {
+	if s.Scope("").Namespace == "" {
+		return nil
+	}
+	fingerprint, err := c.Resolver.Fingerprint(ctx, s)
+	if err != nil {
+		return err
+	}
+	cl, release, err := c.Resolver.Client(ctx, s, "", fingerprint)
+	if err == nil {
+		defer release()
+		if checker, ok := cl.(providers.AuthChecker); ok {
+			err = checker.CheckAuth(ctx)
+		}
+	}
+	if errors.Is(err, providers.ErrAuthFailed) {
+		c.Resolver.Clients().Forget(ctx, s.Kind, s.Namespace, s.Name)
+	}
+	return err
 }
 
 // setUnknownCondition records that the store could not be validated yet.
