@@ -2,6 +2,8 @@ package integration
 
 import (
 	"context"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,13 +11,16 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	sm "github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/metrics"
 	"github.com/eso-dev/eso/providers/aws/awstest"
+	"github.com/eso-dev/eso/tests/faultproxy"
 )
 
 // TestAWSSecretsManagerSync runs eso with the AWS Secrets Manager provider
@@ -113,5 +118,119 @@ func TestAWSRefreshEconomy(t *testing.T) {
 	}
 	if dl != 0 {
 		t.Errorf("%v logins during refreshes, want 0", dl)
+	}
+}
+
+// TestAWSRefusedCredentialsAndOutages runs against a moto_server that
+// authenticates like AWS, behind a proxy that can fail. Refused credentials
+// make the store AuthenticationFailed with a message free of key material;
+// throttling, 5xx answers and dropped connections make the ExternalSecret
+// say so while its Secret stays exactly as it was, and it recovers by itself.
+func TestAWSRefusedCredentialsAndOutages(t *testing.T) {
+	ctx := context.Background()
+	endpoint, keyID, secretKey := awstest.StartMotoWithIAM(t)
+	seed := sm.NewFromConfig(aws.Config{Region: "eu-central-1", Credentials: credentials.NewStaticCredentialsProvider(keyID, secretKey, "")},
+		func(o *sm.Options) { o.BaseEndpoint = aws.String(endpoint) })
+	if _, err := seed.CreateSecret(ctx, &sm.CreateSecretInput{Name: aws.String("db"), SecretString: aws.String(`{"password":"s3cr3t-value"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	proxy := faultproxy.Start(t, endpoint)
+
+	runEso(t, testConfig())
+	ns := env.Namespace(t, "aws-faults", nil)
+	config := func(name, credentials string) *provv1.AWSSecretManager {
+		return &provv1.AWSSecretManager{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: provv1.AWSSpec{
+			Region: "eu-central-1", Endpoint: proxy.URL,
+			Auth: &provv1.AWSAuth{SecretRef: &provv1.AWSAuthSecretRef{
+				AccessKeyID:     provv1.SecretKeySelector{Name: credentials, Key: "id"},
+				SecretAccessKey: provv1.SecretKeySelector{Name: credentials, Key: "secret"},
+			}},
+		}}
+	}
+	const wrongKey = "wrong-secret-access-key"
+	good := secretStore(ns, "good", storeSpec("AWSSecretManager", "good", ""))
+	refused := secretStore(ns, "refused", storeSpec("AWSSecretManager", "refused", ""))
+	create(t,
+		plainSecret(ns, "good-keys", map[string]string{"id": keyID, "secret": secretKey}),
+		plainSecret(ns, "wrong-keys", map[string]string{"id": keyID, "secret": wrongKey}),
+		config("good", "good-keys"), config("refused", "wrong-keys"), good, refused,
+	)
+	msg := waitReady(t, refused, metav1.ConditionFalse, ssv2.ReasonAuthenticationFailed)
+	if strings.Contains(msg, wrongKey) || strings.Contains(msg, secretKey) {
+		t.Fatalf("store condition shows key material: %s", msg)
+	}
+	waitReady(t, good, metav1.ConditionTrue, ssv2.ReasonValid)
+
+	es := externalSecret(ns, "app", "SecretStore", "good", map[string]esv1.ExternalSecretDataRemoteRef{"password": ref("db", "password")})
+	create(t, es)
+	synced := waitSecretData(t, ns, "app", map[string]string{"password": "s3cr3t-value"})
+
+	faults := map[string]faultproxy.Fault{
+		"throttled": {Status: http.StatusBadRequest, Header: map[string]string{"Content-Type": "application/x-amz-json-1.1"},
+			Body: `{"__type":"ThrottlingException","message":"Rate exceeded"}`},
+		"unavailable": {Status: http.StatusServiceUnavailable, Body: "Service Unavailable"},
+		"dropped":     {Drop: true},
+	}
+	for name, fault := range faults {
+		t.Run(name, func(t *testing.T) {
+			failedBefore := proxy.Failed()
+			proxy.Fail(fault)
+			annotate(t, es, "force-sync", name)
+			msg := waitReady(t, es, metav1.ConditionFalse, esv1.ReasonSecretSyncedError)
+			if strings.Contains(msg, "s3cr3t-value") {
+				t.Fatalf("condition shows the secret value: %s", msg)
+			}
+			if proxy.Failed() == failedBefore {
+				t.Fatal("the proxy answered no request with the fault")
+			}
+			var now corev1.Secret
+			if err := env.Client.Get(ctx, client.ObjectKeyFromObject(synced), &now); err != nil {
+				t.Fatal(err)
+			}
+			if now.ResourceVersion != synced.ResourceVersion || string(now.Data["password"]) != "s3cr3t-value" {
+				t.Fatalf("the Secret changed during the outage: resourceVersion %s -> %s", synced.ResourceVersion, now.ResourceVersion)
+			}
+			proxy.Pass()
+			waitReady(t, es, metav1.ConditionTrue, esv1.ReasonSecretSynced)
+		})
+	}
+}
+
+// TestAWSWebIdentity exchanges a token of a ServiceAccount of the store's
+// namespace (TokenRequest against the real API server) for role credentials
+// at STS, and reads with them.
+func TestAWSWebIdentity(t *testing.T) {
+	ctx := context.Background()
+	endpoint := awstest.StartMoto(t)
+	seed := sm.NewFromConfig(aws.Config{Region: "eu-central-1", Credentials: credentials.NewStaticCredentialsProvider("seed", "seed", "")},
+		func(o *sm.Options) { o.BaseEndpoint = aws.String(endpoint) })
+	if _, err := seed.CreateSecret(ctx, &sm.CreateSecretInput{Name: aws.String("db"), SecretString: aws.String(`{"password":"from-web-identity"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	runEso(t, testConfig())
+	ns := env.Namespace(t, "aws-irsa", nil)
+	store := secretStore(ns, "aws", storeSpec("AWSSecretManager", "aws", ""))
+	create(t,
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app-reader"}},
+		&provv1.AWSSecretManager{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "aws"}, Spec: provv1.AWSSpec{
+			Region: "eu-central-1", Endpoint: endpoint, STSEndpoint: endpoint,
+			Role: "arn:aws:iam::123456789012:role/app-reader",
+			Auth: &provv1.AWSAuth{JWT: &provv1.AWSJWTAuth{ServiceAccountRef: provv1.KubernetesServiceAccount{Name: "app-reader"}}},
+		}},
+		store,
+	)
+	waitReady(t, store, metav1.ConditionTrue, ssv2.ReasonValid)
+	create(t, externalSecret(ns, "app", "SecretStore", "aws", map[string]esv1.ExternalSecretDataRemoteRef{"password": ref("db", "password")}))
+	waitSecretData(t, ns, "app", map[string]string{"password": "from-web-identity"})
+
+	// Without the ServiceAccount there is no token to exchange: the store says so.
+	missing := secretStore(ns, "missing", storeSpec("AWSSecretManager", "missing", ""))
+	create(t, &provv1.AWSSecretManager{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "missing"}, Spec: provv1.AWSSpec{
+		Region: "eu-central-1", Endpoint: endpoint, STSEndpoint: endpoint, Role: "arn:aws:iam::123456789012:role/app-reader",
+		Auth: &provv1.AWSAuth{JWT: &provv1.AWSJWTAuth{ServiceAccountRef: provv1.KubernetesServiceAccount{Name: "nobody"}}},
+	}}, missing)
+	msg := waitReady(t, missing, metav1.ConditionFalse, ssv2.ReasonInvalidProviderConfig)
+	if !strings.Contains(msg, "nobody") {
+		t.Fatalf("message does not name the ServiceAccount: %s", msg)
 	}
 }

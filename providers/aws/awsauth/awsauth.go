@@ -7,16 +7,20 @@ package awsauth
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	ststypes "github.com/aws/aws-sdk-go-v2/service/sts/types"
+	"github.com/aws/smithy-go"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
@@ -33,13 +37,7 @@ func Config(ctx context.Context, deps providers.Deps, spec *provv1.AWSSpec, scop
 	if err != nil {
 		return aws.Config{}, fmt.Errorf("loading AWS configuration: %w", err)
 	}
-	stsClient := func(c aws.Config) *sts.Client {
-		return sts.NewFromConfig(c, func(o *sts.Options) {
-			if spec.STSEndpoint != "" {
-				o.BaseEndpoint = aws.String(spec.STSEndpoint)
-			}
-		})
-	}
+	stsClient := func(c aws.Config) *sts.Client { return newSTS(c, spec) }
 	switch {
 	case spec.Auth == nil || (spec.Auth.SecretRef == nil && spec.Auth.JWT == nil):
 		if !deps.AmbientCredentials {
@@ -118,4 +116,94 @@ func (t serviceAccountToken) GetIdentityToken() ([]byte, error) {
 	defer cancel()
 	token, _, err := providers.ServiceAccountToken(ctx, t.c, t.namespace, t.name, t.audiences, 10*time.Minute)
 	return []byte(token), err
+}
+
+func newSTS(cfg aws.Config, spec *provv1.AWSSpec) *sts.Client {
+	return sts.NewFromConfig(cfg, func(o *sts.Options) {
+		if spec.STSEndpoint != "" {
+			o.BaseEndpoint = aws.String(spec.STSEndpoint)
+		}
+	})
+}
+
+// CheckAuth proves that AWS accepts a client's credentials by running probe,
+// a cheap read of the service itself (not STS: clusters that reach AWS
+// through VPC endpoints may have no route to STS). Access denied still proves
+// the identity, so only a refusal of the credentials fails the check.
+func CheckAuth(ctx context.Context, probe func(context.Context) error) error {
+	err := probe(ctx)
+	var apiErr smithy.APIError
+	var resp *awshttp.ResponseError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &apiErr) && isAccessDenied(apiErr.ErrorCode()) && !fromSTS(err):
+		return nil
+	case errors.As(err, &apiErr) && apiErr.ErrorCode() != "UnknownError":
+		return Classify(fmt.Errorf("checking AWS credentials: %w", err))
+	case errors.As(err, &resp) && (resp.HTTPStatusCode() == http.StatusUnauthorized || resp.HTTPStatusCode() == http.StatusForbidden):
+		// A refusal without a readable code: not access denied, so the
+		// credentials themselves.
+		return fmt.Errorf("%w: AWS refused the credentials: %w", providers.ErrAuthFailed, err)
+	default:
+		return fmt.Errorf("checking AWS credentials: %w", err)
+	}
+}
+
+// APIError describes a failed AWS call ("reading secret \"db\"") with the AWS
+// error code and message, never a value, classified as Classify does.
+func APIError(what string, err error) error {
+	return Classify(fmt.Errorf("%s: %w", what, err))
+}
+
+// authErrorCodes are the AWS error codes that mean the credentials themselves
+// were not accepted: unknown, malformed, expired or revoked.
+var authErrorCodes = map[string]bool{
+	"InvalidClientTokenId":        true,
+	"UnrecognizedClientException": true,
+	"InvalidAccessKeyId":          true,
+	"SignatureDoesNotMatch":       true,
+	"InvalidSignatureException":   true,
+	"IncompleteSignature":         true,
+	"MissingAuthenticationToken":  true,
+	"ExpiredToken":                true,
+	"ExpiredTokenException":       true,
+	"InvalidIdentityToken":        true,
+	"IDPRejectedClaim":            true,
+	"AuthFailure":                 true,
+}
+
+// Classify wraps an AWS error so core can tell a refused identity
+// (providers.ErrAuthFailed) from a missing permission (providers.ErrOutOfScope).
+// Throttling, 5xx and network errors pass through unchanged: they are
+// transient and say so in their message. A refusal by STS while obtaining
+// credentials (AssumeRole, web identity) is an authentication failure even
+// when its code is AccessDenied: the role did not accept eso's identity.
+func Classify(err error) error {
+	var apiErr smithy.APIError
+	if err == nil || !errors.As(err, &apiErr) {
+		return err
+	}
+	code := apiErr.ErrorCode()
+	switch {
+	case authErrorCodes[code], isAccessDenied(code) && fromSTS(err):
+		return fmt.Errorf("%w: %w", providers.ErrAuthFailed, err)
+	case isAccessDenied(code):
+		return fmt.Errorf("%w: %w", providers.ErrOutOfScope, err)
+	}
+	return err
+}
+
+func isAccessDenied(code string) bool {
+	return code == "AccessDenied" || code == "AccessDeniedException"
+}
+
+// fromSTS reports whether any operation in err's chain was an STS call.
+func fromSTS(err error) bool {
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if op, ok := e.(*smithy.OperationError); ok && op.ServiceID == "STS" {
+			return true
+		}
+	}
+	return false
 }

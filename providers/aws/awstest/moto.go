@@ -4,14 +4,24 @@
 package awstest
 
 import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/xml"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/url"
+	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -25,6 +35,11 @@ import (
 // returns its endpoint. moto has no persistence: every test gets a clean AWS.
 func StartMoto(t testing.TB) string {
 	t.Helper()
+	return startMoto(t)
+}
+
+func startMoto(t testing.TB, env ...string) string {
+	t.Helper()
 	bin, err := exec.LookPath("moto_server")
 	if err != nil {
 		t.Fatal("moto_server not found: the AWS provider tests need it (pip install 'moto[server]'); make test checks for it")
@@ -36,6 +51,7 @@ func StartMoto(t testing.TB) string {
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 	cmd := exec.Command(bin, "-H", "127.0.0.1", "-p", strconv.Itoa(port))
+	cmd.Env = append(os.Environ(), env...)
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting moto_server: %v", err)
 	}
@@ -54,6 +70,55 @@ func StartMoto(t testing.TB) string {
 	}
 	t.Fatal("moto_server did not answer within 30s")
 	return ""
+}
+
+// iamSetupCalls is how many unauthenticated calls StartMotoWithIAM needs to
+// create its user; moto enforces IAM authentication from the next call on.
+const iamSetupCalls = 3
+
+// StartMotoWithIAM starts a moto_server that authenticates every call the way
+// AWS does and returns its endpoint and the access keys of an IAM user allowed
+// everything. Any other keys are refused (InvalidClientTokenId,
+// SignatureDoesNotMatch), so tests can show what eso does with bad
+// credentials.
+func StartMotoWithIAM(t testing.TB) (endpoint, keyID, secretKey string) {
+	t.Helper()
+	endpoint = startMoto(t, "INITIAL_NO_AUTH_ACTION_COUNT="+strconv.Itoa(iamSetupCalls))
+	iam := func(form url.Values) []byte {
+		form.Set("Version", "2010-05-08")
+		body := form.Encode()
+		req, err := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		sum := sha256.Sum256([]byte(body))
+		creds := aws.Credentials{AccessKeyID: "setup", SecretAccessKey: "setup"}
+		if err := v4.NewSigner().SignHTTP(context.Background(), creds, req, hex.EncodeToString(sum[:]), "iam", "us-east-1", time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		out, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("moto IAM %s: %s: %s", form.Get("Action"), resp.Status, out)
+		}
+		return out
+	}
+	iam(url.Values{"Action": {"CreateUser"}, "UserName": {"eso"}})
+	iam(url.Values{"Action": {"PutUserPolicy"}, "UserName": {"eso"}, "PolicyName": {"all"},
+		"PolicyDocument": {`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"*","Resource":"*"}]}`}})
+	var key struct {
+		ID     string `xml:"CreateAccessKeyResult>AccessKey>AccessKeyId"`
+		Secret string `xml:"CreateAccessKeyResult>AccessKey>SecretAccessKey"`
+	}
+	if err := xml.Unmarshal(iam(url.Values{"Action": {"CreateAccessKey"}, "UserName": {"eso"}}), &key); err != nil || key.ID == "" {
+		t.Fatalf("moto CreateAccessKey: no key in the answer (%v)", err)
+	}
+	return endpoint, key.ID, key.Secret
 }
 
 // Namespace is where Kube puts the provider configuration and credentials.

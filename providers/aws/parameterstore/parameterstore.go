@@ -137,7 +137,7 @@ func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind
 	for pages.HasMorePages() {
 		page, err := pages.NextPage(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("listing parameters: %w", err)
+			return nil, awsauth.APIError("listing parameters", err)
 		}
 		for _, p := range page.Parameters {
 			name := aws.ToString(p.Name)
@@ -153,7 +153,7 @@ func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind
 	for start := 0; start < len(names); start += getBatch {
 		res, err := c.api.GetParameters(ctx, &ssm.GetParametersInput{Names: names[start:min(start+getBatch, len(names))], WithDecryption: aws.Bool(true)})
 		if err != nil {
-			return nil, fmt.Errorf("reading found parameters: %w", err)
+			return nil, awsauth.APIError("reading found parameters", err)
 		}
 		for _, p := range res.Parameters {
 			out[strings.TrimPrefix(aws.ToString(p.Name), c.prefix)] = []byte(aws.ToString(p.Value))
@@ -201,11 +201,19 @@ func notFound(err error, key, version string) error {
 	if errors.As(err, &pnf) || errors.As(err, &vnf) || errors.As(err, &inv) {
 		return fmt.Errorf("%w: parameter %q version %q", providers.ErrSecretNotFound, key, version)
 	}
-	return fmt.Errorf("reading parameter %q: %w", key, err)
+	return awsauth.APIError(fmt.Sprintf("reading parameter %q", key), err)
 }
 
 // PropertiesAreJSONPaths implements providers.JSONProperties.
 func (c *Client) PropertiesAreJSONPaths() {}
+
+// CheckAuth implements providers.AuthChecker with the cheapest list call.
+func (c *Client) CheckAuth(ctx context.Context) error {
+	return awsauth.CheckAuth(ctx, func(ctx context.Context) error {
+		_, err := c.api.DescribeParameters(ctx, &ssm.DescribeParametersInput{MaxResults: aws.Int32(1)})
+		return err
+	})
+}
 
 // Capabilities implements providers.SecretsClient.
 func (c *Client) Capabilities() providers.Capabilities { return providers.ReadWrite }

@@ -10,6 +10,7 @@ import (
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 
 	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/aws/awsauth"
 )
 
 // WriteAPI is the part of the SSM API writes use.
@@ -27,7 +28,7 @@ func (c *Client) managed(ctx context.Context, key string) (exists, managed bool,
 		return false, false, nil
 	}
 	if err != nil {
-		return false, false, fmt.Errorf("reading tags of parameter %q: %w", key, err)
+		return false, false, awsauth.APIError(fmt.Sprintf("reading tags of parameter %q", key), err)
 	}
 	for _, t := range out.TagList {
 		if aws.ToString(t.Key) == providers.ManagedByKey && aws.ToString(t.Value) == providers.ManagedByValue {
@@ -74,7 +75,7 @@ func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) erro
 		in.Tags = []ssmtypes.Tag{{Key: aws.String(providers.ManagedByKey), Value: aws.String(providers.ManagedByValue)}}
 	}
 	if _, err := w.PutParameter(ctx, in); err != nil {
-		return fmt.Errorf("writing parameter %q: %w", req.RemoteKey, err)
+		return awsauth.APIError(fmt.Sprintf("writing parameter %q", req.RemoteKey), err)
 	}
 	return nil
 }
@@ -109,7 +110,7 @@ func (c *Client) DeleteSecret(ctx context.Context, remoteKey, property string) e
 		}
 	}
 	if _, err := w.DeleteParameter(ctx, &ssm.DeleteParameterInput{Name: name}); err != nil {
-		return fmt.Errorf("deleting parameter %q: %w", remoteKey, err)
+		return awsauth.APIError(fmt.Sprintf("deleting parameter %q", remoteKey), err)
 	}
 	return nil
 }

@@ -228,13 +228,18 @@ func notFound(err error, key, version string) error {
 	return apiError(fmt.Sprintf("reading secret %q", key), err)
 }
 
-// apiError keeps the AWS error code and message (never a value) for the status.
-func apiError(what string, err error) error {
-	return fmt.Errorf("%s: %w", what, err)
-}
+var apiError = awsauth.APIError
 
 // PropertiesAreJSONPaths implements providers.JSONProperties.
 func (c *Client) PropertiesAreJSONPaths() {}
+
+// CheckAuth implements providers.AuthChecker with the cheapest list call.
+func (c *Client) CheckAuth(ctx context.Context) error {
+	return awsauth.CheckAuth(ctx, func(ctx context.Context) error {
+		_, err := c.api.ListSecrets(ctx, &sm.ListSecretsInput{MaxResults: aws.Int32(1)})
+		return err
+	})
+}
 
 // Capabilities implements providers.SecretsClient.
 func (c *Client) Capabilities() providers.Capabilities { return providers.ReadWrite }
