@@ -9,9 +9,12 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
+	"cloud.google.com/go/auth"
 	sm "cloud.google.com/go/secretmanager/apiv1"
 	smpb "cloud.google.com/go/secretmanager/apiv1/secretmanagerpb"
+	"github.com/googleapis/gax-go/v2"
 	"google.golang.org/api/iterator"
 	"google.golang.org/api/option"
 	"google.golang.org/grpc/codes"
@@ -21,6 +24,7 @@ import (
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/gcp/gcpauth"
 )
 
 // Kind is the configuration kind this provider serves.
@@ -39,6 +43,9 @@ var Registration = providers.Registration{
 // Provider serves GCPSecretManager configurations.
 type Provider struct {
 	deps providers.Deps
+	// TokenEndpoints are Google's token services, for workload identity.
+	// Tests point them at their own servers before the first NewClient.
+	TokenEndpoints gcpauth.Endpoints
 	// extraOptions are added to every client; tests use them to reach an
 	// in-process server without TLS.
 	extraOptions []option.ClientOption
@@ -46,7 +53,7 @@ type Provider struct {
 
 // New returns the provider.
 func New(deps providers.Deps, extra ...option.ClientOption) *Provider {
-	return &Provider{deps: deps, extraOptions: extra}
+	return &Provider{deps: deps, TokenEndpoints: gcpauth.GoogleEndpoints, extraOptions: extra}
 }
 
 // Kind implements providers.Provider.
@@ -61,7 +68,7 @@ func (p *Provider) Validate(ctx context.Context, ref providers.Ref, scope provid
 	if scope.Namespace == "" {
 		return nil
 	}
-	_, err := p.options(ctx, &cfg.Spec, scope)
+	_, _, err := p.options(ctx, &cfg.Spec, scope)
 	return err
 }
 
@@ -73,7 +80,7 @@ func (p *Provider) NewClient(ctx context.Context, ref providers.Ref, scope provi
 	if err := providers.ReadConfig(ctx, p.deps.Client, ref, &cfg); err != nil {
 		return nil, err
 	}
-	opts, err := p.options(ctx, &cfg.Spec, scope)
+	opts, creds, err := p.options(ctx, &cfg.Spec, scope)
 	if err != nil {
 		return nil, err
 	}
@@ -81,14 +88,17 @@ func (p *Provider) NewClient(ctx context.Context, ref providers.Ref, scope provi
 	if err != nil {
 		return nil, fmt.Errorf("connecting to Secret Manager: %w", err)
 	}
+	setCallOptions(api.CallOptions)
 	parent := "projects/" + cfg.Spec.ProjectID
 	if cfg.Spec.Location != "" {
 		parent += "/locations/" + cfg.Spec.Location
 	}
-	return &Client{api: api, parent: parent}, nil
+	return &Client{api: api, parent: parent, regional: cfg.Spec.Location != "", creds: creds}, nil
 }
 
-func (p *Provider) options(ctx context.Context, spec *provv1.GCPSecretManagerSpec, scope providers.Scope) ([]option.ClientOption, error) {
+// options returns the client options of spec and the credentials they
+// carry (nil for tests without credentials).
+func (p *Provider) options(ctx context.Context, spec *provv1.GCPSecretManagerSpec, scope providers.Scope) ([]option.ClientOption, *auth.Credentials, error) {
 	var opts []option.ClientOption
 	switch {
 	case spec.Endpoint != "":
@@ -96,30 +106,77 @@ func (p *Provider) options(ctx context.Context, spec *provv1.GCPSecretManagerSpe
 	case spec.Location != "":
 		opts = append(opts, option.WithEndpoint(fmt.Sprintf("secretmanager.%s.rep.googleapis.com:443", spec.Location)))
 	}
+	var creds *auth.Credentials
+	var err error
 	switch {
-	case spec.Auth != nil && spec.Auth.SecretRef != nil:
-		sel := spec.Auth.SecretRef.SecretAccessKey
-		key, err := providers.CredentialValue(ctx, p.deps.APIReader, scope.Namespace, sel.Name, sel.Key)
-		if err != nil {
-			return nil, err
-		}
-		opts = append(opts, option.WithAuthCredentialsJSON(option.ServiceAccount, key))
+	case spec.Auth != nil:
+		creds, err = gcpauth.Credentials(ctx, p.deps, spec, scope.Namespace, p.TokenEndpoints)
 	case len(p.extraOptions) > 0:
 		// tests: the in-process server needs no credentials
 	case !p.deps.AmbientCredentials:
-		return nil, providers.ErrNoAmbientCredentials
+		return nil, nil, providers.ErrNoAmbientCredentials
 	case spec.Endpoint != "":
 		// eso's bearer token would go to an endpoint the configuration chose.
-		return nil, fmt.Errorf("%w: endpoint cannot be combined with eso's own credentials", providers.ErrInvalidConfig)
+		return nil, nil, fmt.Errorf("%w: endpoint cannot be combined with eso's own credentials", providers.ErrInvalidConfig)
+	default:
+		creds, err = gcpauth.Ambient()
 	}
-	return append(opts, p.extraOptions...), nil
+	if err != nil {
+		return nil, nil, err
+	}
+	if creds != nil {
+		opts = append(opts, option.WithAuthCredentials(creds))
+	}
+	return append(opts, p.extraOptions...), creds, nil
 }
 
-// Client reads the secrets of one project (and location).
-type Client struct {
-	api    *sm.Client
-	parent string
+// readRetries is how often a read is retried when the connection failed
+// (Unavailable). The library would retry reads for a minute, also on
+// ResourceExhausted; longer outages go back to core instead, which backs off
+// per ExternalSecret and reports the error in its status.
+const readRetries = 2
+
+func setCallOptions(o *sm.CallOptions) {
+	read := []gax.CallOption{
+		gax.WithTimeout(30 * time.Second),
+		gax.WithRetry(func() gax.Retryer { return &unavailableRetryer{} }),
+	}
+	o.AccessSecretVersion, o.GetSecret, o.ListSecrets, o.ListSecretVersions = read, read, read, read
 }
+
+type unavailableRetryer struct{ attempts int }
+
+func (r *unavailableRetryer) Retry(err error) (time.Duration, bool) {
+	if status.Code(err) != codes.Unavailable || r.attempts >= readRetries {
+		return 0, false
+	}
+	r.attempts++
+	return time.Duration(r.attempts) * 200 * time.Millisecond, true
+}
+
+// Client reads and writes the secrets of one project (and location).
+type Client struct {
+	api      *sm.Client
+	parent   string
+	regional bool
+	// creds are the client's credentials, nil for tests without any.
+	creds *auth.Credentials
+}
+
+// CheckAuth implements providers.AuthChecker: it obtains an access token,
+// which is where a wrong or revoked key or a refused exchange shows. The
+// token is the one the client's calls use, so the check costs no login.
+func (c *Client) CheckAuth(ctx context.Context) error {
+	if c.creds == nil {
+		return nil
+	}
+	if _, err := c.creds.Token(ctx); err != nil {
+		return fmt.Errorf("obtaining a Google access token: %w", err)
+	}
+	return nil
+}
+
+func (c *Client) secretName(key string) string { return c.parent + "/secrets/" + key }
 
 // GetSecret implements providers.SecretsClient: the version (default
 // "latest") of a secret, a JSON property of it, or with metadataPolicy Fetch
@@ -167,7 +224,7 @@ func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("listing secrets: %w", err)
+			return nil, apiError(err, "listing secrets")
 		}
 		name := s.Name[strings.LastIndex(s.Name, "/")+1:]
 		if !providers.HasTags(s.Labels, find.Tags) || (re != nil && !re.MatchString(name)) {
@@ -199,17 +256,20 @@ func (c *Client) value(ctx context.Context, key, version string) ([]byte, error)
 	if version == "" {
 		version = "latest"
 	}
-	res, err := c.api.AccessSecretVersion(ctx, &smpb.AccessSecretVersionRequest{Name: fmt.Sprintf("%s/secrets/%s/versions/%s", c.parent, key, version)})
+	res, err := c.api.AccessSecretVersion(ctx, &smpb.AccessSecretVersionRequest{Name: fmt.Sprintf("%s/versions/%s", c.secretName(key), version)})
+	if status.Code(err) == codes.FailedPrecondition {
+		return nil, fmt.Errorf("%w: secret %q version %q is disabled or destroyed", providers.ErrSecretNotFound, key, version)
+	}
 	if err != nil {
-		return nil, mapError(err, key, version)
+		return nil, apiError(err, fmt.Sprintf("reading secret %q version %q", key, version))
 	}
 	return res.GetPayload().GetData(), nil
 }
 
 func (c *Client) labels(ctx context.Context, key string) ([]byte, error) {
-	s, err := c.api.GetSecret(ctx, &smpb.GetSecretRequest{Name: fmt.Sprintf("%s/secrets/%s", c.parent, key)})
+	s, err := c.api.GetSecret(ctx, &smpb.GetSecretRequest{Name: c.secretName(key)})
 	if err != nil {
-		return nil, mapError(err, key, "")
+		return nil, apiError(err, fmt.Sprintf("reading secret %q", key))
 	}
 	labels := s.GetLabels()
 	if labels == nil {
@@ -218,16 +278,20 @@ func (c *Client) labels(ctx context.Context, key string) ([]byte, error) {
 	return json.Marshal(labels)
 }
 
-// mapError turns gRPC codes into the provider contract's errors. Status
-// messages of Secret Manager name resources, never payloads.
-func mapError(err error, key, version string) error {
+// apiError turns gRPC codes into the provider contract's errors; what says
+// which call failed on which secret. Status messages of Secret Manager name
+// resources, never payloads.
+func apiError(err error, what string) error {
+	msg := status.Convert(err).Message()
 	switch status.Code(err) {
-	case codes.NotFound, codes.FailedPrecondition: // FailedPrecondition: the version is disabled or destroyed
-		return fmt.Errorf("%w: secret %q version %q", providers.ErrSecretNotFound, key, version)
-	case codes.PermissionDenied, codes.Unauthenticated:
-		return fmt.Errorf("%w: reading secret %q: %v", providers.ErrOutOfScope, key, status.Convert(err).Message())
+	case codes.NotFound:
+		return fmt.Errorf("%w: %s: %s", providers.ErrSecretNotFound, what, msg)
+	case codes.Unauthenticated:
+		return fmt.Errorf("%w: %s: %s", providers.ErrAuthFailed, what, msg)
+	case codes.PermissionDenied:
+		return fmt.Errorf("%w: %s: %s", providers.ErrOutOfScope, what, msg)
 	default:
-		return fmt.Errorf("reading secret %q: %w", key, err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 }
 
@@ -235,7 +299,7 @@ func mapError(err error, key, version string) error {
 func (c *Client) PropertiesAreJSONPaths() {}
 
 // Capabilities implements providers.SecretsClient.
-func (c *Client) Capabilities() providers.Capabilities { return providers.ReadOnly }
+func (c *Client) Capabilities() providers.Capabilities { return providers.ReadWrite }
 
 // Close implements providers.SecretsClient: it closes the gRPC connection.
 func (c *Client) Close(context.Context) error { return c.api.Close() }

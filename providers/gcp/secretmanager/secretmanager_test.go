@@ -5,9 +5,11 @@ import (
 	"errors"
 	"testing"
 
+	"google.golang.org/api/option"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
@@ -23,18 +25,35 @@ import (
 func newClient(t *testing.T) (*gcptest.Server, providers.SecretsClient) {
 	t.Helper()
 	srv, opts := gcptest.Start(t)
+	p := newProvider(t, provv1.GCPSecretManagerSpec{ProjectID: "p"}, opts)
+	return srv, connect(t, p)
+}
+
+// newProvider serves one GCPSecretManager configuration, team/gcp, with
+// spec; objs are further objects of the cluster (Secrets, ServiceAccounts).
+func newProvider(t *testing.T, spec provv1.GCPSecretManagerSpec, opts []option.ClientOption, objs ...client.Object) *Provider {
+	t.Helper()
+	return newProviderWith(t, fake.NewClientBuilder(), spec, opts, objs...)
+}
+
+func newProviderWith(t *testing.T, b *fake.ClientBuilder, spec provv1.GCPSecretManagerSpec, opts []option.ClientOption, objs ...client.Object) *Provider {
+	t.Helper()
 	scheme := runtime.NewScheme()
 	_ = corev1.AddToScheme(scheme)
 	_ = provv1.AddToScheme(scheme)
-	cfg := &provv1.GCPSecretManager{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "gcp"}, Spec: provv1.GCPSecretManagerSpec{ProjectID: "p"}}
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(cfg).Build()
-	p := New(providers.Deps{Client: c, APIReader: c}, opts...)
+	cfg := &provv1.GCPSecretManager{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "gcp"}, Spec: spec}
+	c := b.WithScheme(scheme).WithObjects(append(objs, cfg)...).Build()
+	return New(providers.Deps{Client: c, APIReader: c}, opts...)
+}
+
+func connect(t *testing.T, p *Provider) providers.SecretsClient {
+	t.Helper()
 	cl, err := p.NewClient(context.Background(), providers.Ref{Kind: Kind, Namespace: "team", Name: "gcp"}, providers.Scope{Namespace: "team"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cl.Close(context.Background()) })
-	return srv, cl
+	return cl
 }
 
 func TestRead(t *testing.T) {

@@ -1,0 +1,188 @@
+package secretmanager
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	smpb "cloud.google.com/go/secretmanager/apiv1/secretmanagerpb"
+	"google.golang.org/api/iterator"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/eso-dev/eso/providers"
+)
+
+// remoteSecret is what a write needs to know of a remote secret.
+type remoteSecret struct {
+	exists, managed bool
+	// etag is the secret's metadata version, for a delete that must not
+	// act on a secret changed (e.g. relabelled) since it was read.
+	etag string
+}
+
+func (c *Client) remote(ctx context.Context, key string) (remoteSecret, error) {
+	s, err := c.api.GetSecret(ctx, &smpb.GetSecretRequest{Name: c.secretName(key)})
+	if status.Code(err) == codes.NotFound {
+		return remoteSecret{}, nil
+	}
+	if err != nil {
+		return remoteSecret{}, apiError(err, fmt.Sprintf("reading secret %q", key))
+	}
+	return remoteSecret{exists: true, managed: s.GetLabels()[providers.ManagedByKey] == providers.ManagedByValue, etag: s.GetEtag()}, nil
+}
+
+func errNotManaged(key string) error {
+	return fmt.Errorf("%w: secret %q (no label %s=%s)", providers.ErrNotManaged, key, providers.ManagedByKey, providers.ManagedByValue)
+}
+
+// current returns the value of the newest enabled version; found is false
+// when the secret has none. "latest" names the newest version even when it
+// is disabled, so then the versions are listed.
+func (c *Client) current(ctx context.Context, key string) (value []byte, found bool, err error) {
+	value, err = c.value(ctx, key, "latest")
+	if !errors.Is(err, providers.ErrSecretNotFound) {
+		return value, err == nil, err
+	}
+	it := c.api.ListSecretVersions(ctx, &smpb.ListSecretVersionsRequest{Parent: c.secretName(key), Filter: "state:ENABLED"})
+	newest := 0
+	for {
+		v, err := it.Next()
+		if err == iterator.Done {
+			break
+		}
+		if err != nil {
+			return nil, false, apiError(err, fmt.Sprintf("listing versions of secret %q", key))
+		}
+		if n, err := strconv.Atoi(v.Name[strings.LastIndex(v.Name, "/")+1:]); err == nil && n > newest {
+			newest = n
+		}
+	}
+	if newest == 0 {
+		return nil, false, nil
+	}
+	value, err = c.value(ctx, key, strconv.Itoa(newest))
+	return value, err == nil, err
+}
+
+// PushSecret implements providers.Writer: it creates the secret labelled as
+// eso's, or adds a version to one eso created; a property is merged into the
+// JSON object the secret holds. No version is added when the newest enabled
+// version already holds the value.
+func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) error {
+	remote, err := c.remote(ctx, req.RemoteKey)
+	if err != nil {
+		return err
+	}
+	if remote.exists && !remote.managed {
+		return errNotManaged(req.RemoteKey)
+	}
+	var current []byte
+	var found bool
+	if remote.exists {
+		if current, found, err = c.current(ctx, req.RemoteKey); err != nil {
+			return err
+		}
+	}
+	value := req.Value
+	if req.Property != "" {
+		if value, err = providers.SetProperty(current, req.Property, req.Value); err != nil {
+			return err
+		}
+	}
+	if found && bytes.Equal(current, value) {
+		return nil
+	}
+	if !remote.exists {
+		if err := c.create(ctx, req.RemoteKey); err != nil {
+			return err
+		}
+	}
+	return c.addVersion(ctx, req.RemoteKey, value)
+}
+
+// create creates an empty secret labelled as eso's: replicated
+// automatically, or for a regional configuration in its location.
+func (c *Client) create(ctx context.Context, key string) error {
+	secret := &smpb.Secret{Labels: map[string]string{providers.ManagedByKey: providers.ManagedByValue}}
+	if !c.regional {
+		secret.Replication = &smpb.Replication{Replication: &smpb.Replication_Automatic_{Automatic: &smpb.Replication_Automatic{}}}
+	}
+	_, err := c.api.CreateSecret(ctx, &smpb.CreateSecretRequest{Parent: c.parent, SecretId: key, Secret: secret})
+	if status.Code(err) == codes.AlreadyExists {
+		// Created since it was read: write to it only if eso created it.
+		remote, err := c.remote(ctx, key)
+		if err != nil {
+			return err
+		}
+		if !remote.managed {
+			return errNotManaged(key)
+		}
+		return nil
+	}
+	if err != nil {
+		return apiError(err, fmt.Sprintf("creating secret %q", key))
+	}
+	return nil
+}
+
+func (c *Client) addVersion(ctx context.Context, key string, value []byte) error {
+	_, err := c.api.AddSecretVersion(ctx, &smpb.AddSecretVersionRequest{Parent: c.secretName(key), Payload: &smpb.SecretPayload{Data: value}})
+	if err != nil {
+		return apiError(err, fmt.Sprintf("adding a version to secret %q", key))
+	}
+	return nil
+}
+
+// DeleteSecret implements providers.Writer: only secrets eso created are
+// deleted, and only if unchanged since they were read (etag); with a
+// property, only that field goes (a new version without it), and the secret
+// when it was the last.
+func (c *Client) DeleteSecret(ctx context.Context, remoteKey, property string) error {
+	remote, err := c.remote(ctx, remoteKey)
+	if err != nil || !remote.exists {
+		return err
+	}
+	if !remote.managed {
+		return errNotManaged(remoteKey)
+	}
+	if property != "" {
+		current, found, err := c.current(ctx, remoteKey)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return fmt.Errorf("%w: secret %q has no enabled version to delete property %q from", providers.ErrSecretNotFound, remoteKey, property)
+		}
+		if fields, err := providers.FieldMap(current); err == nil {
+			if _, ok := fields[property]; !ok {
+				return nil // already gone: no new version
+			}
+		}
+		rest, empty, err := providers.DeleteProperty(current, property)
+		if err != nil {
+			return err
+		}
+		if !empty {
+			return c.addVersion(ctx, remoteKey, rest)
+		}
+	}
+	err = c.api.DeleteSecret(ctx, &smpb.DeleteSecretRequest{Name: c.secretName(remoteKey), Etag: remote.etag})
+	switch status.Code(err) {
+	case codes.OK, codes.NotFound: // NotFound: deleted meanwhile
+		return nil
+	case codes.FailedPrecondition:
+		return fmt.Errorf("secret %q changed since it was read (etag mismatch): not deleted", remoteKey)
+	default:
+		return apiError(err, fmt.Sprintf("deleting secret %q", remoteKey))
+	}
+}
+
+// SecretExists implements providers.Writer.
+func (c *Client) SecretExists(ctx context.Context, remoteKey string) (bool, error) {
+	remote, err := c.remote(ctx, remoteKey)
+	return remote.exists, err
+}
