@@ -3,8 +3,8 @@ package vault
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	vault "github.com/hashicorp/vault/api"
@@ -14,80 +14,75 @@ import (
 	"github.com/eso-dev/eso/providers"
 )
 
-// renewBefore logs in again this long before the token expires.
-const renewBefore = time.Minute
-
-// session holds a logged-in Vault client and logs in again shortly before
-// its token expires; a static token is used as is.
-type session struct {
-	api   *vault.Client
-	login func(context.Context) (*vault.Secret, error) // nil for a static token
-
-	mu      sync.Mutex
-	expires time.Time
-}
-
-// client returns the API client with a valid token, logging in if needed.
-func (s *session) client(ctx context.Context) (*vault.Client, error) {
-	if s.login == nil {
-		return s.api, nil
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.expires.IsZero() && time.Until(s.expires) > renewBefore {
-		return s.api, nil
-	}
-	secret, err := s.login(ctx)
+// newSession builds the API client and its login from the configuration,
+// resolving credentials in namespace only. Credentials are read here, so a
+// missing Secret fails validation, and again at each login, so rotated ones
+// are picked up without a new client.
+func newSession(ctx context.Context, deps providers.Deps, spec *provv1.VaultSpec, namespace string) (*session, error) {
+	a := spec.Auth
+	caPEM, err := trustedCA(ctx, deps.APIReader, spec, namespace)
 	if err != nil {
 		return nil, err
 	}
-	if secret == nil || secret.Auth == nil || secret.Auth.ClientToken == "" {
-		return nil, fmt.Errorf("%w: Vault login returned no token", providers.ErrInvalidConfig)
-	}
-	s.api.SetToken(secret.Auth.ClientToken)
-	ttl := time.Duration(secret.Auth.LeaseDuration) * time.Second
-	if ttl <= 0 {
-		ttl = 24 * time.Hour // non-expiring token: check again daily
-	}
-	s.expires = time.Now().Add(ttl)
-	return s.api, nil
-}
-
-// newSession builds the API client and its login from the configuration,
-// resolving credentials in namespace only.
-func newSession(ctx context.Context, deps providers.Deps, spec *provv1.VaultSpec, namespace string) (*session, error) {
-	cfg := vault.DefaultConfig()
-	cfg.Address = spec.Server
-	if len(spec.CABundle) > 0 {
-		if err := cfg.ConfigureTLS(&vault.TLSConfig{CACertBytes: spec.CABundle}); err != nil {
-			return nil, fmt.Errorf("%w: caBundle: %v", providers.ErrInvalidConfig, err)
+	var clientCert *clientCertificate
+	if a.Cert != nil {
+		if !strings.HasPrefix(spec.Server, "https://") {
+			return nil, fmt.Errorf("%w: cert auth needs an https:// server", providers.ErrInvalidConfig)
 		}
+		clientCert = &clientCertificate{}
 	}
-	api, err := vault.NewClient(cfg)
+	newAPI := func() (*vault.Client, *http.Client, error) {
+		cfg := vault.DefaultConfig()
+		cfg.Address = spec.Server
+		if err := configureTLS(cfg, caPEM, clientCert); err != nil {
+			return nil, nil, err
+		}
+		api, err := vault.NewClient(cfg)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: %v", providers.ErrInvalidConfig, err)
+		}
+		api.ClearToken() // never a token from eso's environment
+		if spec.Namespace != "" {
+			api.SetNamespace(spec.Namespace)
+		}
+		return api, cfg.HttpClient, nil
+	}
+	api, _, err := newAPI()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", providers.ErrInvalidConfig, err)
+		return nil, err
 	}
-	api.ClearToken() // never a token from eso's environment
-	if spec.Namespace != "" {
-		api.SetNamespace(spec.Namespace)
+	// Logins go out on a client of their own, without the token they replace.
+	loginAPI, loginHTTP, err := newAPI()
+	if err != nil {
+		return nil, err
 	}
-	s := &session{api: api}
-	a := spec.Auth
+
+	s := &session{api: api, owned: true}
 	switch {
 	case a.TokenSecretRef != nil:
-		token, err := secretValue(ctx, deps.APIReader, namespace, *a.TokenSecretRef)
-		if err != nil {
+		s.owned = false
+		s.obtain = func(ctx context.Context) (*vault.SecretAuth, error) {
+			token, err := secretValue(ctx, deps.APIReader, namespace, *a.TokenSecretRef)
+			if err != nil {
+				return nil, err
+			}
+			return &vault.SecretAuth{ClientToken: token}, nil // expiry unknown: used until refused
+		}
+		// Reading the token is not a login: take it now.
+		if err := s.login(ctx); err != nil {
 			return nil, err
 		}
-		api.SetToken(token)
 	case a.AppRole != nil:
-		secretID, err := secretValue(ctx, deps.APIReader, namespace, a.AppRole.SecretRef)
-		if err != nil {
+		mount := orDefault(a.AppRole.Path, "approle")
+		if _, err := secretValue(ctx, deps.APIReader, namespace, a.AppRole.SecretRef); err != nil {
 			return nil, err
 		}
-		path := orDefault(a.AppRole.Path, "approle")
-		s.login = func(ctx context.Context) (*vault.Secret, error) {
-			return loginWith(ctx, api, path, map[string]any{"role_id": a.AppRole.RoleID, "secret_id": secretID})
+		s.obtain = func(ctx context.Context) (*vault.SecretAuth, error) {
+			secretID, err := secretValue(ctx, deps.APIReader, namespace, a.AppRole.SecretRef)
+			if err != nil {
+				return nil, err
+			}
+			return loginWith(ctx, loginAPI, mount, map[string]any{"role_id": a.AppRole.RoleID, "secret_id": secretID})
 		}
 	case a.Kubernetes != nil, a.JWT != nil:
 		k, mount := a.Kubernetes, "kubernetes"
@@ -95,25 +90,50 @@ func newSession(ctx context.Context, deps providers.Deps, spec *provv1.VaultSpec
 			k, mount = a.JWT, "jwt"
 		}
 		mount = orDefault(k.MountPath, mount)
-		s.login = func(ctx context.Context) (*vault.Secret, error) {
+		s.obtain = func(ctx context.Context) (*vault.SecretAuth, error) {
 			jwt, err := serviceAccountToken(ctx, deps.Client, namespace, k.ServiceAccountRef)
 			if err != nil {
 				return nil, err
 			}
-			return loginWith(ctx, api, mount, map[string]any{"role": k.Role, "jwt": jwt})
+			return loginWith(ctx, loginAPI, mount, map[string]any{"role": k.Role, "jwt": jwt})
+		}
+	case a.Cert != nil:
+		mount := orDefault(a.Cert.Path, "cert")
+		if _, err := readKeyPair(ctx, deps.APIReader, namespace, a.Cert); err != nil {
+			return nil, err
+		}
+		s.obtain = func(ctx context.Context) (*vault.SecretAuth, error) {
+			pair, err := readKeyPair(ctx, deps.APIReader, namespace, a.Cert)
+			if err != nil {
+				return nil, err
+			}
+			clientCert.current.Store(pair)
+			// A connection opened with an older certificate must not carry
+			// the login.
+			loginHTTP.CloseIdleConnections()
+			body := map[string]any{}
+			if a.Cert.Name != "" {
+				body["name"] = a.Cert.Name
+			}
+			return loginWith(ctx, loginAPI, mount, body)
 		}
 	default:
-		return nil, fmt.Errorf("%w: auth needs tokenSecretRef, appRole, kubernetes or jwt", providers.ErrInvalidConfig)
+		return nil, fmt.Errorf("%w: auth needs tokenSecretRef, appRole, kubernetes, jwt or cert", providers.ErrInvalidConfig)
 	}
 	return s, nil
 }
 
-func loginWith(ctx context.Context, api *vault.Client, mount string, body map[string]any) (*vault.Secret, error) {
-	secret, err := api.Logical().WriteWithContext(ctx, "auth/"+strings.Trim(mount, "/")+"/login", body)
+// loginWith logs in at auth/<mount>/login with body.
+func loginWith(ctx context.Context, api *vault.Client, mount string, body map[string]any) (*vault.SecretAuth, error) {
+	mount = strings.Trim(mount, "/")
+	secret, err := api.Logical().WriteWithContext(ctx, "auth/"+mount+"/login", body)
 	if err != nil {
-		return nil, fmt.Errorf("%w: Vault login at auth/%s failed: %v", providers.ErrOutOfScope, mount, vaultMessage(err))
+		return nil, loginError(err, mount)
 	}
-	return secret, nil
+	if secret == nil {
+		return nil, nil
+	}
+	return secret.Auth, nil
 }
 
 func orDefault(v, def string) string {
@@ -141,13 +161,4 @@ func serviceAccountToken(ctx context.Context, c client.Client, namespace string,
 	}
 	token, _, err := providers.ServiceAccountToken(ctx, c, namespace, sa.Name, audiences, 10*time.Minute)
 	return token, err
-}
-
-// vaultMessage keeps Vault's error list, which names paths and reasons, not
-// secret data.
-func vaultMessage(err error) string {
-	if re, ok := err.(*vault.ResponseError); ok {
-		return fmt.Sprintf("%d %s", re.StatusCode, strings.Join(re.Errors, "; "))
-	}
-	return err.Error()
 }

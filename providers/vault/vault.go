@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"path"
 	"slices"
 	"strings"
@@ -54,8 +53,9 @@ func (p *Provider) Validate(ctx context.Context, ref providers.Ref, scope provid
 	return err
 }
 
-// NewClient implements providers.Provider. The login happens on first use
-// and again only shortly before the token expires.
+// NewClient implements providers.Provider. The login happens on first use;
+// the token is then renewed shortly before it expires, and replaced by a new
+// login only when Vault no longer renews or accepts it.
 func (p *Provider) NewClient(ctx context.Context, ref providers.Ref, scope providers.Scope) (providers.SecretsClient, error) {
 	var cfg provv1.Vault
 	if err := providers.ReadConfig(ctx, p.deps.Client, ref, &cfg); err != nil {
@@ -176,7 +176,7 @@ func (c *Client) list(ctx context.Context, dir string) ([]string, error) {
 	}
 	secret, err := api.Logical().ListWithContext(ctx, listPath)
 	if err != nil {
-		return nil, readError(err, dir, "")
+		return nil, c.checked(readError(err, dir, ""))
 	}
 	if secret == nil {
 		return nil, nil
@@ -222,7 +222,7 @@ func (c *Client) data(ctx context.Context, key, version string) ([]byte, error) 
 		secret, err = api.Logical().ReadWithContext(ctx, p)
 	}
 	if err != nil {
-		return nil, readError(err, key, version)
+		return nil, c.checked(readError(err, key, version))
 	}
 	if secret == nil || secret.Data == nil {
 		return nil, fmt.Errorf("%w: secret %q version %q", providers.ErrSecretNotFound, key, version)
@@ -252,7 +252,7 @@ func (c *Client) customMetadataMap(ctx context.Context, key string) (map[string]
 	}
 	secret, err := api.Logical().ReadWithContext(ctx, p)
 	if err != nil {
-		return nil, readError(err, key, "")
+		return nil, c.checked(readError(err, key, ""))
 	}
 	if secret == nil {
 		return nil, fmt.Errorf("%w: secret %q", providers.ErrSecretNotFound, key)
@@ -274,19 +274,6 @@ func (c *Client) customMetadata(ctx context.Context, key string) ([]byte, error)
 	return json.Marshal(m)
 }
 
-func readError(err error, key, version string) error {
-	var re *vault.ResponseError
-	if errors.As(err, &re) {
-		switch re.StatusCode {
-		case http.StatusNotFound:
-			return fmt.Errorf("%w: secret %q version %q", providers.ErrSecretNotFound, key, version)
-		case http.StatusForbidden:
-			return fmt.Errorf("%w: reading secret %q: %s", providers.ErrOutOfScope, key, vaultMessage(err))
-		}
-	}
-	return fmt.Errorf("reading secret %q: %s", key, vaultMessage(err))
-}
-
 // PropertiesAreJSONPaths implements providers.JSONProperties.
 func (c *Client) PropertiesAreJSONPaths() {}
 
@@ -298,5 +285,31 @@ func (c *Client) Capabilities() providers.Capabilities {
 	return providers.ReadOnly
 }
 
-// Close implements providers.SecretsClient.
-func (c *Client) Close(context.Context) error { return nil }
+// checked passes err on, first dropping the session's token if Vault
+// refused it, so that the next call logs in (or rereads tokenSecretRef).
+func (c *Client) checked(err error) error {
+	if errors.Is(err, providers.ErrAuthFailed) {
+		c.session.refused()
+	}
+	return err
+}
+
+// CheckAuth implements providers.AuthChecker: auth/token/lookup-self with
+// the current token, after logging in if needed.
+func (c *Client) CheckAuth(ctx context.Context) error {
+	api, err := c.session.client(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = api.Auth().Token().LookupSelfWithContext(ctx)
+	if err != nil {
+		return c.checked(lookupError(err))
+	}
+	return nil
+}
+
+// Close implements providers.SecretsClient: it revokes the token eso logged
+// in for, never a token from tokenSecretRef.
+func (c *Client) Close(ctx context.Context) error { return c.session.close(ctx) }
+
+var _ providers.AuthChecker = (*Client)(nil)

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
@@ -20,7 +21,9 @@ import (
 
 // These tests run against a real Vault dev server (make test builds it).
 
-func newClient(t *testing.T, spec provv1.VaultSpec, creds map[string]string) (providers.SecretsClient, error) {
+// newClient builds a client for spec in namespace "team", whose Secret
+// vault-creds holds creds, beside the other objects given.
+func newClient(t *testing.T, spec provv1.VaultSpec, creds map[string]string, objects ...client.Object) (providers.SecretsClient, error) {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	_ = corev1.AddToScheme(scheme)
@@ -30,7 +33,7 @@ func newClient(t *testing.T, spec provv1.VaultSpec, creds map[string]string) (pr
 	for k, v := range creds {
 		secret.Data[k] = []byte(v)
 	}
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(cfg, secret).Build()
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(append(objects, cfg, secret)...).Build()
 	p := &Provider{deps: providers.Deps{Client: c, APIReader: c}}
 	return p.NewClient(context.Background(), providers.Ref{Kind: Kind, Namespace: "team", Name: "vault"}, providers.Scope{Namespace: "team"})
 }
@@ -167,7 +170,7 @@ func TestAppRoleAndDeniedReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = c.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: "app/db"})
-	if err == nil || !strings.Contains(err.Error(), "auth/approle") || strings.Contains(err.Error(), "wrong-secret-id") {
+	if !errors.Is(err, providers.ErrAuthFailed) || !strings.Contains(err.Error(), "auth/approle") || strings.Contains(err.Error(), "wrong-secret-id") {
 		t.Errorf("bad login: %v", err)
 	}
 }

@@ -28,7 +28,7 @@ func (c *Client) state(ctx context.Context, key string) (exists, managed bool, v
 	}
 	meta, err := api.Logical().ReadWithContext(ctx, metaPath)
 	if err != nil {
-		return false, false, 0, readError(err, key, "")
+		return false, false, 0, c.checked(readError(err, key, ""))
 	}
 	if meta == nil {
 		return false, false, 0, nil
@@ -103,7 +103,7 @@ func (c *Client) writeData(ctx context.Context, key string, data map[string]any,
 	}
 	if _, err := api.Logical().WriteWithContext(ctx, dataPath, map[string]any{
 		"data": data, "options": map[string]any{"cas": version}}); err != nil {
-		return fmt.Errorf("writing secret %q (check-and-set at version %d): %s", key, version, vaultMessage(err))
+		return c.checked(kvError(err, fmt.Sprintf("writing secret %q (check-and-set at version %d)", key, version)))
 	}
 	if !mark {
 		return nil
@@ -111,7 +111,7 @@ func (c *Client) writeData(ctx context.Context, key string, data map[string]any,
 	metaPath, _ := c.kvPath("metadata", key)
 	if _, err := api.Logical().WriteWithContext(ctx, metaPath, map[string]any{
 		"custom_metadata": map[string]any{providers.ManagedByKey: providers.ManagedByValue}}); err != nil {
-		return fmt.Errorf("marking secret %q: %s", key, vaultMessage(err))
+		return c.checked(kvError(err, fmt.Sprintf("marking secret %q", key)))
 	}
 	return nil
 }
@@ -177,7 +177,7 @@ func (c *Client) DeleteSecret(ctx context.Context, remoteKey, property string) e
 	}
 	metaPath, _ := c.kvPath("metadata", remoteKey)
 	if _, err := api.Logical().DeleteWithContext(ctx, metaPath); err != nil {
-		return fmt.Errorf("deleting secret %q: %s", remoteKey, vaultMessage(err))
+		return c.checked(kvError(err, fmt.Sprintf("deleting secret %q", remoteKey)))
 	}
 	return nil
 }
