@@ -2,6 +2,7 @@ package vault
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net/http"
 	"strings"
@@ -32,8 +33,7 @@ func newSession(ctx context.Context, deps providers.Deps, spec *provv1.VaultSpec
 		clientCert = &clientCertificate{}
 	}
 	newAPI := func() (*vault.Client, *http.Client, error) {
-		cfg := vault.DefaultConfig()
-		cfg.Address = spec.Server
+		cfg := configWithoutEnvironment(spec.Server)
 		if err := configureTLS(cfg, caPEM, clientCert); err != nil {
 			return nil, nil, err
 		}
@@ -41,7 +41,11 @@ func newSession(ctx context.Context, deps providers.Deps, spec *provv1.VaultSpec
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: %v", providers.ErrInvalidConfig, err)
 		}
-		api.ClearToken() // never a token from eso's environment
+		// NewClient takes a token, namespace and headers from eso's environment.
+		api.ClearToken()
+		headers := http.Header{}
+		headers.Set(vault.RequestHeaderName, "true")
+		api.SetHeaders(headers)
 		if spec.Namespace != "" {
 			api.SetNamespace(spec.Namespace)
 		}
@@ -121,6 +125,27 @@ func newSession(ctx context.Context, deps providers.Deps, spec *provv1.VaultSpec
 		return nil, fmt.Errorf("%w: auth needs tokenSecretRef, appRole, kubernetes, jwt or cert", providers.ErrInvalidConfig)
 	}
 	return s, nil
+}
+
+// configWithoutEnvironment is the Vault client's default configuration for
+// server, without what it takes from the VAULT_* environment of eso's
+// process: an agent address (which would receive every request), a CA,
+// client certificate, TLS server name or skip-verify. Those are eso's own and
+// must not apply to a server a configuration names. Retry, timeout and
+// proxy settings stay, as operator knobs.
+func configWithoutEnvironment(server string) *vault.Config {
+	cfg := vault.DefaultConfig()
+	cfg.Address = server
+	cfg.AgentAddress = ""
+	cfg.SRVLookup = false
+	if transport, ok := cfg.HttpClient.Transport.(*http.Transport); ok {
+		var nextProtos []string // keep HTTP/2 as configured
+		if transport.TLSClientConfig != nil {
+			nextProtos = transport.TLSClientConfig.NextProtos
+		}
+		transport.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12, NextProtos: nextProtos}
+	}
+	return cfg
 }
 
 // loginWith logs in at auth/<mount>/login with body.

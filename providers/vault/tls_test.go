@@ -161,6 +161,12 @@ func TestCAProvider(t *testing.T) {
 		return err
 	}
 
+	// eso's own VAULT_* environment does not apply to configured servers:
+	// no skipped verification, no agent receiving the requests.
+	t.Setenv("VAULT_SKIP_VERIFY", "true")
+	t.Setenv("VAULT_AGENT_ADDR", "http://127.0.0.1:1")
+	t.Setenv("VAULT_TOKEN", "from-eso-environment")
+
 	// Without the CA the handshake fails, saying so.
 	if err := read(spec); err == nil || !strings.Contains(err.Error(), "certificate") || !strings.Contains(err.Error(), "caProvider") {
 		t.Errorf("read without the server's CA: %v, want a certificate error pointing at caBundle/caProvider", err)
