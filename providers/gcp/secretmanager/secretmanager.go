@@ -68,7 +68,7 @@ func (p *Provider) Validate(ctx context.Context, ref providers.Ref, scope provid
 	if scope.Namespace == "" {
 		return nil
 	}
-	_, _, err := p.options(ctx, &cfg.Spec, scope)
+	_, _, err := p.options(ctx, &cfg.Spec, scope, false)
 	return err
 }
 
@@ -80,7 +80,7 @@ func (p *Provider) NewClient(ctx context.Context, ref providers.Ref, scope provi
 	if err := providers.ReadConfig(ctx, p.deps.Client, ref, &cfg); err != nil {
 		return nil, err
 	}
-	opts, creds, err := p.options(ctx, &cfg.Spec, scope)
+	opts, creds, err := p.options(ctx, &cfg.Spec, scope, true)
 	if err != nil {
 		return nil, err
 	}
@@ -97,8 +97,9 @@ func (p *Provider) NewClient(ctx context.Context, ref providers.Ref, scope provi
 }
 
 // options returns the client options of spec and the credentials they
-// carry (nil for tests without credentials).
-func (p *Provider) options(ctx context.Context, spec *provv1.GCPSecretManagerSpec, scope providers.Scope) ([]option.ClientOption, *auth.Credentials, error) {
+// carry (nil for tests without credentials). eso's own credentials are only
+// looked for when connecting: on GCE that asks the metadata server.
+func (p *Provider) options(ctx context.Context, spec *provv1.GCPSecretManagerSpec, scope providers.Scope, connecting bool) ([]option.ClientOption, *auth.Credentials, error) {
 	var opts []option.ClientOption
 	switch {
 	case spec.Endpoint != "":
@@ -118,7 +119,7 @@ func (p *Provider) options(ctx context.Context, spec *provv1.GCPSecretManagerSpe
 	case spec.Endpoint != "":
 		// eso's bearer token would go to an endpoint the configuration chose.
 		return nil, nil, fmt.Errorf("%w: endpoint cannot be combined with eso's own credentials", providers.ErrInvalidConfig)
-	default:
+	case connecting:
 		creds, err = gcpauth.Ambient()
 	}
 	if err != nil {
