@@ -32,31 +32,12 @@ func newSession(ctx context.Context, deps providers.Deps, spec *provv1.VaultSpec
 		}
 		clientCert = &clientCertificate{}
 	}
-	newAPI := func() (*vault.Client, *http.Client, error) {
-		cfg := configWithoutEnvironment(spec.Server)
-		if err := configureTLS(cfg, caPEM, clientCert); err != nil {
-			return nil, nil, err
-		}
-		api, err := vault.NewClient(cfg)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%w: %v", providers.ErrInvalidConfig, err)
-		}
-		// NewClient takes a token, namespace and headers from eso's environment.
-		api.ClearToken()
-		headers := http.Header{}
-		headers.Set(vault.RequestHeaderName, "true")
-		api.SetHeaders(headers)
-		if spec.Namespace != "" {
-			api.SetNamespace(spec.Namespace)
-		}
-		return api, cfg.HttpClient, nil
-	}
-	api, _, err := newAPI()
+	api, _, err := newAPIClient(spec, caPEM, clientCert)
 	if err != nil {
 		return nil, err
 	}
 	// Logins go out on a client of their own, without the token they replace.
-	loginAPI, loginHTTP, err := newAPI()
+	loginAPI, loginHTTP, err := newAPIClient(spec, caPEM, clientCert)
 	if err != nil {
 		return nil, err
 	}
@@ -125,6 +106,28 @@ func newSession(ctx context.Context, deps providers.Deps, spec *provv1.VaultSpec
 		return nil, fmt.Errorf("%w: auth needs tokenSecretRef, appRole, kubernetes, jwt or cert", providers.ErrInvalidConfig)
 	}
 	return s, nil
+}
+
+// newAPIClient is a Vault API client for spec's server and namespace,
+// with no token yet, and the HTTP client it sends with.
+func newAPIClient(spec *provv1.VaultSpec, caPEM []byte, clientCert *clientCertificate) (*vault.Client, *http.Client, error) {
+	cfg := configWithoutEnvironment(spec.Server)
+	if err := configureTLS(cfg, caPEM, clientCert); err != nil {
+		return nil, nil, err
+	}
+	api, err := vault.NewClient(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", providers.ErrInvalidConfig, err)
+	}
+	// NewClient takes a token, namespace and headers from eso's environment.
+	api.ClearToken()
+	headers := http.Header{}
+	headers.Set(vault.RequestHeaderName, "true")
+	api.SetHeaders(headers)
+	if spec.Namespace != "" {
+		api.SetNamespace(spec.Namespace)
+	}
+	return api, cfg.HttpClient, nil
 }
 
 // configWithoutEnvironment is the Vault client's default configuration for
