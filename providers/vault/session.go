@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -30,6 +31,7 @@ type session struct {
 
 	mu        sync.Mutex
 	valid     bool          // api holds a token Vault has not refused
+	revocable bool          // eso's own token, and not a batch token
 	ttl       time.Duration // granted at login; 0: the token does not expire
 	expires   time.Time
 	renewable bool
@@ -75,6 +77,7 @@ func (s *session) login(ctx context.Context) error {
 	s.ttl = time.Duration(auth.LeaseDuration) * time.Second
 	s.expires = requested.Add(s.ttl)
 	s.renewable = s.owned && auth.Renewable && s.ttl > 0
+	s.revocable = s.owned && !isBatchToken(auth.ClientToken)
 	return nil
 }
 
@@ -104,6 +107,12 @@ func (s *session) refused() {
 	s.valid = false
 }
 
+// isBatchToken: batch tokens ("hvb.", before Vault 1.10 "b.") cannot be
+// revoked; they expire.
+func isBatchToken(token string) bool {
+	return strings.HasPrefix(token, "hvb.") || strings.HasPrefix(token, "b.")
+}
+
 // close revokes a token eso logged in for (auth/token/revoke-self); a
 // user's token is left alone.
 func (s *session) close(ctx context.Context) error {
@@ -113,7 +122,7 @@ func (s *session) close(ctx context.Context) error {
 		return nil
 	}
 	s.valid = false
-	if !s.owned {
+	if !s.revocable {
 		return nil
 	}
 	// Close may run while a store's clients are being rebuilt: do not let an

@@ -75,6 +75,28 @@ func TestCloseRevokesOnlyLoginTokens(t *testing.T) {
 		t.Errorf("second Close: %v", err)
 	}
 
+	// Batch tokens cannot be revoked: Close lets them expire, without error.
+	write(t, root, "auth/approle/role/batch", map[string]any{"token_policies": "app-read", "token_type": "batch"})
+	batchRoleID, err := root.Logical().Read("auth/approle/role/batch/role-id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	batchSecretID, err := root.Logical().Write("auth/approle/role/batch/secret-id", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	batchAuth := provv1.VaultAuth{AppRole: &provv1.VaultAppRole{RoleID: batchRoleID.Data["role_id"].(string), SecretRef: auth.AppRole.SecretRef}}
+	c, err = newClient(t, provv1.VaultSpec{Server: root.Address(), Auth: batchAuth}, map[string]string{"secret-id": batchSecretID.Data["secret_id"].(string)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.GetSecret(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(ctx); err != nil {
+		t.Errorf("Close with a batch token: %v", err)
+	}
+
 	// A token from tokenSecretRef is the user's: Close leaves it alone.
 	userToken, err := root.Auth().Token().Create(&vault.TokenCreateRequest{Policies: []string{"app-read"}})
 	if err != nil {
