@@ -103,7 +103,7 @@ metadata: {name: bad-datafrom}
 spec:
   secretStoreRef: {name: s}
   dataFrom: [{}]`,
-			"each dataFrom entry needs exactly one of extract or find"},
+			"each dataFrom entry needs exactly one of extract, find or sourceRef.generatorRef"},
 		{"ExternalSecret dataFrom entry with two sources", `
 apiVersion: external-secrets.io/v1
 kind: ExternalSecret
@@ -111,7 +111,7 @@ metadata: {name: two-sources}
 spec:
   secretStoreRef: {name: s}
   dataFrom: [{extract: {key: k}, find: {name: {regexp: ".*"}}}]`,
-			"each dataFrom entry needs exactly one of extract or find"},
+			"each dataFrom entry needs exactly one of extract, find or sourceRef.generatorRef"},
 		{"ExternalSecret find selecting everything", `
 apiVersion: external-secrets.io/v1
 kind: ExternalSecret
@@ -258,6 +258,37 @@ spec:
     secretRef: {secretAccessKeySecretRef: {name: k, key: key.json}}
     workloadIdentity: {clusterLocation: l, clusterName: c, serviceAccountRef: {name: sa}}`,
 			"auth needs exactly one of secretRef or workloadIdentity"},
+		{"Password with more digits and symbols than characters", `
+apiVersion: provider.generator.external-secrets.io/v2alpha1
+kind: Password
+metadata: {name: too-many}
+spec: {length: 8, digits: 5, symbols: 5, allowRepeat: true}`,
+			"digits + symbols may not exceed length"},
+		{"Password with more distinct digits than exist", `
+apiVersion: provider.generator.external-secrets.io/v2alpha1
+kind: Password
+metadata: {name: distinct-digits}
+spec: {length: 32, digits: 12, symbols: 0}`,
+			"without allowRepeat there are only 10 distinct digits"},
+		{"Password longer than its distinct letters allow", `
+apiVersion: provider.generator.external-secrets.io/v2alpha1
+kind: Password
+metadata: {name: long}
+spec: {length: 200, digits: 0, symbols: 0}`,
+			"not enough distinct letters"},
+		{"Password with fewer symbol characters than symbols", `
+apiVersion: provider.generator.external-secrets.io/v2alpha1
+kind: Password
+metadata: {name: few-symbols}
+spec: {length: 24, symbols: 4, symbolCharacters: "-_"}`,
+			"symbols may not exceed the number of symbolCharacters"},
+		{"ClusterGenerator without the configuration's namespace", `
+apiVersion: generator.external-secrets.io/v2alpha1
+kind: ClusterGenerator
+metadata: {name: validation-no-namespace}
+spec:
+  providerConfig: {providerRef: {kind: Password, name: p}}`,
+			"providerConfig.providerRef.namespace is required"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -332,5 +363,22 @@ spec:
 		if got != want {
 			t.Errorf("%s = %q, want default %q", path, got, want)
 		}
+	}
+}
+
+// TestPasswordDefaultsAreValid: an empty Password spec gets upstream's
+// defaults and passes its own rules.
+func TestPasswordDefaultsAreValid(t *testing.T) {
+	ns := env.Namespace(t, "password-defaults", nil)
+	obj, err := apply(t, ns, `
+apiVersion: provider.generator.external-secrets.io/v2alpha1
+kind: Password
+metadata: {name: defaults}
+spec: {}`)
+	if err != nil {
+		t.Fatalf("rejected: %v", err)
+	}
+	if length, _, _ := unstructured.NestedInt64(obj.Object, "spec", "length"); length != 24 {
+		t.Fatalf("length defaulted to %d, want 24", length)
 	}
 }

@@ -25,6 +25,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	genv2 "github.com/eso-dev/eso/apis/generator/v2alpha1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/config"
 	"github.com/eso-dev/eso/app/registry"
@@ -33,14 +34,17 @@ import (
 
 // NewScheme registers the Kubernetes types eso uses (core, leases, token
 // requests), eso's APIs and the configuration kinds of every compiled-in
-// provider. Registering only what is used keeps start-up and memory small.
-func NewScheme(catalog *registry.Catalog) (*runtime.Scheme, error) {
+// provider and generator. Registering only what is used keeps start-up and memory small.
+func NewScheme(catalog *registry.Catalog, genCatalog *registry.GeneratorCatalog) (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
 	adders := []func(*runtime.Scheme) error{
 		corev1.AddToScheme, coordinationv1.AddToScheme, authenticationv1.AddToScheme,
-		esv1.AddToScheme, ssv2.AddToScheme,
+		esv1.AddToScheme, ssv2.AddToScheme, genv2.AddToScheme,
 	}
 	for _, r := range catalog.Registrations() {
+		adders = append(adders, r.AddToScheme)
+	}
+	for _, r := range genCatalog.Registrations() {
 		adders = append(adders, r.AddToScheme)
 	}
 	for _, add := range adders {

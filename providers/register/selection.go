@@ -1,5 +1,5 @@
 // Package register is the one place that decides, by build tag, which
-// providers are compiled into the binary.
+// providers and generators are compiled into the binary.
 //
 // The rule: providers that need no third-party SDK (kubernetes, fake) are
 // always in. Each SDK-backed provider has a tag (aws, gcp, vault). A build with
@@ -15,6 +15,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/eso-dev/eso/generators"
+	"github.com/eso-dev/eso/generators/password"
+	"github.com/eso-dev/eso/generators/uuid"
 	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/fake"
 	"github.com/eso-dev/eso/providers/kubernetes"
@@ -36,13 +39,23 @@ func SelectionConstraint(tag string) string {
 	return tag + " || !(" + strings.Join(others, " || ") + ")"
 }
 
-// sdkProviders is filled by the build-tagged files of this package.
-var sdkProviders []providers.Registration
+// sdkProviders and sdkGenerators are filled by the build-tagged files of
+// this package.
+var (
+	sdkProviders  []providers.Registration
+	sdkGenerators []generators.Registration
+)
 
 // Providers lists every provider compiled into this binary.
 func Providers() []providers.Registration {
 	builtin := []providers.Registration{fake.Registration, kubernetes.Registration}
 	return append(builtin, sdkProviders...)
+}
+
+// Generators lists every generator compiled into this binary.
+func Generators() []generators.Registration {
+	builtin := []generators.Registration{password.Registration, uuid.Registration}
+	return append(builtin, sdkGenerators...)
 }
 
 // selected is filled by the build-tagged files: the selection tags in effect.
@@ -59,13 +72,20 @@ func Selection() string {
 	return strings.Join(sorted, ",")
 }
 
-// Module adds every compiled-in provider to the fx value group "providers".
+// Module adds every compiled-in provider to the fx value group "providers"
+// and every generator to "generators".
 func Module() fx.Option {
 	var opts []fx.Option
 	for _, r := range Providers() {
 		opts = append(opts, fx.Provide(fx.Annotate(
 			func() providers.Registration { return r },
 			fx.ResultTags(`group:"providers"`),
+		)))
+	}
+	for _, r := range Generators() {
+		opts = append(opts, fx.Provide(fx.Annotate(
+			func() generators.Registration { return r },
+			fx.ResultTags(`group:"generators"`),
 		)))
 	}
 	return fx.Module("providers", opts...)

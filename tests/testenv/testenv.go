@@ -64,7 +64,11 @@ func Start() (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	scheme, err := manager.NewScheme(catalog)
+	genCatalog, err := registry.NewGeneratorCatalog(register.Generators())
+	if err != nil {
+		return nil, err
+	}
+	scheme, err := manager.NewScheme(catalog, genCatalog)
 	if err != nil {
 		return nil, err
 	}

@@ -317,8 +317,44 @@ type StoreSourceRef struct {
 	SecretStoreRef SecretStoreRef `json:"storeRef"`
 }
 
+// StoreGeneratorSourceRef names the store one dataFrom entry reads from, or
+// the generator that produces its keys.
+// +kubebuilder:validation:XValidation:rule="has(self.storeRef) != has(self.generatorRef)",message="sourceRef needs exactly one of storeRef or generatorRef"
+type StoreGeneratorSourceRef struct {
+	// SecretStoreRef names the store.
+	// +optional
+	SecretStoreRef *SecretStoreRef `json:"storeRef,omitempty"`
+
+	// GeneratorRef names a generator whose output becomes this entry's keys.
+	// +optional
+	GeneratorRef *GeneratorRef `json:"generatorRef,omitempty"`
+}
+
+// GeneratorRef names a generator: a Generator or ClusterGenerator, or a
+// generator kind (e.g. Password) of the ExternalSecret's namespace directly.
+type GeneratorRef struct {
+	// APIVersion of the generator. Absent, it follows from the kind:
+	// generator.external-secrets.io/v2alpha1 for Generator and
+	// ClusterGenerator, provider.generator.external-secrets.io/v2alpha1 for a
+	// generator kind. Upstream's generators.external-secrets.io/v1alpha1 is
+	// read as the latter.
+	// +kubebuilder:validation:Enum="generator.external-secrets.io/v2alpha1";"provider.generator.external-secrets.io/v2alpha1";"generators.external-secrets.io/v1alpha1"
+	// +optional
+	APIVersion string `json:"apiVersion,omitempty"`
+
+	// Kind of the generator, e.g. Generator, ClusterGenerator or Password.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	Kind string `json:"kind"`
+
+	// Name of the generator.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+}
+
 // ExternalSecretDataFromRemoteRef pulls many keys at once.
-// +kubebuilder:validation:XValidation:rule="has(self.extract) != has(self.find)",message="each dataFrom entry needs exactly one of extract or find"
+// +kubebuilder:validation:XValidation:rule="[has(self.extract), has(self.find), has(self.sourceRef) && has(self.sourceRef.generatorRef)].filter(x, x).size() == 1",message="each dataFrom entry needs exactly one of extract, find or sourceRef.generatorRef"
 type ExternalSecretDataFromRemoteRef struct {
 	// Extract reads one structured remote secret and writes each of its
 	// top-level fields as a key of the target Secret.
@@ -336,9 +372,10 @@ type ExternalSecretDataFromRemoteRef struct {
 	// +optional
 	Rewrite []ExternalSecretRewrite `json:"rewrite,omitempty"`
 
-	// SourceRef reads this entry through another store than spec.secretStoreRef.
+	// SourceRef reads this entry through another store than
+	// spec.secretStoreRef, or generates it with a generator.
 	// +optional
-	SourceRef *StoreSourceRef `json:"sourceRef,omitempty"`
+	SourceRef *StoreGeneratorSourceRef `json:"sourceRef,omitempty"`
 }
 
 // ExternalSecretFind selects remote secrets by name, path or tags.
