@@ -17,6 +17,7 @@ import (
 	"github.com/eso-dev/eso/app/controllers/clusterexternalsecret"
 	"github.com/eso-dev/eso/app/controllers/externalsecret"
 	"github.com/eso-dev/eso/app/controllers/secretstore"
+	"github.com/eso-dev/eso/app/generation"
 	"github.com/eso-dev/eso/app/manager"
 	"github.com/eso-dev/eso/app/registry"
 	"github.com/eso-dev/eso/app/stores"
@@ -30,8 +31,10 @@ func CoreModules() fx.Option {
 	return fx.Options(
 		register.Module(),
 		registry.Module,
+		registry.GeneratorsModule,
 		manager.Module,
 		stores.Module,
+		generation.Module,
 		secretstore.Module,
 		externalsecret.Module,
 		clusterexternalsecret.Module,

@@ -275,7 +275,7 @@ func TestFindRewriteAndSourceRef(t *testing.T) {
 		},
 		{
 			Find:      &esv1.ExternalSecretFind{Tags: map[string]string{"export": "yes"}},
-			SourceRef: &esv1.StoreSourceRef{SecretStoreRef: esv1.SecretStoreRef{Name: "local", Kind: "SecretStore"}},
+			SourceRef: &esv1.StoreGeneratorSourceRef{SecretStoreRef: &esv1.SecretStoreRef{Name: "local", Kind: "SecretStore"}},
 		},
 	}
 	es.Spec.Data = []esv1.ExternalSecretData{{

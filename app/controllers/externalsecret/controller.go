@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	"github.com/eso-dev/eso/app/generation"
 	"github.com/eso-dev/eso/app/metrics"
 	"github.com/eso-dev/eso/app/refresh"
 	"github.com/eso-dev/eso/app/stores"
@@ -36,8 +37,11 @@ type Reconciler struct {
 	// APIReader reads Secrets eso does not manage yet.
 	APIReader client.Reader
 	Resolver  *stores.Resolver
-	Recorder  record.EventRecorder
-	Scheduler *refresh.Scheduler
+	// Generation runs the generators of dataFrom entries and keeps their
+	// GeneratorStates.
+	Generation *generation.Runner
+	Recorder   record.EventRecorder
+	Scheduler  *refresh.Scheduler
 	// Now is the clock; tests may replace it.
 	Now func() time.Time
 
@@ -112,7 +116,25 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 	synced = true
 	metrics.SyncCalls.WithLabelValues(es.Name, es.Namespace).Inc()
-	fetched, err := fetch(ctx, srcs, &es)
+	var rotation *generation.Rotation
+	if generation.HasGenerators(&es) {
+		if target != nil && !drifted(&es, target) {
+			done, at, err := r.Generation.Completed(ctx, &es, target)
+			if err != nil {
+				return r.fail(ctx, &es, before, err)
+			}
+			if done {
+				// eso wrote this rotation and stopped before recording it:
+				// record it now rather than generate a second time.
+				setSynced(&es, true, metav1.NewTime(at))
+				return r.finish(ctx, &es, before, syncRecord{at: at, uid: es.UID, version: syncedVersion(&es), fingerprint: fingerprint})
+			}
+		}
+		if rotation, err = r.Generation.Generate(ctx, &es); err != nil {
+			return r.fail(ctx, &es, before, err)
+		}
+	}
+	fetched, err := fetch(ctx, srcs, &es, rotation.Generated())
 	if err != nil {
 		if errors.Is(err, providers.ErrOutOfScope) || errors.Is(err, providers.ErrAuthFailed) {
 			// Refused: the credentials may have been rotated since the client
@@ -157,9 +179,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if err != nil {
 			return r.fail(ctx, &es, before, err)
 		}
+		rotation.Annotate(out)
 		wrote, err := r.writeTarget(ctx, &es, target, out)
 		if err != nil {
 			return r.fail(ctx, &es, before, err)
+		}
+		if rotation != nil {
+			// The states' deadlines are reconciled later if this fails:
+			// the target lists what it holds.
+			if err := r.Generation.Commit(ctx, &es, rotation, generation.TargetStates(target)); err != nil {
+				log.Error(err, "committing generator states")
+			}
 		}
 		if wrote {
 			log.V(1).Info("target Secret written", "secret", es.TargetName(), "keys", len(fetched.data))
@@ -167,12 +197,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		setSynced(&es, wrote, stamp)
 	}
-	r.synced.Store(req.NamespacedName, syncRecord{at: now, uid: es.UID, version: syncedVersion(&es), fingerprint: fingerprint})
-	if err := r.writeStatus(ctx, &es, before); err != nil {
+	return r.finish(ctx, &es, before, syncRecord{at: now, uid: es.UID, version: syncedVersion(&es), fingerprint: fingerprint})
+}
+
+// finish records a successful sync (in memory and in the status) and
+// schedules the next refresh.
+func (r *Reconciler) finish(ctx context.Context, es *esv1.ExternalSecret, before *esv1.ExternalSecretStatus, rec syncRecord) (ctrl.Result, error) {
+	key := types.NamespacedName{Namespace: es.Namespace, Name: es.Name}
+	r.synced.Store(key, rec)
+	if err := r.writeStatus(ctx, es, before); err != nil {
 		return ctrl.Result{}, err
 	}
-	if interval := refreshInterval(&es); interval > 0 {
-		r.schedule(req.NamespacedName, interval+jitter(&es, interval))
+	if interval := refreshInterval(es); interval > 0 {
+		r.schedule(key, interval-r.Now().Sub(rec.at)+jitter(es, interval))
 	}
 	return ctrl.Result{}, nil
 }

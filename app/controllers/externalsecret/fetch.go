@@ -20,15 +20,16 @@ type fetchResult struct {
 	gone error
 }
 
-// fetch reads every entry of the ExternalSecret through its store. dataFrom
+// fetch reads every entry of the ExternalSecret through its store, taking
+// the values of generator entries from generated (by dataFrom index). dataFrom
 // entries are merged in order and data entries win over them. A reference the
 // provider does not have is recorded in gone, not fatal, so the caller can
 // apply the deletion policy; any other error stops the fetch.
-func fetch(ctx context.Context, srcs *sources, es *esv1.ExternalSecret) (fetchResult, error) {
+func fetch(ctx context.Context, srcs *sources, es *esv1.ExternalSecret, generated map[int]map[string][]byte) (fetchResult, error) {
 	res := fetchResult{data: map[string][]byte{}}
 	var notFound []error
 	for i, df := range es.Spec.DataFrom {
-		fields, err := fetchDataFrom(ctx, srcs, es, &df)
+		fields, err := fetchDataFrom(ctx, srcs, es, &df, generated[i])
 		if isGone(err) {
 			notFound = append(notFound, fmt.Errorf("dataFrom[%d]: %w", i, err))
 			continue
@@ -41,7 +42,7 @@ func fetch(ctx context.Context, srcs *sources, es *esv1.ExternalSecret) (fetchRe
 		}
 	}
 	for i, d := range es.Spec.Data {
-		c, err := srcs.client(ctx, es, d.SourceRef)
+		c, err := srcs.client(ctx, es, dataStore(d))
 		if err != nil {
 			return res, err
 		}
@@ -62,20 +63,28 @@ func fetch(ctx context.Context, srcs *sources, es *esv1.ExternalSecret) (fetchRe
 	return res, nil
 }
 
-// fetchDataFrom reads one dataFrom entry (extract or find), then converts,
-// rewrites and decodes its keys and values.
-func fetchDataFrom(ctx context.Context, srcs *sources, es *esv1.ExternalSecret, df *esv1.ExternalSecretDataFromRemoteRef) (map[string][]byte, error) {
-	c, err := srcs.client(ctx, es, df.SourceRef)
-	if err != nil {
-		return nil, err
-	}
+// fetchDataFrom reads one dataFrom entry (extract or find; a generator
+// entry's values come generated), then converts, rewrites and decodes its
+// keys and values.
+func fetchDataFrom(ctx context.Context, srcs *sources, es *esv1.ExternalSecret, df *esv1.ExternalSecretDataFromRemoteRef, generated map[string][]byte) (map[string][]byte, error) {
 	var (
 		fields     map[string][]byte
 		conversion esv1.ConversionStrategy
 		decoding   esv1.DecodingStrategy
 		nullBytes  esv1.NullBytePolicy
+		c          providers.SecretsClient
+		err        error
 	)
+	if df.SourceRef != nil && df.SourceRef.GeneratorRef != nil {
+		if fields = maps.Clone(generated); fields == nil {
+			fields = map[string][]byte{}
+		}
+	} else if c, err = srcs.client(ctx, es, dataFromStore(*df)); err != nil {
+		return nil, err
+	}
 	switch {
+	case fields != nil:
+		// generated: no conversion or decoding, as upstream
 	case df.Extract != nil:
 		fields, err = c.GetSecretMap(ctx, *df.Extract)
 		if err != nil {
@@ -89,7 +98,7 @@ func fetchDataFrom(ctx context.Context, srcs *sources, es *esv1.ExternalSecret, 
 		}
 		conversion, decoding = df.Find.ConversionStrategy, df.Find.DecodingStrategy
 	default:
-		return nil, errors.New("entry has neither extract nor find")
+		return nil, errors.New("entry has neither extract, find nor a generator")
 	}
 	// As upstream: rewrites first; key conversion only when there are none.
 	if len(df.Rewrite) > 0 {

@@ -22,6 +22,7 @@ import (
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/config"
+	"github.com/eso-dev/eso/app/generation"
 	"github.com/eso-dev/eso/app/refresh"
 	"github.com/eso-dev/eso/app/registry"
 	"github.com/eso-dev/eso/app/stores"
@@ -171,14 +172,15 @@ func readyStatus(o client.Object) string {
 // Module runs the ExternalSecret controller.
 var Module = fx.Module("externalsecret-controller",
 	fx.Provide(refresh.NewScheduler),
-	fx.Invoke(func(mgr ctrl.Manager, resolver *stores.Resolver, scheduler *refresh.Scheduler, catalog *registry.Catalog, cfg config.Config) error {
+	fx.Invoke(func(mgr ctrl.Manager, resolver *stores.Resolver, runner *generation.Runner, scheduler *refresh.Scheduler, catalog *registry.Catalog, cfg config.Config) error {
 		r := &Reconciler{
-			Client:    mgr.GetClient(),
-			APIReader: mgr.GetAPIReader(),
-			Resolver:  resolver,
-			Recorder:  mgr.GetEventRecorderFor("eso"),
-			Scheduler: scheduler,
-			Now:       time.Now,
+			Client:     mgr.GetClient(),
+			APIReader:  mgr.GetAPIReader(),
+			Resolver:   resolver,
+			Generation: runner,
+			Recorder:   mgr.GetEventRecorderFor("eso"),
+			Scheduler:  scheduler,
+			Now:        time.Now,
 		}
 		return r.SetupWithManager(mgr, catalog, cfg.Concurrency)
 	}),

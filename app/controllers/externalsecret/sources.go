@@ -35,23 +35,42 @@ type source struct {
 func storeRefs(es *esv1.ExternalSecret) []esv1.SecretStoreRef {
 	var refs []esv1.SecretStoreRef
 	usesDefault := false
-	note := func(src *esv1.StoreSourceRef) {
-		if src != nil {
-			refs = append(refs, src.SecretStoreRef)
+	note := func(ref *esv1.SecretStoreRef) {
+		if ref != nil {
+			refs = append(refs, *ref)
 		} else {
 			usesDefault = true
 		}
 	}
 	for _, d := range es.Spec.Data {
-		note(d.SourceRef)
+		note(dataStore(d))
 	}
 	for _, d := range es.Spec.DataFrom {
-		note(d.SourceRef)
+		if d.SourceRef != nil && d.SourceRef.GeneratorRef != nil {
+			continue // generated, not read from a store
+		}
+		note(dataFromStore(d))
 	}
 	if usesDefault && es.Spec.SecretStoreRef != nil {
 		refs = append([]esv1.SecretStoreRef{*es.Spec.SecretStoreRef}, refs...)
 	}
 	return dedupe(es.Namespace, refs)
+}
+
+// dataStore is the store a data entry names itself, nil for the default.
+func dataStore(d esv1.ExternalSecretData) *esv1.SecretStoreRef {
+	if d.SourceRef == nil {
+		return nil
+	}
+	return &d.SourceRef.SecretStoreRef
+}
+
+// dataFromStore is the store a dataFrom entry names itself, nil for the default.
+func dataFromStore(d esv1.ExternalSecretDataFromRemoteRef) *esv1.SecretStoreRef {
+	if d.SourceRef == nil {
+		return nil
+	}
+	return d.SourceRef.SecretStoreRef
 }
 
 func dedupe(namespace string, refs []esv1.SecretStoreRef) []esv1.SecretStoreRef {
@@ -131,12 +150,11 @@ func (s *sources) fingerprint() string {
 	return strings.Join(parts, ",")
 }
 
-// client returns the provider client an entry reads through: its sourceRef's
-// store, else spec.secretStoreRef's.
-func (s *sources) client(ctx context.Context, es *esv1.ExternalSecret, sourceRef *esv1.StoreSourceRef) (providers.SecretsClient, error) {
-	ref := es.Spec.SecretStoreRef
-	if sourceRef != nil {
-		ref = &sourceRef.SecretStoreRef
+// client returns the provider client an entry reads through: the store it
+// names itself, else spec.secretStoreRef's.
+func (s *sources) client(ctx context.Context, es *esv1.ExternalSecret, ref *esv1.SecretStoreRef) (providers.SecretsClient, error) {
+	if ref == nil {
+		ref = es.Spec.SecretStoreRef
 	}
 	if ref == nil {
 		return nil, errNoStore

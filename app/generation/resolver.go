@@ -1,0 +1,176 @@
+// Package generation runs the generators an ExternalSecret references: it
+// resolves a generatorRef to a generator, its configuration and the
+// namespace its credentials resolve in (with the same rules as stores), and
+// records what each generation made in GeneratorStates so that replaced
+// values are revoked, never values still in use.
+package generation
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	genv2 "github.com/eso-dev/eso/apis/generator/v2alpha1"
+	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
+	"github.com/eso-dev/eso/app/registry"
+	"github.com/eso-dev/eso/app/stores"
+	"github.com/eso-dev/eso/generators"
+	"github.com/eso-dev/eso/providers"
+)
+
+// API versions a generatorRef may carry.
+const (
+	APIVersion         = "generator.external-secrets.io/v2alpha1"
+	KindsAPIVersion    = "provider.generator.external-secrets.io/v2alpha1"
+	UpstreamAPIVersion = "generators.external-secrets.io/v1alpha1"
+
+	KindGenerator        = "Generator"
+	KindClusterGenerator = "ClusterGenerator"
+)
+
+// defaultGCDeadline is how long a replaced value stays valid when the
+// generator says nothing (and for generator kinds referenced directly).
+const defaultGCDeadline = 5 * time.Minute
+
+// Resolved is a generatorRef made concrete.
+type Resolved struct {
+	Generator generators.Generator
+	// Ref is the generator configuration; Scope where its credentials resolve.
+	Ref   providers.Ref
+	Scope providers.Scope
+	// Source is the reference as the ExternalSecret made it, apiVersion filled in.
+	Source      genv2.GeneratorReference
+	StatePolicy genv2.StatePolicy
+	GCDeadline  time.Duration
+	StatePatch  *apiextensionsv1.JSON
+}
+
+// Resolver resolves generatorRefs for one controller class.
+type Resolver struct {
+	reader     client.Reader
+	generators *registry.Generators
+	class      string
+}
+
+// NewResolver returns a resolver reading through reader.
+func NewResolver(reader client.Reader, gens *registry.Generators, class string) *Resolver {
+	return &Resolver{reader: reader, generators: gens, class: class}
+}
+
+// Generators are the compiled-in generators.
+func (r *Resolver) Generators() *registry.Generators { return r.generators }
+
+// Resolve finds the generator an ExternalSecret of namespace references and
+// checks it may be used now: class, a ClusterGenerator's namespace
+// conditions, and gating. ours is false when the Generator or ClusterGenerator
+// belongs to another controller class.
+func (r *Resolver) Resolve(ctx context.Context, namespace string, ref esv1.GeneratorRef) (res *Resolved, ours bool, err error) {
+	source := genv2.GeneratorReference{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name}
+	switch {
+	case ref.Kind == KindGenerator && (ref.APIVersion == "" || ref.APIVersion == APIVersion):
+		source.APIVersion = APIVersion
+		var g genv2.Generator
+		if err := r.reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: ref.Name}, &g); err != nil {
+			return nil, true, notFound(err, "Generator "+namespace+"/"+ref.Name)
+		}
+		if g.Spec.Controller != r.class {
+			return nil, false, nil
+		}
+		if err := gate(&g.Spec, g.Status, g.Generation, "Generator "+namespace+"/"+ref.Name); err != nil {
+			return nil, true, err
+		}
+		pr := g.Spec.ProviderConfig.ProviderRef
+		if pr.Namespace != "" && pr.Namespace != namespace {
+			return nil, true, fmt.Errorf("%w: Generator %s/%s names %s %s/%s", stores.ErrCrossNamespace, namespace, ref.Name, pr.Kind, pr.Namespace, pr.Name)
+		}
+		res, err := r.resolved(source, &g.Spec, providers.Ref{Kind: pr.Kind, Namespace: namespace, Name: pr.Name}, namespace)
+		return res, true, err
+	case ref.Kind == KindClusterGenerator && (ref.APIVersion == "" || ref.APIVersion == APIVersion):
+		source.APIVersion = APIVersion
+		var cg genv2.ClusterGenerator
+		if err := r.reader.Get(ctx, client.ObjectKey{Name: ref.Name}, &cg); err != nil {
+			return nil, true, notFound(err, "ClusterGenerator "+ref.Name)
+		}
+		if cg.Spec.Controller != r.class {
+			return nil, false, nil
+		}
+		allowed, err := stores.AllowsNamespace(ctx, r.reader, cg.Spec.Conditions, namespace)
+		if err != nil {
+			return nil, true, err
+		}
+		if !allowed {
+			return nil, true, fmt.Errorf("%w: ClusterGenerator %s may not be used from namespace %s", stores.ErrNotAllowed, ref.Name, namespace)
+		}
+		if err := gate(&cg.Spec.GeneratorSpec, cg.Status, cg.Generation, "ClusterGenerator "+ref.Name); err != nil {
+			return nil, true, err
+		}
+		pr := cg.Spec.ProviderConfig.ProviderRef
+		credentials := pr.Namespace
+		if cg.Spec.AuthenticationScope == ssv2.ManifestNamespace {
+			credentials = namespace
+		}
+		res, err := r.resolved(source, &cg.Spec.GeneratorSpec, providers.Ref{Kind: pr.Kind, Namespace: pr.Namespace, Name: pr.Name}, credentials)
+		return res, true, err
+	case ref.APIVersion == "" || ref.APIVersion == KindsAPIVersion || ref.APIVersion == UpstreamAPIVersion:
+		// A generator kind referenced directly: its configuration lives in
+		// the ExternalSecret's namespace, states are tracked by default.
+		source.APIVersion = KindsAPIVersion
+		gen, ok := r.generators.Lookup(ref.Kind)
+		if !ok {
+			return nil, true, fmt.Errorf("%w: generator kind %s (see `eso providers`)", stores.ErrNotCompiledIn, ref.Kind)
+		}
+		return &Resolved{Generator: gen, Ref: providers.Ref{Kind: ref.Kind, Namespace: namespace, Name: ref.Name},
+			Scope: providers.Scope{Namespace: namespace}, Source: source, StatePolicy: genv2.StateTrack, GCDeadline: defaultGCDeadline}, true, nil
+	default:
+		return nil, true, fmt.Errorf("%w: %s is not a generator of %s", stores.ErrUnsupportedVersion, ref.Kind, ref.APIVersion)
+	}
+}
+
+func (r *Resolver) resolved(source genv2.GeneratorReference, spec *genv2.GeneratorSpec, ref providers.Ref, credentials string) (*Resolved, error) {
+	if spec.ProviderConfig.Address != "" {
+		return nil, stores.ErrRemoteNotEnabled
+	}
+	gen, ok := r.generators.Lookup(ref.Kind)
+	if !ok {
+		return nil, fmt.Errorf("%w: generator kind %s (see `eso providers`)", stores.ErrNotCompiledIn, ref.Kind)
+	}
+	res := &Resolved{Generator: gen, Ref: ref, Scope: providers.Scope{Namespace: credentials}, Source: source,
+		StatePolicy: spec.StatePolicy, GCDeadline: defaultGCDeadline}
+	if res.StatePolicy == "" {
+		res.StatePolicy = genv2.StateTrack
+	}
+	if spec.StateSpec != nil {
+		if spec.StateSpec.GarbageCollectionDeadline != nil {
+			res.GCDeadline = spec.StateSpec.GarbageCollectionDeadline.Duration
+		}
+		res.StatePatch = spec.StateSpec.StatePatch
+	}
+	return res, nil
+}
+
+// gate refuses a generator whose Ready condition is False for its current
+// generation, unless its gating policy is Disabled (Unknown does not gate).
+func gate(spec *genv2.GeneratorSpec, status genv2.GeneratorStatus, generation int64, what string) error {
+	if spec.GatingPolicy == ssv2.GatingDisabled {
+		return nil
+	}
+	ready := meta.FindStatusCondition(status.Conditions, ssv2.ConditionReady)
+	if ready != nil && ready.Status == metav1.ConditionFalse && ready.ObservedGeneration == generation {
+		return fmt.Errorf("%w: %s is not ready (%s)", stores.ErrStoreNotReady, what, ready.Reason)
+	}
+	return nil
+}
+
+func notFound(err error, what string) error {
+	if apierrors.IsNotFound(err) {
+		return fmt.Errorf("%w: %s", stores.ErrStoreNotFound, what)
+	}
+	return fmt.Errorf("reading %s: %w", what, err)
+}
