@@ -16,6 +16,8 @@ import (
 	"github.com/eso-dev/eso/app/config"
 	"github.com/eso-dev/eso/app/controllers/clusterexternalsecret"
 	"github.com/eso-dev/eso/app/controllers/externalsecret"
+	"github.com/eso-dev/eso/app/controllers/generator"
+	"github.com/eso-dev/eso/app/controllers/generatorstate"
 	"github.com/eso-dev/eso/app/controllers/secretstore"
 	"github.com/eso-dev/eso/app/generation"
 	"github.com/eso-dev/eso/app/manager"
@@ -26,7 +28,7 @@ import (
 )
 
 // CoreModules are the modules of core mode: the manager, the compiled-in
-// providers in process, and the controllers.
+// providers and generators in process, and the controllers.
 func CoreModules() fx.Option {
 	return fx.Options(
 		register.Module(),
@@ -38,6 +40,8 @@ func CoreModules() fx.Option {
 		secretstore.Module,
 		externalsecret.Module,
 		clusterexternalsecret.Module,
+		generator.Module,
+		generatorstate.Module,
 	)
 }
 

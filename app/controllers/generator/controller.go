@@ -1,0 +1,206 @@
+// Package generator reconciles Generators and ClusterGenerators: it validates
+// the generator configuration they point at and reports it in their Ready
+// condition, which gates the ExternalSecrets using them as a store's does.
+package generator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.uber.org/fx"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	genv2 "github.com/eso-dev/eso/apis/generator/v2alpha1"
+	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
+	"github.com/eso-dev/eso/app/config"
+	"github.com/eso-dev/eso/app/registry"
+	"github.com/eso-dev/eso/app/stores"
+	"github.com/eso-dev/eso/providers"
+)
+
+// Reconciler validates Generators or ClusterGenerators (Cluster says which).
+type Reconciler struct {
+	Client     client.Client
+	Generators *registry.Generators
+	Class      string
+	Cluster    bool
+}
+
+// generatorObject is what both kinds share.
+type generatorObject struct {
+	obj        client.Object
+	spec       *genv2.GeneratorSpec
+	status     *genv2.GeneratorStatus
+	ref        providers.Ref
+	scope      providers.Scope
+	condsErr   error
+	crossNSErr error
+}
+
+func (r *Reconciler) load(ctx context.Context, key client.ObjectKey) (*generatorObject, error) {
+	if r.Cluster {
+		var cg genv2.ClusterGenerator
+		if err := r.Client.Get(ctx, key, &cg); err != nil {
+			return nil, err
+		}
+		pr := cg.Spec.ProviderConfig.ProviderRef
+		g := &generatorObject{obj: &cg, spec: &cg.Spec.GeneratorSpec, status: &cg.Status,
+			ref: providers.Ref{Kind: pr.Kind, Namespace: pr.Namespace, Name: pr.Name}, condsErr: stores.ValidateConditions(cg.Spec.Conditions)}
+		if cg.Spec.AuthenticationScope != ssv2.ManifestNamespace {
+			g.scope = providers.Scope{Namespace: pr.Namespace}
+		}
+		return g, nil
+	}
+	var gen genv2.Generator
+	if err := r.Client.Get(ctx, key, &gen); err != nil {
+		return nil, err
+	}
+	pr := gen.Spec.ProviderConfig.ProviderRef
+	g := &generatorObject{obj: &gen, spec: &gen.Spec, status: &gen.Status,
+		ref: providers.Ref{Kind: pr.Kind, Namespace: gen.Namespace, Name: pr.Name}, scope: providers.Scope{Namespace: gen.Namespace}}
+	if pr.Namespace != "" && pr.Namespace != gen.Namespace {
+		g.crossNSErr = fmt.Errorf("a Generator may only use a generator configuration of its own namespace, not %s/%s", pr.Namespace, pr.Name)
+	}
+	return g, nil
+}
+
+// Reconcile validates the generator and writes its Ready condition when it changed.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	g, err := r.load(ctx, req.NamespacedName)
+	if err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if g.spec.Controller != r.Class {
+		return ctrl.Result{}, nil
+	}
+	reason, message, transient := r.check(ctx, g)
+	if transient != nil && meta.FindStatusCondition(g.status.Conditions, ssv2.ConditionReady) != nil {
+		return ctrl.Result{}, transient // keep the last verdict while the check cannot finish
+	}
+	before := g.status.DeepCopy()
+	status := metav1.ConditionFalse
+	switch {
+	case reason == ssv2.ReasonValid:
+		status = metav1.ConditionTrue
+	case transient != nil:
+		status = metav1.ConditionUnknown
+	}
+	meta.SetStatusCondition(&g.status.Conditions, metav1.Condition{Type: ssv2.ConditionReady, Status: status,
+		Reason: reason, Message: message, ObservedGeneration: g.obj.GetGeneration()})
+	g.status.ObservedGeneration = g.obj.GetGeneration()
+	if !equality.Semantic.DeepEqual(before, g.status) {
+		if err := r.Client.Status().Update(ctx, g.obj); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if transient != nil {
+		return ctrl.Result{}, transient
+	}
+	interval := 5 * time.Minute
+	if g.spec.RefreshInterval != nil {
+		interval = g.spec.RefreshInterval.Duration
+	}
+	return ctrl.Result{RequeueAfter: interval}, nil
+}
+
+// check validates step by step; the first failing step decides the reason.
+// transient is set when the check could not finish.
+func (r *Reconciler) check(ctx context.Context, g *generatorObject) (reason, message string, transient error) {
+	switch {
+	case g.spec.ProviderConfig.Address != "":
+		return ssv2.ReasonRemoteProviderNotEnabled, stores.ErrRemoteNotEnabled.Error(), nil
+	case g.crossNSErr != nil:
+		return ssv2.ReasonCrossNamespaceRefused, g.crossNSErr.Error(), nil
+	case g.condsErr != nil:
+		return ssv2.ReasonInvalidConditions, g.condsErr.Error(), nil
+	}
+	gen, ok := r.Generators.Lookup(g.ref.Kind)
+	if !ok {
+		return ssv2.ReasonProviderNotCompiledIn, "generator kind " + g.ref.Kind + " is not compiled into this eso binary (see `eso providers`)", nil
+	}
+	switch err := gen.Validate(ctx, g.ref, g.scope); {
+	case err == nil:
+		return ssv2.ReasonValid, "generator configuration " + g.ref.Kind + " " + g.ref.Namespace + "/" + g.ref.Name + " is valid", nil
+	case errors.Is(err, providers.ErrConfigNotFound):
+		return ssv2.ReasonProviderRefNotFound, err.Error(), nil
+	case errors.Is(err, providers.ErrInvalidConfig):
+		return ssv2.ReasonInvalidProviderConfig, err.Error(), nil
+	case errors.Is(err, providers.ErrOutOfScope):
+		return ssv2.ReasonCrossNamespaceRefused, err.Error(), nil
+	default:
+		return ssv2.ReasonValidationFailed, err.Error(), err
+	}
+}
+
+// SetupWithManager watches the generators of this kind and every compiled-in
+// generator configuration kind, so a configuration change revalidates at once.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	var obj client.Object = &genv2.Generator{}
+	name := "generator"
+	if r.Cluster {
+		obj, name = &genv2.ClusterGenerator{}, "clustergenerator"
+	}
+	b := ctrl.NewControllerManagedBy(mgr).Named(name).
+		For(obj, builder.WithPredicates(predicate.GenerationChangedPredicate{}))
+	for _, reg := range r.Generators.Catalog().Registrations() {
+		b = b.Watches(reg.NewConfig(), handler.EnqueueRequestsFromMapFunc(r.usersOf(reg.Kind)),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{}))
+	}
+	return b.Complete(r)
+}
+
+// usersOf maps a generator configuration to the generators of this kind
+// pointing at it. Generators are few, so a list is cheaper than an index.
+func (r *Reconciler) usersOf(kind string) handler.MapFunc {
+	return func(ctx context.Context, cfg client.Object) []reconcile.Request {
+		var reqs []reconcile.Request
+		points := func(pr genv2.ProviderRef, namespace string) bool {
+			return pr.Kind == kind && pr.Name == cfg.GetName() && namespace == cfg.GetNamespace()
+		}
+		if r.Cluster {
+			var list genv2.ClusterGeneratorList
+			if err := r.Client.List(ctx, &list); err != nil {
+				return nil
+			}
+			for _, cg := range list.Items {
+				if points(cg.Spec.ProviderConfig.ProviderRef, cg.Spec.ProviderConfig.ProviderRef.Namespace) {
+					reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Name: cg.Name}})
+				}
+			}
+			return reqs
+		}
+		var list genv2.GeneratorList
+		if err := r.Client.List(ctx, &list, client.InNamespace(cfg.GetNamespace())); err != nil {
+			return nil
+		}
+		for _, g := range list.Items {
+			if points(g.Spec.ProviderConfig.ProviderRef, g.Namespace) {
+				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&g)})
+			}
+		}
+		return reqs
+	}
+}
+
+// Module runs the Generator and ClusterGenerator controllers.
+var Module = fx.Module("generator-controllers",
+	fx.Invoke(func(mgr ctrl.Manager, gens *registry.Generators, cfg config.Config) error {
+		for _, cluster := range []bool{false, true} {
+			r := &Reconciler{Client: mgr.GetClient(), Generators: gens, Class: cfg.ControllerClass, Cluster: cluster}
+			if err := r.SetupWithManager(mgr); err != nil {
+				return err
+			}
+		}
+		return nil
+	}),
+)

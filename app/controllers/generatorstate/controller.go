@@ -1,0 +1,155 @@
+// Package generatorstate reconciles GeneratorStates: when one's deadline has
+// passed and no target Secret holds its value any more, it revokes the value
+// through its generator and deletes the state; when the state is deleted
+// (e.g. with its ExternalSecret) it revokes first. A state still listed by
+// its target is in use, whatever its deadline says.
+package generatorstate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"go.uber.org/fx"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	genv2 "github.com/eso-dev/eso/apis/generator/v2alpha1"
+	"github.com/eso-dev/eso/app/generation"
+	"github.com/eso-dev/eso/app/registry"
+	"github.com/eso-dev/eso/generators"
+	"github.com/eso-dev/eso/providers"
+)
+
+// Reconciler collects GeneratorStates.
+type Reconciler struct {
+	Client client.Client
+	// APIReader reads target Secrets eso does not manage (Merge targets).
+	APIReader  client.Reader
+	Generators *registry.Generators
+	Now        func() time.Time
+}
+
+// Reconcile revokes and deletes a state that is due, or waits for its deadline.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var st genv2.GeneratorState
+	if err := r.Client.Get(ctx, req.NamespacedName, &st); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !st.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.revokeAndRelease(ctx, &st)
+	}
+	deadline := st.Spec.GarbageCollectionDeadline
+	if deadline == nil {
+		return ctrl.Result{}, nil // in use
+	}
+	if wait := deadline.Sub(r.Now()); wait > 0 {
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
+	inUse, err := r.inUse(ctx, &st)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if inUse {
+		// The target was written but the state never committed (eso
+		// stopped in between): the value is in use, keep it.
+		orig := st.DeepCopy()
+		st.Spec.GarbageCollectionDeadline = nil
+		return ctrl.Result{}, r.Client.Patch(ctx, &st, client.MergeFrom(orig))
+	}
+	if err := r.revokeAndRelease(ctx, &st); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Delete(ctx, &st))
+}
+
+// inUse reports whether the target Secret of the state's ExternalSecret lists it.
+func (r *Reconciler) inUse(ctx context.Context, st *genv2.GeneratorState) (bool, error) {
+	var es esv1.ExternalSecret
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: st.Namespace, Name: st.Labels[genv2.LabelExternalSecret]}, &es)
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	var target corev1.Secret
+	key := client.ObjectKey{Namespace: st.Namespace, Name: es.TargetName()}
+	if err := r.Client.Get(ctx, key, &target); apierrors.IsNotFound(err) {
+		err = r.APIReader.Get(ctx, key, &target) // not (or no longer) labelled as managed
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+	} else if err != nil {
+		return false, err
+	}
+	return slices.Contains(generation.TargetStates(&target), st.Name), nil
+}
+
+// revokeAndRelease revokes the state's value and drops the finalizer. A
+// failing revocation is recorded on the state and retried with backoff.
+func (r *Reconciler) revokeAndRelease(ctx context.Context, st *genv2.GeneratorState) error {
+	if !controllerutil.ContainsFinalizer(st, genv2.FinalizerCleanup) {
+		return nil
+	}
+	if err := r.revoke(ctx, st); err != nil {
+		r.setCleanupCondition(ctx, st, err)
+		return err
+	}
+	orig := st.DeepCopy()
+	controllerutil.RemoveFinalizer(st, genv2.FinalizerCleanup)
+	return client.IgnoreNotFound(r.Client.Patch(ctx, st, client.MergeFrom(orig)))
+}
+
+func (r *Reconciler) revoke(ctx context.Context, st *genv2.GeneratorState) error {
+	if st.Spec.State == nil || len(st.Spec.State.Raw) == 0 {
+		return nil // nothing was issued that could be revoked
+	}
+	gen, ok := r.Generators.Lookup(st.Spec.ProviderRef.Kind)
+	if !ok {
+		return fmt.Errorf("generator kind %s is not compiled into this eso binary: cannot revoke", st.Spec.ProviderRef.Kind)
+	}
+	ref := providers.Ref{Kind: st.Spec.ProviderRef.Kind, Namespace: st.Spec.ProviderRef.Namespace, Name: st.Spec.ProviderRef.Name}
+	scope := providers.Scope{Namespace: st.Spec.CredentialsNamespace}
+	if err := gen.Cleanup(ctx, ref, scope, generators.State(st.Spec.State.Raw)); err != nil {
+		return fmt.Errorf("revoking with %s %s/%s: %w", ref.Kind, ref.Namespace, ref.Name, err)
+	}
+	return nil
+}
+
+// setCleanupCondition records why a revocation failed, writing only on change.
+func (r *Reconciler) setCleanupCondition(ctx context.Context, st *genv2.GeneratorState, cause error) {
+	orig := st.DeepCopy()
+	changed := meta.SetStatusCondition(&st.Status.Conditions, metav1.Condition{
+		Type: genv2.ConditionCleanup, Status: metav1.ConditionFalse, Reason: "RevocationFailed", Message: cause.Error(),
+	})
+	if changed {
+		if err := r.Client.Status().Patch(ctx, st, client.MergeFrom(orig)); err != nil && !apierrors.IsNotFound(err) {
+			ctrl.LoggerFrom(ctx).Error(errors.Join(cause, err), "recording a failed revocation")
+		}
+	}
+}
+
+// SetupWithManager watches GeneratorStates.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).Named("generatorstate").For(&genv2.GeneratorState{}).Complete(r)
+}
+
+// Module runs the GeneratorState controller.
+var Module = fx.Module("generatorstate-controller",
+	fx.Invoke(func(mgr ctrl.Manager, gens *registry.Generators) error {
+		r := &Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Generators: gens, Now: time.Now}
+		return r.SetupWithManager(mgr)
+	}),
+)
