@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	genv2 "github.com/eso-dev/eso/apis/generator/v2alpha1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 )
@@ -151,6 +152,10 @@ func conditions(obj client.Object) []metav1.Condition {
 	case *ssv2.ClusterSecretStore:
 		return o.Status.Conditions
 	case *esv1.ClusterExternalSecret:
+		return o.Status.Conditions
+	case *genv2.Generator:
+		return o.Status.Conditions
+	case *genv2.ClusterGenerator:
 		return o.Status.Conditions
 	}
 	return nil

@@ -4,6 +4,7 @@ package testeso
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,6 +29,18 @@ func Config() config.Config {
 // may replace or decorate parts (fx.Replace, fx.Decorate).
 func Run(t testing.TB, rc *rest.Config, cfg config.Config, extra ...fx.Option) {
 	t.Helper()
+	stop := Start(t, rc, cfg, extra...)
+	t.Cleanup(func() {
+		if err := stop(); err != nil {
+			t.Errorf("stopping eso: %v", err)
+		}
+	})
+}
+
+// Start runs eso against the API server at rc and returns the function that
+// stops it, for tests that stop one instance and start another (a restart).
+func Start(t testing.TB, rc *rest.Config, cfg config.Config, extra ...fx.Option) (stop func() error) {
+	t.Helper()
 	opts := []fx.Option{
 		fx.Supply(cfg),
 		fx.WithLogger(func() fxevent.Logger { return fxevent.NopLogger }),
@@ -43,11 +56,14 @@ func Run(t testing.TB, rc *rest.Config, cfg config.Config, extra ...fx.Option) {
 	if err := application.Start(ctx); err != nil {
 		t.Fatalf("starting eso: %v", err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := application.Stop(ctx); err != nil {
-			t.Errorf("stopping eso: %v", err)
-		}
-	})
+	var once sync.Once
+	var err error
+	return func() error {
+		once.Do(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			err = application.Stop(ctx)
+		})
+		return err
+	}
 }
