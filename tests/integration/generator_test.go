@@ -347,3 +347,24 @@ func TestGeneratorCrashSafety(t *testing.T) {
 		})
 	}
 }
+
+// TestGeneratorGating: a Generator whose configuration is missing is not
+// Ready and holds back its ExternalSecrets; creating the configuration makes
+// it Ready and they sync without waiting for a refresh.
+func TestGeneratorGating(t *testing.T) {
+	runEso(t, testConfig())
+	ns := env.Namespace(t, "gen-gating", nil)
+	gen := &genv2.Generator{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "later"}, Spec: genv2.GeneratorSpec{
+		ProviderConfig: genv2.ProviderConfig{ProviderRef: genv2.ProviderRef{Kind: "Password", Name: "pw"}}}}
+	create(t, gen)
+	waitReady(t, gen, metav1.ConditionFalse, ssv2.ReasonProviderRefNotFound)
+	es := generatedSecret(ns, "app", esv1.GeneratorRef{Kind: "Generator", Name: "later"})
+	create(t, es)
+	waitReady(t, es, metav1.ConditionFalse, esv1.ReasonStoreNotReady)
+	if len(statesOf(t, ns, "app")) != 0 {
+		t.Fatal("a gated ExternalSecret recorded a state")
+	}
+	create(t, passwordConfig(ns, "pw", 16))
+	waitReady(t, gen, metav1.ConditionTrue, ssv2.ReasonValid)
+	waitGenerated(t, ns, "app", "password", "")
+}

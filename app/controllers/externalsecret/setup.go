@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	genv2 "github.com/eso-dev/eso/apis/generator/v2alpha1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/config"
 	"github.com/eso-dev/eso/app/generation"
@@ -34,9 +35,19 @@ const syncTimeout = time.Minute
 // Cache indexes of ExternalSecrets, to find those affected by a change of a
 // Secret, a store or a provider configuration without scanning them all.
 const (
-	indexTarget = "spec.target.name"
-	indexStore  = "spec.secretStoreRef"
+	indexTarget    = "spec.target.name"
+	indexStore     = "spec.secretStoreRef"
+	indexGenerator = "spec.dataFrom.sourceRef.generatorRef"
 )
+
+// generatorIndexKey identifies a Generator or ClusterGenerator for
+// indexGenerator; cluster generators have no namespace.
+func generatorIndexKey(kind, namespace, name string) string {
+	if kind == generation.KindClusterGenerator {
+		namespace = ""
+	}
+	return kind + "/" + namespace + "/" + name
+}
 
 // storeIndexKey identifies a store for indexStore; cluster stores have no namespace.
 func storeIndexKey(kind, namespace, name string) string {
@@ -53,11 +64,24 @@ func setupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 	}); err != nil {
 		return err
 	}
-	return idx.IndexField(ctx, &esv1.ExternalSecret{}, indexStore, func(o client.Object) []string {
+	if err := idx.IndexField(ctx, &esv1.ExternalSecret{}, indexStore, func(o client.Object) []string {
 		es := o.(*esv1.ExternalSecret)
 		var keys []string
 		for _, ref := range storeRefs(es) {
 			keys = append(keys, refKey(es.Namespace, ref))
+		}
+		return keys
+	}); err != nil {
+		return err
+	}
+	return idx.IndexField(ctx, &esv1.ExternalSecret{}, indexGenerator, func(o client.Object) []string {
+		es := o.(*esv1.ExternalSecret)
+		var keys []string
+		for _, df := range es.Spec.DataFrom {
+			if df.SourceRef != nil && df.SourceRef.GeneratorRef != nil {
+				g := df.SourceRef.GeneratorRef
+				keys = append(keys, generatorIndexKey(g.Kind, es.Namespace, g.Name))
+			}
 		}
 		return keys
 	})
@@ -87,6 +111,14 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, catalog *registry.Catalo
 		}), builder.WithPredicates(storeChanged)).
 		Watches(&ssv2.ClusterSecretStore{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, s client.Object) []reconcile.Request {
 			return r.list(ctx, client.MatchingFields{indexStore: storeIndexKey(stores.KindClusterSecretStore, "", s.GetName())})
+		}), builder.WithPredicates(storeChanged)).
+		// A generator turning Ready again lets its gated ExternalSecrets sync.
+		Watches(&genv2.Generator{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, g client.Object) []reconcile.Request {
+			return r.list(ctx, client.InNamespace(g.GetNamespace()),
+				client.MatchingFields{indexGenerator: generatorIndexKey(generation.KindGenerator, g.GetNamespace(), g.GetName())})
+		}), builder.WithPredicates(storeChanged)).
+		Watches(&genv2.ClusterGenerator{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, g client.Object) []reconcile.Request {
+			return r.list(ctx, client.MatchingFields{indexGenerator: generatorIndexKey(generation.KindClusterGenerator, "", g.GetName())})
 		}), builder.WithPredicates(storeChanged)).
 		// A namespace's labels decide whether ClusterSecretStore conditions admit it.
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, ns client.Object) []reconcile.Request {
@@ -161,6 +193,10 @@ func readyStatus(o client.Object) string {
 	case *ssv2.SecretStore:
 		conds = s.Status.Conditions
 	case *ssv2.ClusterSecretStore:
+		conds = s.Status.Conditions
+	case *genv2.Generator:
+		conds = s.Status.Conditions
+	case *genv2.ClusterGenerator:
 		conds = s.Status.Conditions
 	}
 	if c := meta.FindStatusCondition(conds, ssv2.ConditionReady); c != nil {
