@@ -1,10 +1,6 @@
 package registry
 
 import (
-	"fmt"
-	"slices"
-	"strings"
-
 	"go.uber.org/fx"
 
 	"github.com/eso-dev/eso/generators"
@@ -19,31 +15,18 @@ type GeneratorCatalog struct {
 // NewGeneratorCatalog indexes registrations; a kind or name registered twice
 // is an error.
 func NewGeneratorCatalog(regs []generators.Registration) (*GeneratorCatalog, error) {
-	c := &GeneratorCatalog{byKind: make(map[string]generators.Registration, len(regs))}
-	names := map[string]string{}
-	for _, r := range regs {
-		if r.Kind == "" || r.Name == "" || r.New == nil {
-			return nil, fmt.Errorf("generator registration %q/%q is incomplete", r.Name, r.Kind)
-		}
-		if prev, dup := c.byKind[r.Kind]; dup {
-			return nil, fmt.Errorf("generator kind %s is registered twice (%s and %s)", r.Kind, prev.Name, r.Name)
-		}
-		if prev, dup := names[r.Name]; dup {
-			return nil, fmt.Errorf("generator name %s is registered twice (kinds %s and %s)", r.Name, prev, r.Kind)
-		}
-		c.byKind[r.Kind], names[r.Name] = r, r.Kind
+	byKind, err := index("generator", regs, func(r generators.Registration) identity {
+		return identity{r.Name, r.Kind, r.New != nil}
+	})
+	if err != nil {
+		return nil, err
 	}
-	return c, nil
+	return &GeneratorCatalog{byKind: byKind}, nil
 }
 
 // Registrations lists the compiled-in generators sorted by name.
 func (c *GeneratorCatalog) Registrations() []generators.Registration {
-	out := make([]generators.Registration, 0, len(c.byKind))
-	for _, r := range c.byKind {
-		out = append(out, r)
-	}
-	slices.SortFunc(out, func(a, b generators.Registration) int { return strings.Compare(a.Name, b.Name) })
-	return out
+	return sortedByName(c.byKind, func(r generators.Registration) string { return r.Name })
 }
 
 // Generators are the compiled-in generators, built once with their dependencies.

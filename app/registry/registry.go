@@ -1,6 +1,6 @@
-// Package registry turns the providers compiled into the binary (an fx value
-// group) into a lookup by kind. Two providers claiming one kind is a build
-// mistake, so it fails at start-up rather than picking one.
+// Package registry turns the providers and generators compiled into the
+// binary (fx value groups) into lookups by kind. Two claiming one kind is a
+// build mistake, so it fails at start-up rather than picking one.
 package registry
 
 import (
@@ -20,30 +20,54 @@ type Catalog struct {
 
 // NewCatalog indexes registrations; a kind or name registered twice is an error.
 func NewCatalog(regs []providers.Registration) (*Catalog, error) {
-	c := &Catalog{byKind: make(map[string]providers.Registration, len(regs))}
-	names := map[string]string{}
-	for _, r := range regs {
-		if r.Kind == "" || r.Name == "" || r.New == nil {
-			return nil, fmt.Errorf("provider registration %q/%q is incomplete", r.Name, r.Kind)
-		}
-		if prev, dup := c.byKind[r.Kind]; dup {
-			return nil, fmt.Errorf("provider kind %s is registered twice (%s and %s)", r.Kind, prev.Name, r.Name)
-		}
-		if prev, dup := names[r.Name]; dup {
-			return nil, fmt.Errorf("provider name %s is registered twice (kinds %s and %s)", r.Name, prev, r.Kind)
-		}
-		c.byKind[r.Kind], names[r.Name] = r, r.Kind
+	byKind, err := index("provider", regs, func(r providers.Registration) identity {
+		return identity{r.Name, r.Kind, r.New != nil}
+	})
+	if err != nil {
+		return nil, err
 	}
-	return c, nil
+	return &Catalog{byKind: byKind}, nil
 }
 
 // Registrations lists the compiled-in providers sorted by name.
 func (c *Catalog) Registrations() []providers.Registration {
-	out := make([]providers.Registration, 0, len(c.byKind))
-	for _, r := range c.byKind {
+	return sortedByName(c.byKind, func(r providers.Registration) string { return r.Name })
+}
+
+// identity is what index needs of a registration.
+type identity struct {
+	name, kind string
+	complete   bool
+}
+
+// index maps registrations by kind. A kind or name registered twice, or an
+// incomplete registration, is a build mistake and an error.
+func index[R any](what string, regs []R, id func(R) identity) (map[string]R, error) {
+	byKind := make(map[string]R, len(regs))
+	names := map[string]string{}
+	for _, r := range regs {
+		i := id(r)
+		if i.kind == "" || i.name == "" || !i.complete {
+			return nil, fmt.Errorf("%s registration %q/%q is incomplete", what, i.name, i.kind)
+		}
+		if prev, dup := byKind[i.kind]; dup {
+			return nil, fmt.Errorf("%s kind %s is registered twice (%s and %s)", what, i.kind, id(prev).name, i.name)
+		}
+		if prev, dup := names[i.name]; dup {
+			return nil, fmt.Errorf("%s name %s is registered twice (kinds %s and %s)", what, i.name, prev, i.kind)
+		}
+		byKind[i.kind], names[i.name] = r, i.kind
+	}
+	return byKind, nil
+}
+
+// sortedByName lists registrations in name order, for stable output.
+func sortedByName[R any](byKind map[string]R, name func(R) string) []R {
+	out := make([]R, 0, len(byKind))
+	for _, r := range byKind {
 		out = append(out, r)
 	}
-	slices.SortFunc(out, func(a, b providers.Registration) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b R) int { return strings.Compare(name(a), name(b)) })
 	return out
 }
 
