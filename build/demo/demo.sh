@@ -50,10 +50,12 @@ step "Applying the examples (build/demo/examples)"
 step "Waiting for every ExternalSecret to be Ready"
 "$KUBECTL" wait externalsecrets --all --all-namespaces --for=condition=Ready --timeout=60s
 
-step "Stores and ExternalSecrets"
-"$KUBECTL" get secretstores,clustersecretstores --all-namespaces
+step "Stores, generators and ExternalSecrets"
+"$KUBECTL" get secretstores,clustersecretstores,generators --all-namespaces
 echo
 "$KUBECTL" get externalsecrets --all-namespaces
+echo
+"$KUBECTL" get generatorstates --all-namespaces
 
 step "Synced Secrets (decoded)"
 "$KUBECTL" get externalsecrets --all-namespaces \
