@@ -2,9 +2,13 @@
 
 package register
 
-import "github.com/eso-dev/eso/providers/vault"
+import (
+	vaultgenerator "github.com/eso-dev/eso/generators/vault"
+	"github.com/eso-dev/eso/providers/vault"
+)
 
 func init() {
 	selected = append(selected, "vault")
 	sdkProviders = append(sdkProviders, vault.Registration)
+	sdkGenerators = append(sdkGenerators, vaultgenerator.Registration)
 }

@@ -1,0 +1,335 @@
+// Package vault generates dynamic secrets with one Vault API request (kind
+// VaultDynamicSecret) and revokes what Vault leased for them. It logs in
+// exactly as the Vault provider does and is compiled in with the vault
+// build tag.
+package vault
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	vaultapi "github.com/hashicorp/vault/api"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	genv1 "github.com/eso-dev/eso/apis/generatorproviders/v2alpha1"
+	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
+	"github.com/eso-dev/eso/generators"
+	"github.com/eso-dev/eso/providers"
+	vaultprovider "github.com/eso-dev/eso/providers/vault"
+)
+
+// Kind is the configuration kind this generator serves.
+const Kind = "VaultDynamicSecret"
+
+// Registration wires the generator into binaries built with the vault tag.
+var Registration = generators.Registration{
+	Name:        "vault-dynamic-secret",
+	Kind:        Kind,
+	BuildTag:    "vault",
+	AddToScheme: genv1.AddToScheme,
+	NewConfig:   func() client.Object { return &genv1.VaultDynamicSecret{} },
+	New:         func(deps providers.Deps) generators.Generator { return &Generator{deps: deps} },
+}
+
+// Generator generates Vault dynamic secrets.
+type Generator struct{ deps providers.Deps }
+
+// State is what Cleanup revokes: the lease of the response, and the token
+// it issued (by accessor). Both name what Vault issued; neither can be used
+// to read or use it.
+type State struct {
+	LeaseID string `json:"leaseID,omitempty"`
+	// Renewable says whether Vault would renew the lease.
+	Renewable bool `json:"renewable,omitempty"`
+	// TokenAccessor identifies a token the request issued (auth/token/create,
+	// a login).
+	TokenAccessor string `json:"tokenAccessor,omitempty"`
+}
+
+// Kind implements generators.Generator.
+func (g *Generator) Kind() string { return Kind }
+
+// Generate implements generators.Generator: it sends the configured
+// request and returns the selected part of the response.
+//
+// The login token of an appRole, kubernetes, jwt or cert login is revoked
+// afterwards only when the response leased nothing: Vault would revoke the
+// leases and child tokens created with it too.
+func (g *Generator) Generate(ctx context.Context, ref providers.Ref, scope providers.Scope) (map[string][]byte, generators.State, error) {
+	spec, session, err := g.connect(ctx, ref, scope)
+	if err != nil {
+		return nil, nil, err
+	}
+	api, err := session.Client(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	applyRetrySettings(api, spec.RetrySettings)
+	secret, err := send(ctx, api, spec)
+	if err != nil {
+		_ = session.Close(ctx)
+		return nil, nil, err
+	}
+	state := stateOf(secret)
+	values, err := output(secret, spec)
+	if err != nil {
+		// Nothing will clean up what this response issued: revoke it now.
+		if state != nil {
+			_ = revoke(ctx, api, *state)
+		}
+		_ = session.Close(ctx)
+		return nil, nil, err
+	}
+	if state == nil {
+		return values, nil, session.Close(ctx)
+	}
+	raw, err := json.Marshal(state)
+	if err != nil {
+		return nil, nil, err
+	}
+	return values, generators.State(raw), nil
+}
+
+// Cleanup implements generators.Generator: it revokes the lease
+// (sys/leases/revoke) and the issued token (auth/token/revoke-accessor)
+// with a fresh login. Vault answers both for what is already expired or
+// revoked as for a success.
+func (g *Generator) Cleanup(ctx context.Context, ref providers.Ref, scope providers.Scope, raw generators.State) error {
+	if len(raw) == 0 {
+		return nil
+	}
+	var state State
+	if err := json.Unmarshal(raw, &state); err != nil {
+		return fmt.Errorf("%s state is not the JSON this generator writes: %w", Kind, err)
+	}
+	if state.LeaseID == "" && state.TokenAccessor == "" {
+		return nil
+	}
+	_, session, err := g.connect(ctx, ref, scope)
+	if err != nil {
+		return err
+	}
+	// The cleanup login created nothing that must outlive it.
+	defer func() { _ = session.Close(ctx) }()
+	api, err := session.Client(ctx)
+	if err != nil {
+		return err
+	}
+	return revoke(ctx, api, state)
+}
+
+// Validate implements generators.Generator: the configuration and its
+// credential references resolve; nothing is sent to Vault.
+func (g *Generator) Validate(ctx context.Context, ref providers.Ref, scope providers.Scope) error {
+	if scope.Namespace == "" {
+		var cfg genv1.VaultDynamicSecret
+		return providers.ReadConfig(ctx, g.deps.Client, ref, &cfg)
+	}
+	_, _, err := g.connect(ctx, ref, scope)
+	return err
+}
+
+// connect reads the configuration and builds its Vault session, resolving
+// credentials in scope.Namespace.
+func (g *Generator) connect(ctx context.Context, ref providers.Ref, scope providers.Scope) (*genv1.VaultDynamicSecretSpec, *vaultprovider.Session, error) {
+	var cfg genv1.VaultDynamicSecret
+	if err := providers.ReadConfig(ctx, g.deps.Client, ref, &cfg); err != nil {
+		return nil, nil, err
+	}
+	spec := &cfg.Spec
+	if err := checkRequest(spec); err != nil {
+		return nil, nil, err
+	}
+	session, err := vaultprovider.NewSession(ctx, g.deps, &provv1.VaultSpec{
+		Server:     spec.Server,
+		Namespace:  spec.Namespace,
+		CABundle:   spec.CABundle,
+		CAProvider: spec.CAProvider,
+		Auth:       spec.Auth,
+	}, scope.Namespace)
+	if err != nil {
+		return nil, nil, err
+	}
+	return spec, session, nil
+}
+
+// checkRequest repeats the schema's rules on the request, for objects that
+// bypassed it.
+func checkRequest(spec *genv1.VaultDynamicSecretSpec) error {
+	path := strings.Trim(spec.Path, "/")
+	switch {
+	case path == "":
+		return fmt.Errorf("%w: path is required", providers.ErrInvalidConfig)
+	case strings.HasPrefix(path, "v1/"):
+		return fmt.Errorf("%w: path %q is relative to /v1/: leave out the prefix", providers.ErrInvalidConfig, spec.Path)
+	}
+	switch method(spec) {
+	case "GET", "POST", "PUT", "DELETE":
+	default:
+		return fmt.Errorf("%w: method %q (want GET, POST, PUT or DELETE)", providers.ErrInvalidConfig, spec.Method)
+	}
+	switch spec.ResultType {
+	case "", genv1.VaultResultData, genv1.VaultResultAuth, genv1.VaultResultRaw:
+	default:
+		return fmt.Errorf("%w: resultType %q (want Data, Auth or Raw)", providers.ErrInvalidConfig, spec.ResultType)
+	}
+	return nil
+}
+
+func method(spec *genv1.VaultDynamicSecretSpec) string {
+	if spec.Method == "" {
+		return "GET"
+	}
+	return strings.ToUpper(spec.Method)
+}
+
+// applyRetrySettings makes the client retry maxRetries times, retryInterval
+// apart, on the answers the Vault client retries (5xx, 412, network errors).
+func applyRetrySettings(api *vaultapi.Client, rs *genv1.VaultRetrySettings) {
+	if rs == nil {
+		return
+	}
+	if rs.MaxRetries != nil {
+		api.SetMaxRetries(int(*rs.MaxRetries))
+	}
+	if rs.RetryInterval != nil && rs.RetryInterval.Duration > 0 {
+		api.SetMinRetryWait(rs.RetryInterval.Duration)
+		api.SetMaxRetryWait(rs.RetryInterval.Duration)
+	}
+}
+
+// send sends the configured request. Parameters are the JSON body, or the
+// query of a GET.
+func send(ctx context.Context, api *vaultapi.Client, spec *genv1.VaultDynamicSecretSpec) (*vaultapi.Secret, error) {
+	m, path := method(spec), strings.Trim(spec.Path, "/")
+	what := m + " " + path
+	req := api.NewRequest(m, "/v1/"+path)
+	if m == "GET" {
+		for k, v := range spec.Parameters {
+			req.Params.Set(k, queryValue(v.Raw))
+		}
+	} else if len(spec.Parameters) > 0 {
+		body := make(map[string]json.RawMessage, len(spec.Parameters))
+		for k, v := range spec.Parameters {
+			body[k] = v.Raw
+		}
+		if err := req.SetJSONBody(body); err != nil {
+			return nil, fmt.Errorf("%w: parameters: %v", providers.ErrInvalidConfig, err)
+		}
+	}
+	secret, err := api.Logical().ParseRawResponseAndCloseBody(api.RawRequestWithContext(ctx, req))
+	if err != nil {
+		return nil, vaultprovider.RequestError(err, what)
+	}
+	if secret == nil {
+		return nil, fmt.Errorf("%s: Vault answered 404 or with nothing: check the path and the role it names", what)
+	}
+	return secret, nil
+}
+
+// queryValue is a JSON string's text, or any other JSON value as written.
+func queryValue(raw []byte) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return string(bytes.TrimSpace(raw))
+}
+
+// output turns the part of the response resultType selects into values:
+// strings as they are, anything else as JSON.
+func output(secret *vaultapi.Secret, spec *genv1.VaultDynamicSecretSpec) (map[string][]byte, error) {
+	part := spec.ResultType
+	if part == "" {
+		part = genv1.VaultResultData
+	}
+	var fields map[string]any
+	switch part {
+	case genv1.VaultResultData:
+		fields = secret.Data
+	case genv1.VaultResultAuth:
+		if secret.Auth != nil {
+			fields = asMap(secret.Auth)
+		}
+	case genv1.VaultResultRaw:
+		fields = asMap(secret)
+	}
+	if len(fields) == 0 && !spec.AllowEmptyResponse {
+		return nil, fmt.Errorf("%s %s: Vault's response has no %s (set allowEmptyResponse if that is expected)",
+			method(spec), strings.Trim(spec.Path, "/"), strings.ToLower(string(part)))
+	}
+	out := make(map[string][]byte, len(fields))
+	for k, v := range fields {
+		if s, ok := v.(string); ok {
+			out[k] = []byte(s)
+			continue
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			// The error names the Go type, not the value.
+			return nil, fmt.Errorf("%s: field %q cannot be written as JSON: %v", Kind, k, err)
+		}
+		out[k] = b
+	}
+	return out, nil
+}
+
+// asMap is v's JSON object, keeping numbers as Vault wrote them.
+func asMap(v any) map[string]any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var m map[string]any
+	if dec.Decode(&m) != nil {
+		return nil
+	}
+	return m
+}
+
+// stateOf is what the response issued that can be revoked, or nil. Batch
+// tokens have no accessor: they cannot be revoked and only expire.
+func stateOf(secret *vaultapi.Secret) *State {
+	s := State{LeaseID: secret.LeaseID, Renewable: secret.Renewable}
+	if secret.Auth != nil {
+		s.TokenAccessor = secret.Auth.Accessor
+	}
+	if s.LeaseID == "" && s.TokenAccessor == "" {
+		return nil
+	}
+	return &s
+}
+
+// revokeTimeout bounds each revocation, so an unreachable Vault does not
+// hold up a cleanup.
+const revokeTimeout = 30 * time.Second
+
+// revoke revokes the lease and the token state names. Vault treats an
+// unknown (expired, already revoked) lease or accessor as revoked.
+func revoke(ctx context.Context, api *vaultapi.Client, state State) error {
+	var errs []error
+	if state.LeaseID != "" {
+		rctx, cancel := context.WithTimeout(ctx, revokeTimeout)
+		err := api.Sys().RevokeWithContext(rctx, state.LeaseID)
+		cancel()
+		if err != nil {
+			errs = append(errs, vaultprovider.RequestError(err, fmt.Sprintf("revoking lease %q", state.LeaseID)))
+		}
+	}
+	if state.TokenAccessor != "" {
+		rctx, cancel := context.WithTimeout(ctx, revokeTimeout)
+		err := api.Auth().Token().RevokeAccessorWithContext(rctx, state.TokenAccessor)
+		cancel()
+		if err != nil {
+			errs = append(errs, vaultprovider.RequestError(err, "revoking the issued token (by accessor)"))
+		}
+	}
+	return errors.Join(errs...)
+}
