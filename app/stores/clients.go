@@ -157,10 +157,25 @@ func (s *sharedClient) retire(ctx context.Context) {
 // Forget drops every client of a store, e.g. when it is deleted or its
 // credentials were refused; each is closed once no sync uses it.
 func (c *ClientCache) Forget(ctx context.Context, kind, namespace, name string) {
+	c.forgetWhere(ctx, func(k clientKey) bool {
+		return k.storeKind == kind && k.storeNamespace == namespace && k.storeName == name
+	})
+}
+
+// ForgetScope drops every client a cluster store made for credentials of
+// namespace: when a namespace goes, the clients of ClusterSecretStores with
+// ManifestNamespace would otherwise stay until the store itself goes.
+func (c *ClientCache) ForgetScope(ctx context.Context, namespace string) {
+	c.forgetWhere(ctx, func(k clientKey) bool {
+		return k.scope.Namespace == namespace && k.storeNamespace == ""
+	})
+}
+
+func (c *ClientCache) forgetWhere(ctx context.Context, match func(clientKey) bool) {
 	c.mu.Lock()
 	var drop []*clientEntry
 	for k, e := range c.entries {
-		if k.storeKind == kind && k.storeNamespace == namespace && k.storeName == name {
+		if match(k) {
 			drop = append(drop, e)
 			delete(c.entries, k)
 		}

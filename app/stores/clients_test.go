@@ -80,3 +80,28 @@ func TestClientCacheReusesUntilFingerprintChanges(t *testing.T) {
 		t.Fatal("after Forget a new client must be built, and kept open while cached")
 	}
 }
+
+func TestForgetScopeDropsOnlyClusterClientsOfTheNamespace(t *testing.T) {
+	ctx := context.Background()
+	cache := NewClientCache()
+	build := func(context.Context) (providers.SecretsClient, error) { return &stubClient{}, nil }
+	tenant := clientKey{storeKind: KindClusterSecretStore, storeName: "shared", scope: providers.Scope{Namespace: "tenant"}}
+	other := clientKey{storeKind: KindClusterSecretStore, storeName: "shared", scope: providers.Scope{Namespace: "other"}}
+	own := clientKey{storeKind: KindSecretStore, storeNamespace: "tenant", storeName: "s", scope: providers.Scope{Namespace: "tenant"}}
+	clients := map[clientKey]providers.SecretsClient{}
+	for _, k := range []clientKey{tenant, other, own} {
+		cl, release, err := cache.Get(ctx, k, "v1", build)
+		if err != nil {
+			t.Fatal(err)
+		}
+		release()
+		clients[k] = cl
+	}
+	cache.ForgetScope(ctx, "tenant")
+	if !clients[tenant].(*stubClient).closed.Load() {
+		t.Fatal("the cluster store's client for the namespace was kept")
+	}
+	if clients[other].(*stubClient).closed.Load() || clients[own].(*stubClient).closed.Load() || cache.Len() != 2 {
+		t.Fatal("ForgetScope dropped clients of other namespaces or of the namespace's own store")
+	}
+}

@@ -10,7 +10,8 @@ import (
 	"github.com/eso-dev/eso/app/registry"
 )
 
-// Module provides the Resolver and its ClientCache and registers the store indexes.
+// Module provides the Resolver and its ClientCache, registers the store
+// indexes, and drops cached clients of namespaces being deleted.
 var Module = fx.Module("stores",
 	fx.Provide(
 		NewClientCache,
@@ -19,4 +20,5 @@ var Module = fx.Module("stores",
 		},
 	),
 	fx.Invoke(func(mgr ctrl.Manager) error { return SetupIndexes(context.Background(), mgr) }),
+	fx.Invoke(setupJanitor),
 )
