@@ -24,6 +24,11 @@ VAULT_VERSION := v1.21.0
 VAULT_DIR := $(CACHE_DIR)/vault-$(VAULT_VERSION)
 CONTROLLER_GEN_VERSION := v0.23.0
 CONTROLLER_GEN := $(CACHE_DIR)/tools/controller-gen-$(CONTROLLER_GEN_VERSION)/controller-gen
+PROTOC_GEN_GO_VERSION := v1.36.12
+PROTOC_GEN_GO := $(CACHE_DIR)/tools/protoc-gen-go-$(PROTOC_GEN_GO_VERSION)/protoc-gen-go
+PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
+PROTOC_GEN_GO_GRPC := $(CACHE_DIR)/tools/protoc-gen-go-grpc-$(PROTOC_GEN_GO_GRPC_VERSION)/protoc-gen-go-grpc
+PROTOS := $(wildcard apis/proto/*/v*/*.proto)
 
 BIN := bin/eso
 
@@ -60,10 +65,24 @@ sizes: ## Print binary size and linked module count for each build-tag selection
 	build/sizes.sh
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code and CRDs from apis/.
+generate: $(CONTROLLER_GEN) protoc-tools ## Regenerate deepcopy code and CRDs from apis/, and the gRPC code from apis/proto.
 	$(CONTROLLER_GEN) object paths=./apis/...
 	rm -f apis/crds/*.yaml
 	$(CONTROLLER_GEN) crd:maxDescLen=512 paths=./apis/... output:crd:artifacts:config=apis/crds
+	protoc --plugin=protoc-gen-go=$(PROTOC_GEN_GO) --plugin=protoc-gen-go-grpc=$(PROTOC_GEN_GO_GRPC) \
+		--go_out=. --go_opt=paths=source_relative --go-grpc_out=. --go-grpc_opt=paths=source_relative $(PROTOS)
+
+.PHONY: protoc-tools
+protoc-tools: $(PROTOC_GEN_GO) $(PROTOC_GEN_GO_GRPC) ## Install protoc (Debian package) and the Go plugins (cached).
+	@command -v protoc >/dev/null || { echo "installing protoc (Debian protobuf-compiler)"; \
+		if [ "$$(id -u)" = 0 ]; then apt-get install -y -qq protobuf-compiler >/dev/null || { apt-get update -qq && apt-get install -y -qq protobuf-compiler >/dev/null; }; \
+		else sudo apt-get install -y -qq protobuf-compiler >/dev/null; fi; }
+
+$(PROTOC_GEN_GO):
+	GOBIN=$(dir $(PROTOC_GEN_GO)) $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
+
+$(PROTOC_GEN_GO_GRPC):
+	GOBIN=$(dir $(PROTOC_GEN_GO_GRPC)) $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
 
 .PHONY: verify
 verify: generate ## Fail when generated code is stale, code is not gofmt-clean or go vet complains.
