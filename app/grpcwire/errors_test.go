@@ -1,0 +1,49 @@
+package grpcwire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/eso-dev/eso/providers"
+)
+
+// TestContractErrorsCrossTheWire: every contract error a provider returns
+// arrives at core as the same error with the same message.
+func TestContractErrorsCrossTheWire(t *testing.T) {
+	for _, r := range reasons {
+		t.Run(r.reason, func(t *testing.T) {
+			sent := fmt.Errorf("%w: secret %q", r.err, "db")
+			st := ToStatus(sent)
+			if got := status.Code(st); got != r.code {
+				t.Fatalf("code %s, want %s", got, r.code)
+			}
+			got := FromStatus(st)
+			if !errors.Is(got, r.err) || got.Error() != sent.Error() {
+				t.Fatalf("arrived as %q (%T), want %q wrapping %v", got, got, sent, r.err)
+			}
+		})
+	}
+	prop := FromStatus(ToStatus(fmt.Errorf("%w: %w", providers.ErrSecretNotFound, providers.ErrPropertyNotFound)))
+	if !errors.Is(prop, providers.ErrPropertyNotFound) {
+		t.Fatalf("a missing property arrived as %v", prop)
+	}
+}
+
+func TestConnectionErrorsAreUnavailable(t *testing.T) {
+	for _, code := range []codes.Code{codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted} {
+		if err := FromStatus(status.Error(code, "x")); !errors.Is(err, ErrUnavailable) {
+			t.Errorf("%s arrived as %v", code, err)
+		}
+	}
+	if err := FromStatus(ToStatus(context.DeadlineExceeded)); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("a server-side deadline arrived as %v", err)
+	}
+	if !Retryable(status.Error(codes.Unavailable, "x")) || Retryable(status.Error(codes.NotFound, "x")) {
+		t.Error("only transient codes are retryable")
+	}
+}
