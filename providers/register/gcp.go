@@ -2,9 +2,13 @@
 
 package register
 
-import "github.com/eso-dev/eso/providers/gcp/secretmanager"
+import (
+	"github.com/eso-dev/eso/generators/gcp/gcr"
+	"github.com/eso-dev/eso/providers/gcp/secretmanager"
+)
 
 func init() {
 	selected = append(selected, "gcp")
 	sdkProviders = append(sdkProviders, secretmanager.Registration)
+	sdkGenerators = append(sdkGenerators, gcr.Registration)
 }
