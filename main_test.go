@@ -23,6 +23,8 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"extra"}, 2, "", `unexpected argument "extra"`},
 		{[]string{"--kubeconfig=/nonexistent/kubeconfig"}, 1, "", "/nonexistent/kubeconfig"},
 		{[]string{"providers"}, 0, "Kubernetes.provider.secretstore.external-secrets.io/v2alpha1", ""},
+		{[]string{"providers"}, 0, "GENERATOR", ""},
+		{[]string{"providers"}, 0, "Password.provider.generator.external-secrets.io/v2alpha1", ""},
 		{[]string{"version"}, 0, "build tags: aws,gcp,vault", ""},
 	}
 	for _, tc := range cases {
@@ -73,7 +75,7 @@ func TestBuildTagSelection(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, always := range []string{"fake ", "kubernetes "} {
+			for _, always := range []string{"fake ", "kubernetes ", "password ", "uuid "} {
 				if !strings.Contains(string(providers), always) {
 					t.Errorf("eso providers lacks the always-compiled %q:\n%s", always, providers)
 				}
@@ -90,6 +92,13 @@ func TestBuildTagSelection(t *testing.T) {
 				{tc.aws, "AWSParameterStore", "github.com/aws/aws-sdk-go-v2"},
 				{tc.gcp, "GCPSecretManager", "cloud.google.com/go/secretmanager"},
 				{tc.vault, "Vault.provider", "github.com/hashicorp/vault/api"},
+				// Generators carry their cloud's tag: the ECR SDK is the AWS
+				// generators' own, the others share their provider's SDK,
+				// so their packages show where they are wired.
+				{tc.aws, "ECRAuthorizationToken.provider.generator", "github.com/aws/aws-sdk-go-v2/service/ecr"},
+				{tc.aws, "STSSessionToken.provider.generator", "github.com/eso-dev/eso/generators/aws/sts"},
+				{tc.gcp, "GCRAccessToken.provider.generator", "github.com/eso-dev/eso/generators/gcp/gcr"},
+				{tc.vault, "VaultDynamicSecret.provider.generator", "github.com/eso-dev/eso/generators/vault"},
 			} {
 				if got := strings.Contains(string(providers), sdk.kind); got != sdk.want {
 					t.Errorf("%s compiled in = %v, want %v:\n%s", sdk.kind, got, sdk.want, providers)

@@ -77,22 +77,39 @@ func setupLogging(cfg config.Config) {
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
 }
 
-// PrintProviders writes every provider compiled into the binary.
+// PrintProviders writes every provider, then every generator, compiled
+// into the binary.
 func PrintProviders(w io.Writer) error {
 	catalog, err := registry.NewCatalog(register.Providers())
+	if err != nil {
+		return err
+	}
+	genCatalog, err := registry.NewGeneratorCatalog(register.Generators())
 	if err != nil {
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tKIND\tBUILD TAG")
 	for _, r := range catalog.Registrations() {
-		tag := r.BuildTag
-		if tag == "" {
-			tag = "(always)"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Name, r.Kind+".provider.secretstore.external-secrets.io/v2alpha1", tag)
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Name, r.Kind+".provider.secretstore.external-secrets.io/v2alpha1", tagOrAlways(r.BuildTag))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	// A table of its own, so the providers' columns do not move.
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "\nGENERATOR\tKIND\tBUILD TAG")
+	for _, r := range genCatalog.Registrations() {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Name, r.Kind+".provider.generator.external-secrets.io/v2alpha1", tagOrAlways(r.BuildTag))
 	}
 	return tw.Flush()
+}
+
+func tagOrAlways(tag string) string {
+	if tag == "" {
+		return "(always)"
+	}
+	return tag
 }
 
 // PrintVersion writes the build's identity.
