@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	vaultapi "github.com/hashicorp/vault/api"
 	corev1 "k8s.io/api/core/v1"
@@ -424,4 +425,26 @@ func keys(m map[string][]byte) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// TestRetrySettings: a Vault answering 503 is asked maxRetries more times,
+// retryInterval apart, then the error is reported as transient.
+func TestRetrySettings(t *testing.T) {
+	ctx := context.Background()
+	root := vaulttest.Start(t)
+	proxy := vaulttest.NewFaultProxy(t, root.Address())
+	proxy.FailWith(503)
+	auth, creds := rootTokenAuth()
+	for _, retries := range []int32{0, 3} {
+		spec := genv1.VaultDynamicSecretSpec{Server: proxy.URL, Auth: auth, Path: "sys/tools/random/8", Method: "POST",
+			RetrySettings: &genv1.VaultRetrySettings{MaxRetries: &retries, RetryInterval: &metav1.Duration{Duration: 10 * time.Millisecond}}}
+		before := proxy.Requests("/v1/sys/tools/random/8")
+		_, _, err := newGenerator(t, spec, creds).Generate(ctx, ref, scope)
+		if err == nil || errors.Is(err, providers.ErrAuthFailed) || errors.Is(err, providers.ErrOutOfScope) || !strings.Contains(err.Error(), "503") {
+			t.Errorf("maxRetries %d: %v, want a transient 503", retries, err)
+		}
+		if n := proxy.Requests("/v1/sys/tools/random/8") - before; n != int(retries)+1 {
+			t.Errorf("maxRetries %d: %d requests", retries, n)
+		}
+	}
 }
