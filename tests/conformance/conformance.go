@@ -1,0 +1,158 @@
+// Package conformance is one set of cases every provider must pass, through
+// any path: in process, through eso's gRPC server and client on loopback, or
+// against a provider process already running somewhere. A provider's tests
+// describe it as a Subject and call Run; the cases never know which path
+// they are on, so a remote provider is held to exactly what an in-process one
+// is.
+package conformance
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"maps"
+	"slices"
+	"testing"
+
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	"github.com/eso-dev/eso/providers"
+)
+
+// Subject is one provider configuration under test.
+type Subject struct {
+	// Provider serves Ref; Scope is where its credentials resolve.
+	Provider providers.Provider
+	Ref      providers.Ref
+	Scope    providers.Scope
+	// Seed stores a secret in the backend behind the provider, as someone
+	// other than eso would (unmarked): a JSON object of string fields.
+	Seed func(t testing.TB, key string, fields map[string]string)
+	// Key turns a case's key into one the backend accepts (e.g. a path
+	// prefix); nil keeps it.
+	Key func(string) string
+}
+
+func (s Subject) key(k string) string {
+	if s.Key == nil {
+		return k
+	}
+	return s.Key(k)
+}
+
+func (s Subject) client(t *testing.T) providers.SecretsClient {
+	t.Helper()
+	c, err := s.Provider.NewClient(context.Background(), s.Ref, s.Scope)
+	if err != nil {
+		t.Fatalf("NewClient: %v", err)
+	}
+	t.Cleanup(func() { _ = c.Close(context.Background()) })
+	return c
+}
+
+var dbFields = map[string]string{"user": "app", "password": "s3cr3t"}
+
+// Run runs every case against s.
+func Run(t *testing.T, s Subject) {
+	ctx := context.Background()
+	db, findA, findB, foreign := s.key("conf-db"), s.key("conf-find-a"), s.key("conf-find-b"), s.key("conf-foreign")
+	s.Seed(t, db, dbFields)
+	s.Seed(t, findA, map[string]string{"v": "a"})
+	s.Seed(t, findB, map[string]string{"v": "b"})
+	s.Seed(t, foreign, map[string]string{"owner": "someone-else"})
+	c := s.client(t)
+
+	t.Run("Validate", func(t *testing.T) {
+		if err := s.Provider.Validate(ctx, s.Ref, s.Scope); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("GetSecret property", func(t *testing.T) {
+		got, err := c.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: db, Property: "password"})
+		if err != nil || string(got) != "s3cr3t" {
+			t.Fatalf("got %q, %v", got, err)
+		}
+	})
+	t.Run("GetSecret whole secret", func(t *testing.T) {
+		got, err := c.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: db})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fields map[string]string
+		if err := json.Unmarshal(got, &fields); err != nil || !maps.Equal(fields, dbFields) {
+			t.Fatalf("got %q (%v), want the JSON of %v", got, err, dbFields)
+		}
+	})
+	t.Run("GetSecretMap", func(t *testing.T) {
+		got, err := c.GetSecretMap(ctx, esv1.ExternalSecretDataRemoteRef{Key: db})
+		if err != nil || len(got) != 2 || string(got["user"]) != "app" || string(got["password"]) != "s3cr3t" {
+			t.Fatalf("got %q, %v", got, err)
+		}
+	})
+	t.Run("missing secret", func(t *testing.T) {
+		_, err := c.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: s.key("conf-missing")})
+		if !errors.Is(err, providers.ErrSecretNotFound) || errors.Is(err, providers.ErrPropertyNotFound) {
+			t.Fatalf("err = %v, want ErrSecretNotFound", err)
+		}
+	})
+	t.Run("missing property", func(t *testing.T) {
+		_, err := c.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: db, Property: "nope"})
+		if !errors.Is(err, providers.ErrPropertyNotFound) {
+			t.Fatalf("err = %v, want ErrPropertyNotFound", err)
+		}
+	})
+	t.Run("GetAllSecrets by name", func(t *testing.T) {
+		got, err := c.GetAllSecrets(ctx, esv1.ExternalSecretFind{Name: &esv1.FindName{RegExp: "conf-find-"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 2 {
+			t.Fatalf("found %v, want the two conf-find- secrets", slices.Collect(maps.Keys(got)))
+		}
+	})
+	t.Run("Capabilities", func(t *testing.T) {
+		_, writes := c.(providers.Writer)
+		switch caps := c.Capabilities(); {
+		case caps == providers.ReadWrite && !writes, caps == providers.ReadOnly && writes:
+			t.Fatalf("Capabilities %s disagree with the client (writer: %v)", caps, writes)
+		}
+	})
+	w, ok := c.(providers.Writer)
+	if !ok || c.Capabilities() == providers.ReadOnly {
+		return
+	}
+	t.Run("push, exists, read, delete", func(t *testing.T) {
+		key := s.key("conf-pushed")
+		if err := w.PushSecret(ctx, providers.PushRequest{RemoteKey: key, Value: []byte(`{"token":"t1"}`)}); err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := w.SecretExists(ctx, key); err != nil || !ok {
+			t.Fatalf("SecretExists after push = %v, %v", ok, err)
+		}
+		if got, err := c.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: key, Property: "token"}); err != nil || string(got) != "t1" {
+			t.Fatalf("read back %q, %v", got, err)
+		}
+		if err := w.PushSecret(ctx, providers.PushRequest{RemoteKey: key, Property: "second", Value: []byte("t2")}); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := c.GetSecretMap(ctx, esv1.ExternalSecretDataRemoteRef{Key: key}); err != nil || string(got["token"]) != "t1" || string(got["second"]) != "t2" {
+			t.Fatalf("a property push must keep the other fields: %q, %v", got, err)
+		}
+		if err := w.DeleteSecret(ctx, key, ""); err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := w.SecretExists(ctx, key); err != nil || ok {
+			t.Fatalf("SecretExists after delete = %v, %v", ok, err)
+		}
+	})
+	t.Run("never touches a secret eso did not create", func(t *testing.T) {
+		if err := w.PushSecret(ctx, providers.PushRequest{RemoteKey: foreign, Value: []byte(`{"owner":"eso"}`)}); !errors.Is(err, providers.ErrNotManaged) {
+			t.Fatalf("push over a foreign secret: %v, want ErrNotManaged", err)
+		}
+		if err := w.DeleteSecret(ctx, foreign, ""); !errors.Is(err, providers.ErrNotManaged) {
+			t.Fatalf("delete of a foreign secret: %v, want ErrNotManaged", err)
+		}
+		if got, err := c.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: foreign, Property: "owner"}); err != nil || string(got) != "someone-else" {
+			t.Fatalf("the foreign secret changed: %q, %v", got, err)
+		}
+	})
+}

@@ -1,0 +1,144 @@
+package conformance
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	sm "github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlfake "sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
+	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/aws/awstest"
+	"github.com/eso-dev/eso/providers/aws/parameterstore"
+	"github.com/eso-dev/eso/providers/aws/secretsmanager"
+	"github.com/eso-dev/eso/providers/fake"
+	"github.com/eso-dev/eso/providers/kubernetes"
+)
+
+// The subjects below are the providers in process (path a). Each test
+// function is one provider; the gRPC path runs the same subjects through
+// eso's server and client.
+
+const namespace = "team"
+
+func kube(t testing.TB, objs ...client.Object) client.Client {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	if err := corev1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := provv1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	return ctrlfake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build()
+}
+
+func toJSON(t testing.TB, fields map[string]string) string {
+	t.Helper()
+	b, err := json.Marshal(fields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// FakeSubject is the Fake provider; seeding adds to its inline data.
+func FakeSubject(t testing.TB) Subject {
+	cfg := &provv1.Fake{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "fake"}}
+	c := kube(t, cfg)
+	return Subject{
+		Provider: fake.New(c),
+		Ref:      providers.Ref{Kind: fake.Kind, Namespace: namespace, Name: "fake"},
+		Scope:    providers.Scope{Namespace: namespace},
+		Seed: func(t testing.TB, key string, fields map[string]string) {
+			var cur provv1.Fake
+			if err := c.Get(context.Background(), client.ObjectKeyFromObject(cfg), &cur); err != nil {
+				t.Fatal(err)
+			}
+			cur.Spec.Data = append(cur.Spec.Data, provv1.FakeSecret{Key: key, Value: toJSON(t, fields)})
+			if err := c.Update(context.Background(), &cur); err != nil {
+				t.Fatal(err)
+			}
+		},
+	}
+}
+
+// KubernetesSubject is the Kubernetes provider reading its own namespace as
+// eso; seeding creates Secrets there.
+func KubernetesSubject(t testing.TB) Subject {
+	cfg := &provv1.Kubernetes{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "k8s"}}
+	c := kube(t, cfg)
+	return Subject{
+		Provider: kubernetes.New(providers.Deps{Client: c, APIReader: c}),
+		Ref:      providers.Ref{Kind: kubernetes.Kind, Namespace: namespace, Name: "k8s"},
+		Scope:    providers.Scope{Namespace: namespace},
+		Seed: func(t testing.TB, key string, fields map[string]string) {
+			s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: key}, Data: map[string][]byte{}}
+			for k, v := range fields {
+				s.Data[k] = []byte(v)
+			}
+			if err := c.Create(context.Background(), s); err != nil {
+				t.Fatal(err)
+			}
+		},
+	}
+}
+
+func awsConfig(endpoint string) aws.Config {
+	return aws.Config{Region: "eu-central-1", BaseEndpoint: aws.String(endpoint),
+		Credentials: credentials.NewStaticCredentialsProvider("seed", "seed", "")}
+}
+
+// AWSSecretsManagerSubject is the Secrets Manager provider against moto.
+func AWSSecretsManagerSubject(t testing.TB) Subject {
+	endpoint := awstest.StartMoto(t)
+	cfg := &provv1.AWSSecretManager{ObjectMeta: metav1.ObjectMeta{Name: "aws"},
+		Spec: provv1.AWSSpec{Region: "eu-central-1", Endpoint: endpoint, Auth: awstest.StaticAuth()}}
+	c := awstest.Kube(t, cfg)
+	seed := sm.NewFromConfig(awsConfig(endpoint))
+	return Subject{
+		Provider: secretsmanager.Registration.New(providers.Deps{Client: c, APIReader: c}),
+		Ref:      providers.Ref{Kind: secretsmanager.Kind, Namespace: awstest.Namespace, Name: "aws"},
+		Scope:    providers.Scope{Namespace: awstest.Namespace},
+		Seed: func(t testing.TB, key string, fields map[string]string) {
+			if _, err := seed.CreateSecret(context.Background(), &sm.CreateSecretInput{Name: aws.String(key), SecretString: aws.String(toJSON(t, fields))}); err != nil {
+				t.Fatal(err)
+			}
+		},
+	}
+}
+
+// AWSParameterStoreSubject is the Parameter Store provider against moto.
+func AWSParameterStoreSubject(t testing.TB) Subject {
+	endpoint := awstest.StartMoto(t)
+	cfg := &provv1.AWSParameterStore{ObjectMeta: metav1.ObjectMeta{Name: "ssm"},
+		Spec: provv1.AWSSpec{Region: "eu-central-1", Endpoint: endpoint, Auth: awstest.StaticAuth()}}
+	c := awstest.Kube(t, cfg)
+	seed := ssm.NewFromConfig(awsConfig(endpoint))
+	return Subject{
+		Provider: parameterstore.Registration.New(providers.Deps{Client: c, APIReader: c}),
+		Ref:      providers.Ref{Kind: parameterstore.Kind, Namespace: awstest.Namespace, Name: "ssm"},
+		Scope:    providers.Scope{Namespace: awstest.Namespace},
+		Seed: func(t testing.TB, key string, fields map[string]string) {
+			if _, err := seed.PutParameter(context.Background(), &ssm.PutParameterInput{Name: aws.String(key),
+				Value: aws.String(toJSON(t, fields)), Type: ssmtypes.ParameterTypeSecureString}); err != nil {
+				t.Fatal(err)
+			}
+		},
+	}
+}
+
+func TestFake(t *testing.T)              { Run(t, FakeSubject(t)) }
+func TestKubernetes(t *testing.T)        { Run(t, KubernetesSubject(t)) }
+func TestAWSSecretsManager(t *testing.T) { Run(t, AWSSecretsManagerSubject(t)) }
+func TestAWSParameterStore(t *testing.T) { Run(t, AWSParameterStoreSubject(t)) }
