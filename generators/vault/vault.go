@@ -126,9 +126,12 @@ func (g *Generator) Cleanup(ctx context.Context, ref providers.Ref, scope provid
 // Validate implements generators.Generator: the configuration and its
 // credential references resolve; nothing is sent to Vault.
 func (g *Generator) Validate(ctx context.Context, ref providers.Ref, scope providers.Scope) error {
-	if scope.Namespace == "" {
+	if scope.Namespace == "" { // credentials are resolved per request
 		var cfg genv1.VaultDynamicSecret
-		return providers.ReadConfig(ctx, g.deps.Client, ref, &cfg)
+		if err := providers.ReadConfig(ctx, g.deps.Client, ref, &cfg); err != nil {
+			return err
+		}
+		return checkRequest(&cfg.Spec)
 	}
 	_, _, err := g.connect(ctx, ref, scope)
 	return err
