@@ -22,7 +22,11 @@ import (
 	"github.com/eso-dev/eso/providers/aws/parameterstore"
 	"github.com/eso-dev/eso/providers/aws/secretsmanager"
 	"github.com/eso-dev/eso/providers/fake"
+	"github.com/eso-dev/eso/providers/gcp/gcptest"
+	"github.com/eso-dev/eso/providers/gcp/secretmanager"
 	"github.com/eso-dev/eso/providers/kubernetes"
+	"github.com/eso-dev/eso/providers/vault"
+	"github.com/eso-dev/eso/providers/vault/vaulttest"
 )
 
 // The subjects below are the providers in process (path a). Each test
@@ -142,3 +146,49 @@ func TestFake(t *testing.T)              { Run(t, FakeSubject(t)) }
 func TestKubernetes(t *testing.T)        { Run(t, KubernetesSubject(t)) }
 func TestAWSSecretsManager(t *testing.T) { Run(t, AWSSecretsManagerSubject(t)) }
 func TestAWSParameterStore(t *testing.T) { Run(t, AWSParameterStoreSubject(t)) }
+
+// VaultSubject is the Vault provider (KV v2) against a real dev server.
+func VaultSubject(t testing.TB) Subject {
+	root := vaulttest.Start(t)
+	cfg := &provv1.Vault{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "vault"}, Spec: provv1.VaultSpec{
+		Server: root.Address(), Path: "secret", Version: "v2",
+		Auth: provv1.VaultAuth{TokenSecretRef: &provv1.SecretKeySelector{Name: "vault-token", Key: "token"}},
+	}}
+	token := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "vault-token"},
+		Data: map[string][]byte{"token": []byte(vaulttest.RootToken)}}
+	c := kube(t, cfg, token)
+	return Subject{
+		Provider: vault.Registration.New(providers.Deps{Client: c, APIReader: c}),
+		Ref:      providers.Ref{Kind: vault.Kind, Namespace: namespace, Name: "vault"},
+		Scope:    providers.Scope{Namespace: namespace},
+		Seed: func(t testing.TB, key string, fields map[string]string) {
+			data := map[string]any{}
+			for k, v := range fields {
+				data[k] = v
+			}
+			if _, err := root.Logical().Write("secret/data/"+key, map[string]any{"data": data}); err != nil {
+				t.Fatal(err)
+			}
+		},
+	}
+}
+
+// GCPSubject is the GCP provider with the real client library against
+// gcptest, an in-process server speaking the Secret Manager API (no emulator
+// exists).
+func GCPSubject(t testing.TB) Subject {
+	srv, opts := gcptest.Start(t)
+	cfg := &provv1.GCPSecretManager{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "gcp"}, Spec: provv1.GCPSecretManagerSpec{ProjectID: "p"}}
+	c := kube(t, cfg)
+	return Subject{
+		Provider: secretmanager.New(providers.Deps{Client: c, APIReader: c}, opts...),
+		Ref:      providers.Ref{Kind: secretmanager.Kind, Namespace: namespace, Name: "gcp"},
+		Scope:    providers.Scope{Namespace: namespace},
+		Seed: func(t testing.TB, key string, fields map[string]string) {
+			srv.Add("projects/p/secrets/"+key, []byte(toJSON(t, fields)), nil)
+		},
+	}
+}
+
+func TestVault(t *testing.T) { Run(t, VaultSubject(t)) }
+func TestGCP(t *testing.T)   { Run(t, GCPSubject(t)) }
