@@ -24,9 +24,6 @@ const (
 // Modes lists the valid modes.
 var Modes = []Mode{ModeCore, ModeProvider}
 
-// ErrProviderModeNotBuilt is returned for --mode=provider until provider mode lands.
-var ErrProviderModeNotBuilt = errors.New("--mode=provider is not built yet: this eso runs providers in process only (--mode=core)")
-
 // Config is eso's configuration.
 type Config struct {
 	Mode Mode
@@ -60,6 +57,21 @@ type Config struct {
 	// eso's own cloud identity.
 	AllowAmbientCredentials bool
 
+	// RemoteProvidersInsecure lets core reach out-of-process providers
+	// without TLS when a store gives no client certificate. Only for
+	// development: anything on the network path can read the secrets.
+	RemoteProvidersInsecure bool
+
+	// Provider mode: where the gRPC server listens and the TLS material it
+	// serves with. Plaintext needs Insecure.
+	GRPCAddr        string
+	TLSCertFile     string
+	TLSKeyFile      string
+	TLSClientCAFile string
+	Insecure        bool
+	// ProviderKinds, if set, are the only provider and generator kinds served.
+	ProviderKinds []string
+
 	// SkipControllerNameValidation lets several eso instances run in one
 	// process, as tests do. Not a flag.
 	SkipControllerNameValidation bool
@@ -72,6 +84,7 @@ func Default() Config {
 		Mode:                 ModeCore,
 		MetricsAddr:          ":8080",
 		HealthAddr:           ":8081",
+		GRPCAddr:             ":8443",
 		LeaderElectionID:     "eso-core.external-secrets.io",
 		LeaderElectionLease:  15 * time.Second,
 		LeaderElectionRenew:  10 * time.Second,
@@ -111,6 +124,17 @@ func Parse(args []string, out io.Writer) (Config, error) {
 	fs.IntVar(&cfg.StoreConcurrency, "store-concurrent", cfg.StoreConcurrency, "stores reconciled at once")
 	fs.BoolVar(&cfg.AllowAmbientCredentials, "allow-ambient-credentials", false,
 		"let provider configurations without auth use eso's own cloud identity (IRSA, workload identity, instance role); any namespace able to create one could then use it")
+	fs.StringVar(&cfg.GRPCAddr, "grpc-bind-address", cfg.GRPCAddr, "provider mode: address of the gRPC server")
+	fs.StringVar(&cfg.TLSCertFile, "tls-cert-file", "", "provider mode: PEM file of the server certificate (reloaded when it changes)")
+	fs.StringVar(&cfg.TLSKeyFile, "tls-key-file", "", "provider mode: PEM file of the server certificate's private key")
+	fs.StringVar(&cfg.TLSClientCAFile, "tls-client-ca-file", "", "provider mode: PEM bundle of the CAs client certificates must chain to")
+	fs.BoolVar(&cfg.Insecure, "insecure", false, "provider mode: serve plaintext gRPC without client certificates (development only)")
+	fs.Func("provider-kinds", "provider mode: comma-separated provider and generator kinds to serve (default: every kind compiled in)", func(v string) error {
+		cfg.ProviderKinds = splitList(v)
+		return nil
+	})
+	fs.BoolVar(&cfg.RemoteProvidersInsecure, "remote-providers-insecure", false,
+		"connect without TLS to out-of-process providers (providerConfig.address) of stores that set no auth.clientCertificate; for development only")
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "debug, info or error")
 	fs.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "json or console")
 	if err := fs.Parse(args); err != nil {
@@ -135,13 +159,72 @@ func (c Config) Validate() error {
 	if c.ClientQPS < 0 || c.ClientBurst < 1 {
 		errs = append(errs, errors.New("--client-qps may not be negative and --client-burst must be at least 1"))
 	}
+	if c.RemoteProvidersInsecure && c.Mode != ModeCore {
+		errs = append(errs, errors.New("--remote-providers-insecure applies to --mode=core only: it is how core connects to providers"))
+	}
 	if !slices.Contains([]string{"debug", "info", "error"}, c.LogLevel) {
 		errs = append(errs, fmt.Errorf("invalid --log-level %q: debug, info or error", c.LogLevel))
 	}
 	if !slices.Contains([]string{"json", "console"}, c.LogFormat) {
 		errs = append(errs, fmt.Errorf("invalid --log-format %q: json or console", c.LogFormat))
 	}
+	if c.Mode == ModeProvider {
+		errs = append(errs, c.validateProviderMode()...)
+	} else if c.usesProviderModeFlags() {
+		errs = append(errs, fmt.Errorf("--tls-*, --insecure and --provider-kinds apply only to --mode=%s", ModeProvider))
+	}
 	return errors.Join(errs...)
+}
+
+// validateProviderMode checks the gRPC server's flags: TLS material is
+// required unless plaintext was asked for explicitly.
+func (c Config) validateProviderMode() []error {
+	var errs []error
+	if c.GRPCAddr == "" {
+		errs = append(errs, errors.New("--grpc-bind-address may not be empty in provider mode"))
+	}
+	tlsFlags := map[string]string{"--tls-cert-file": c.TLSCertFile, "--tls-key-file": c.TLSKeyFile, "--tls-client-ca-file": c.TLSClientCAFile}
+	var missing, given []string
+	for _, name := range []string{"--tls-cert-file", "--tls-key-file", "--tls-client-ca-file"} {
+		if tlsFlags[name] == "" {
+			missing = append(missing, name)
+		} else {
+			given = append(given, name)
+		}
+	}
+	switch {
+	case c.Insecure && len(given) > 0:
+		errs = append(errs, fmt.Errorf("--insecure serves plaintext and cannot be combined with %s", strings.Join(given, ", ")))
+	case !c.Insecure && len(missing) > 0:
+		errs = append(errs, fmt.Errorf("provider mode serves mTLS only and needs %s; "+
+			"pass --insecure to serve plaintext without client certificates (development only)", strings.Join(missing, ", ")))
+	}
+	seen := map[string]bool{}
+	for _, k := range c.ProviderKinds {
+		if seen[k] {
+			errs = append(errs, fmt.Errorf("--provider-kinds lists %s twice", k))
+		}
+		seen[k] = true
+	}
+	if c.ProviderKinds != nil && len(c.ProviderKinds) == 0 {
+		errs = append(errs, errors.New("--provider-kinds is empty: leave it out to serve every kind compiled in"))
+	}
+	return errs
+}
+
+func (c Config) usesProviderModeFlags() bool {
+	return c.TLSCertFile != "" || c.TLSKeyFile != "" || c.TLSClientCAFile != "" || c.Insecure || c.ProviderKinds != nil
+}
+
+// splitList splits a comma-separated flag value, dropping blanks.
+func splitList(v string) []string {
+	out := []string{}
+	for _, item := range strings.Split(v, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
 }
 
 func modeList() string {
