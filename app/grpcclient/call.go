@@ -1,0 +1,32 @@
+package grpcclient
+
+import (
+	"context"
+	"time"
+
+	"github.com/eso-dev/eso/app/grpcwire"
+)
+
+// invoke makes a call of at most attempts attempts, each bounded by
+// CallTimeout, waiting Backoff (doubling) between them. Only what
+// grpcwire.Retryable allows is tried again: the provider was unreachable or
+// overloaded, not wrong. The error is the contract's (grpcwire.FromStatus).
+func invoke[T any](ctx context.Context, opts Options, attempts int, call func(context.Context) (T, error)) (T, error) {
+	wait := opts.Backoff
+	for attempt := 1; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, opts.CallTimeout)
+		resp, err := call(actx)
+		cancel()
+		if err == nil || attempt >= attempts || !grpcwire.Retryable(err) {
+			return resp, grpcwire.FromStatus(err)
+		}
+		timer := time.NewTimer(wait)
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			timer.Stop()
+			return resp, grpcwire.FromStatus(err)
+		}
+		wait *= 2
+	}
+}
