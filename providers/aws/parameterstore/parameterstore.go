@@ -69,7 +69,7 @@ func (p *Provider) NewClient(ctx context.Context, ref providers.Ref, scope provi
 			o.BaseEndpoint = aws.String(cfg.Spec.Endpoint)
 		}
 	})
-	return &Client{api: api, prefix: cfg.Spec.Prefix}, nil
+	return &Client{api: api, prefix: cfg.Spec.Prefix, account: awsCfg.Region + "|" + cfg.Spec.Endpoint}, nil
 }
 
 // API is the part of the SSM API the client uses.
@@ -84,6 +84,8 @@ type API interface {
 type Client struct {
 	api    API
 	prefix string
+	// account identifies the region and endpoint written to, for writeLocks.
+	account string
 }
 
 // GetSecret implements providers.SecretsClient. SecureStrings are decrypted;

@@ -41,6 +41,7 @@ func (c *Client) managed(ctx context.Context, key string) (exists, managed bool,
 // PushSecret implements providers.Writer: SecureString parameters, created
 // tagged as eso's; only those are updated. Unchanged values are not rewritten.
 func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) error {
+	defer c.lockKey(req.RemoteKey)()
 	w, ok := c.api.(WriteAPI)
 	if !ok {
 		return fmt.Errorf("%w: this client cannot write", providers.ErrNotSupported)
@@ -82,6 +83,7 @@ func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) erro
 
 // DeleteSecret implements providers.Writer: only parameters eso created.
 func (c *Client) DeleteSecret(ctx context.Context, remoteKey, property string) error {
+	defer c.lockKey(remoteKey)()
 	w, ok := c.api.(WriteAPI)
 	if !ok {
 		return fmt.Errorf("%w: this client cannot write", providers.ErrNotSupported)
@@ -119,4 +121,12 @@ func (c *Client) DeleteSecret(ctx context.Context, remoteKey, property string) e
 func (c *Client) SecretExists(ctx context.Context, remoteKey string) (bool, error) {
 	exists, _, err := c.managed(ctx, remoteKey)
 	return exists, err
+}
+
+// writeLocks serialise this process's read-merge-write cycles on one remote
+// secret: AWS has no check-and-set, so two property pushes must not overlap.
+var writeLocks providers.KeyedMutex
+
+func (c *Client) lockKey(remoteKey string) (unlock func()) {
+	return writeLocks.Lock(c.account + "|" + c.prefix + remoteKey)
 }

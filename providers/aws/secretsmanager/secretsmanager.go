@@ -70,7 +70,7 @@ func (p *Provider) NewClient(ctx context.Context, ref providers.Ref, scope provi
 			o.BaseEndpoint = aws.String(cfg.Spec.Endpoint)
 		}
 	})
-	return &Client{api: api, prefix: cfg.Spec.Prefix}, nil
+	return &Client{api: api, prefix: cfg.Spec.Prefix, account: awsCfg.Region + "|" + cfg.Spec.Endpoint}, nil
 }
 
 // API is the part of the Secrets Manager API the client uses.
@@ -85,6 +85,8 @@ type API interface {
 type Client struct {
 	api    API
 	prefix string
+	// account identifies the region and endpoint written to, for writeLocks.
+	account string
 }
 
 // GetSecret implements providers.SecretsClient. version "uuid/<id>" selects a

@@ -43,6 +43,7 @@ func (c *Client) managed(ctx context.Context, key string) (exists, managed, dele
 // eso's, or updates one eso created; a property is merged into the JSON
 // object the secret holds. Nothing is written when the value is unchanged.
 func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) error {
+	defer c.lockKey(req.RemoteKey)()
 	w, ok := c.api.(WriteAPI)
 	if !ok {
 		return fmt.Errorf("%w: this client cannot write", providers.ErrNotSupported)
@@ -93,6 +94,7 @@ func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) erro
 // deleted; with a property, only that field goes, and the secret when it was
 // the last.
 func (c *Client) DeleteSecret(ctx context.Context, remoteKey, property string) error {
+	defer c.lockKey(remoteKey)()
 	w, ok := c.api.(WriteAPI)
 	if !ok {
 		return fmt.Errorf("%w: this client cannot write", providers.ErrNotSupported)
@@ -141,4 +143,12 @@ func apiErrorOrNil(key string, err error) error {
 		return nil
 	}
 	return apiError(fmt.Sprintf("writing secret %q", key), err)
+}
+
+// writeLocks serialise this process's read-merge-write cycles on one remote
+// secret: AWS has no check-and-set, so two property pushes must not overlap.
+var writeLocks providers.KeyedMutex
+
+func (c *Client) lockKey(remoteKey string) (unlock func()) {
+	return writeLocks.Lock(c.account + "|" + c.prefix + remoteKey)
 }

@@ -3,6 +3,8 @@ package secretsmanager
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -80,5 +82,35 @@ func TestWritesOnlyTouchManagedSecrets(t *testing.T) {
 	must(w.PushSecret(ctx, providers.PushRequest{RemoteKey: "mine", Value: []byte("v3")}))
 	if got := read("mine", ""); got != "v3" {
 		t.Errorf("re-pushed after deletion = %q", got)
+	}
+}
+
+// TestConcurrentPropertyPushesKeepEveryField: pushes of different properties
+// of one secret, from two clients at once, all survive.
+func TestConcurrentPropertyPushesKeepEveryField(t *testing.T) {
+	ctx := context.Background()
+	endpoint := awstest.StartMoto(t)
+	var writers []providers.Writer
+	for range 2 {
+		writers = append(writers, newClient(t, staticSpec(endpoint)).(providers.Writer))
+	}
+	if err := writers[0].PushSecret(ctx, providers.PushRequest{RemoteKey: "shared", Value: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for i := range 12 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req := providers.PushRequest{RemoteKey: "shared", Property: fmt.Sprintf("field%d", i), Value: []byte("v")}
+			if err := writers[i%2].PushSecret(ctx, req); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	fields, err := newClient(t, staticSpec(endpoint)).GetSecretMap(ctx, esv1.ExternalSecretDataRemoteRef{Key: "shared"})
+	if err != nil || len(fields) != 12 {
+		t.Fatalf("%d of 12 fields survived (%v)", len(fields), err)
 	}
 }
