@@ -85,13 +85,14 @@ $(PROTOC_GEN_GO_GRPC):
 	GOBIN=$(dir $(PROTOC_GEN_GO_GRPC)) $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
 
 .PHONY: verify
-verify: generate ## Fail when generated code is stale, code is not gofmt-clean or go vet complains.
+verify: generate ## Fail when generated code is stale, code is not gofmt-clean, go vet complains or go.mod is not tidy.
 	@if [ -n "$$(git status --porcelain -- apis)" ]; then \
 		echo "generated code in apis/ is stale: run 'make generate' and commit the result"; \
 		git status --porcelain -- apis; git diff --stat -- apis; exit 1; fi
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then \
 		echo "gofmt needed on: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy: run 'go mod tidy' and commit the result"; exit 1; }
 
 .PHONY: moto
 moto: ## Check that moto_server (the AWS API emulator the AWS provider tests run) is installed.
