@@ -5,14 +5,17 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/eso-dev/eso/app/config"
+	"github.com/eso-dev/eso/app/grpcclient"
 	"github.com/eso-dev/eso/app/registry"
 )
 
 // Module provides the generatorRef Resolver and the Runner of rotations.
 var Module = fx.Module("generation",
 	fx.Provide(
-		func(mgr ctrl.Manager, gens *registry.Generators, cfg config.Config) *Resolver {
-			return NewResolver(mgr.GetClient(), gens, cfg.ControllerClass)
+		// The connections to provider processes are the stores module's,
+		// shared with stores.
+		func(mgr ctrl.Manager, gens *registry.Generators, remote *grpcclient.Remote, cfg config.Config) *Resolver {
+			return NewResolver(mgr.GetClient(), gens, cfg.ControllerClass).WithRemote(remote)
 		},
 		func(mgr ctrl.Manager, resolver *Resolver) *Runner {
 			return &Runner{Client: mgr.GetClient(), Resolver: resolver}

@@ -7,6 +7,7 @@ package generation
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	genv2 "github.com/eso-dev/eso/apis/generator/v2alpha1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
+	"github.com/eso-dev/eso/app/grpcclient"
 	"github.com/eso-dev/eso/app/registry"
 	"github.com/eso-dev/eso/app/stores"
 	"github.com/eso-dev/eso/generators"
@@ -57,11 +59,21 @@ type Resolver struct {
 	reader     client.Reader
 	generators *registry.Generators
 	class      string
+	// remote serves generators whose providerConfig.address is set; nil
+	// refuses them.
+	remote *grpcclient.Remote
 }
 
 // NewResolver returns a resolver reading through reader.
 func NewResolver(reader client.Reader, gens *registry.Generators, class string) *Resolver {
 	return &Resolver{reader: reader, generators: gens, class: class}
+}
+
+// WithRemote lets the resolver serve generators whose
+// providerConfig.address is set, through remote.
+func (r *Resolver) WithRemote(remote *grpcclient.Remote) *Resolver {
+	r.remote = remote
+	return r
 }
 
 // Generators are the compiled-in generators.
@@ -90,7 +102,7 @@ func (r *Resolver) Resolve(ctx context.Context, namespace string, ref esv1.Gener
 		if pr.Namespace != "" && pr.Namespace != namespace {
 			return nil, true, fmt.Errorf("%w: Generator %s/%s names %s %s/%s", stores.ErrCrossNamespace, namespace, ref.Name, pr.Kind, pr.Namespace, pr.Name)
 		}
-		res, err := r.resolved(source, &g.Spec, providers.Ref{Kind: pr.Kind, Namespace: namespace, Name: pr.Name}, namespace)
+		res, err := r.resolved(source, &g.Spec, providers.Ref{Kind: pr.Kind, Namespace: namespace, Name: pr.Name}, namespace, namespace)
 		return res, true, err
 	case ref.Kind == KindClusterGenerator && (ref.APIVersion == "" || ref.APIVersion == APIVersion):
 		source.APIVersion = APIVersion
@@ -116,7 +128,7 @@ func (r *Resolver) Resolve(ctx context.Context, namespace string, ref esv1.Gener
 		if cg.Spec.AuthenticationScope == ssv2.ManifestNamespace {
 			credentials = namespace
 		}
-		res, err := r.resolved(source, &cg.Spec.GeneratorSpec, providers.Ref{Kind: pr.Kind, Namespace: pr.Namespace, Name: pr.Name}, credentials)
+		res, err := r.resolved(source, &cg.Spec.GeneratorSpec, providers.Ref{Kind: pr.Kind, Namespace: pr.Namespace, Name: pr.Name}, credentials, "")
 		return res, true, err
 	case ref.APIVersion == "" || ref.APIVersion == KindsAPIVersion || ref.APIVersion == UpstreamAPIVersion:
 		// A generator kind referenced directly: its configuration lives in
@@ -133,13 +145,12 @@ func (r *Resolver) Resolve(ctx context.Context, namespace string, ref esv1.Gener
 	}
 }
 
-func (r *Resolver) resolved(source genv2.GeneratorReference, spec *genv2.GeneratorSpec, ref providers.Ref, credentials string) (*Resolved, error) {
-	if spec.ProviderConfig.Address != "" {
-		return nil, stores.ErrRemoteNotEnabled
-	}
-	gen, ok := r.generators.Lookup(ref.Kind)
-	if !ok {
-		return nil, fmt.Errorf("%w: generator kind %s (see `eso providers`)", stores.ErrNotCompiledIn, ref.Kind)
+// resolved is the generator of spec, in process or in a provider process.
+// ownNamespace is a Generator's namespace, empty for a ClusterGenerator.
+func (r *Resolver) resolved(source genv2.GeneratorReference, spec *genv2.GeneratorSpec, ref providers.Ref, credentials, ownNamespace string) (*Resolved, error) {
+	gen, err := r.generator(spec, ref, ownNamespace)
+	if err != nil {
+		return nil, err
 	}
 	res := &Resolved{Generator: gen, Ref: ref, Scope: providers.Scope{Namespace: credentials}, Source: source,
 		StatePolicy: spec.StatePolicy, GCDeadline: defaultGCDeadline}
@@ -153,6 +164,32 @@ func (r *Resolver) resolved(source genv2.GeneratorReference, spec *genv2.Generat
 		res.StatePatch = spec.StateSpec.StatePatch
 	}
 	return res, nil
+}
+
+// generator serves ref: the compiled-in generator of its kind or, when
+// providerConfig.address is set, the provider process's.
+func (r *Resolver) generator(spec *genv2.GeneratorSpec, ref providers.Ref, ownNamespace string) (generators.Generator, error) {
+	pc := spec.ProviderConfig
+	if pc.Address == "" {
+		gen, ok := r.generators.Lookup(ref.Kind)
+		if !ok {
+			return nil, fmt.Errorf("%w: generator kind %s (see `eso providers`)", stores.ErrNotCompiledIn, ref.Kind)
+		}
+		return gen, nil
+	}
+	if r.remote == nil {
+		return nil, fmt.Errorf("%w in this eso", stores.ErrRemoteNotEnabled)
+	}
+	ep, err := r.remote.Endpoint(pc.Address, pc.Auth, ownNamespace, ref.Namespace)
+	switch {
+	case errors.Is(err, grpcclient.ErrPlaintextRefused):
+		return nil, fmt.Errorf("%w for generator %s %s/%s: %w", stores.ErrRemoteNotEnabled, ref.Kind, ref.Namespace, ref.Name, err)
+	case errors.Is(err, grpcclient.ErrCertificateNamespace):
+		return nil, fmt.Errorf("%w: generator %s %s/%s: %w", stores.ErrCrossNamespace, ref.Kind, ref.Namespace, ref.Name, err)
+	case err != nil:
+		return nil, err
+	}
+	return r.remote.Generator(ep, ref.Kind), nil
 }
 
 // gate refuses a generator whose Ready condition is False for its current

@@ -12,6 +12,7 @@ import (
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
+	"github.com/eso-dev/eso/app/grpcclient"
 	"github.com/eso-dev/eso/app/metrics"
 	"github.com/eso-dev/eso/app/registry"
 	"github.com/eso-dev/eso/providers"
@@ -25,7 +26,7 @@ var (
 	ErrNotAllowed         = errors.New("namespace not allowed by the ClusterSecretStore's conditions")
 	ErrStoreNotReady      = errors.New("store is not ready")
 	ErrNotCompiledIn      = errors.New("provider not compiled into this binary")
-	ErrRemoteNotEnabled   = errors.New("out-of-process providers (providerConfig.address) are not enabled in this build")
+	ErrRemoteNotEnabled   = errors.New("out-of-process providers (providerConfig.address) are not enabled")
 )
 
 // Resolver finds stores and hands out provider clients for them.
@@ -34,12 +35,22 @@ type Resolver struct {
 	providers *registry.Providers
 	clients   *ClientCache
 	class     string
+	// remote serves stores whose providerConfig.address is set; nil
+	// refuses them.
+	remote *grpcclient.Remote
 }
 
 // NewResolver returns a resolver reading stores through reader (the manager's
 // cache) and acting for controller class.
 func NewResolver(reader client.Reader, provs *registry.Providers, clients *ClientCache, class string) *Resolver {
 	return &Resolver{reader: reader, providers: provs, clients: clients, class: class}
+}
+
+// WithRemote lets the resolver serve stores whose providerConfig.address is
+// set, through remote.
+func (r *Resolver) WithRemote(remote *grpcclient.Remote) *Resolver {
+	r.remote = remote
+	return r
 }
 
 // Clients is the resolver's client cache.
@@ -99,15 +110,20 @@ func (r *Resolver) CheckUsable(ctx context.Context, s *Store, namespace string) 
 	return nil
 }
 
-// Provider returns the in-process provider serving the store and the ref of
-// its configuration.
+// Provider returns the provider serving the store, in process or, when
+// providerConfig.address is set, in a provider process, and the ref of its
+// configuration.
 func (r *Resolver) Provider(s *Store) (providers.Provider, providers.Ref, error) {
-	if s.Spec.ProviderConfig.Address != "" {
-		return nil, providers.Ref{}, ErrRemoteNotEnabled
-	}
 	ref, err := s.ProviderRef()
 	if err != nil {
 		return nil, ref, err
+	}
+	if s.Spec.ProviderConfig.Address != "" {
+		ep, err := r.endpoint(s)
+		if err != nil {
+			return nil, ref, err
+		}
+		return r.remote.Provider(ep, ref.Kind), ref, nil
 	}
 	prov, ok := r.providers.Lookup(ref.Kind)
 	if !ok {
@@ -116,12 +132,32 @@ func (r *Resolver) Provider(s *Store) (providers.Provider, providers.Ref, error)
 	return prov, ref, nil
 }
 
+// endpoint is the provider process serving the store.
+func (r *Resolver) endpoint(s *Store) (grpcclient.Endpoint, error) {
+	if r.remote == nil {
+		return grpcclient.Endpoint{}, fmt.Errorf("%w in this eso", ErrRemoteNotEnabled)
+	}
+	pc := s.Spec.ProviderConfig
+	ep, err := r.remote.Endpoint(pc.Address, pc.Auth, s.Namespace, pc.ProviderRef.Namespace)
+	switch {
+	case errors.Is(err, grpcclient.ErrPlaintextRefused):
+		return ep, fmt.Errorf("%w for %s: %w", ErrRemoteNotEnabled, s, err)
+	case errors.Is(err, grpcclient.ErrCertificateNamespace):
+		return ep, fmt.Errorf("%w: %s: %w", ErrCrossNamespace, s, err)
+	}
+	return ep, err
+}
+
 // Fingerprint identifies the store's current spec and provider configuration:
-// it changes whenever either does. It reads only the manager's cache.
+// it changes whenever either does. It reads only the manager's cache, except
+// for a remote provider's client certificate Secret.
 func (r *Resolver) Fingerprint(ctx context.Context, s *Store) (string, error) {
 	_, ref, err := r.Provider(s)
 	if err != nil {
 		return "", err
+	}
+	if s.Spec.ProviderConfig.Address != "" {
+		return r.remoteFingerprint(ctx, s, ref)
 	}
 	reg, _ := r.providers.Catalog().Lookup(ref.Kind)
 	cfg := reg.NewConfig()
@@ -131,6 +167,33 @@ func (r *Resolver) Fingerprint(ctx context.Context, s *Store) (string, error) {
 	// Generation, not resourceVersion: label or annotation edits of the
 	// configuration must not rebuild clients and re-read every secret.
 	return fmt.Sprintf("%s/%d/%s/%d", s.UID, s.Generation, cfg.GetUID(), cfg.GetGeneration()), nil
+}
+
+// remoteFingerprint identifies a remote store's spec (address included) and
+// the version of its client certificate, so a rotated certificate builds
+// new clients on a new connection. The configuration counts too when its
+// kind is compiled in, as core sees its changes then; otherwise only the
+// provider process reads it.
+func (r *Resolver) remoteFingerprint(ctx context.Context, s *Store, ref providers.Ref) (string, error) {
+	ep, err := r.endpoint(s)
+	if err != nil {
+		return "", err
+	}
+	cert, err := r.remote.CertificateVersion(ctx, ep)
+	if err != nil {
+		return "", err
+	}
+	fp := fmt.Sprintf("%s/%d/%s/%s", s.UID, s.Generation, ep.Address, cert)
+	if reg, ok := r.providers.Catalog().Lookup(ref.Kind); ok {
+		cfg := reg.NewConfig()
+		switch err := providers.ReadConfig(ctx, r.reader, ref, cfg); {
+		case err == nil:
+			fp += fmt.Sprintf("/%s/%d", cfg.GetUID(), cfg.GetGeneration())
+		case !errors.Is(err, providers.ErrConfigNotFound):
+			return "", err
+		}
+	}
+	return fp, nil
 }
 
 // Client returns a provider client for requests made through the store on

@@ -200,6 +200,10 @@ const (
 	ReasonValidationFailed         = "ValidationFailed"
 	// ReasonAuthenticationFailed: the provider refused the store's credentials.
 	ReasonAuthenticationFailed = "AuthenticationFailed"
+	// ReasonIncompatibleProvider: the provider process at
+	// providerConfig.address does not speak core's protocol version, or
+	// does not serve the configuration's kind.
+	ReasonIncompatibleProvider = "IncompatibleProvider"
 )
 
 // +kubebuilder:object:root=true

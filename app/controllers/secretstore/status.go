@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
+	"github.com/eso-dev/eso/app/grpcclient"
 	"github.com/eso-dev/eso/app/stores"
 	"github.com/eso-dev/eso/providers"
 )
@@ -55,6 +56,8 @@ func (c *Reconciler) checkReady(ctx context.Context, s *stores.Store) readiness 
 		return readiness{reason: ssv2.ReasonValid, message: "provider configuration " + ref.Kind + " " + ref.Namespace + "/" + ref.Name + " is valid"}
 	case errors.Is(err, providers.ErrAuthFailed):
 		return readiness{reason: ssv2.ReasonAuthenticationFailed, message: err.Error(), authFailed: true}
+	case errors.Is(err, grpcclient.ErrIncompatibleProvider), errors.Is(err, grpcclient.ErrKindNotServed):
+		return readiness{reason: ssv2.ReasonIncompatibleProvider, message: err.Error()}
 	case errors.Is(err, providers.ErrConfigNotFound):
 		return readiness{reason: ssv2.ReasonProviderRefNotFound, message: err.Error()}
 	case errors.Is(err, providers.ErrInvalidConfig):
