@@ -1,6 +1,7 @@
 // Command eso is a Kubernetes secrets operator in one static binary.
 //
 //	eso [flags]            run (--mode=core, the default: controllers + in-process providers)
+//	eso --mode=provider    serve the compiled-in providers and generators over gRPC with mTLS
 //	eso providers          list the providers compiled into this binary
 //	eso version            print version, commit, Go version and build tags
 package main

@@ -10,13 +10,26 @@ import (
 )
 
 func TestCommandLine(t *testing.T) {
+	// A kubeconfig that parses; provider mode builds its client lazily, so
+	// the server it names is never contacted by these cases.
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte(unreachableKubeconfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		args        []string
 		code        int
 		out, errOut string
 	}{
 		{[]string{"--mode=bogus"}, 2, "", `invalid --mode "bogus": valid modes are core, provider`},
-		{[]string{"--mode=provider"}, 2, "", "--mode=provider is not built yet"},
+		{[]string{"--mode=provider"}, 2, "", "provider mode serves mTLS only and needs --tls-cert-file, --tls-key-file, --tls-client-ca-file; pass --insecure"},
+		{[]string{"--mode=provider", "--tls-cert-file=tls.crt", "--tls-key-file=tls.key"}, 2, "", "needs --tls-client-ca-file"},
+		{[]string{"--mode=provider", "--insecure", "--tls-cert-file=tls.crt"}, 2, "", "--insecure serves plaintext and cannot be combined with --tls-cert-file"},
+		{[]string{"--tls-cert-file=tls.crt"}, 2, "", "apply only to --mode=provider"},
+		{[]string{"--mode=provider", "--insecure", "--kubeconfig=/nonexistent/kubeconfig"}, 1, "", "/nonexistent/kubeconfig"},
+		{[]string{"--mode=provider", "--kubeconfig=" + kubeconfig, "--tls-cert-file=/nonexistent/tls.crt",
+			"--tls-key-file=/nonexistent/tls.key", "--tls-client-ca-file=/nonexistent/ca.crt"}, 1, "", "reading TLS material"},
+		{[]string{"--mode=provider", "--insecure", "--kubeconfig=" + kubeconfig, "--provider-kinds=Fake,NoSuchKind"}, 1, "", "NoSuchKind is not compiled into this binary"},
 		{[]string{"--concurrent=0"}, 2, "", "--concurrent and --store-concurrent must be at least 1"},
 		{[]string{"--client-qps=-1"}, 2, "", "--client-qps may not be negative"},
 		{[]string{"--no-such-flag"}, 2, "", "flag provided but not defined"},
@@ -110,3 +123,21 @@ func TestBuildTagSelection(t *testing.T) {
 		})
 	}
 }
+
+const unreachableKubeconfig = `apiVersion: v1
+kind: Config
+clusters:
+- name: none
+  cluster:
+    server: https://127.0.0.1:1
+contexts:
+- name: none
+  context:
+    cluster: none
+    user: none
+current-context: none
+users:
+- name: none
+  user:
+    token: none
+`

@@ -47,15 +47,15 @@ func CoreModules() fx.Option {
 
 // New returns the application for cfg.Mode.
 func New(cfg config.Config) (*fx.App, error) {
-	if cfg.Mode == config.ModeProvider {
-		return nil, config.ErrProviderModeNotBuilt
-	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	setupLogging(cfg)
 	log := ctrl.Log.WithName("eso")
 	log.Info("starting", "mode", cfg.Mode, "version", version.Version, "providers", register.Selection())
+	if cfg.Mode == config.ModeProvider {
+		return newProviderApp(cfg), nil
+	}
 	return fx.New(
 		fx.Supply(cfg),
 		fx.WithLogger(func() fxevent.Logger { return fxevent.NopLogger }),

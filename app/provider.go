@@ -1,0 +1,60 @@
+package app
+
+import (
+	"fmt"
+
+	"go.uber.org/fx"
+	"go.uber.org/fx/fxevent"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/eso-dev/eso/app/config"
+	"github.com/eso-dev/eso/app/grpcserver"
+	"github.com/eso-dev/eso/app/manager"
+	"github.com/eso-dev/eso/app/registry"
+	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/register"
+)
+
+// ProviderModules are the modules of provider mode: the compiled-in
+// providers and generators served over gRPC. No manager, controllers, leader
+// election or watches: the process only answers core's calls.
+func ProviderModules() fx.Option {
+	return fx.Options(
+		register.Module(),
+		registry.Module,
+		registry.GeneratorsModule,
+		fx.Provide(manager.NewScheme, ProviderModeDeps),
+		grpcserver.Module,
+	)
+}
+
+// ProviderModeDeps gives the providers a plain Kubernetes client: every read
+// goes to the API server, and nothing is watched or cached, so the process
+// needs only get on what it reads (its configuration kinds, the Secrets and
+// ConfigMaps they reference) and create on serviceaccounts/token.
+func ProviderModeDeps(cfg config.Config, rc *rest.Config, scheme *runtime.Scheme) (providers.Deps, error) {
+	rc = rest.CopyConfig(rc)
+	rc.UserAgent = "eso-provider"
+	if cfg.ClientQPS > 0 {
+		rc.QPS, rc.Burst = float32(cfg.ClientQPS), cfg.ClientBurst
+	} else {
+		rc.QPS = -1
+	}
+	c, err := client.New(rc, client.Options{Scheme: scheme})
+	if err != nil {
+		return providers.Deps{}, fmt.Errorf("creating Kubernetes client: %w", err)
+	}
+	return providers.Deps{Client: c, APIReader: c, RESTConfig: rc, AmbientCredentials: cfg.AllowAmbientCredentials}, nil
+}
+
+// newProviderApp is the application of --mode=provider.
+func newProviderApp(cfg config.Config) *fx.App {
+	return fx.New(
+		fx.Supply(cfg),
+		fx.WithLogger(func() fxevent.Logger { return fxevent.NopLogger }),
+		fx.Provide(manager.RESTConfig),
+		ProviderModules(),
+	)
+}
