@@ -40,6 +40,7 @@ import (
 // with the generated stubs, as core reaches it.
 type loopback struct {
 	server     *Server
+	endpoint   *Endpoint
 	kube       client.Client
 	conn       *grpc.ClientConn
 	stores     providerv1.SecretStoreProviderClient
@@ -52,7 +53,14 @@ type loopback struct {
 
 func startLoopback(t *testing.T, kinds ...string) *loopback {
 	t.Helper()
-	catalog, err := registry.NewCatalog([]providers.Registration{fakeprovider.Registration, kubernetes.Registration})
+	return startLoopbackWith(t, nil, ServeOptions{}, kinds...)
+}
+
+// startLoopbackWith serves extra provider registrations too, with the
+// transport settings of opts.
+func startLoopbackWith(t *testing.T, extra []providers.Registration, opts ServeOptions, kinds ...string) *loopback {
+	t.Helper()
+	catalog, err := registry.NewCatalog(append([]providers.Registration{fakeprovider.Registration, kubernetes.Registration}, extra...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +107,8 @@ func startLoopback(t *testing.T, kinds ...string) *loopback {
 	if err != nil {
 		t.Fatal(err)
 	}
-	endpoint := NewEndpoint(lis, s, ServeOptions{TLS: tlsConfig, Metrics: m, Log: logr.Discard()})
+	opts.TLS, opts.Metrics, opts.Log = tlsConfig, m, logr.Discard()
+	endpoint := NewEndpoint(lis, s, opts)
 	served := make(chan error, 1)
 	go func() { served <- endpoint.Serve() }()
 
@@ -114,7 +123,7 @@ func startLoopback(t *testing.T, kinds ...string) *loopback {
 			t.Errorf("Serve: %v", err)
 		}
 	})
-	return &loopback{server: s, kube: kube, conn: conn, metrics: m, providers: provs, gens: gens,
+	return &loopback{server: s, endpoint: endpoint, kube: kube, conn: conn, metrics: m, providers: provs, gens: gens,
 		stores:     providerv1.NewSecretStoreProviderClient(conn),
 		generators: providerv1.NewGeneratorProviderClient(conn),
 		info:       providerv1.NewInfoClient(conn),
