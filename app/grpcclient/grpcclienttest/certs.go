@@ -98,6 +98,12 @@ func (ca *CA) Issue(t testing.TB, cn string, server bool) (certPEM, keyPEM []byt
 // and which accepts only client certificates clientCA signs.
 func ServerCredentials(t testing.TB, serverCA, clientCA *CA) credentials.TransportCredentials {
 	t.Helper()
+	return credentials.NewTLS(ServerTLS(t, serverCA, clientCA))
+}
+
+// ServerTLS is ServerCredentials' TLS configuration.
+func ServerTLS(t testing.TB, serverCA, clientCA *CA) *tls.Config {
+	t.Helper()
 	certPEM, keyPEM := serverCA.Issue(t, "eso-provider", true)
 	cert, err := tls.X509KeyPair(certPEM, keyPEM)
 	if err != nil {
@@ -105,12 +111,12 @@ func ServerCredentials(t testing.TB, serverCA, clientCA *CA) credentials.Transpo
 	}
 	clients := x509.NewCertPool()
 	clients.AddCert(clientCA.cert)
-	return credentials.NewTLS(&tls.Config{
+	return &tls.Config{
 		MinVersion:   tls.VersionTLS12,
 		Certificates: []tls.Certificate{cert},
 		ClientCAs:    clients,
 		ClientAuth:   tls.RequireAndVerifyClientCert,
-	})
+	}
 }
 
 // ClientSecret is core's client certificate as cert-manager writes it: a
