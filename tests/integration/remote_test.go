@@ -2,8 +2,10 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,6 +22,7 @@ import (
 // certificate Secret) syncs like an in-process one. While the provider
 // process is down the Secret stays exactly as it was and the ExternalSecret
 // says the provider is unavailable; once it is back, eso recovers by itself.
+// A rotated client certificate is used without any change to the store.
 // A provider process of another protocol major makes its store
 // IncompatibleProvider.
 func TestRemoteProviderSync(t *testing.T) {
@@ -76,4 +79,26 @@ func TestRemoteProviderSync(t *testing.T) {
 	if clients := srv.Clients(); len(clients) == 0 || clients[len(clients)-1] != "eso-core" {
 		t.Errorf("the provider process saw client certificates %v", clients)
 	}
+
+	// The client certificate rotates: the next syncs come with the new one,
+	// on a new connection, without touching the store.
+	var tlsSecret corev1.Secret
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "core-tls"}, &tlsSecret); err != nil {
+		t.Fatal(err)
+	}
+	tlsSecret.Data = grpcclienttest.ClientSecret(t, ns, "core-tls", "eso-core-rotated", clientCA, serverCA).Data
+	if err := env.Client.Update(ctx, &tlsSecret); err != nil {
+		t.Fatal(err)
+	}
+	attempt := 0
+	eventually(t, "a sync with the rotated client certificate", func() error {
+		attempt++
+		annotate(t, es, "force-sync", fmt.Sprint("rotation-", attempt))
+		time.Sleep(200 * time.Millisecond)
+		if clients := srv.Clients(); clients[len(clients)-1] != "eso-core-rotated" {
+			return fmt.Errorf("last call came with %s", clients[len(clients)-1])
+		}
+		return nil
+	})
+	unchanged()
 }
