@@ -2,11 +2,23 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	providerv1 "github.com/eso-dev/eso/apis/proto/provider/v1"
 )
 
 func TestCommandLine(t *testing.T) {
@@ -54,6 +66,84 @@ func TestCommandLine(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestProviderModeServes runs `eso --mode=provider --insecure` as main does:
+// it answers a handshake, serves its probes and metrics, and stops cleanly on
+// SIGTERM. mTLS itself is tested in app/grpcserver.
+func TestProviderModeServes(t *testing.T) {
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte(unreachableKubeconfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	grpcAddr, metricsAddr, probeAddr := freeAddr(t), freeAddr(t), freeAddr(t)
+	var stderr bytes.Buffer
+	exited := make(chan int, 1)
+	go func() {
+		exited <- run([]string{"--mode=provider", "--insecure", "--kubeconfig=" + kubeconfig, "--log-level=error",
+			"--grpc-bind-address=" + grpcAddr, "--metrics-bind-address=" + metricsAddr, "--health-probe-bind-address=" + probeAddr,
+			"--provider-kinds=Fake,Password"}, io.Discard, &stderr)
+	}()
+	ready := false
+	for deadline := time.Now().Add(20 * time.Second); !ready && time.Now().Before(deadline); {
+		select {
+		case code := <-exited:
+			t.Fatalf("eso exited with %d: %s", code, stderr.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+		resp, err := http.Get("http://" + probeAddr + "/readyz")
+		if err == nil {
+			ready = resp.StatusCode == http.StatusOK
+			_ = resp.Body.Close()
+		}
+	}
+	if !ready {
+		t.Fatal("never ready")
+	}
+
+	conn, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	hs, err := providerv1.NewInfoClient(conn).Handshake(ctx, &providerv1.HandshakeRequest{ProtocolMajors: []uint32{1}})
+	if err != nil || !slices.Equal(hs.ProviderKinds, []string{"Fake"}) || !slices.Equal(hs.GeneratorKinds, []string{"Password"}) {
+		t.Fatalf("Handshake = %v, %v", hs, err)
+	}
+	resp, err := http.Get("http://" + metricsAddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if !strings.Contains(string(body), `eso_grpc_server_requests_total{code="OK",method="Handshake",service="eso.provider.v1.Info"} 1`) {
+		t.Errorf("the handshake is not in the metrics:\n%s", body)
+	}
+
+	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case code := <-exited:
+		if code != 0 {
+			t.Fatalf("exit code %d after SIGTERM: %s", code, stderr.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("eso did not stop on SIGTERM")
+	}
+}
+
+// freeAddr returns a loopback address with a port free a moment ago.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lis.Close()
+	return lis.Addr().String()
 }
 
 // TestBuildTagSelection builds the binary with several tag selections and

@@ -41,7 +41,8 @@ func newServer(cfg config.Config, provs *registry.Providers, gens *registry.Gene
 // plaintext when --insecure was given, which it warns about.
 func TransportSecurity(cfg config.Config, log logr.Logger) (*tls.Config, error) {
 	if cfg.Insecure {
-		log.Info("WARNING: serving plaintext gRPC without client authentication (--insecure): " +
+		// At error level, so --log-level=error does not hide it.
+		log.Error(nil, "WARNING: serving plaintext gRPC without client authentication (--insecure): "+
 			"anyone who reaches this port can read every secret the served configurations can")
 		return nil, nil
 	}
