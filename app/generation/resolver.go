@@ -148,7 +148,7 @@ func (r *Resolver) Resolve(ctx context.Context, namespace string, ref esv1.Gener
 // resolved is the generator of spec, in process or in a provider process.
 // ownNamespace is a Generator's namespace, empty for a ClusterGenerator.
 func (r *Resolver) resolved(source genv2.GeneratorReference, spec *genv2.GeneratorSpec, ref providers.Ref, credentials, ownNamespace string) (*Resolved, error) {
-	gen, err := r.generator(spec, ref, ownNamespace)
+	gen, err := r.ServedBy(spec, ref, ownNamespace)
 	if err != nil {
 		return nil, err
 	}
@@ -166,9 +166,10 @@ func (r *Resolver) resolved(source genv2.GeneratorReference, spec *genv2.Generat
 	return res, nil
 }
 
-// generator serves ref: the compiled-in generator of its kind or, when
-// providerConfig.address is set, the provider process's.
-func (r *Resolver) generator(spec *genv2.GeneratorSpec, ref providers.Ref, ownNamespace string) (generators.Generator, error) {
+// ServedBy is the generator serving ref: the compiled-in generator of its
+// kind or, when providerConfig.address is set, the provider process's.
+// ownNamespace is the Generator's namespace, empty for a ClusterGenerator.
+func (r *Resolver) ServedBy(spec *genv2.GeneratorSpec, ref providers.Ref, ownNamespace string) (generators.Generator, error) {
 	pc := spec.ProviderConfig
 	if pc.Address == "" {
 		gen, ok := r.generators.Lookup(ref.Kind)
@@ -210,4 +211,32 @@ func notFound(err error, what string) error {
 		return fmt.Errorf("%w: %s", stores.ErrStoreNotFound, what)
 	}
 	return fmt.Errorf("reading %s: %w", what, err)
+}
+
+// ForState is the generator that can revoke what a GeneratorState records:
+// the one serving its Generator or ClusterGenerator now (in process or in a
+// provider process), else the compiled-in generator of its kind. Unlike
+// Resolve it ignores gating and namespace conditions: revoking is always
+// allowed.
+func (r *Resolver) ForState(ctx context.Context, st *genv2.GeneratorState) (generators.Generator, error) {
+	ref := providers.Ref{Kind: st.Spec.ProviderRef.Kind, Namespace: st.Spec.ProviderRef.Namespace, Name: st.Spec.ProviderRef.Name}
+	if st.Spec.Generator.APIVersion == APIVersion {
+		switch st.Spec.Generator.Kind {
+		case KindGenerator:
+			var g genv2.Generator
+			if err := r.reader.Get(ctx, client.ObjectKey{Namespace: st.Namespace, Name: st.Spec.Generator.Name}, &g); err == nil {
+				return r.ServedBy(&g.Spec, ref, g.Namespace)
+			}
+		case KindClusterGenerator:
+			var cg genv2.ClusterGenerator
+			if err := r.reader.Get(ctx, client.ObjectKey{Name: st.Spec.Generator.Name}, &cg); err == nil {
+				return r.ServedBy(&cg.Spec.GeneratorSpec, ref, "")
+			}
+		}
+	}
+	gen, ok := r.generators.Lookup(ref.Kind)
+	if !ok {
+		return nil, fmt.Errorf("%w: generator kind %s, needed to revoke", stores.ErrNotCompiledIn, ref.Kind)
+	}
+	return gen, nil
 }

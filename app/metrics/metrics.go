@@ -6,6 +6,7 @@ package metrics
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -152,6 +153,44 @@ func (c *instrumentedClient) GetAllSecrets(ctx context.Context, find esv1.Extern
 	v, err := c.SecretsClient.GetAllSecrets(ctx, find)
 	ProviderCalls.WithLabelValues(c.kind, "GetAllSecrets", outcome(err)).Inc()
 	return v, err
+}
+
+// PushSecret, DeleteSecret and SecretExists forward the write side of the
+// contract, counted; a read-only client answers ErrNotSupported, as its
+// Capabilities say.
+func (c *instrumentedClient) PushSecret(ctx context.Context, req providers.PushRequest) error {
+	w, err := c.writer()
+	if err == nil {
+		err = w.PushSecret(ctx, req)
+	}
+	ProviderCalls.WithLabelValues(c.kind, "PushSecret", outcome(err)).Inc()
+	return err
+}
+
+func (c *instrumentedClient) DeleteSecret(ctx context.Context, remoteKey, property string) error {
+	w, err := c.writer()
+	if err == nil {
+		err = w.DeleteSecret(ctx, remoteKey, property)
+	}
+	ProviderCalls.WithLabelValues(c.kind, "DeleteSecret", outcome(err)).Inc()
+	return err
+}
+
+func (c *instrumentedClient) SecretExists(ctx context.Context, remoteKey string) (bool, error) {
+	w, err := c.writer()
+	exists := false
+	if err == nil {
+		exists, err = w.SecretExists(ctx, remoteKey)
+	}
+	ProviderCalls.WithLabelValues(c.kind, "SecretExists", outcome(err)).Inc()
+	return exists, err
+}
+
+func (c *instrumentedClient) writer() (providers.Writer, error) {
+	if w, ok := c.SecretsClient.(providers.Writer); ok {
+		return w, nil
+	}
+	return nil, fmt.Errorf("%w: %s clients do not write", providers.ErrNotSupported, c.kind)
 }
 
 // CheckAuth runs the provider's credential check (providers.AuthChecker),

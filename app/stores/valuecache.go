@@ -5,6 +5,7 @@ import (
 	"container/list"
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync"
 	"time"
 
@@ -163,4 +164,36 @@ func (c *cachingClient) CheckAuth(ctx context.Context) error {
 		return checker.CheckAuth(ctx)
 	}
 	return nil
+}
+
+// PushSecret, DeleteSecret and SecretExists are never cached.
+func (c *cachingClient) PushSecret(ctx context.Context, req providers.PushRequest) error {
+	w, err := writerOf(c.SecretsClient)
+	if err != nil {
+		return err
+	}
+	return w.PushSecret(ctx, req)
+}
+
+func (c *cachingClient) DeleteSecret(ctx context.Context, remoteKey, property string) error {
+	w, err := writerOf(c.SecretsClient)
+	if err != nil {
+		return err
+	}
+	return w.DeleteSecret(ctx, remoteKey, property)
+}
+
+func (c *cachingClient) SecretExists(ctx context.Context, remoteKey string) (bool, error) {
+	w, err := writerOf(c.SecretsClient)
+	if err != nil {
+		return false, err
+	}
+	return w.SecretExists(ctx, remoteKey)
+}
+
+func writerOf(c providers.SecretsClient) (providers.Writer, error) {
+	if w, ok := c.(providers.Writer); ok {
+		return w, nil
+	}
+	return nil, fmt.Errorf("%w: this client does not write", providers.ErrNotSupported)
 }

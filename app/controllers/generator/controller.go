@@ -23,17 +23,20 @@ import (
 	genv2 "github.com/eso-dev/eso/apis/generator/v2alpha1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/config"
-	"github.com/eso-dev/eso/app/registry"
+	"github.com/eso-dev/eso/app/generation"
+	"github.com/eso-dev/eso/app/grpcclient"
 	"github.com/eso-dev/eso/app/stores"
 	"github.com/eso-dev/eso/providers"
 )
 
 // Reconciler validates Generators or ClusterGenerators (Cluster says which).
 type Reconciler struct {
-	Client     client.Client
-	Generators *registry.Generators
-	Class      string
-	Cluster    bool
+	Client client.Client
+	// Resolver finds the generator serving a configuration, in process or
+	// in a provider process.
+	Resolver *generation.Resolver
+	Class    string
+	Cluster  bool
 }
 
 // generatorObject is what both kinds share.
@@ -117,16 +120,22 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // transient is set when the check could not finish.
 func (r *Reconciler) check(ctx context.Context, g *generatorObject) (reason, message string, transient error) {
 	switch {
-	case g.spec.ProviderConfig.Address != "":
-		return ssv2.ReasonRemoteProviderNotEnabled, stores.ErrRemoteNotEnabled.Error(), nil
 	case g.crossNSErr != nil:
 		return ssv2.ReasonCrossNamespaceRefused, g.crossNSErr.Error(), nil
 	case g.condsErr != nil:
 		return ssv2.ReasonInvalidConditions, g.condsErr.Error(), nil
 	}
-	gen, ok := r.Generators.Lookup(g.ref.Kind)
-	if !ok {
+	ownNamespace := g.obj.GetNamespace()
+	gen, err := r.Resolver.ServedBy(g.spec, g.ref, ownNamespace)
+	switch {
+	case errors.Is(err, stores.ErrRemoteNotEnabled):
+		return ssv2.ReasonRemoteProviderNotEnabled, err.Error(), nil
+	case errors.Is(err, stores.ErrNotCompiledIn):
 		return ssv2.ReasonProviderNotCompiledIn, "generator kind " + g.ref.Kind + " is not compiled into this eso binary (see `eso providers`)", nil
+	case errors.Is(err, stores.ErrCrossNamespace):
+		return ssv2.ReasonCrossNamespaceRefused, err.Error(), nil
+	case err != nil:
+		return ssv2.ReasonValidationFailed, err.Error(), err
 	}
 	switch err := gen.Validate(ctx, g.ref, g.scope); {
 	case err == nil:
@@ -137,6 +146,8 @@ func (r *Reconciler) check(ctx context.Context, g *generatorObject) (reason, mes
 		return ssv2.ReasonInvalidProviderConfig, err.Error(), nil
 	case errors.Is(err, providers.ErrOutOfScope):
 		return ssv2.ReasonCrossNamespaceRefused, err.Error(), nil
+	case errors.Is(err, grpcclient.ErrIncompatibleProvider), errors.Is(err, grpcclient.ErrKindNotServed):
+		return ssv2.ReasonIncompatibleProvider, err.Error(), nil
 	default:
 		return ssv2.ReasonValidationFailed, err.Error(), err
 	}
@@ -152,7 +163,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	b := ctrl.NewControllerManagedBy(mgr).Named(name).
 		For(obj, builder.WithPredicates(predicate.GenerationChangedPredicate{}))
-	for _, reg := range r.Generators.Catalog().Registrations() {
+	for _, reg := range r.Resolver.Generators().Catalog().Registrations() {
 		b = b.Watches(reg.NewConfig(), handler.EnqueueRequestsFromMapFunc(r.usersOf(reg.Kind)),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{}))
 	}
@@ -194,9 +205,9 @@ func (r *Reconciler) usersOf(kind string) handler.MapFunc {
 
 // Module runs the Generator and ClusterGenerator controllers.
 var Module = fx.Module("generator-controllers",
-	fx.Invoke(func(mgr ctrl.Manager, gens *registry.Generators, cfg config.Config) error {
+	fx.Invoke(func(mgr ctrl.Manager, resolver *generation.Resolver, cfg config.Config) error {
 		for _, cluster := range []bool{false, true} {
-			r := &Reconciler{Client: mgr.GetClient(), Generators: gens, Class: cfg.ControllerClass, Cluster: cluster}
+			r := &Reconciler{Client: mgr.GetClient(), Resolver: resolver, Class: cfg.ControllerClass, Cluster: cluster}
 			if err := r.SetupWithManager(mgr); err != nil {
 				return err
 			}

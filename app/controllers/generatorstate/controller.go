@@ -24,7 +24,6 @@ import (
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	genv2 "github.com/eso-dev/eso/apis/generator/v2alpha1"
 	"github.com/eso-dev/eso/app/generation"
-	"github.com/eso-dev/eso/app/registry"
 	"github.com/eso-dev/eso/generators"
 	"github.com/eso-dev/eso/providers"
 )
@@ -33,9 +32,10 @@ import (
 type Reconciler struct {
 	Client client.Client
 	// APIReader reads target Secrets eso does not manage (Merge targets).
-	APIReader  client.Reader
-	Generators *registry.Generators
-	Now        func() time.Time
+	APIReader client.Reader
+	// Resolver finds the generator that revokes a state.
+	Resolver *generation.Resolver
+	Now      func() time.Time
 }
 
 // Reconcile revokes and deletes a state that is due, or waits for its deadline.
@@ -116,9 +116,9 @@ func (r *Reconciler) revoke(ctx context.Context, st *genv2.GeneratorState) error
 	if st.Spec.State == nil || len(st.Spec.State.Raw) == 0 {
 		return nil // nothing was issued that could be revoked
 	}
-	gen, ok := r.Generators.Lookup(st.Spec.ProviderRef.Kind)
-	if !ok {
-		return fmt.Errorf("generator kind %s is not compiled into this eso binary: cannot revoke", st.Spec.ProviderRef.Kind)
+	gen, err := r.Resolver.ForState(ctx, st)
+	if err != nil {
+		return err
 	}
 	ref := providers.Ref{Kind: st.Spec.ProviderRef.Kind, Namespace: st.Spec.ProviderRef.Namespace, Name: st.Spec.ProviderRef.Name}
 	scope := providers.Scope{Namespace: st.Spec.CredentialsNamespace}
@@ -148,8 +148,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 
 // Module runs the GeneratorState controller.
 var Module = fx.Module("generatorstate-controller",
-	fx.Invoke(func(mgr ctrl.Manager, gens *registry.Generators) error {
-		r := &Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Generators: gens, Now: time.Now}
+	fx.Invoke(func(mgr ctrl.Manager, resolver *generation.Resolver) error {
+		r := &Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Resolver: resolver, Now: time.Now}
 		return r.SetupWithManager(mgr)
 	}),
 )
