@@ -11,6 +11,11 @@ import (
 var corePackages = []string{
 	"github.com/eso-dev/eso/app/config",
 	"github.com/eso-dev/eso/app/controllers/...",
+	"github.com/eso-dev/eso/app/generation",
+	"github.com/eso-dev/eso/app/grpcclient",
+	"github.com/eso-dev/eso/app/grpcserver",
+	"github.com/eso-dev/eso/app/grpcwire",
+	"github.com/eso-dev/eso/app/provcerts",
 	"github.com/eso-dev/eso/app/manager",
 	"github.com/eso-dev/eso/app/refresh",
 	"github.com/eso-dev/eso/app/registry",
@@ -19,6 +24,7 @@ var corePackages = []string{
 	"github.com/eso-dev/eso/app/stores",
 	"github.com/eso-dev/eso/apis/...",
 	"github.com/eso-dev/eso/providers",
+	"github.com/eso-dev/eso/generators",
 }
 
 // sdkModules are the provider SDKs.

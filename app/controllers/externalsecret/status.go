@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	"github.com/eso-dev/eso/app/grpcclient"
 	"github.com/eso-dev/eso/app/secrettemplate"
 	"github.com/eso-dev/eso/app/stores"
 	"github.com/eso-dev/eso/providers"
@@ -89,7 +90,8 @@ func failureReason(err error) string {
 		return esv1.ReasonStoreNotReady
 	case errors.Is(err, stores.ErrNotAllowed), errors.Is(err, providers.ErrOutOfScope), errors.Is(err, stores.ErrCrossNamespace):
 		return esv1.ReasonStoreNotAllowed
-	case errors.Is(err, stores.ErrUnsupportedVersion), errors.Is(err, stores.ErrNotCompiledIn), errors.Is(err, stores.ErrRemoteNotEnabled):
+	case errors.Is(err, stores.ErrUnsupportedVersion), errors.Is(err, stores.ErrNotCompiledIn), errors.Is(err, stores.ErrRemoteNotEnabled),
+		errors.Is(err, grpcclient.ErrIncompatibleProvider), errors.Is(err, grpcclient.ErrKindNotServed):
 		return esv1.ReasonUnsupportedStore
 	case errors.Is(err, providers.ErrSecretNotFound), errors.Is(err, providers.ErrPropertyNotFound):
 		return esv1.ReasonSecretNotFound
