@@ -21,6 +21,7 @@ import (
 	"github.com/eso-dev/eso/app/controllers/secretstore"
 	"github.com/eso-dev/eso/app/generation"
 	"github.com/eso-dev/eso/app/manager"
+	"github.com/eso-dev/eso/app/provcerts"
 	"github.com/eso-dev/eso/app/registry"
 	"github.com/eso-dev/eso/app/stores"
 	"github.com/eso-dev/eso/app/version"
@@ -42,6 +43,7 @@ func CoreModules() fx.Option {
 		clusterexternalsecret.Module,
 		generator.Module,
 		generatorstate.Module,
+		provcerts.Module,
 	)
 }
 

@@ -62,6 +62,12 @@ type Config struct {
 	// development: anything on the network path can read the secrets.
 	RemoteProvidersInsecure bool
 
+	// ProviderCertsNamespace, when set, makes core keep a CA and the
+	// certificates of a provider process (server, for ProviderCertsDNSNames)
+	// and of core (client) in Secrets of that namespace.
+	ProviderCertsNamespace string
+	ProviderCertsDNSNames  []string
+
 	// Provider mode: where the gRPC server listens and the TLS material it
 	// serves with. Plaintext needs Insecure.
 	GRPCAddr        string
@@ -135,6 +141,12 @@ func Parse(args []string, out io.Writer) (Config, error) {
 	})
 	fs.BoolVar(&cfg.RemoteProvidersInsecure, "remote-providers-insecure", false,
 		"connect without TLS to out-of-process providers (providerConfig.address) of stores that set no auth.clientCertificate; for development only")
+	fs.StringVar(&cfg.ProviderCertsNamespace, "provider-certificates-namespace", "",
+		"keep a CA and the provider process's server and client certificates in Secrets of this namespace (eso-provider-ca, eso-provider-server-tls, eso-provider-client-tls); empty: off, e.g. when cert-manager issues them")
+	fs.Func("provider-certificates-dns-names", "comma-separated DNS names of the provider process's Service, for its server certificate", func(v string) error {
+		cfg.ProviderCertsDNSNames = splitList(v)
+		return nil
+	})
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "debug, info or error")
 	fs.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "json or console")
 	if err := fs.Parse(args); err != nil {
@@ -161,6 +173,12 @@ func (c Config) Validate() error {
 	}
 	if c.RemoteProvidersInsecure && c.Mode != ModeCore {
 		errs = append(errs, errors.New("--remote-providers-insecure applies to --mode=core only: it is how core connects to providers"))
+	}
+	if (c.ProviderCertsNamespace == "") != (len(c.ProviderCertsDNSNames) == 0) {
+		errs = append(errs, errors.New("--provider-certificates-namespace and --provider-certificates-dns-names go together"))
+	}
+	if c.ProviderCertsNamespace != "" && c.Mode != ModeCore {
+		errs = append(errs, errors.New("--provider-certificates-* apply to --mode=core only: core issues, the provider process mounts"))
 	}
 	if !slices.Contains([]string{"debug", "info", "error"}, c.LogLevel) {
 		errs = append(errs, fmt.Errorf("invalid --log-level %q: debug, info or error", c.LogLevel))
