@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -21,6 +23,7 @@ import (
 
 	providerv1 "github.com/eso-dev/eso/apis/proto/provider/v1"
 	"github.com/eso-dev/eso/app/grpcwire"
+	"github.com/eso-dev/eso/app/metrics"
 	"github.com/eso-dev/eso/app/version"
 	"github.com/eso-dev/eso/providers"
 )
@@ -252,6 +255,7 @@ func (p *pool) dial(ctx context.Context, key connKey, secret *corev1.Secret) (*g
 		// What a DNS record says must not change retries or balancing.
 		grpc.WithDisableServiceConfig(),
 		grpc.WithUserAgent("eso/"+version.Version),
+		grpc.WithChainUnaryInterceptor(observeCalls),
 	)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: address %q: %v", providers.ErrInvalidConfig, key.address, err)
@@ -308,4 +312,12 @@ func (p *pool) certificate(ctx context.Context, name types.NamespacedName) (*cor
 
 func certVersion(s *corev1.Secret) string {
 	return string(s.UID) + "/" + s.ResourceVersion
+}
+
+// observeCalls times every call core makes to a provider process, per attempt.
+func observeCalls(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	start := time.Now()
+	err := invoker(ctx, method, req, reply, cc, opts...)
+	metrics.RemoteCallDuration.WithLabelValues(path.Base(method), status.Code(err).String()).Observe(time.Since(start).Seconds())
+	return err
 }

@@ -29,7 +29,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "eso_grpc_server_request_duration_seconds",
 			Help:    "Duration of gRPC requests, by service and method.",
-			Buckets: []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30},
+			Buckets: []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30},
 		}, []string{"service", "method"}),
 		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "eso_grpc_server_requests_in_flight",

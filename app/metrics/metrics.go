@@ -55,6 +55,14 @@ var (
 		Buckets: []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10},
 	}, []string{"synced"})
 
+	// RemoteCallDuration times each call (attempt) core makes to a provider
+	// process, as core sees it: network and TLS included.
+	RemoteCallDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "eso_grpc_client_request_duration_seconds",
+		Help:    "Duration of calls to out-of-process providers, by method and status code.",
+		Buckets: []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30},
+	}, []string{"method", "code"})
+
 	// ProviderCalls counts calls to providers.
 	ProviderCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "externalsecret_provider_api_calls_count",
@@ -83,7 +91,7 @@ var (
 
 func init() {
 	ctrlmetrics.Registry.MustRegister(SyncCalls, SyncErrors, ExternalSecretCondition, StoreCondition,
-		ClusterStoreCondition, ReconcileDuration, ProviderCalls, ProviderLogins, SecretWrites, StatusWrites)
+		ClusterStoreCondition, ReconcileDuration, ProviderCalls, ProviderLogins, SecretWrites, StatusWrites, RemoteCallDuration)
 }
 
 var conditionStatuses = []metav1.ConditionStatus{metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionUnknown}
