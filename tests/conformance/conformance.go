@@ -25,7 +25,9 @@ type Subject struct {
 	Ref      providers.Ref
 	Scope    providers.Scope
 	// Seed stores a secret in the backend behind the provider, as someone
-	// other than eso would (unmarked): a JSON object of string fields.
+	// other than eso would (unmarked): a JSON object of string fields. Nil
+	// when the operator stored the keys beforehand (a provider process
+	// running elsewhere; README.md lists them).
 	Seed func(t testing.TB, key string, fields map[string]string)
 	// Key turns a case's key into one the backend accepts (e.g. a path
 	// prefix); nil keeps it.
@@ -55,10 +57,12 @@ var dbFields = map[string]string{"user": "app", "password": "s3cr3t"}
 func Run(t *testing.T, s Subject) {
 	ctx := context.Background()
 	db, findA, findB, foreign := s.key("conf-db"), s.key("conf-find-a"), s.key("conf-find-b"), s.key("conf-foreign")
-	s.Seed(t, db, dbFields)
-	s.Seed(t, findA, map[string]string{"v": "a"})
-	s.Seed(t, findB, map[string]string{"v": "b"})
-	s.Seed(t, foreign, map[string]string{"owner": "someone-else"})
+	if s.Seed != nil {
+		s.Seed(t, db, dbFields)
+		s.Seed(t, findA, map[string]string{"v": "a"})
+		s.Seed(t, findB, map[string]string{"v": "b"})
+		s.Seed(t, foreign, map[string]string{"owner": "someone-else"})
+	}
 	c := s.client(t)
 
 	t.Run("Validate", func(t *testing.T) {
@@ -110,10 +114,15 @@ func Run(t *testing.T, s Subject) {
 		}
 	})
 	t.Run("Capabilities", func(t *testing.T) {
-		_, writes := c.(providers.Writer)
+		w, writes := c.(providers.Writer)
 		switch caps := c.Capabilities(); {
-		case caps == providers.ReadWrite && !writes, caps == providers.ReadOnly && writes:
-			t.Fatalf("Capabilities %s disagree with the client (writer: %v)", caps, writes)
+		case caps == providers.ReadWrite && !writes:
+			t.Fatalf("Capabilities %s but the client has no write side", caps)
+		case caps == providers.ReadOnly && writes:
+			// Adapters (the gRPC client, core's wrappers) forward the write
+			// side whatever the provider behind them can do: then every
+			// write must be refused, not half done.
+			refusedWrites(t, w, db)
 		}
 	})
 	w, ok := c.(providers.Writer)
@@ -155,4 +164,20 @@ func Run(t *testing.T, s Subject) {
 			t.Fatalf("the foreign secret changed: %q, %v", got, err)
 		}
 	})
+}
+
+// refusedWrites checks that a read-only client's write side refuses every
+// call with ErrNotSupported.
+func refusedWrites(t *testing.T, w providers.Writer, key string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := w.PushSecret(ctx, providers.PushRequest{RemoteKey: key, Value: []byte(`{"user":"eso"}`)}); !errors.Is(err, providers.ErrNotSupported) {
+		t.Errorf("PushSecret on a ReadOnly client: %v, want ErrNotSupported", err)
+	}
+	if err := w.DeleteSecret(ctx, key, ""); !errors.Is(err, providers.ErrNotSupported) {
+		t.Errorf("DeleteSecret on a ReadOnly client: %v, want ErrNotSupported", err)
+	}
+	if _, err := w.SecretExists(ctx, key); !errors.Is(err, providers.ErrNotSupported) {
+		t.Errorf("SecretExists on a ReadOnly client: %v, want ErrNotSupported", err)
+	}
 }

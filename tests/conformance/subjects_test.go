@@ -29,9 +29,9 @@ import (
 	"github.com/eso-dev/eso/providers/vault/vaulttest"
 )
 
-// The subjects below are the providers in process (path a). Each test
-// function is one provider; the gRPC path runs the same subjects through
-// eso's server and client.
+// Each test function is one provider with the backend behind it, run on
+// every path that needs no outside process (paths.go): in process and
+// through eso's gRPC server and client.
 
 const namespace = "team"
 
@@ -56,11 +56,11 @@ func toJSON(t testing.TB, fields map[string]string) string {
 	return string(b)
 }
 
-// FakeSubject is the Fake provider; seeding adds to its inline data.
-func FakeSubject(t testing.TB) Subject {
+// fakeBackend is the Fake provider; seeding adds to its inline data.
+func fakeBackend(t testing.TB) backend {
 	cfg := &provv1.Fake{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "fake"}}
 	c := kube(t, cfg)
-	return Subject{
+	return backend{registration: fake.Registration, configs: c, Subject: Subject{
 		Provider: fake.New(c),
 		Ref:      providers.Ref{Kind: fake.Kind, Namespace: namespace, Name: "fake"},
 		Scope:    providers.Scope{Namespace: namespace},
@@ -74,15 +74,15 @@ func FakeSubject(t testing.TB) Subject {
 				t.Fatal(err)
 			}
 		},
-	}
+	}}
 }
 
-// KubernetesSubject is the Kubernetes provider reading its own namespace as
+// kubernetesBackend is the Kubernetes provider reading its own namespace as
 // eso; seeding creates Secrets there.
-func KubernetesSubject(t testing.TB) Subject {
+func kubernetesBackend(t testing.TB) backend {
 	cfg := &provv1.Kubernetes{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "k8s"}}
 	c := kube(t, cfg)
-	return Subject{
+	return backend{registration: kubernetes.Registration, configs: c, Subject: Subject{
 		Provider: kubernetes.New(providers.Deps{Client: c, APIReader: c}),
 		Ref:      providers.Ref{Kind: kubernetes.Kind, Namespace: namespace, Name: "k8s"},
 		Scope:    providers.Scope{Namespace: namespace},
@@ -95,7 +95,7 @@ func KubernetesSubject(t testing.TB) Subject {
 				t.Fatal(err)
 			}
 		},
-	}
+	}}
 }
 
 func awsConfig(endpoint string) aws.Config {
@@ -103,14 +103,14 @@ func awsConfig(endpoint string) aws.Config {
 		Credentials: credentials.NewStaticCredentialsProvider("seed", "seed", "")}
 }
 
-// AWSSecretsManagerSubject is the Secrets Manager provider against moto.
-func AWSSecretsManagerSubject(t testing.TB) Subject {
+// awsSecretsManagerBackend is the Secrets Manager provider against moto.
+func awsSecretsManagerBackend(t testing.TB) backend {
 	endpoint := awstest.StartMoto(t)
 	cfg := &provv1.AWSSecretManager{ObjectMeta: metav1.ObjectMeta{Name: "aws"},
 		Spec: provv1.AWSSpec{Region: "eu-central-1", Endpoint: endpoint, Auth: awstest.StaticAuth()}}
 	c := awstest.Kube(t, cfg)
 	seed := sm.NewFromConfig(awsConfig(endpoint))
-	return Subject{
+	return backend{registration: secretsmanager.Registration, configs: c, Subject: Subject{
 		Provider: secretsmanager.Registration.New(providers.Deps{Client: c, APIReader: c}),
 		Ref:      providers.Ref{Kind: secretsmanager.Kind, Namespace: awstest.Namespace, Name: "aws"},
 		Scope:    providers.Scope{Namespace: awstest.Namespace},
@@ -119,17 +119,17 @@ func AWSSecretsManagerSubject(t testing.TB) Subject {
 				t.Fatal(err)
 			}
 		},
-	}
+	}}
 }
 
-// AWSParameterStoreSubject is the Parameter Store provider against moto.
-func AWSParameterStoreSubject(t testing.TB) Subject {
+// awsParameterStoreBackend is the Parameter Store provider against moto.
+func awsParameterStoreBackend(t testing.TB) backend {
 	endpoint := awstest.StartMoto(t)
 	cfg := &provv1.AWSParameterStore{ObjectMeta: metav1.ObjectMeta{Name: "ssm"},
 		Spec: provv1.AWSSpec{Region: "eu-central-1", Endpoint: endpoint, Auth: awstest.StaticAuth()}}
 	c := awstest.Kube(t, cfg)
 	seed := ssm.NewFromConfig(awsConfig(endpoint))
-	return Subject{
+	return backend{registration: parameterstore.Registration, configs: c, Subject: Subject{
 		Provider: parameterstore.Registration.New(providers.Deps{Client: c, APIReader: c}),
 		Ref:      providers.Ref{Kind: parameterstore.Kind, Namespace: awstest.Namespace, Name: "ssm"},
 		Scope:    providers.Scope{Namespace: awstest.Namespace},
@@ -139,16 +139,16 @@ func AWSParameterStoreSubject(t testing.TB) Subject {
 				t.Fatal(err)
 			}
 		},
-	}
+	}}
 }
 
-func TestFake(t *testing.T)              { Run(t, FakeSubject(t)) }
-func TestKubernetes(t *testing.T)        { Run(t, KubernetesSubject(t)) }
-func TestAWSSecretsManager(t *testing.T) { Run(t, AWSSecretsManagerSubject(t)) }
-func TestAWSParameterStore(t *testing.T) { Run(t, AWSParameterStoreSubject(t)) }
+func TestFake(t *testing.T)              { runEveryPath(t, fakeBackend) }
+func TestKubernetes(t *testing.T)        { runEveryPath(t, kubernetesBackend) }
+func TestAWSSecretsManager(t *testing.T) { runEveryPath(t, awsSecretsManagerBackend) }
+func TestAWSParameterStore(t *testing.T) { runEveryPath(t, awsParameterStoreBackend) }
 
-// VaultSubject is the Vault provider (KV v2) against a real dev server.
-func VaultSubject(t testing.TB) Subject {
+// vaultBackend is the Vault provider (KV v2) against a real dev server.
+func vaultBackend(t testing.TB) backend {
 	root := vaulttest.Start(t)
 	cfg := &provv1.Vault{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "vault"}, Spec: provv1.VaultSpec{
 		Server: root.Address(), Path: "secret", Version: "v2",
@@ -157,7 +157,7 @@ func VaultSubject(t testing.TB) Subject {
 	token := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "vault-token"},
 		Data: map[string][]byte{"token": []byte(vaulttest.RootToken)}}
 	c := kube(t, cfg, token)
-	return Subject{
+	return backend{registration: vault.Registration, configs: c, Subject: Subject{
 		Provider: vault.Registration.New(providers.Deps{Client: c, APIReader: c}),
 		Ref:      providers.Ref{Kind: vault.Kind, Namespace: namespace, Name: "vault"},
 		Scope:    providers.Scope{Namespace: namespace},
@@ -170,25 +170,25 @@ func VaultSubject(t testing.TB) Subject {
 				t.Fatal(err)
 			}
 		},
-	}
+	}}
 }
 
-// GCPSubject is the GCP provider with the real client library against
+// gcpBackend is the GCP provider with the real client library against
 // gcptest, an in-process server speaking the Secret Manager API (no emulator
 // exists).
-func GCPSubject(t testing.TB) Subject {
+func gcpBackend(t testing.TB) backend {
 	srv, opts := gcptest.Start(t)
 	cfg := &provv1.GCPSecretManager{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "gcp"}, Spec: provv1.GCPSecretManagerSpec{ProjectID: "p"}}
 	c := kube(t, cfg)
-	return Subject{
+	return backend{registration: secretmanager.Registration, configs: c, Subject: Subject{
 		Provider: secretmanager.New(providers.Deps{Client: c, APIReader: c}, opts...),
 		Ref:      providers.Ref{Kind: secretmanager.Kind, Namespace: namespace, Name: "gcp"},
 		Scope:    providers.Scope{Namespace: namespace},
 		Seed: func(t testing.TB, key string, fields map[string]string) {
 			srv.Add("projects/p/secrets/"+key, []byte(toJSON(t, fields)), nil)
 		},
-	}
+	}}
 }
 
-func TestVault(t *testing.T) { Run(t, VaultSubject(t)) }
-func TestGCP(t *testing.T)   { Run(t, GCPSubject(t)) }
+func TestVault(t *testing.T) { runEveryPath(t, vaultBackend) }
+func TestGCP(t *testing.T)   { runEveryPath(t, gcpBackend) }
