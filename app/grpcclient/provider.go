@@ -70,16 +70,27 @@ func (p *provider) NewClient(ctx context.Context, ref providers.Ref, scope provi
 		_ = cl.Close(ctx)
 		return nil, fmt.Errorf("%w: the provider at %s answered capabilities %q", ErrIncompatibleProvider, p.ep.Address, caps)
 	}
+	if resp.GetPropertiesAreJsonPaths() {
+		return &jsonPathsClient{cl}, nil
+	}
 	return cl, nil
 }
+
+// jsonPathsClient is a client whose provider said its properties are JSON
+// paths (protocol 1.1): core reads each remote secret once per sync and
+// picks the properties itself. A server that does not say so (1.0) gets one
+// request per property, which is correct for every provider.
+type jsonPathsClient struct{ *secretsClient }
+
+// PropertiesAreJSONPaths implements providers.JSONProperties.
+func (*jsonPathsClient) PropertiesAreJSONPaths() {}
 
 // secretsClient is a provider client whose every call is a request to the
 // provider process, for one configuration and scope.
 //
-// It does not implement providers.JSONProperties: the handshake does not say
-// which kinds' properties are JSON paths, and promising it for a provider
-// whose aren't would return wrong values. Core then asks the provider once
-// per property, which is correct for every provider.
+// It implements providers.JSONProperties only as jsonPathsClient, when the
+// provider process says so: promising it for a provider whose properties are
+// not JSON paths would return wrong values.
 type secretsClient struct {
 	remote       *Remote
 	conn         *conn

@@ -112,6 +112,7 @@ func (ss *secretStoreService) Capabilities(ctx context.Context, req *providerv1.
 	resp := &providerv1.CapabilitiesResponse{}
 	err := ss.s.withClient(ctx, req.GetTarget(), func(c providers.SecretsClient) error {
 		resp.Capabilities = string(c.Capabilities())
+		_, resp.PropertiesAreJsonPaths = c.(providers.JSONProperties)
 		return nil
 	})
 	return orNil(resp, err)

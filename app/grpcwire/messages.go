@@ -10,7 +10,7 @@ import (
 // counts its additive changes.
 const (
 	ProtocolMajor uint32 = 1
-	ProtocolMinor uint32 = 0
+	ProtocolMinor uint32 = 1
 )
 
 // ToTarget is the protocol form of a configuration and scope.

@@ -1023,9 +1023,13 @@ func (x *CapabilitiesRequest) GetTarget() *Target {
 type CapabilitiesResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// ReadOnly, WriteOnly or ReadWrite.
-	Capabilities  string `protobuf:"bytes,1,opt,name=capabilities,proto3" json:"capabilities,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Capabilities string `protobuf:"bytes,1,opt,name=capabilities,proto3" json:"capabilities,omitempty"`
+	// Properties are JSON paths into the secret's value (providers.JSONProperties):
+	// core then reads each remote secret once per sync and picks the properties
+	// itself, however many an ExternalSecret uses. Added in protocol 1.1.
+	PropertiesAreJsonPaths bool `protobuf:"varint,2,opt,name=properties_are_json_paths,json=propertiesAreJsonPaths,proto3" json:"properties_are_json_paths,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
 }
 
 func (x *CapabilitiesResponse) Reset() {
@@ -1063,6 +1067,13 @@ func (x *CapabilitiesResponse) GetCapabilities() string {
 		return x.Capabilities
 	}
 	return ""
+}
+
+func (x *CapabilitiesResponse) GetPropertiesAreJsonPaths() bool {
+	if x != nil {
+		return x.PropertiesAreJsonPaths
+	}
+	return false
 }
 
 type CheckAuthRequest struct {
@@ -1451,9 +1462,10 @@ const file_apis_proto_provider_v1_provider_proto_rawDesc = "" +
 	"\x06target\x18\x01 \x01(\v2\x17.eso.provider.v1.TargetR\x06target\"\x12\n" +
 	"\x10ValidateResponse\"F\n" +
 	"\x13CapabilitiesRequest\x12/\n" +
-	"\x06target\x18\x01 \x01(\v2\x17.eso.provider.v1.TargetR\x06target\":\n" +
+	"\x06target\x18\x01 \x01(\v2\x17.eso.provider.v1.TargetR\x06target\"u\n" +
 	"\x14CapabilitiesResponse\x12\"\n" +
-	"\fcapabilities\x18\x01 \x01(\tR\fcapabilities\"C\n" +
+	"\fcapabilities\x18\x01 \x01(\tR\fcapabilities\x129\n" +
+	"\x19properties_are_json_paths\x18\x02 \x01(\bR\x16propertiesAreJsonPaths\"C\n" +
 	"\x10CheckAuthRequest\x12/\n" +
 	"\x06target\x18\x01 \x01(\v2\x17.eso.provider.v1.TargetR\x06target\"\x13\n" +
 	"\x11CheckAuthResponse\"B\n" +
