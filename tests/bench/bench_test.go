@@ -52,3 +52,17 @@ eso_secret_writes_total{operation="update"} 1
 		t.Errorf("missing family: got %v, want 0", got)
 	}
 }
+
+func TestHistogramQuantile(t *testing.T) {
+	// 100 calls: 50 under 0.5 ms, 49 between 0.5 and 1 ms, one under 10 ms.
+	h := histogram{bounds: []float64{0.0005, 0.001, 0.01}, counts: []float64{50, 99, 100}, total: 100}
+	if q := h.quantile(0.5); q != 0.0005 {
+		t.Errorf("p50 = %v", q)
+	}
+	if q := h.quantile(0.99); q != 0.001 {
+		t.Errorf("p99 = %v", q)
+	}
+	if q := h.quantile(0.995); q < 0.001 || q > 0.01 {
+		t.Errorf("p99.5 = %v", q)
+	}
+}

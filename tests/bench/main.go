@@ -48,6 +48,7 @@ type options struct {
 	UnrelatedKiB  int           `json:"unrelated_secret_kib"`
 	UnrelatedNS   int           `json:"unrelated_namespaces"`
 	Settle        time.Duration `json:"-"`
+	Remote        bool          `json:"remote"`
 	Out           string        `json:"-"`
 	Timeout       time.Duration `json:"-"`
 }
@@ -69,6 +70,7 @@ func parseFlags() options {
 	flag.IntVar(&o.UnrelatedKiB, "unrelated-kib", 32, "size of each unrelated Secret in KiB")
 	flag.IntVar(&o.UnrelatedNS, "unrelated-namespaces", 10, "namespaces the unrelated Secrets are spread over")
 	flag.DurationVar(&o.Settle, "settle", 5*time.Second, "pause before each RSS reading, so it is not taken mid-burst")
+	flag.BoolVar(&o.Remote, "remote", true, "also run the first-sync workload through a provider process (eso --mode=provider over mTLS) and compare")
 	flag.StringVar(&o.Out, "out", filepath.Join(os.TempDir(), "eso-bench-results.json"), "where to write the JSON results")
 	flag.DurationVar(&o.Timeout, "timeout", 9*time.Minute, "give up after this long")
 	flag.Parse()
@@ -171,14 +173,19 @@ func run(sigCtx context.Context, o options) (res *results, err error) {
 		return nil, err
 	}
 	progress("starting %s in core mode", o.ESOBin)
-	eso, err := startProc("eso", filepath.Join(work, "eso.log"), esoBin, "--mode=core",
+	args := []string{esoBin, "--mode=core",
 		"--kubeconfig", kubeconfig,
 		"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", metricsPort),
 		"--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", healthPort),
 		"--concurrent", fmt.Sprint(o.Concurrent),
 		"--client-qps", fmt.Sprint(o.ClientQPS),
 		"--client-burst", fmt.Sprint(o.ClientBurst),
-		"--log-level", o.LogLevel)
+		"--log-level", o.LogLevel}
+	if o.Remote {
+		// Core issues the provider process's certificates, as it would in a cluster without cert-manager.
+		args = append(args, "--provider-certificates-namespace", certsNamespace, "--provider-certificates-dns-names", "localhost")
+	}
+	eso, err := startProc("eso", filepath.Join(work, "eso.log"), args...)
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +196,7 @@ func run(sigCtx context.Context, o options) (res *results, err error) {
 		return nil, err
 	}
 
-	b, err := newBench(ctx, o, kubeconfig, eso, fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort))
+	b, err := newBench(ctx, o, work, esoBin, kubeconfig, eso, fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort))
 	if err != nil {
 		return nil, err
 	}

@@ -20,6 +20,9 @@ const createWorkers = 16
 
 type bench struct {
 	o          options
+	work       string // directory of the run's files and logs
+	esoBin     string
+	kubeconfig string
 	c          client.Client
 	cs         kubernetes.Interface
 	eso        *proc
@@ -28,7 +31,7 @@ type bench struct {
 	nss        []string
 }
 
-func newBench(ctx context.Context, o options, kubeconfig string, eso *proc, metricsURL string) (*bench, error) {
+func newBench(ctx context.Context, o options, work, esoBin, kubeconfig string, eso *proc, metricsURL string) (*bench, error) {
 	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return nil, err
@@ -50,7 +53,7 @@ func newBench(ctx context.Context, o options, kubeconfig string, eso *proc, metr
 	if err != nil {
 		return nil, err
 	}
-	return &bench{o: o, c: c, cs: cs, eso: eso, metricsURL: metricsURL, track: track}, nil
+	return &bench{o: o, work: work, esoBin: esoBin, kubeconfig: kubeconfig, c: c, cs: cs, eso: eso, metricsURL: metricsURL, track: track}, nil
 }
 
 // mem reads eso's memory; with settle it first waits, then takes the median
@@ -93,6 +96,13 @@ func (b *bench) run(ctx context.Context) (*results, error) {
 		return nil, err
 	}
 	res.Sync.RSSIdleMiB = mib(idle.RSS)
+	if o.Remote {
+		// Core issues the provider process's certificates here; it retries
+		// until the namespace exists.
+		if err := createNamespace(ctx, b.c, certsNamespace); err != nil {
+			return nil, err
+		}
+	}
 
 	progress("creating %d namespaces with a Fake provider and a SecretStore each", o.Namespaces)
 	for i := range o.Namespaces {
@@ -125,6 +135,11 @@ func (b *bench) run(ctx context.Context) (*results, error) {
 	}
 	if err := b.newUnderRefresh(ctx, res); err != nil {
 		return nil, err
+	}
+	if o.Remote {
+		if err := b.remote(ctx, res); err != nil {
+			return nil, err
+		}
 	}
 	if o.Unrelated > 0 {
 		if err := b.unrelated(ctx, res); err != nil {

@@ -38,6 +38,16 @@ type results struct {
 
 	NewReadyMillis float64 `json:"new_externalsecret_ready_ms"`
 
+	Remote struct {
+		AllReadySeconds float64 `json:"all_ready_seconds"`
+		PerSecond       float64 `json:"ready_per_second"`
+		ThroughputRatio float64 `json:"throughput_ratio_grpc_over_in_process"`
+		Calls           float64 `json:"grpc_calls"`
+		CallP50Millis   float64 `json:"grpc_call_p50_ms"`
+		CallP99Millis   float64 `json:"grpc_call_p99_ms"`
+		ProviderRSSMiB  float64 `json:"provider_process_rss_mib"`
+	} `json:"through_provider_process"`
+
 	Unrelated struct {
 		CreateSeconds   float64 `json:"create_seconds"`
 		RSSBeforeMiB    float64 `json:"rss_before_mib"`
@@ -74,6 +84,14 @@ func printTable(out io.Writer, r *results) {
 	row("refreshes (syncs) / provider calls", "%.0f / %.0f  (%.0f if every interval were exact)", st.ESO.Syncs, st.ESO.ProviderCalls, st.ExpectedRefreshes)
 	row("eso CPU in window", "%.2f s", st.ESOCPUSeconds)
 	row("new ExternalSecret Ready under refresh", "%.0f ms", r.NewReadyMillis)
+	if o.Remote {
+		rm := &r.Remote
+		section("first sync through a provider process (eso --mode=provider, mTLS, loopback)")
+		row("all Ready after", "%.1f s  (%.0f/s)", rm.AllReadySeconds, rm.PerSecond)
+		row("throughput gRPC / in process", "%.2f", rm.ThroughputRatio)
+		row("gRPC calls, latency p50 / p99 (core's view)", "%.0f, %.2f / %.2f ms", rm.Calls, rm.CallP50Millis, rm.CallP99Millis)
+		row("provider process RSS after", "%.1f MiB", rm.ProviderRSSMiB)
+	}
 	if o.Unrelated > 0 {
 		u := &r.Unrelated
 		section("%d unrelated %d KiB Secrets (no eso label, %d namespaces)", o.Unrelated, o.UnrelatedKiB, o.UnrelatedNS)
