@@ -82,6 +82,9 @@ func TestAgainstProviderModeServer(t *testing.T) {
 	if _, err := cl.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: "missing"}); !errors.Is(err, providers.ErrSecretNotFound) {
 		t.Errorf("a missing secret arrived as %v", err)
 	}
+	if _, ok := cl.(providers.JSONProperties); !ok {
+		t.Error("the Fake provider's properties are JSON paths, but the remote client does not say so")
+	}
 	if err := cl.(providers.AuthChecker).CheckAuth(ctx); err != nil {
 		t.Errorf("CheckAuth: %v", err)
 	}
