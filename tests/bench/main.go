@@ -148,31 +148,77 @@ func run(sigCtx context.Context, o options) (res *results, err error) {
 		_ = os.RemoveAll(work)
 	}()
 
-	progress("building and starting the control plane (kube-apiserver + etcd)")
+	progress("building the control plane runner")
 	cpBin := filepath.Join(work, "controlplane")
 	goTool := cmp.Or(os.Getenv("GO"), "go") // make passes its $(GO)
 	if out, err := exec.CommandContext(ctx, goTool, "build", "-o", cpBin, "./build/controlplane").CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("building build/controlplane: %v\n%s", err, out)
 	}
-	kubeconfig := filepath.Join(work, "kubeconfig")
-	cp, err := startProc("control plane", filepath.Join(work, "controlplane.log"), cpBin, "--write-kubeconfig", kubeconfig, "--crds", "apis/crds")
+
+	b, stop, err := startEnvironment(ctx, o, work, cpBin, esoBin, "in-process", false)
 	if err != nil {
 		return nil, err
 	}
-	defer cp.stop(30 * time.Second)
+	res, err = b.run(ctx)
+	if err == nil {
+		err = b.eso.exited() // eso must have survived all of it
+	}
+	stop()
+	if err == nil && o.Remote {
+		// A fresh control plane and eso, so the provider process's run
+		// starts from the same empty cluster the in-process one did.
+		var rb *bench
+		if rb, stop, err = startEnvironment(ctx, o, work, cpBin, esoBin, "provider", true); err == nil {
+			err = rb.remote(ctx, res)
+			if err == nil {
+				err = rb.eso.exited()
+			}
+			stop()
+		}
+	}
+	if res != nil {
+		res.ESOVersion, res.StartedAt = esoVersion(esoBin), started
+	}
+	if err != nil && sigCtx.Err() == nil && ctx.Err() != nil {
+		err = fmt.Errorf("%w (%w)", err, context.Cause(ctx))
+	}
+	return res, err
+}
+
+// startEnvironment starts a control plane and eso in core mode (issuing a
+// provider process's certificates when remote), named tag in the logs, and
+// returns the bench driving them and the function that stops both.
+func startEnvironment(ctx context.Context, o options, work, cpBin, esoBin, tag string, remote bool) (b *bench, stop func(), err error) {
+	var stops []func()
+	stop = func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]() // eso before the control plane, so it logs no errors about a vanished API server
+		}
+	}
+	defer func() {
+		if err != nil {
+			stop()
+		}
+	}()
+	progress("starting a control plane (kube-apiserver + etcd) for the %s run", tag)
+	kubeconfig := filepath.Join(work, tag+"-kubeconfig")
+	cp, err := startProc("control plane", filepath.Join(work, tag+"-controlplane.log"), cpBin, "--write-kubeconfig", kubeconfig, "--crds", "apis/crds")
+	if err != nil {
+		return nil, nil, err
+	}
+	stops = append(stops, func() { cp.stop(30 * time.Second) })
 	if err := waitFile(ctx, kubeconfig, cp, 2*time.Minute); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 
 	metricsPort, err := freePort()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	healthPort, err := freePort()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	progress("starting %s in core mode", o.ESOBin)
 	args := []string{esoBin, "--mode=core",
 		"--kubeconfig", kubeconfig,
 		"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", metricsPort),
@@ -181,36 +227,29 @@ func run(sigCtx context.Context, o options) (res *results, err error) {
 		"--client-qps", fmt.Sprint(o.ClientQPS),
 		"--client-burst", fmt.Sprint(o.ClientBurst),
 		"--log-level", o.LogLevel}
-	if o.Remote {
-		// Core issues the provider process's certificates, as it would in a cluster without cert-manager.
+	if remote {
+		// Core issues the provider process's certificates, as it would in a
+		// cluster without cert-manager; their namespace exists first, so
+		// they are issued at once.
 		args = append(args, "--provider-certificates-namespace", certsNamespace, "--provider-certificates-dns-names", "localhost")
+		if err := createCertsNamespace(ctx, kubeconfig); err != nil {
+			return nil, nil, err
+		}
 	}
-	eso, err := startProc("eso", filepath.Join(work, "eso.log"), args...)
+	progress("starting %s in core mode", o.ESOBin)
+	eso, err := startProc("eso", filepath.Join(work, tag+"-eso.log"), args...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	// Stopped before the control plane (defers run last-in first-out), so eso
-	// does not log errors about a vanished API server.
-	defer eso.stop(15 * time.Second)
+	stops = append(stops, func() { eso.stop(15 * time.Second) })
 	if err := waitHealthy(ctx, fmt.Sprintf("http://127.0.0.1:%d/readyz", healthPort), eso, time.Minute); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-
-	b, err := newBench(ctx, o, work, esoBin, kubeconfig, eso, fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort))
+	b, err = newBench(ctx, o, work, esoBin, kubeconfig, eso, fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	res, err = b.run(ctx)
-	if res != nil {
-		res.ESOVersion, res.StartedAt = esoVersion(esoBin), started
-	}
-	if err == nil {
-		err = eso.exited() // eso must have survived all of it
-	}
-	if err != nil && sigCtx.Err() == nil && ctx.Err() != nil {
-		err = fmt.Errorf("%w (%w)", err, context.Cause(ctx))
-	}
-	return res, err
+	return b, stop, nil
 }
 
 // esoVersion is the first line of `eso version`, so results of different

@@ -96,13 +96,6 @@ func (b *bench) run(ctx context.Context) (*results, error) {
 		return nil, err
 	}
 	res.Sync.RSSIdleMiB = mib(idle.RSS)
-	if o.Remote {
-		// Core issues the provider process's certificates here; it retries
-		// until the namespace exists.
-		if err := createNamespace(ctx, b.c, certsNamespace); err != nil {
-			return nil, err
-		}
-	}
 
 	progress("creating %d namespaces with a Fake provider and a SecretStore each", o.Namespaces)
 	for i := range o.Namespaces {
@@ -136,11 +129,7 @@ func (b *bench) run(ctx context.Context) (*results, error) {
 	if err := b.newUnderRefresh(ctx, res); err != nil {
 		return nil, err
 	}
-	if o.Remote {
-		if err := b.remote(ctx, res); err != nil {
-			return nil, err
-		}
-	}
+
 	if o.Unrelated > 0 {
 		if err := b.unrelated(ctx, res); err != nil {
 			return nil, err

@@ -12,6 +12,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
@@ -21,32 +22,33 @@ import (
 // (--provider-certificates-namespace) during the benchmark.
 const certsNamespace = "eso-bench-certs"
 
-// remote runs the first-sync workload again through a provider process:
-// eso --mode=provider serving the Fake provider over mTLS, with the
-// certificates core issued. Same number of namespaces, stores and
-// ExternalSecrets; the ones synced in process are quiet meanwhile (their
-// refresh is back to -refresh). It reports throughput against in process and
-// the per-call latency core saw (its eso_grpc_client_request_duration_seconds).
+// createCertsNamespace creates certsNamespace with a client of its own: the
+// benchmark's clients come later, with eso.
+func createCertsNamespace(ctx context.Context, kubeconfig string) error {
+	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return err
+	}
+	scheme, err := newScheme()
+	if err != nil {
+		return err
+	}
+	c, err := client.New(rc, client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	return createNamespace(ctx, c, certsNamespace)
+}
+
+// remote runs the first-sync workload again, in a fresh environment,
+// through a provider process: eso --mode=provider serving the Fake provider
+// over mTLS, with the certificates core issued. Same namespaces, stores and
+// ExternalSecrets as in process. It reports throughput against in process
+// and the per-call latency core saw (eso_grpc_client_request_duration_seconds).
 func (b *bench) remote(ctx context.Context, res *results) error {
 	o := b.o
 	n := o.Namespaces * o.PerNamespace
 	r := &res.Remote
-	if o.WindowRefresh != o.Refresh {
-		progress("setting refreshInterval %v back on the in-process ExternalSecrets", o.Refresh)
-		err := parallel(ctx, n, createWorkers, func(i int) error {
-			return setRefresh(ctx, b.c, b.nss[i%o.Namespaces], fmt.Sprintf("es-%d", i/o.Namespaces), o.Refresh)
-		})
-		if err != nil {
-			return err
-		}
-		if err := withTimeout(ctx, 3*time.Minute, func(ctx context.Context) error { return b.track.waitAllReady(ctx, n, o.Refresh) }); err != nil {
-			return b.withESO(err)
-		}
-		if err := b.waitQuiet(ctx, 30*time.Second); err != nil {
-			return err
-		}
-	}
-
 	progress("starting a provider process (eso --mode=provider, mTLS with the certificates core issued)")
 	address, provider, err := b.startProvider(ctx)
 	if err != nil {
@@ -83,12 +85,20 @@ func (b *bench) remote(ctx context.Context, res *results) error {
 	if err != nil {
 		return fmt.Errorf("creating remote namespaces and stores: %w", err)
 	}
-	if err := withTimeout(ctx, time.Minute, func(ctx context.Context) error { return waitStoresReady(ctx, b.c, 2*o.Namespaces) }); err != nil {
+	if err := withTimeout(ctx, time.Minute, func(ctx context.Context) error { return waitStoresReady(ctx, b.c, o.Namespaces) }); err != nil {
 		return b.withESO(err)
 	}
 
 	progress("creating %d ExternalSecrets on the remote stores and waiting for all to be Ready", n)
 	before, err := scrape(ctx, b.metricsURL)
+	if err != nil {
+		return err
+	}
+	coreCPU, err := b.cpu()
+	if err != nil {
+		return err
+	}
+	providerCPU, err := cpuSeconds(provider.pid())
 	if err != nil {
 		return err
 	}
@@ -99,11 +109,17 @@ func (b *bench) remote(ctx context.Context, res *results) error {
 	if err != nil {
 		return fmt.Errorf("creating remote ExternalSecrets: %w", err)
 	}
-	if err := withTimeout(ctx, 5*time.Minute, func(ctx context.Context) error { return b.track.waitAllReady(ctx, 2*n, o.Refresh) }); err != nil {
+	if err := withTimeout(ctx, 5*time.Minute, func(ctx context.Context) error { return b.track.waitAllReady(ctx, n, o.Refresh) }); err != nil {
 		return b.withESO(err)
 	}
 	r.AllReadySeconds = time.Since(start).Seconds()
 	r.PerSecond = float64(n) / r.AllReadySeconds
+	if after, err := b.cpu(); err == nil {
+		r.ESOCPUSeconds = round2(after - coreCPU)
+	}
+	if after, err := cpuSeconds(provider.pid()); err == nil {
+		r.ProviderCPUSeconds = round2(after - providerCPU)
+	}
 	if res.Sync.PerSecond > 0 {
 		r.ThroughputRatio = round2(r.PerSecond / res.Sync.PerSecond)
 	}

@@ -39,13 +39,15 @@ type results struct {
 	NewReadyMillis float64 `json:"new_externalsecret_ready_ms"`
 
 	Remote struct {
-		AllReadySeconds float64 `json:"all_ready_seconds"`
-		PerSecond       float64 `json:"ready_per_second"`
-		ThroughputRatio float64 `json:"throughput_ratio_grpc_over_in_process"`
-		Calls           float64 `json:"grpc_calls"`
-		CallP50Millis   float64 `json:"grpc_call_p50_ms"`
-		CallP99Millis   float64 `json:"grpc_call_p99_ms"`
-		ProviderRSSMiB  float64 `json:"provider_process_rss_mib"`
+		AllReadySeconds    float64 `json:"all_ready_seconds"`
+		PerSecond          float64 `json:"ready_per_second"`
+		ThroughputRatio    float64 `json:"throughput_ratio_grpc_over_in_process"`
+		Calls              float64 `json:"grpc_calls"`
+		CallP50Millis      float64 `json:"grpc_call_p50_ms"`
+		CallP99Millis      float64 `json:"grpc_call_p99_ms"`
+		ProviderRSSMiB     float64 `json:"provider_process_rss_mib"`
+		ESOCPUSeconds      float64 `json:"eso_cpu_seconds"`
+		ProviderCPUSeconds float64 `json:"provider_process_cpu_seconds"`
 	} `json:"through_provider_process"`
 
 	Unrelated struct {
@@ -90,6 +92,7 @@ func printTable(out io.Writer, r *results) {
 		row("all Ready after", "%.1f s  (%.0f/s)", rm.AllReadySeconds, rm.PerSecond)
 		row("throughput gRPC / in process", "%.2f", rm.ThroughputRatio)
 		row("gRPC calls, latency p50 / p99 (core's view)", "%.0f, %.2f / %.2f ms", rm.Calls, rm.CallP50Millis, rm.CallP99Millis)
+		row("CPU during sync: eso / provider process", "%.2f / %.2f s", rm.ESOCPUSeconds, rm.ProviderCPUSeconds)
 		row("provider process RSS after", "%.1f MiB", rm.ProviderRSSMiB)
 	}
 	if o.Unrelated > 0 {
