@@ -30,7 +30,7 @@ func (g *generator) with(ctx context.Context, call func(providerv1.GeneratorProv
 	if err := c.serves(g.kind, true); err != nil {
 		return err
 	}
-	return call(providerv1.NewGeneratorProviderClient(c.cc))
+	return call(providerv1.NewGeneratorProviderClient(c))
 }
 
 // Generate is made once, never retried: a value generated whose answer was

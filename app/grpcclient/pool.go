@@ -8,10 +8,12 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/keepalive"
@@ -45,6 +47,12 @@ type conn struct {
 	err   error
 	cc    *grpc.ClientConn
 	info  *providerv1.HandshakeResponse
+	// incompatible is set when the provider process behind the connection,
+	// handshaken again after a reconnect, no longer speaks this core's
+	// protocol (it was replaced by another version): every call then fails
+	// with it.
+	incompatible atomic.Pointer[error]
+	stopWatch    context.CancelFunc
 
 	// Guarded by pool.mu.
 	users   int
@@ -135,6 +143,9 @@ func (p *pool) acquire(ctx context.Context, ep Endpoint) (*conn, error) {
 		hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.opts.CallTimeout)
 		c.cc, c.info, c.err = p.dial(hctx, key, secret)
 		cancel()
+		if c.err == nil {
+			p.watchReconnects(c)
+		}
 		if c.err != nil {
 			p.mu.Lock()
 			if p.conns[key] == c {
@@ -200,6 +211,9 @@ func (p *pool) closeLocked(c *conn) {
 	}
 	select {
 	case <-c.ready:
+		if c.stopWatch != nil {
+			c.stopWatch()
+		}
 		if c.cc != nil {
 			_ = c.cc.Close()
 		}
@@ -286,6 +300,66 @@ func handshake(ctx context.Context, opts Options, info providerv1.InfoClient, ad
 			ErrIncompatibleProvider, address, resp.GetServerVersion(), resp.GetProtocolMajors(), grpcwire.ProtocolMajor)
 	}
 	return resp, nil
+}
+
+// watchReconnects handshakes again each time the connection comes back
+// after it was lost: the provider process may have been replaced by another
+// version at the same address. An incompatible one marks the connection, so
+// its calls fail with ErrIncompatibleProvider (a clear store condition), and
+// retires it, so the next client dials afresh.
+func (p *pool) watchReconnects(c *conn) {
+	ctx, cancel := context.WithCancel(context.Background())
+	c.stopWatch = cancel
+	go func() {
+		state, lost := c.cc.GetState(), false
+		for c.cc.WaitForStateChange(ctx, state) {
+			state = c.cc.GetState()
+			switch state {
+			default: // Idle, Connecting, TransientFailure: the connection went away
+				lost = true
+			case connectivity.Ready:
+				if !lost {
+					continue
+				}
+				lost = false
+				hctx, done := context.WithTimeout(ctx, p.opts.CallTimeout)
+				_, err := handshake(hctx, p.opts, providerv1.NewInfoClient(c.cc), c.key.address)
+				done()
+				if errors.Is(err, ErrIncompatibleProvider) {
+					c.incompatible.Store(&err)
+					p.retire(c)
+					return
+				}
+			}
+		}
+	}()
+}
+
+// retire drops c from the pool; it closes once its last user is done.
+func (p *pool) retire(c *conn) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.conns[c.key] == c {
+		delete(p.conns, c.key)
+	}
+	c.retired = true
+}
+
+// Invoke implements grpc.ClientConnInterface for the stubs, refusing calls
+// once the provider process turned out incompatible.
+func (c *conn) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
+	if err := c.incompatible.Load(); err != nil {
+		return *err
+	}
+	return c.cc.Invoke(ctx, method, args, reply, opts...)
+}
+
+// NewStream implements grpc.ClientConnInterface (the protocol has no streams).
+func (c *conn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	if err := c.incompatible.Load(); err != nil {
+		return nil, *err
+	}
+	return c.cc.NewStream(ctx, desc, method, opts...)
 }
 
 // certificate reads the client certificate Secret, trusting a read younger

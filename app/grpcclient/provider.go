@@ -40,7 +40,7 @@ func (p *provider) Validate(ctx context.Context, ref providers.Ref, scope provid
 		return err
 	}
 	defer p.remote.pool.release(c)
-	stub := providerv1.NewSecretStoreProviderClient(c.cc)
+	stub := providerv1.NewSecretStoreProviderClient(c)
 	req := &providerv1.ValidateRequest{Target: grpcwire.ToTarget(ref, scope)}
 	_, err = invoke(ctx, p.remote.opts, p.remote.opts.Attempts, func(ctx context.Context) (*providerv1.ValidateResponse, error) {
 		return stub.Validate(ctx, req)
@@ -55,7 +55,7 @@ func (p *provider) NewClient(ctx context.Context, ref providers.Ref, scope provi
 	if err != nil {
 		return nil, err
 	}
-	cl := &secretsClient{remote: p.remote, conn: c, stub: providerv1.NewSecretStoreProviderClient(c.cc), target: grpcwire.ToTarget(ref, scope)}
+	cl := &secretsClient{remote: p.remote, conn: c, stub: providerv1.NewSecretStoreProviderClient(c), target: grpcwire.ToTarget(ref, scope)}
 	resp, err := invoke(ctx, p.remote.opts, p.remote.opts.Attempts, func(ctx context.Context) (*providerv1.CapabilitiesResponse, error) {
 		return cl.stub.Capabilities(ctx, &providerv1.CapabilitiesRequest{Target: cl.target})
 	})

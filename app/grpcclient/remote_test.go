@@ -178,6 +178,38 @@ func TestIncompatibleServerRefused(t *testing.T) {
 	}
 }
 
+// TestReplacedByAnotherVersionAtTheSameAddress: the provider process is
+// replaced by one of another protocol major at the same address; the
+// reconnect is handshaken again, calls fail with ErrIncompatibleProvider
+// instead of going on against a server core cannot trust to understand
+// them, and a new client dials afresh (and is refused the same way).
+func TestReplacedByAnotherVersionAtTheSameAddress(t *testing.T) {
+	f := newFixture(t, Options{Backoff: time.Millisecond})
+	f.server.Set("k", []byte("v"))
+	cl := f.client()
+	ctx := context.Background()
+	if _, err := cl.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: "k"}); err != nil {
+		t.Fatal(err)
+	}
+	f.server.Stop()
+	f.server.Majors = []uint32{grpcwire.ProtocolMajor + 1}
+	f.server.Start(t)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		_, err := cl.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: "k"})
+		if errors.Is(err, ErrIncompatibleProvider) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("calls through a replaced, incompatible provider process: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, err := f.remote.Provider(f.ep, "Fake").NewClient(ctx, fakeRef, teamScope); !errors.Is(err, ErrIncompatibleProvider) {
+		t.Fatalf("a new client after the replacement: %v", err)
+	}
+}
+
 func TestKindNotServedRefused(t *testing.T) {
 	f := newFixture(t, Options{})
 	err := f.remote.Provider(f.ep, "Vault").Validate(context.Background(), providers.Ref{Kind: "Vault", Name: "v", Namespace: "team"}, teamScope)

@@ -23,6 +23,7 @@ import (
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	"github.com/eso-dev/eso/app/generation"
+	"github.com/eso-dev/eso/app/grpcclient"
 	"github.com/eso-dev/eso/app/metrics"
 	"github.com/eso-dev/eso/app/refresh"
 	"github.com/eso-dev/eso/app/stores"
@@ -136,9 +137,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	fetched, err := fetch(ctx, srcs, &es, rotation.Generated())
 	if err != nil {
-		if errors.Is(err, providers.ErrOutOfScope) || errors.Is(err, providers.ErrAuthFailed) {
+		if errors.Is(err, providers.ErrOutOfScope) || errors.Is(err, providers.ErrAuthFailed) || errors.Is(err, grpcclient.ErrIncompatibleProvider) {
 			// Refused: the credentials may have been rotated since the client
-			// logged in. The next attempt starts from the current Secret.
+			// logged in, or the provider process replaced. The next attempt
+			// starts from the current Secret and a new connection.
 			srcs.forget(ctx)
 		}
 		return r.fail(ctx, &es, before, err)

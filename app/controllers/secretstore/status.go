@@ -89,7 +89,8 @@ func (c *Reconciler) checkAuth(ctx context.Context, s *stores.Store) error {
 			err = checker.CheckAuth(ctx)
 		}
 	}
-	if errors.Is(err, providers.ErrAuthFailed) {
+	if errors.Is(err, providers.ErrAuthFailed) || errors.Is(err, grpcclient.ErrIncompatibleProvider) {
+		// Log in, or connect to the provider process, afresh next time.
 		c.Resolver.Clients().Forget(ctx, s.Kind, s.Namespace, s.Name)
 	}
 	return err
