@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/fx"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -21,8 +22,10 @@ import (
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	genv2 "github.com/eso-dev/eso/apis/generator/v2alpha1"
 	genkinds "github.com/eso-dev/eso/apis/generatorproviders/v2alpha1"
+	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/generation"
+	"github.com/eso-dev/eso/providers/vault/vaulttest"
 	"github.com/eso-dev/eso/tests/testeso"
 )
 
@@ -367,4 +370,57 @@ func TestGeneratorGating(t *testing.T) {
 	create(t, passwordConfig(ns, "pw", 16))
 	waitReady(t, gen, metav1.ConditionTrue, ssv2.ReasonValid)
 	waitGenerated(t, ns, "app", "password", "")
+}
+
+// TestVaultDynamicSecretRotation: an ExternalSecret whose value is a token
+// that Vault issues through a Generator (VaultDynamicSecret, auth/token/create
+// against a real dev server). Each rotation issues a new token; the replaced
+// one keeps working until its state's deadline, then eso revokes it.
+func TestVaultDynamicSecretRotation(t *testing.T) {
+	root := vaulttest.Start(t)
+	runEso(t, testConfig())
+	ns := env.Namespace(t, "gen-vault", nil)
+	gen := &genv2.Generator{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app-token"}, Spec: genv2.GeneratorSpec{
+		ProviderConfig: genv2.ProviderConfig{ProviderRef: genv2.ProviderRef{Kind: "VaultDynamicSecret", Name: "child-token"}},
+		StateSpec:      &genv2.StateSpec{GarbageCollectionDeadline: &metav1.Duration{Duration: 2 * time.Second}},
+	}}
+	create(t,
+		plainSecret(ns, "vault-token", map[string]string{"token": vaulttest.RootToken}),
+		&genkinds.VaultDynamicSecret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "child-token"}, Spec: genkinds.VaultDynamicSecretSpec{
+			Server: root.Address(),
+			Auth:   provv1.VaultAuth{TokenSecretRef: &provv1.SecretKeySelector{Name: "vault-token", Key: "token"}},
+			Path:   "auth/token/create", Method: "POST", ResultType: genkinds.VaultResultAuth,
+			Parameters: map[string]apiextensionsv1.JSON{"policies": {Raw: []byte(`["default"]`)}, "ttl": {Raw: []byte(`"1h"`)}},
+		}},
+		gen,
+	)
+	waitReady(t, gen, metav1.ConditionTrue, ssv2.ReasonValid)
+	es := generatedSecret(ns, "app", esv1.GeneratorRef{Kind: "Generator", Name: "app-token"})
+	create(t, es)
+	first := waitGenerated(t, ns, "app", "client_token", "")
+	works := func(token []byte) bool {
+		_, err := root.Auth().Token().Lookup(string(token))
+		return err == nil
+	}
+	if !works(first.Data["client_token"]) {
+		t.Fatal("the token in the Secret does not work")
+	}
+
+	annotate(t, es, "force-sync", "rotate")
+	second := waitGenerated(t, ns, "app", "client_token", string(first.Data["client_token"]))
+	if !works(second.Data["client_token"]) {
+		t.Fatal("the new token does not work")
+	}
+	eventually(t, "the replaced token to be revoked after its deadline", func() error {
+		if works(first.Data["client_token"]) {
+			return errors.New("the replaced token still works")
+		}
+		return nil
+	})
+	if !works(second.Data["client_token"]) {
+		t.Fatal("the token in use was revoked")
+	}
+	if states := statesOf(t, ns, "app"); len(states) != 1 {
+		t.Fatalf("%d states left, want the one in use", len(states))
+	}
 }
