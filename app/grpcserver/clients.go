@@ -37,7 +37,7 @@ type clientEntry struct {
 	// mu serializes builds of one key: concurrent first requests cost one login.
 	mu          sync.Mutex
 	fingerprint string
-	current     *sharedClient
+	current     *providers.SharedClient
 	lastUsed    time.Time
 	// dropped is set once the entry left the cache; a caller that waited
 	// for it starts over instead of building a client nobody would close.
@@ -74,28 +74,28 @@ func (c *clientCache) Get(ctx context.Context, key clientKey, fingerprint string
 		if err != nil {
 			return nil, nil, err
 		}
-		return shared.client, shared.releaser(ctx), nil
+		return shared.Client, shared.Releaser(ctx), nil
 	}
 }
 
 // acquire returns the entry's client for fingerprint, replacing an outdated
 // one. The caller holds e.mu.
 func (e *clientEntry) acquire(ctx context.Context, fingerprint string,
-	build func(context.Context) (providers.SecretsClient, error)) (*sharedClient, error) {
+	build func(context.Context) (providers.SecretsClient, error)) (*providers.SharedClient, error) {
 	if e.current != nil && e.fingerprint == fingerprint {
-		e.current.acquire()
+		e.current.Acquire()
 		return e.current, nil
 	}
 	if e.current != nil {
-		e.current.retire(ctx)
+		e.current.Retire(ctx)
 		e.current = nil
 	}
 	cl, err := build(ctx)
 	if err != nil {
 		return nil, err
 	}
-	e.current, e.fingerprint = &sharedClient{client: cl}, fingerprint
-	e.current.acquire()
+	e.current, e.fingerprint = providers.NewSharedClient(cl), fingerprint
+	e.current.Acquire()
 	return e.current, nil
 }
 
@@ -150,54 +150,9 @@ func (c *clientCache) dropWhere(ctx context.Context, match func(clientKey, *clie
 		e.mu.Lock()
 		e.dropped = true
 		if e.current != nil {
-			e.current.retire(ctx)
+			e.current.Retire(ctx)
 			e.current = nil
 		}
 		e.mu.Unlock()
-	}
-}
-
-// sharedClient is a cached client and the number of calls using it. A
-// retired client is closed when the last of them releases it.
-type sharedClient struct {
-	client providers.SecretsClient
-
-	mu      sync.Mutex
-	users   int
-	retired bool
-}
-
-func (s *sharedClient) acquire() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.users++
-}
-
-// releaser returns the release function of one acquisition; calling it more
-// than once releases once.
-func (s *sharedClient) releaser(ctx context.Context) func() {
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			s.mu.Lock()
-			s.users--
-			closeNow := s.retired && s.users == 0
-			s.mu.Unlock()
-			if closeNow {
-				_ = s.client.Close(context.WithoutCancel(ctx))
-			}
-		})
-	}
-}
-
-// retire closes the client now if nobody uses it, else when the last user
-// releases it.
-func (s *sharedClient) retire(ctx context.Context) {
-	s.mu.Lock()
-	s.retired = true
-	closeNow := s.users == 0
-	s.mu.Unlock()
-	if closeNow {
-		_ = s.client.Close(context.WithoutCancel(ctx))
 	}
 }

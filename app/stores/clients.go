@@ -17,7 +17,7 @@ type clientKey struct {
 type clientEntry struct {
 	mu          sync.Mutex
 	fingerprint string
-	client      *sharedClient
+	client      *providers.SharedClient
 	// forgotten is set once Forget has dropped the entry from the cache.
 	forgotten bool
 	// values caches provider answers (cachingPolicy Secrets or All) for the
@@ -83,75 +83,29 @@ func (c *ClientCache) Get(ctx context.Context, key clientKey, fingerprint string
 		if err != nil {
 			return nil, nil, err
 		}
-		return shared.client, shared.releaser(ctx), nil
+		return shared.Client, shared.Releaser(ctx), nil
 	}
 }
 
 // get returns the entry's client, acquired for the caller, rebuilding it when
 // the fingerprint changed. The caller holds e.mu.
 func (e *clientEntry) get(ctx context.Context, fingerprint string,
-	build func(context.Context) (providers.SecretsClient, error)) (*sharedClient, error) {
+	build func(context.Context) (providers.SecretsClient, error)) (*providers.SharedClient, error) {
 	if e.client != nil && e.fingerprint == fingerprint {
-		e.client.acquire()
+		e.client.Acquire()
 		return e.client, nil
 	}
 	if e.client != nil {
-		e.client.retire(ctx)
+		e.client.Retire(ctx)
 		e.client = nil
 	}
 	cl, err := build(ctx)
 	if err != nil {
 		return nil, err
 	}
-	e.client, e.fingerprint = &sharedClient{client: cl}, fingerprint
-	e.client.acquire()
+	e.client, e.fingerprint = providers.NewSharedClient(cl), fingerprint
+	e.client.Acquire()
 	return e.client, nil
-}
-
-// sharedClient is a cached client and the syncs using it. A replaced or
-// forgotten client is closed when its last user releases it, so no sync has
-// its connection closed or its token revoked in the middle of a call.
-type sharedClient struct {
-	client providers.SecretsClient
-
-	mu      sync.Mutex
-	users   int
-	retired bool
-}
-
-func (s *sharedClient) acquire() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.users++
-}
-
-// releaser returns the release function of one acquisition; calling it more
-// than once releases once.
-func (s *sharedClient) releaser(ctx context.Context) func() {
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			s.mu.Lock()
-			s.users--
-			closeNow := s.retired && s.users == 0
-			s.mu.Unlock()
-			if closeNow {
-				_ = s.client.Close(context.WithoutCancel(ctx))
-			}
-		})
-	}
-}
-
-// retire closes the client now if nobody uses it, else when the last user
-// releases it.
-func (s *sharedClient) retire(ctx context.Context) {
-	s.mu.Lock()
-	s.retired = true
-	closeNow := s.users == 0
-	s.mu.Unlock()
-	if closeNow {
-		_ = s.client.Close(ctx)
-	}
 }
 
 // Forget drops every client of a store, e.g. when it is deleted or its
@@ -185,7 +139,7 @@ func (c *ClientCache) forgetWhere(ctx context.Context, match func(clientKey) boo
 		e.mu.Lock()
 		e.forgotten = true
 		if e.client != nil {
-			e.client.retire(ctx)
+			e.client.Retire(ctx)
 			e.client = nil
 		}
 		e.mu.Unlock()
