@@ -42,10 +42,12 @@ func NewCA(t testing.TB, name string) *CA {
 		t.Fatal(err)
 	}
 	tmpl := &x509.Certificate{
-		SerialNumber:          nextSerial(),
-		Subject:               pkix.Name{CommonName: name},
-		NotBefore:             time.Now().Add(-time.Minute),
-		NotAfter:              time.Now().Add(time.Hour),
+		SerialNumber: nextSerial(),
+		Subject:      pkix.Name{CommonName: name},
+		// A day either side, so it is current for leaves with any window
+		// IssueBetween is given, expired ones included.
+		NotBefore:             time.Now().Add(-24 * time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
 		IsCA:                  true,
 		BasicConstraintsValid: true,
 		KeyUsage:              x509.KeyUsageCertSign,
@@ -61,9 +63,29 @@ func NewCA(t testing.TB, name string) *CA {
 	return &CA{cert: cert, key: key, PEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
 }
 
-// Issue signs a leaf for cn: a server certificate for localhost and
-// 127.0.0.1, or a client certificate. It returns the certificate and key PEM.
+// Certificate is the CA certificate.
+func (ca *CA) Certificate() *x509.Certificate { return ca.cert }
+
+// Pool is a certificate pool of the certificates of cas.
+func Pool(cas ...*CA) *x509.CertPool {
+	pool := x509.NewCertPool()
+	for _, ca := range cas {
+		pool.AddCert(ca.cert)
+	}
+	return pool
+}
+
+// Issue signs a leaf for cn, current for the next hour: a server
+// certificate for localhost and 127.0.0.1, or a client certificate. It
+// returns the certificate and key PEM.
 func (ca *CA) Issue(t testing.TB, cn string, server bool) (certPEM, keyPEM []byte) {
+	t.Helper()
+	return ca.IssueBetween(t, cn, server, time.Now().Add(-time.Minute), time.Now().Add(time.Hour))
+}
+
+// IssueBetween is Issue with a leaf valid from notBefore to notAfter, which
+// may both be past, for an expired certificate.
+func (ca *CA) IssueBetween(t testing.TB, cn string, server bool, notBefore, notAfter time.Time) (certPEM, keyPEM []byte) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -72,8 +94,8 @@ func (ca *CA) Issue(t testing.TB, cn string, server bool) (certPEM, keyPEM []byt
 	tmpl := &x509.Certificate{
 		SerialNumber: nextSerial(),
 		Subject:      pkix.Name{CommonName: cn},
-		NotBefore:    time.Now().Add(-time.Minute),
-		NotAfter:     time.Now().Add(time.Hour),
+		NotBefore:    notBefore,
+		NotAfter:     notAfter,
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 	}
@@ -109,12 +131,10 @@ func ServerTLS(t testing.TB, serverCA, clientCA *CA) *tls.Config {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clients := x509.NewCertPool()
-	clients.AddCert(clientCA.cert)
 	return &tls.Config{
 		MinVersion:   tls.VersionTLS12,
 		Certificates: []tls.Certificate{cert},
-		ClientCAs:    clients,
+		ClientCAs:    Pool(clientCA),
 		ClientAuth:   tls.RequireAndVerifyClientCert,
 	}
 }
