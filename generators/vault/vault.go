@@ -44,8 +44,6 @@ type Generator struct{ deps providers.Deps }
 // to read or use it.
 type State struct {
 	LeaseID string `json:"leaseID,omitempty"`
-	// Renewable says whether Vault would renew the lease.
-	Renewable bool `json:"renewable,omitempty"`
 	// TokenAccessor identifies a token the request issued (auth/token/create,
 	// a login).
 	TokenAccessor string `json:"tokenAccessor,omitempty"`
@@ -300,7 +298,7 @@ func asMap(v any) map[string]any {
 // stateOf is what the response issued that can be revoked, or nil. Batch
 // tokens have no accessor: they cannot be revoked and only expire.
 func stateOf(secret *vaultapi.Secret) *State {
-	s := State{LeaseID: secret.LeaseID, Renewable: secret.Renewable}
+	s := State{LeaseID: secret.LeaseID}
 	if secret.Auth != nil {
 		s.TokenAccessor = secret.Auth.Accessor
 	}

@@ -22,7 +22,6 @@ func TestRemoteNamespaceScope(t *testing.T) {
 		{"default is the credentials namespace", provv1.KubernetesSpec{}, providers.Scope{Namespace: "team"}, "team", false},
 		{"own namespace named explicitly", provv1.KubernetesSpec{RemoteNamespace: "team"}, providers.Scope{Namespace: "team"}, "team", false},
 		{"own identity, other namespace", provv1.KubernetesSpec{RemoteNamespace: "kube-system"}, providers.Scope{Namespace: "team"}, "", true},
-		{"own identity, other namespace, even for a cluster store", provv1.KubernetesSpec{RemoteNamespace: "kube-system"}, providers.Scope{Namespace: "platform"}, "", true},
 		{"service account, other namespace", provv1.KubernetesSpec{RemoteNamespace: "shared", Auth: sa}, providers.Scope{Namespace: "team"}, "shared", false},
 	}
 	for _, tc := range cases {

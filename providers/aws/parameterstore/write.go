@@ -106,9 +106,11 @@ func (c *Client) DeleteSecret(ctx context.Context, remoteKey, property string) e
 			return err
 		}
 		if !empty {
-			_, err = w.PutParameter(ctx, &ssm.PutParameterInput{Name: name, Value: aws.String(string(rest)),
-				Type: ssmtypes.ParameterTypeSecureString, Overwrite: aws.Bool(true)})
-			return err
+			if _, err := w.PutParameter(ctx, &ssm.PutParameterInput{Name: name, Value: aws.String(string(rest)),
+				Type: ssmtypes.ParameterTypeSecureString, Overwrite: aws.Bool(true)}); err != nil {
+				return awsauth.APIError(fmt.Sprintf("writing parameter %q", remoteKey), err)
+			}
+			return nil
 		}
 	}
 	if _, err := w.DeleteParameter(ctx, &ssm.DeleteParameterInput{Name: name}); err != nil {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -214,7 +215,7 @@ func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind
 		return nil, err
 	}
 	var filters []string
-	for _, k := range slices.Sorted(mapsKeys(find.Tags)) {
+	for _, k := range slices.Sorted(maps.Keys(find.Tags)) {
 		filters = append(filters, fmt.Sprintf("labels.%s=%s", k, find.Tags[k]))
 	}
 	it := c.api.ListSecrets(ctx, &smpb.ListSecretsRequest{Parent: c.parent, Filter: strings.Join(filters, " AND ")})
@@ -241,16 +242,6 @@ func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind
 		out[name] = v
 	}
 	return out, nil
-}
-
-func mapsKeys(m map[string]string) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 func (c *Client) value(ctx context.Context, key, version string) ([]byte, error) {
