@@ -53,15 +53,17 @@ func TestClientCacheReusesUntilFingerprintChanges(t *testing.T) {
 	}
 
 	first, releaseFirst, _ := cache.Get(ctx, key, "v1", build)
+	_, releaseOther, _ := cache.Get(ctx, key, "v1", build) // a second sync on the same client
 	second, releaseSecond, _ := cache.Get(ctx, key, "v2", build)
 	if first == second {
 		t.Fatal("a changed fingerprint must replace the client")
 	}
+	releaseFirst()
+	releaseFirst() // a second call must not release the other sync's use
 	if first.(*stubClient).closed.Load() {
 		t.Fatal("the replaced client was closed while a sync still used it")
 	}
-	releaseFirst()
-	releaseFirst() // a second call must not release someone else's use
+	releaseOther()
 	if !first.(*stubClient).closed.Load() {
 		t.Fatal("the replaced client was not closed when its last user released it")
 	}

@@ -232,7 +232,7 @@ func (r *Resolver) Client(ctx context.Context, s *Store, namespace, fingerprint 
 		release = func() { _ = cl.Close(context.WithoutCancel(ctx)) }
 	}
 	if cachesSecrets(policy) {
-		cl = &cachingClient{SecretsClient: cl, cache: r.clients.Values(key, fingerprint, s.Spec.CacheConfig)}
+		cl = newCachingClient(cl, r.clients.Values(key, fingerprint, s.Spec.CacheConfig))
 	}
 	return cl, release, nil
 }

@@ -112,6 +112,21 @@ func (c *valueCache) len() int {
 
 // cachingClient serves successful answers from a valueCache; errors are never
 // cached, so a fixed remote secret is seen at the next sync.
+// newCachingClient wraps c, keeping its providers.JSONProperties marker:
+// without it core would read (and cache) a secret once per property.
+func newCachingClient(c providers.SecretsClient, cache *valueCache) providers.SecretsClient {
+	cc := &cachingClient{SecretsClient: c, cache: cache}
+	if _, ok := c.(providers.JSONProperties); ok {
+		return &cachingJSONClient{cc}
+	}
+	return cc
+}
+
+type cachingJSONClient struct{ *cachingClient }
+
+// PropertiesAreJSONPaths implements providers.JSONProperties.
+func (*cachingJSONClient) PropertiesAreJSONPaths() {}
+
 type cachingClient struct {
 	providers.SecretsClient
 	cache *valueCache

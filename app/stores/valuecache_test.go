@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
+	"github.com/eso-dev/eso/providers"
 )
 
 func TestValueCacheTTLAndBound(t *testing.T) {
@@ -45,5 +46,21 @@ func TestCachingPolicies(t *testing.T) {
 		if cachesAuth(p) != want[0] || cachesSecrets(p) != want[1] {
 			t.Errorf("%s: auth %v secrets %v, want %v", p, cachesAuth(p), cachesSecrets(p), want)
 		}
+	}
+}
+
+type jsonStub struct{ stubClient }
+
+func (*jsonStub) PropertiesAreJSONPaths() {}
+
+// TestCachingKeepsTheJSONPropertiesMarker: behind the cache, core must still
+// see that properties are JSON paths, or it reads a secret once per property.
+func TestCachingKeepsTheJSONPropertiesMarker(t *testing.T) {
+	cache := newValueCache(nil)
+	if _, ok := newCachingClient(&jsonStub{}, cache).(providers.JSONProperties); !ok {
+		t.Error("the cache hid the marker")
+	}
+	if _, ok := newCachingClient(&stubClient{}, cache).(providers.JSONProperties); ok {
+		t.Error("the cache added a marker the provider does not have")
 	}
 }
