@@ -48,7 +48,6 @@ type Runner struct {
 	Resolver *Resolver
 	// PendingGrace overrides the package default (tests).
 	PendingGrace time.Duration
-	Now          func() time.Time
 }
 
 // Rotation is what one sync generated.
@@ -187,6 +186,10 @@ func (r *Runner) record(ctx context.Context, es *esv1.ExternalSecret, res *Resol
 	}
 	st.Labels[genv2.LabelExternalSecret] = es.Name
 	st.Labels[genv2.LabelIntent] = intent
+	if st.Annotations == nil {
+		st.Annotations = map[string]string{}
+	}
+	st.Annotations[genv2.AnnotationGCDelay] = res.GCDeadline.String()
 	st.Finalizers = []string{genv2.FinalizerCleanup}
 	st.OwnerReferences = []metav1.OwnerReference{{APIVersion: esv1.GroupVersion.String(), Kind: "ExternalSecret",
 		Name: es.Name, UID: es.UID, BlockOwnerDeletion: ptr.To(true)}}
@@ -194,7 +197,7 @@ func (r *Runner) record(ctx context.Context, es *esv1.ExternalSecret, res *Resol
 		Generator:                 res.Source,
 		ProviderRef:               genv2.ProviderRef{Kind: res.Ref.Kind, Name: res.Ref.Name, Namespace: res.Ref.Namespace},
 		CredentialsNamespace:      res.Scope.Namespace,
-		GarbageCollectionDeadline: ptr.To(metav1.NewTime(r.now().Add(r.grace()))),
+		GarbageCollectionDeadline: ptr.To(metav1.NewTime(time.Now().Add(r.grace()))),
 	}
 	if len(state) > 0 {
 		st.Spec.State = &apiextensionsv1.JSON{Raw: state}
@@ -255,11 +258,11 @@ func (r *Runner) replaced(ctx context.Context, namespace, name string) error {
 	if st.Spec.GarbageCollectionDeadline != nil {
 		return nil // already replaced or pending
 	}
-	delay := defaultGCDeadline
-	if res, _, err := r.Resolver.Resolve(ctx, namespace, esv1.GeneratorRef{APIVersion: st.Spec.Generator.APIVersion, Kind: st.Spec.Generator.Kind, Name: st.Spec.Generator.Name}); err == nil {
-		delay = res.GCDeadline
+	delay, err := time.ParseDuration(st.Annotations[genv2.AnnotationGCDelay])
+	if err != nil {
+		delay = defaultGCDeadline // a state recorded without it
 	}
-	return r.setDeadline(ctx, namespace, name, ptr.To(metav1.NewTime(r.now().Add(delay))))
+	return r.setDeadline(ctx, namespace, name, ptr.To(metav1.NewTime(time.Now().Add(delay))))
 }
 
 // setDeadline patches a state's deadline by name, without reading it first:
@@ -279,11 +282,4 @@ func (r *Runner) grace() time.Duration {
 		return r.PendingGrace
 	}
 	return PendingGrace
-}
-
-func (r *Runner) now() time.Time {
-	if r.Now != nil {
-		return r.Now()
-	}
-	return time.Now()
 }

@@ -108,6 +108,9 @@ func TestGeneratorRotation(t *testing.T) {
 		if st == nil || st.Spec.GarbageCollectionDeadline != nil {
 			return fmt.Errorf("state %s: %+v", held[0], st)
 		}
+		if d := st.Annotations[genv2.AnnotationGCDelay]; d != "2s" {
+			return fmt.Errorf("state %s records a replacement delay of %q, want the generator's 2s", held[0], d)
+		}
 		return nil
 	})
 

@@ -17,6 +17,11 @@ const (
 	// values it holds, comma-separated. A state listed there is in use and is
 	// never revoked.
 	AnnotationStates = "generator.external-secrets.io/states"
+	// AnnotationGCDelay on a GeneratorState is how long its value stays
+	// valid once replaced: the generator's garbageCollectionDeadline when the
+	// value was made, so a later edit or deletion of the generator does not
+	// change it.
+	AnnotationGCDelay = "generator.external-secrets.io/garbage-collection-delay"
 	// FinalizerCleanup keeps a GeneratorState until its value was revoked.
 	FinalizerCleanup = "generator.external-secrets.io/cleanup"
 )
