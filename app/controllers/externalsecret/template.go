@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
@@ -22,17 +23,27 @@ func (r *Reconciler) render(ctx context.Context, es *esv1.ExternalSecret, data m
 			case from.ConfigMap != nil:
 				var cm corev1.ConfigMap
 				if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: es.Namespace, Name: from.ConfigMap.Name}, &cm); err != nil {
-					return nil, fmt.Errorf("%w: reading template ConfigMap %s: %v", secrettemplate.ErrTemplate, from.ConfigMap.Name, err)
+					return nil, templateSourceError("ConfigMap", from.ConfigMap.Name, err)
 				}
 				src.ConfigMaps[cm.Name] = cm.Data
 			case from.Secret != nil:
 				var s corev1.Secret
 				if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: es.Namespace, Name: from.Secret.Name}, &s); err != nil {
-					return nil, fmt.Errorf("%w: reading template Secret %s: %v", secrettemplate.ErrTemplate, from.Secret.Name, err)
+					return nil, templateSourceError("Secret", from.Secret.Name, err)
 				}
 				src.Secrets[s.Name] = s.Data
 			}
 		}
 	}
 	return secrettemplate.Render(tpl, data, src)
+}
+
+// templateSourceError: a missing source is the ExternalSecret's mistake (a
+// template error, retried at the refresh); any other error reading it (a
+// timeout, throttling) passes by itself and is retried with backoff.
+func templateSourceError(kind, name string, err error) error {
+	if apierrors.IsNotFound(err) {
+		return fmt.Errorf("%w: template %s %s not found", secrettemplate.ErrTemplate, kind, name)
+	}
+	return fmt.Errorf("reading template %s %s: %w", kind, name, err)
 }
