@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -141,7 +142,8 @@ func (i *Issuer) ensureLeaf(ctx context.Context, cfg Config, name string, server
 	}
 	if secret != nil && bytes.Equal(secret.Data["ca.crt"], bundle) {
 		if leaf, err := parsePair(secret.Data[corev1.TLSCertKey], secret.Data[corev1.TLSPrivateKeyKey]); err == nil &&
-			now.Before(renewAt(leaf.cert)) && leaf.cert.CheckSignatureFrom(ca.cert) == nil {
+			now.Before(renewAt(leaf.cert)) && leaf.cert.CheckSignatureFrom(ca.cert) == nil &&
+			(!server || slices.Equal(leaf.cert.DNSNames, cfg.DNSNames)) {
 			return leaf.cert, nil
 		}
 	}

@@ -106,6 +106,13 @@ func TestIssuesVerifiableCertificatesAndRenewsThem(t *testing.T) {
 	}
 	f.verify("eso-provider-server-tls", x509.ExtKeyUsageServerAuth, "eso-provider.eso-system.svc")
 
+	// The Service's names changed: a new server certificate at once.
+	f.issuer.Config.DNSNames = []string{"eso-provider.eso-system.svc", "eso-provider.eso-system.svc.cluster.local"}
+	if _, err := f.issuer.Ensure(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.verify("eso-provider-server-tls", x509.ExtKeyUsageServerAuth, "eso-provider.eso-system.svc.cluster.local")
+
 	// CA due: a new CA, trusted together with the old one, and new leaves.
 	f.now = f.now.Add(2 * 365 * 24 * time.Hour)
 	if _, err := f.issuer.Ensure(ctx); err != nil {
