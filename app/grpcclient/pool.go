@@ -2,6 +2,8 @@ package grpcclient
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"path"
@@ -36,7 +38,7 @@ import (
 type connKey struct {
 	address     string
 	certificate types.NamespacedName
-	// certVersion is the Secret's UID and resourceVersion.
+	// certVersion is a digest of the certificate material.
 	certVersion string
 }
 
@@ -384,8 +386,16 @@ func (p *pool) certificate(ctx context.Context, name types.NamespacedName) (*cor
 	return &secret, nil
 }
 
+// certVersion is a digest of the Secret's certificate material, so a new
+// connection (and new clients) follow a rotation but not an edit of its
+// labels or annotations (cert-manager writes those too).
 func certVersion(s *corev1.Secret) string {
-	return string(s.UID) + "/" + s.ResourceVersion
+	h := sha256.New()
+	for _, k := range []string{corev1.TLSCertKey, corev1.TLSPrivateKeyKey, KeyCA} {
+		fmt.Fprintf(h, "%d:", len(s.Data[k]))
+		h.Write(s.Data[k])
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // observeCalls times every call core makes to a provider process, per attempt.

@@ -400,6 +400,25 @@ func TestClientCertificateRotation(t *testing.T) {
 	}
 }
 
+// TestCertificateMetadataEditKeepsTheConnection: labels and annotations on
+// the certificate Secret (cert-manager writes some) are not a rotation.
+func TestCertificateMetadataEditKeepsTheConnection(t *testing.T) {
+	f := newFixture(t, Options{})
+	f.client()
+	var s corev1.Secret
+	if err := f.kube.Get(context.Background(), client.ObjectKey{Namespace: "team", Name: "core-tls"}, &s); err != nil {
+		t.Fatal(err)
+	}
+	s.Annotations = map[string]string{"cert-manager.io/certificate-name": "core"}
+	if err := f.kube.Update(context.Background(), &s); err != nil {
+		t.Fatal(err)
+	}
+	f.client()
+	if f.server.Calls("Handshake") != 1 || f.remote.pool.open() != 1 {
+		t.Fatalf("an annotation made %d handshakes and %d connections", f.server.Calls("Handshake"), f.remote.pool.open())
+	}
+}
+
 func TestConnectionsSharedAndClosedWhenIdle(t *testing.T) {
 	f := newFixture(t, Options{IdleTimeout: 100 * time.Millisecond})
 	a, b := f.client(), f.client()
