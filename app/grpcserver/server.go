@@ -193,7 +193,12 @@ func (s *Server) withClient(ctx context.Context, t *providerv1.Target, call func
 	cl, release, err := s.clients.Get(ctx, key, fingerprint, func(ctx context.Context) (providers.SecretsClient, error) {
 		cl, err := p.provider.NewClient(ctx, ref, scope)
 		metrics.ProviderLogins.WithLabelValues(ref.Kind, metrics.Outcome(err)).Inc()
-		return cl, err
+		if err != nil {
+			return nil, err
+		}
+		// As in core: calls are counted, and the wrapper always has the write
+		// side and CheckAuth (answering ErrNotSupported, or nothing to check).
+		return metrics.InstrumentClient(ref.Kind, cl), nil
 	})
 	if err != nil {
 		return grpcwire.ToStatus(err)

@@ -2,7 +2,6 @@ package grpcserver
 
 import (
 	"context"
-	"fmt"
 
 	providerv1 "github.com/eso-dev/eso/apis/proto/provider/v1"
 	"github.com/eso-dev/eso/app/grpcwire"
@@ -64,22 +63,14 @@ func (ss *secretStoreService) GetAllSecrets(ctx context.Context, req *providerv1
 
 func (ss *secretStoreService) PushSecret(ctx context.Context, req *providerv1.PushSecretRequest) (*providerv1.PushSecretResponse, error) {
 	err := ss.s.withClient(ctx, req.GetTarget(), func(c providers.SecretsClient) error {
-		w, err := writer(c, req.GetTarget().GetKind())
-		if err != nil {
-			return err
-		}
-		return w.PushSecret(ctx, providers.PushRequest{RemoteKey: req.GetRemoteKey(), Property: req.GetProperty(), Value: req.GetValue()})
+		return c.(providers.Writer).PushSecret(ctx, providers.PushRequest{RemoteKey: req.GetRemoteKey(), Property: req.GetProperty(), Value: req.GetValue()})
 	})
 	return orNil(&providerv1.PushSecretResponse{}, err)
 }
 
 func (ss *secretStoreService) DeleteSecret(ctx context.Context, req *providerv1.DeleteSecretRequest) (*providerv1.DeleteSecretResponse, error) {
 	err := ss.s.withClient(ctx, req.GetTarget(), func(c providers.SecretsClient) error {
-		w, err := writer(c, req.GetTarget().GetKind())
-		if err != nil {
-			return err
-		}
-		return w.DeleteSecret(ctx, req.GetRemoteKey(), req.GetProperty())
+		return c.(providers.Writer).DeleteSecret(ctx, req.GetRemoteKey(), req.GetProperty())
 	})
 	return orNil(&providerv1.DeleteSecretResponse{}, err)
 }
@@ -87,11 +78,8 @@ func (ss *secretStoreService) DeleteSecret(ctx context.Context, req *providerv1.
 func (ss *secretStoreService) SecretExists(ctx context.Context, req *providerv1.SecretExistsRequest) (*providerv1.SecretExistsResponse, error) {
 	resp := &providerv1.SecretExistsResponse{}
 	err := ss.s.withClient(ctx, req.GetTarget(), func(c providers.SecretsClient) error {
-		w, err := writer(c, req.GetTarget().GetKind())
-		if err != nil {
-			return err
-		}
-		resp.Exists, err = w.SecretExists(ctx, req.GetRemoteKey())
+		var err error
+		resp.Exists, err = c.(providers.Writer).SecretExists(ctx, req.GetRemoteKey())
 		return err
 	})
 	return orNil(resp, err)
@@ -122,21 +110,9 @@ func (ss *secretStoreService) Capabilities(ctx context.Context, req *providerv1.
 // costs no extra login; a client without one has nothing to check.
 func (ss *secretStoreService) CheckAuth(ctx context.Context, req *providerv1.CheckAuthRequest) (*providerv1.CheckAuthResponse, error) {
 	err := ss.s.withClient(ctx, req.GetTarget(), func(c providers.SecretsClient) error {
-		if checker, ok := c.(providers.AuthChecker); ok {
-			return checker.CheckAuth(ctx)
-		}
-		return nil
+		return c.(providers.AuthChecker).CheckAuth(ctx)
 	})
 	return orNil(&providerv1.CheckAuthResponse{}, err)
-}
-
-// writer is the client's write side, or ErrNotSupported for a client without one.
-func writer(c providers.SecretsClient, kind string) (providers.Writer, error) {
-	w, ok := c.(providers.Writer)
-	if !ok {
-		return nil, fmt.Errorf("%w: %s cannot write secrets", providers.ErrNotSupported, kind)
-	}
-	return w, nil
 }
 
 // generatorService answers GeneratorProvider. Generators keep no client:
