@@ -32,6 +32,10 @@ type Subject struct {
 	// Key turns a case's key into one the backend accepts (e.g. a path
 	// prefix); nil keeps it.
 	Key func(string) string
+	// Writes says the provider writes (PushSecret and friends). The write
+	// cases run exactly then, so a client reporting the wrong Capabilities
+	// fails the suite instead of skipping them.
+	Writes bool
 }
 
 func (s Subject) key(k string) string {
@@ -112,10 +116,23 @@ func Run(t *testing.T, s Subject) {
 		if len(got) != 2 {
 			t.Fatalf("found %v, want the two conf-find- secrets", slices.Collect(maps.Keys(got)))
 		}
+		var values []string
+		for _, v := range got {
+			var fields map[string]string
+			if err := json.Unmarshal(v, &fields); err != nil {
+				t.Fatalf("a found value is not the secret's JSON: %v", err)
+			}
+			values = append(values, fields["v"])
+		}
+		if slices.Sort(values); !slices.Equal(values, []string{"a", "b"}) {
+			t.Fatalf("found values %v, want those of conf-find-a and conf-find-b", values)
+		}
 	})
 	t.Run("Capabilities", func(t *testing.T) {
 		w, writes := c.(providers.Writer)
 		switch caps := c.Capabilities(); {
+		case s.Writes != (caps == providers.ReadWrite):
+			t.Fatalf("Capabilities %s, but the provider %s", caps, map[bool]string{true: "writes", false: "does not write"}[s.Writes])
 		case caps == providers.ReadWrite && !writes:
 			t.Fatalf("Capabilities %s but the client has no write side", caps)
 		case caps == providers.ReadOnly && writes:
@@ -126,7 +143,7 @@ func Run(t *testing.T, s Subject) {
 		}
 	})
 	w, ok := c.(providers.Writer)
-	if !ok || c.Capabilities() == providers.ReadOnly {
+	if !s.Writes || !ok {
 		return
 	}
 	t.Run("push, exists, read, delete", func(t *testing.T) {

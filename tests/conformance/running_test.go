@@ -25,6 +25,7 @@ const (
 	envCertDir   = "ESO_CONFORMANCE_CERT_DIR"
 	envInsecure  = "ESO_CONFORMANCE_INSECURE"
 	envKeyPrefix = "ESO_CONFORMANCE_KEY_PREFIX"
+	envWrites    = "ESO_CONFORMANCE_WRITES"
 )
 
 // TestRunningProvider runs the suite against a provider process someone
@@ -62,6 +63,7 @@ func TestRunningProvider(t *testing.T) {
 		Ref:      ref,
 		Scope:    scope,
 		Key:      func(k string) string { return prefix + k },
+		Writes:   os.Getenv(envWrites) == "true",
 	})
 }
 

@@ -111,6 +111,7 @@ func awsSecretsManagerBackend(t testing.TB) backend {
 	c := awstest.Kube(t, cfg)
 	seed := sm.NewFromConfig(awsConfig(endpoint))
 	return backend{registration: secretsmanager.Registration, configs: c, Subject: Subject{
+		Writes:   true,
 		Provider: secretsmanager.Registration.New(providers.Deps{Client: c, APIReader: c}),
 		Ref:      providers.Ref{Kind: secretsmanager.Kind, Namespace: awstest.Namespace, Name: "aws"},
 		Scope:    providers.Scope{Namespace: awstest.Namespace},
@@ -130,6 +131,7 @@ func awsParameterStoreBackend(t testing.TB) backend {
 	c := awstest.Kube(t, cfg)
 	seed := ssm.NewFromConfig(awsConfig(endpoint))
 	return backend{registration: parameterstore.Registration, configs: c, Subject: Subject{
+		Writes:   true,
 		Provider: parameterstore.Registration.New(providers.Deps{Client: c, APIReader: c}),
 		Ref:      providers.Ref{Kind: parameterstore.Kind, Namespace: awstest.Namespace, Name: "ssm"},
 		Scope:    providers.Scope{Namespace: awstest.Namespace},
@@ -158,6 +160,7 @@ func vaultBackend(t testing.TB) backend {
 		Data: map[string][]byte{"token": []byte(vaulttest.RootToken)}}
 	c := kube(t, cfg, token)
 	return backend{registration: vault.Registration, configs: c, Subject: Subject{
+		Writes:   true,
 		Provider: vault.Registration.New(providers.Deps{Client: c, APIReader: c}),
 		Ref:      providers.Ref{Kind: vault.Kind, Namespace: namespace, Name: "vault"},
 		Scope:    providers.Scope{Namespace: namespace},
@@ -181,6 +184,7 @@ func gcpBackend(t testing.TB) backend {
 	cfg := &provv1.GCPSecretManager{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "gcp"}, Spec: provv1.GCPSecretManagerSpec{ProjectID: "p"}}
 	c := kube(t, cfg)
 	return backend{registration: secretmanager.Registration, configs: c, Subject: Subject{
+		Writes:   true,
 		Provider: secretmanager.New(providers.Deps{Client: c, APIReader: c}, opts...),
 		Ref:      providers.Ref{Kind: secretmanager.Kind, Namespace: namespace, Name: "gcp"},
 		Scope:    providers.Scope{Namespace: namespace},
