@@ -285,14 +285,15 @@ var shortPendingGrace = fx.Decorate(func(r *generation.Runner) *generation.Runne
 // second time; a value that never reached it is revoked, never used.
 func TestGeneratorCrashSafety(t *testing.T) {
 	cases := []struct {
-		name  string
-		after func(client.Object) bool
+		name      string
+		wantWrote bool // the Secret was written before the kill
+		after     func(client.Object) bool
 	}{
-		{"killed after writing the Secret", func(obj client.Object) bool {
+		{"killed after writing the Secret", true, func(obj client.Object) bool {
 			_, ok := obj.(*corev1.Secret)
 			return ok && len(obj.GetAnnotations()[genv2.AnnotationStates]) > 0
 		}},
-		{"killed after recording the state", func(obj client.Object) bool {
+		{"killed after recording the state", false, func(obj client.Object) bool {
 			_, ok := obj.(*genv2.GeneratorState)
 			return ok
 		}},
@@ -319,6 +320,9 @@ func TestGeneratorCrashSafety(t *testing.T) {
 			}
 			var before corev1.Secret
 			wrote := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "app"}, &before) == nil
+			if wrote != tc.wantWrote {
+				t.Fatalf("the Secret was written before the kill: %v, want %v", wrote, tc.wantWrote)
+			}
 			orphans := statesOf(t, ns, "app")
 			if len(orphans) != 1 {
 				t.Fatalf("the killed instance left %d states, want 1", len(orphans))

@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -46,5 +47,7 @@ func TestKubernetesProviderServiceAccount(t *testing.T) {
 	if secretExists(t, app, "other") {
 		t.Errorf("a Secret the ServiceAccount may not read was synced")
 	}
-	t.Logf("refusal: %s", msg)
+	if !strings.Contains(msg, "forbidden") {
+		t.Errorf("the condition does not say the API server refused: %s", msg)
+	}
 }

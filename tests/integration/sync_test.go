@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -42,10 +41,9 @@ func TestExternalSecretLifecycle(t *testing.T) {
 	if err := env.Client.Patch(ctx, es, patch); err != nil {
 		t.Fatal(err)
 	}
-	waitSecretData(t, ns, "app", map[string]string{"user": "app", "password": "pw1", "api": "token-1"})
+	s := waitSecretData(t, ns, "app", map[string]string{"user": "app", "password": "pw1", "api": "token-1"})
 
 	// Someone edits the Secret: eso puts the provider's data back.
-	s := waitSecretData(t, ns, "app", map[string]string{"user": "app", "password": "pw1", "api": "token-1"})
 	s.Data["password"] = []byte("tampered")
 	if err := env.Client.Update(ctx, s); err != nil {
 		t.Fatal(err)
@@ -130,7 +128,7 @@ func TestCreationPolicies(t *testing.T) {
 	if s := waitSecretData(t, ns, "create-or-merge", map[string]string{"k": "remote"}); len(s.OwnerReferences) != 0 {
 		t.Errorf("creationPolicy CreateOrMerge: created Secret has owners %v", s.OwnerReferences)
 	}
-	time.Sleep(200 * time.Millisecond)
+	// Ready means the sync is done: a Secret it made would exist by now.
 	if secretExists(t, ns, "none") {
 		t.Errorf("creationPolicy None created a Secret")
 	}

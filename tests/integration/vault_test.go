@@ -75,6 +75,9 @@ func TestVaultKubernetesAuth(t *testing.T) {
 	denied := externalSecret(ns, "denied", "SecretStore", "vault", map[string]esv1.ExternalSecretDataRemoteRef{"x": ref("admin/root", "")})
 	create(t, denied)
 	waitReady(t, denied, metav1.ConditionFalse, esv1.ReasonStoreNotAllowed)
+	if secretExists(t, ns, "denied") {
+		t.Error("a Secret was written for a path outside the policy")
+	}
 }
 
 // TestVaultTokenRotation: when the token in the credentials Secret is
