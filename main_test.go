@@ -193,7 +193,8 @@ func TestBuildTagSelection(t *testing.T) {
 			}{
 				{tc.aws, "AWSSecretManager", "github.com/aws/aws-sdk-go-v2"},
 				{tc.aws, "AWSParameterStore", "github.com/aws/aws-sdk-go-v2"},
-				{tc.gcp, "GCPSecretManager", "cloud.google.com/go/secretmanager"},
+				{tc.gcp, "GCPSecretManager", "\ncloud.google.com/"},
+				{tc.gcp, "GCPSecretManager", "\ngoogle.golang.org/api/"},
 				{tc.vault, "Vault.provider", "github.com/hashicorp/vault/api"},
 				// Generators carry their cloud's tag: the ECR SDK is the AWS
 				// generators' own, the others share their provider's SDK,
