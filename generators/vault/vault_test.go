@@ -20,6 +20,7 @@ import (
 	"github.com/eso-dev/eso/generators"
 	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/vault/vaulttest"
+	"github.com/eso-dev/eso/tests/faultproxy"
 )
 
 // These tests run against a real Vault dev server (VAULT_BIN).
@@ -432,8 +433,8 @@ func keys(m map[string][]byte) []string {
 func TestRetrySettings(t *testing.T) {
 	ctx := context.Background()
 	root := vaulttest.Start(t)
-	proxy := vaulttest.NewFaultProxy(t, root.Address())
-	proxy.FailWith(503)
+	proxy := faultproxy.Start(t, root.Address())
+	proxy.Fail(vaulttest.Outage(503))
 	auth, creds := rootTokenAuth()
 	for _, retries := range []int32{0, 3} {
 		spec := genv1.VaultDynamicSecretSpec{Server: proxy.URL, Auth: auth, Path: "sys/tools/random/8", Method: "POST",

@@ -13,6 +13,7 @@ import (
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/vault/vaulttest"
+	"github.com/eso-dev/eso/tests/faultproxy"
 )
 
 func vaultErr(status int, errs ...string) error {
@@ -66,7 +67,7 @@ func TestReadsFailDuringOutage(t *testing.T) {
 	root := vaulttest.Start(t)
 	write(t, root, "secret/data/app/db", map[string]any{"data": map[string]any{"password": "pw"}})
 	auth, creds := appRole(t, root, "1h", "2h")
-	proxy := vaulttest.NewFaultProxy(t, root.Address())
+	proxy := faultproxy.Start(t, root.Address())
 	spec := provv1.VaultSpec{Server: proxy.URL, Auth: auth}
 	c, err := newClient(t, spec, creds)
 	if err != nil {
@@ -78,7 +79,7 @@ func TestReadsFailDuringOutage(t *testing.T) {
 	}
 	app := "app"
 	// Each failing call takes a few seconds: the Vault client retries.
-	proxy.FailWith(http.StatusServiceUnavailable)
+	proxy.Fail(vaulttest.Outage(http.StatusServiceUnavailable))
 	if v, err := c.GetSecret(ctx, db); err == nil || errors.Is(err, providers.ErrSecretNotFound) {
 		t.Errorf("GetSecret = %q, %v; want a transient error", v, err)
 	}
@@ -91,7 +92,7 @@ func TestReadsFailDuringOutage(t *testing.T) {
 	if err := c.(providers.AuthChecker).CheckAuth(ctx); err == nil || errors.Is(err, providers.ErrAuthFailed) {
 		t.Errorf("CheckAuth: %v, want a transient error", err)
 	}
-	proxy.FailWith(http.StatusTooManyRequests)
+	proxy.Fail(vaulttest.Outage(http.StatusTooManyRequests))
 	if v, err := c.GetSecret(ctx, db); err == nil || errors.Is(err, providers.ErrSecretNotFound) {
 		t.Errorf("429: GetSecret = %q, %v; want a transient error", v, err)
 	}
@@ -103,7 +104,7 @@ func TestReadsFailDuringOutage(t *testing.T) {
 	if err := fresh.(providers.AuthChecker).CheckAuth(ctx); err == nil || errors.Is(err, providers.ErrAuthFailed) {
 		t.Errorf("429: login: %v, want a transient error", err)
 	}
-	proxy.Heal()
+	proxy.Pass()
 	// The outage did not cost the client its token.
 	logins := proxy.Requests("/v1/auth/approle/login")
 	if got, err := c.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: "app/db", Property: "password"}); err != nil || string(got) != "pw" {

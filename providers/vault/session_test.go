@@ -13,6 +13,7 @@ import (
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/vault/vaulttest"
+	"github.com/eso-dev/eso/tests/faultproxy"
 )
 
 // appRole enables AppRole with role eso (app-read policy, given token
@@ -127,7 +128,7 @@ func TestShortTTLRenewsInsteadOfLoggingInPerRead(t *testing.T) {
 	root := vaulttest.Start(t)
 	write(t, root, "secret/data/app/db", map[string]any{"data": map[string]any{"password": "pw"}})
 	auth, creds := appRole(t, root, "6s", "10s")
-	proxy := vaulttest.NewFaultProxy(t, root.Address())
+	proxy := faultproxy.Start(t, root.Address())
 	c, err := newClient(t, provv1.VaultSpec{Server: proxy.URL, Auth: auth}, creds)
 	if err != nil {
 		t.Fatal(err)

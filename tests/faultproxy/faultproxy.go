@@ -30,9 +30,10 @@ type Proxy struct {
 	// URL is the proxy's address, to configure in place of the server's.
 	URL string
 
-	mu     sync.Mutex
-	fault  *Fault
-	failed atomic.Int64
+	mu       sync.Mutex
+	fault    *Fault
+	requests map[string]int // by path, forwarded or failed
+	failed   atomic.Int64
 }
 
 // Start proxies to target until the test ends.
@@ -42,11 +43,12 @@ func Start(t testing.TB, target string) *Proxy {
 	if err != nil {
 		t.Fatalf("faultproxy: bad target %q: %v", target, err)
 	}
-	p := &Proxy{}
+	p := &Proxy{requests: map[string]int{}}
 	forward := httputil.NewSingleHostReverseProxy(u)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.mu.Lock()
 		f := p.fault
+		p.requests[r.URL.Path]++
 		p.mu.Unlock()
 		if f == nil {
 			forward.ServeHTTP(w, r)
@@ -87,3 +89,11 @@ func (p *Proxy) Pass() {
 
 // Failed is how many requests got the fault so far.
 func (p *Proxy) Failed() int64 { return p.failed.Load() }
+
+// Requests is how many requests for path (e.g. "/v1/auth/approle/login")
+// the proxy received, forwarded or failed: how often a client logged in.
+func (p *Proxy) Requests(path string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.requests[path]
+}
