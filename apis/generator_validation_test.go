@@ -1,29 +1,12 @@
-package v2alpha1_test
+package apis_test
 
 import (
-	"context"
 	"strings"
 	"testing"
-
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
-
-	"github.com/eso-dev/eso/tests/testenv"
 )
 
-var env *testenv.Env
-
-func TestMain(m *testing.M) { testenv.Main(m, &env) }
-
-func apply(t *testing.T, namespace, manifest string) (*unstructured.Unstructured, error) {
-	t.Helper()
-	obj := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal([]byte(manifest), &obj.Object); err != nil {
-		t.Fatalf("bad test manifest: %v", err)
-	}
-	obj.SetNamespace(namespace)
-	return obj, env.Client.Create(context.Background(), obj)
-}
+// The cloud generator kinds' rules, on the control plane the other
+// validation tests use.
 
 // TestCloudGeneratorMistakesAreRejected applies cloud generator manifests a
 // user could get wrong and checks the API server says what to fix.
