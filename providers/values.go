@@ -13,7 +13,7 @@ import (
 // String fields are returned as is, others as JSON. The error names the
 // property, never the value.
 func Property(value []byte, property string) ([]byte, error) {
-	obj, err := decodeObject(value)
+	obj, err := DecodeObject(value)
 	if err != nil {
 		return nil, fmt.Errorf("%w: property %q requested but the secret is not a JSON object", ErrPropertyNotFound, property)
 	}
@@ -36,7 +36,7 @@ func Property(value []byte, property string) ([]byte, error) {
 // FieldMap splits a JSON object value into its top-level fields, for
 // dataFrom.extract.
 func FieldMap(value []byte) (map[string][]byte, error) {
-	obj, err := decodeObject(value)
+	obj, err := DecodeObject(value)
 	if err != nil {
 		return nil, errNotAnObject
 	}
@@ -53,8 +53,9 @@ func FieldMap(value []byte) (map[string][]byte, error) {
 
 var errNotAnObject = errors.New("the secret is not a JSON object, so its fields cannot be extracted")
 
-// decodeObject decodes a JSON object keeping numbers exact.
-func decodeObject(value []byte) (map[string]any, error) {
+// DecodeObject decodes a JSON object, keeping numbers exact; anything else
+// is an error.
+func DecodeObject(value []byte) (map[string]any, error) {
 	dec := json.NewDecoder(bytes.NewReader(value))
 	dec.UseNumber()
 	var obj map[string]any
@@ -88,7 +89,7 @@ func encodeField(v any) ([]byte, error) {
 func SetProperty(current []byte, property string, value []byte) ([]byte, error) {
 	obj := map[string]any{}
 	if len(bytes.TrimSpace(current)) > 0 {
-		decoded, err := decodeObject(current)
+		decoded, err := DecodeObject(current)
 		if err != nil {
 			return nil, fmt.Errorf("%w: cannot set property %q: the remote secret is not a JSON object", ErrInvalidConfig, property)
 		}
@@ -101,7 +102,7 @@ func SetProperty(current []byte, property string, value []byte) ([]byte, error) 
 // DeleteProperty returns current without the top-level field property, and
 // whether no field is left.
 func DeleteProperty(current []byte, property string) ([]byte, bool, error) {
-	obj, err := decodeObject(current)
+	obj, err := DecodeObject(current)
 	if err != nil {
 		return nil, false, fmt.Errorf("%w: cannot delete property %q: the remote secret is not a JSON object", ErrInvalidConfig, property)
 	}

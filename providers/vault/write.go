@@ -84,7 +84,7 @@ func pushData(current []byte, req providers.PushRequest) (map[string]any, error)
 			return nil, err
 		}
 	}
-	if data, err := decodeJSONObject(raw); err == nil {
+	if data, err := providers.DecodeObject(raw); err == nil {
 		return data, nil
 	}
 	return map[string]any{"value": string(req.Value)}, nil
@@ -116,23 +116,9 @@ func (c *Client) writeData(ctx context.Context, key string, data map[string]any,
 	return nil
 }
 
-// decodeJSONObject decodes a JSON object keeping numbers exact.
-func decodeJSONObject(b []byte) (map[string]any, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var out map[string]any
-	if err := dec.Decode(&out); err != nil {
-		return nil, err
-	}
-	if out == nil {
-		return nil, errors.New("not a JSON object")
-	}
-	return out, nil
-}
-
 // sameJSON reports whether the stored value equals data.
 func sameJSON(current []byte, data map[string]any) (bool, error) {
-	cur, err := decodeJSONObject(current)
+	cur, err := providers.DecodeObject(current)
 	if err != nil {
 		return false, err
 	}
@@ -164,7 +150,7 @@ func (c *Client) DeleteSecret(ctx context.Context, remoteKey, property string) e
 			return err
 		}
 		if !empty {
-			data, err := decodeJSONObject(rest)
+			data, err := providers.DecodeObject(rest)
 			if err != nil {
 				return err
 			}
