@@ -243,56 +243,41 @@ func queryValue(raw []byte) string {
 }
 
 // output turns the part of the response resultType selects into values:
-// strings as they are, anything else as JSON.
+// strings as they are, anything else as JSON (providers.FieldMap).
 func output(secret *vaultapi.Secret, spec *genv1.VaultDynamicSecretSpec) (map[string][]byte, error) {
 	part := spec.ResultType
 	if part == "" {
 		part = genv1.VaultResultData
 	}
-	var fields map[string]any
+	var selected any
 	switch part {
 	case genv1.VaultResultData:
-		fields = secret.Data
+		if secret.Data != nil {
+			selected = secret.Data
+		}
 	case genv1.VaultResultAuth:
 		if secret.Auth != nil {
-			fields = asMap(secret.Auth)
+			selected = secret.Auth
 		}
 	case genv1.VaultResultRaw:
-		fields = asMap(secret)
+		selected = secret
 	}
-	if len(fields) == 0 && !spec.AllowEmptyResponse {
+	out := map[string][]byte{}
+	if selected != nil {
+		raw, err := json.Marshal(selected)
+		if err != nil {
+			// The error names the Go type, not the value.
+			return nil, fmt.Errorf("%s: the response cannot be written as JSON: %v", Kind, err)
+		}
+		if out, err = providers.FieldMap(raw); err != nil {
+			return nil, fmt.Errorf("%s: %w", Kind, err)
+		}
+	}
+	if len(out) == 0 && !spec.AllowEmptyResponse {
 		return nil, fmt.Errorf("%s %s: Vault's response has no %s (set allowEmptyResponse if that is expected)",
 			method(spec), strings.Trim(spec.Path, "/"), strings.ToLower(string(part)))
 	}
-	out := make(map[string][]byte, len(fields))
-	for k, v := range fields {
-		if s, ok := v.(string); ok {
-			out[k] = []byte(s)
-			continue
-		}
-		b, err := json.Marshal(v)
-		if err != nil {
-			// The error names the Go type, not the value.
-			return nil, fmt.Errorf("%s: field %q cannot be written as JSON: %v", Kind, k, err)
-		}
-		out[k] = b
-	}
 	return out, nil
-}
-
-// asMap is v's JSON object, keeping numbers as Vault wrote them.
-func asMap(v any) map[string]any {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var m map[string]any
-	if dec.Decode(&m) != nil {
-		return nil
-	}
-	return m
 }
 
 // stateOf is what the response issued that can be revoked, or nil. Batch
