@@ -124,15 +124,20 @@ func (g *Generator) Cleanup(ctx context.Context, ref providers.Ref, scope provid
 // Validate implements generators.Generator: the configuration and its
 // credential references resolve; nothing is sent to Vault.
 func (g *Generator) Validate(ctx context.Context, ref providers.Ref, scope providers.Scope) error {
-	if scope.Namespace == "" { // credentials are resolved per request
-		var cfg genv1.VaultDynamicSecret
-		if err := providers.ReadConfig(ctx, g.deps.Client, ref, &cfg); err != nil {
-			return err
-		}
-		return checkRequest(&cfg.Spec)
+	var cfg genv1.VaultDynamicSecret
+	if err := providers.ReadConfig(ctx, g.deps.Client, ref, &cfg); err != nil {
+		return err
 	}
-	_, _, err := g.connect(ctx, ref, scope)
-	return err
+	if err := checkRequest(&cfg.Spec); err != nil || scope.Namespace == "" { // credentials are resolved per request
+		return err
+	}
+	return vaultprovider.CheckCredentials(ctx, g.deps, vaultSpec(&cfg.Spec), scope.Namespace)
+}
+
+// vaultSpec is the part of spec the Vault provider's session takes.
+func vaultSpec(spec *genv1.VaultDynamicSecretSpec) *provv1.VaultSpec {
+	return &provv1.VaultSpec{Server: spec.Server, Namespace: spec.Namespace, CABundle: spec.CABundle,
+		CAProvider: spec.CAProvider, Auth: spec.Auth}
 }
 
 // connect reads the configuration and builds its Vault session, resolving
@@ -146,13 +151,7 @@ func (g *Generator) connect(ctx context.Context, ref providers.Ref, scope provid
 	if err := checkRequest(spec); err != nil {
 		return nil, nil, err
 	}
-	session, err := vaultprovider.NewSession(ctx, g.deps, &provv1.VaultSpec{
-		Server:     spec.Server,
-		Namespace:  spec.Namespace,
-		CABundle:   spec.CABundle,
-		CAProvider: spec.CAProvider,
-		Auth:       spec.Auth,
-	}, scope.Namespace)
+	session, err := vaultprovider.NewSession(ctx, g.deps, vaultSpec(spec), scope.Namespace)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -15,9 +15,36 @@ import (
 	"github.com/eso-dev/eso/providers"
 )
 
+// checkCredentials resolves what the configuration references in namespace
+// (CA, token, AppRole secret ID, client certificate) without building a
+// client or logging in: what validation checks. Logins read them again, so
+// a rotation needs no new client.
+func checkCredentials(ctx context.Context, deps providers.Deps, spec *provv1.VaultSpec, namespace string) error {
+	if _, err := trustedCA(ctx, deps.APIReader, spec, namespace); err != nil {
+		return err
+	}
+	a := spec.Auth
+	var err error
+	switch {
+	case a.TokenSecretRef != nil:
+		_, err = secretValue(ctx, deps.APIReader, namespace, *a.TokenSecretRef)
+	case a.AppRole != nil:
+		_, err = secretValue(ctx, deps.APIReader, namespace, a.AppRole.SecretRef)
+	case a.Cert != nil:
+		if !strings.HasPrefix(spec.Server, "https://") {
+			return fmt.Errorf("%w: cert auth needs an https:// server", providers.ErrInvalidConfig)
+		}
+		_, err = readKeyPair(ctx, deps.APIReader, namespace, a.Cert)
+	case a.Kubernetes != nil, a.JWT != nil:
+		// The ServiceAccount token is requested at login.
+	default:
+		err = fmt.Errorf("%w: auth needs tokenSecretRef, appRole, kubernetes, jwt or cert", providers.ErrInvalidConfig)
+	}
+	return err
+}
+
 // newSession builds the API client and its login from the configuration,
-// resolving credentials in namespace only. Credentials are read here, so a
-// missing Secret fails validation, and again at each login, so rotated ones
+// resolving credentials in namespace only, at each login, so rotated ones
 // are picked up without a new client.
 func newSession(ctx context.Context, deps providers.Deps, spec *provv1.VaultSpec, namespace string) (*session, error) {
 	a := spec.Auth
@@ -59,9 +86,6 @@ func newSession(ctx context.Context, deps providers.Deps, spec *provv1.VaultSpec
 		}
 	case a.AppRole != nil:
 		mount := orDefault(a.AppRole.Path, "approle")
-		if _, err := secretValue(ctx, deps.APIReader, namespace, a.AppRole.SecretRef); err != nil {
-			return nil, err
-		}
 		s.obtain = func(ctx context.Context) (*vault.SecretAuth, error) {
 			secretID, err := secretValue(ctx, deps.APIReader, namespace, a.AppRole.SecretRef)
 			if err != nil {
@@ -84,9 +108,6 @@ func newSession(ctx context.Context, deps providers.Deps, spec *provv1.VaultSpec
 		}
 	case a.Cert != nil:
 		mount := orDefault(a.Cert.Path, "cert")
-		if _, err := readKeyPair(ctx, deps.APIReader, namespace, a.Cert); err != nil {
-			return nil, err
-		}
 		s.obtain = func(ctx context.Context) (*vault.SecretAuth, error) {
 			pair, err := readKeyPair(ctx, deps.APIReader, namespace, a.Cert)
 			if err != nil {

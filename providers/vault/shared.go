@@ -15,10 +15,16 @@ import (
 // and eso's VAULT_* environment ignored the same way.
 type Session struct{ s *session }
 
+// CheckCredentials resolves what spec's caBundle, caProvider and auth
+// reference in namespace, without a client or a login: a configuration's
+// validation.
+func CheckCredentials(ctx context.Context, deps providers.Deps, spec *provv1.VaultSpec, namespace string) error {
+	return checkCredentials(ctx, deps, spec, namespace)
+}
+
 // NewSession builds the client for spec's server, namespace, caBundle,
 // caProvider and auth (Path and Version are not used), resolving
-// credentials in namespace only. Nothing is sent to Vault until Client, so
-// it also validates a configuration.
+// credentials in namespace only, at each login.
 func NewSession(ctx context.Context, deps providers.Deps, spec *provv1.VaultSpec, namespace string) (*Session, error) {
 	s, err := newSession(ctx, deps, spec, namespace)
 	if err != nil {

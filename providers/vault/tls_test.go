@@ -133,8 +133,12 @@ func TestCertAuth(t *testing.T) {
 		t.Errorf("CheckAuth with a certificate of another CA: %v, want ErrAuthFailed", err)
 	}
 
-	// A key that does not belong to the certificate is a configuration error.
-	_, err = newClient(t, spec, map[string]string{"tls.crt": certPEM, "tls.key": strangerKeyPEM})
+	// A key that does not belong to the certificate is a configuration
+	// error, found when the pair is read: at the login.
+	mismatched, err := newClient(t, spec, map[string]string{"tls.crt": certPEM, "tls.key": strangerKeyPEM})
+	if err == nil {
+		err = mismatched.(providers.AuthChecker).CheckAuth(ctx)
+	}
 	if !errors.Is(err, providers.ErrInvalidConfig) || strings.Contains(err.Error(), "PRIVATE KEY") {
 		t.Errorf("mismatched key: %v, want ErrInvalidConfig without key material", err)
 	}

@@ -49,8 +49,7 @@ func (p *Provider) Validate(ctx context.Context, ref providers.Ref, scope provid
 	if scope.Namespace == "" {
 		return nil
 	}
-	_, err := newSession(ctx, p.deps, &cfg.Spec, scope.Namespace)
-	return err
+	return checkCredentials(ctx, p.deps, &cfg.Spec, scope.Namespace)
 }
 
 // NewClient implements providers.Provider. The login happens on first use;
