@@ -17,6 +17,7 @@ import (
 	"github.com/eso-dev/eso/generators"
 	"github.com/eso-dev/eso/generators/aws/awsconfig"
 	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/aws/awsauth"
 )
 
 // Kind is the configuration kind this generator serves.
@@ -58,7 +59,7 @@ func (g *Generator) Generate(ctx context.Context, ref providers.Ref, scope provi
 	})
 	out, err := api.GetAuthorizationToken(ctx, &ecr.GetAuthorizationTokenInput{})
 	if err != nil {
-		return nil, nil, awsconfig.CallError("getting an ECR authorization token", err)
+		return nil, nil, awsauth.APIError("getting an ECR authorization token", err)
 	}
 	if len(out.AuthorizationData) == 0 {
 		return nil, nil, fmt.Errorf("getting an ECR authorization token: the answer holds none")

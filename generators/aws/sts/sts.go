@@ -15,6 +15,7 @@ import (
 	"github.com/eso-dev/eso/generators"
 	"github.com/eso-dev/eso/generators/aws/awsconfig"
 	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/aws/awsauth"
 )
 
 // Kind is the configuration kind this generator serves.
@@ -66,7 +67,7 @@ func (g *Generator) Generate(ctx context.Context, ref providers.Ref, scope provi
 	}
 	out, err := api.GetSessionToken(ctx, input)
 	if err != nil {
-		return nil, nil, awsconfig.CallError("getting an STS session token", err)
+		return nil, nil, awsauth.APIError("getting an STS session token", err)
 	}
 	c := out.Credentials
 	if c == nil || c.AccessKeyId == nil || c.SecretAccessKey == nil || c.SessionToken == nil {

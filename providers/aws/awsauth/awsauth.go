@@ -33,15 +33,22 @@ const stsAudience = "sts.amazonaws.com"
 // Config returns an AWS configuration for spec, resolving credential
 // references in scope.Namespace only.
 func Config(ctx context.Context, deps providers.Deps, spec *provv1.AWSSpec, scope providers.Scope) (aws.Config, error) {
-	cfg, err := config.LoadDefaultConfig(ctx, config.WithRegion(spec.Region))
-	if err != nil {
-		return aws.Config{}, fmt.Errorf("loading AWS configuration: %w", err)
-	}
+	// Only eso's own identity comes from its environment (variables, shared
+	// files, IRSA, instance role); a configuration with auth gets nothing of
+	// it, not even an endpoint override.
+	cfg := aws.Config{Region: spec.Region}
 	stsClient := func(c aws.Config) *sts.Client { return newSTS(c, spec) }
 	switch {
+	case spec.Auth != nil && spec.Auth.JWT != nil && spec.Role == "":
+		// The schema says so too; this covers objects that bypassed it.
+		return aws.Config{}, fmt.Errorf("%w: auth.jwt needs role: the role the ServiceAccount token is exchanged for", providers.ErrInvalidConfig)
 	case spec.Auth == nil || (spec.Auth.SecretRef == nil && spec.Auth.JWT == nil):
 		if !deps.AmbientCredentials {
 			return aws.Config{}, providers.ErrNoAmbientCredentials
+		}
+		var err error
+		if cfg, err = config.LoadDefaultConfig(ctx, config.WithRegion(spec.Region)); err != nil {
+			return aws.Config{}, fmt.Errorf("loading AWS configuration: %w", err)
 		}
 	case spec.Auth.SecretRef != nil:
 		creds, err := staticCredentials(ctx, deps.APIReader, spec.Auth.SecretRef, scope.Namespace)
@@ -133,21 +140,10 @@ func newSTS(cfg aws.Config, spec *provv1.AWSSpec) *sts.Client {
 func CheckAuth(ctx context.Context, probe func(context.Context) error) error {
 	err := probe(ctx)
 	var apiErr smithy.APIError
-	var resp *awshttp.ResponseError
-	switch {
-	case err == nil:
+	if err == nil || errors.As(err, &apiErr) && isAccessDenied(apiErr.ErrorCode()) && !fromSTS(err) {
 		return nil
-	case errors.As(err, &apiErr) && isAccessDenied(apiErr.ErrorCode()) && !fromSTS(err):
-		return nil
-	case errors.As(err, &apiErr) && apiErr.ErrorCode() != "UnknownError":
-		return Classify(fmt.Errorf("checking AWS credentials: %w", err))
-	case errors.As(err, &resp) && (resp.HTTPStatusCode() == http.StatusUnauthorized || resp.HTTPStatusCode() == http.StatusForbidden):
-		// A refusal without a readable code: not access denied, so the
-		// credentials themselves.
-		return fmt.Errorf("%w: AWS refused the credentials: %w", providers.ErrAuthFailed, err)
-	default:
-		return fmt.Errorf("checking AWS credentials: %w", err)
 	}
+	return Classify(fmt.Errorf("checking AWS credentials: %w", err))
 }
 
 // APIError describes a failed AWS call ("reading secret \"db\"") with the AWS
@@ -175,13 +171,23 @@ var authErrorCodes = map[string]bool{
 
 // Classify wraps an AWS error so core can tell a refused identity
 // (providers.ErrAuthFailed) from a missing permission (providers.ErrOutOfScope).
+// A 401 or 403 whose code the SDK cannot read is a refused identity.
 // Throttling, 5xx and network errors pass through unchanged: they are
 // transient and say so in their message. A refusal by STS while obtaining
 // credentials (AssumeRole, web identity) is an authentication failure even
 // when its code is AccessDenied: the role did not accept eso's identity.
 func Classify(err error) error {
+	if err == nil {
+		return nil
+	}
 	var apiErr smithy.APIError
-	if err == nil || !errors.As(err, &apiErr) {
+	if !errors.As(err, &apiErr) || apiErr.ErrorCode() == "UnknownError" {
+		// No readable code: a 401 or 403 cannot be access denied (AWS would
+		// say so), so it is the credentials themselves.
+		var resp *awshttp.ResponseError
+		if errors.As(err, &resp) && (resp.HTTPStatusCode() == http.StatusUnauthorized || resp.HTTPStatusCode() == http.StatusForbidden) {
+			return fmt.Errorf("%w: AWS refused the credentials: %w", providers.ErrAuthFailed, err)
+		}
 		return err
 	}
 	code := apiErr.ErrorCode()
