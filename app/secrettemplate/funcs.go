@@ -148,10 +148,6 @@ func safePrintf(format string, args ...any) (string, error) {
 	return fmt.Sprintf(format, args...), nil
 }
 
-// Funcs returns the template function set, for other templates of eso (key
-// rewrites) to share.
-func Funcs() template.FuncMap { return maps.Clone(funcMap) }
-
 func toYAML(v any) (string, error) {
 	b, err := yaml.Marshal(v)
 	return strings.TrimSuffix(string(b), "\n"), err

@@ -127,20 +127,41 @@ type renderer struct {
 // maxOutput bounds what one template may render.
 const maxOutput = 1 << 20
 
-// render executes one template over the fetched values. Execution errors are
-// reported without their details: Go's template package prints the values it
-// failed on ("range can't iterate over ..."), and those are secrets.
+// render executes one template over the fetched values.
 func (r renderer) render(name, text string) (string, error) {
+	t, err := Compile(name, text)
+	if err != nil {
+		return "", err
+	}
+	return t.Execute(r.values)
+}
+
+// Template is a template with eso's function set whose output is bounded
+// and whose execution errors are reported without their details: Go's
+// template package prints the values it failed on ("range can't iterate
+// over ..."), and those are secrets.
+type Template struct {
+	name string
+	t    *template.Template
+}
+
+// Compile parses text, named name in errors.
+func Compile(name, text string) (*Template, error) {
 	t, err := template.New(name).Funcs(funcMap).Option("missingkey=error").Parse(text)
 	if err != nil {
-		return "", fmt.Errorf("%w: %s: %v", ErrTemplate, name, firstLine(err))
+		return nil, fmt.Errorf("%w: %s: %v", ErrTemplate, name, firstLine(err))
 	}
+	return &Template{name: name, t: t}, nil
+}
+
+// Execute renders the template over data, at most maxOutput bytes.
+func (t *Template) Execute(data any) (string, error) {
 	var b limitedBuilder
-	if err := t.Execute(&b, r.values); err != nil {
+	if err := t.t.Execute(&b, data); err != nil {
 		if errors.Is(err, errTooLarge) {
-			return "", fmt.Errorf("%w: %s renders more than %d bytes", ErrTemplate, name, maxOutput)
+			return "", fmt.Errorf("%w: %s renders more than %d bytes", ErrTemplate, t.name, maxOutput)
 		}
-		return "", fmt.Errorf("%w: %s: %s", ErrTemplate, name, execFailure(err))
+		return "", fmt.Errorf("%w: %s: %s", ErrTemplate, t.name, execFailure(err))
 	}
 	return b.String(), nil
 }

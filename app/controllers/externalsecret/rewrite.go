@@ -8,8 +8,6 @@ import (
 	"maps"
 	"regexp"
 	"slices"
-	"strings"
-	"text/template"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	"github.com/eso-dev/eso/app/secrettemplate"
@@ -47,17 +45,11 @@ func renameKeys(rule esv1.ExternalSecretRewrite, in map[string][]byte) (map[stri
 		}
 		rename = func(k string) (string, error) { return re.ReplaceAllString(k, rule.Regexp.Target), nil }
 	case rule.Transform != nil:
-		tpl, err := template.New("rewrite").Funcs(secrettemplate.Funcs()).Option("missingkey=error").Parse(rule.Transform.Template)
+		tpl, err := secrettemplate.Compile("transform.template", rule.Transform.Template)
 		if err != nil {
-			return nil, fmt.Errorf("transform.template: %v", err)
+			return nil, err
 		}
-		rename = func(k string) (string, error) {
-			var b strings.Builder
-			if err := tpl.Execute(&b, map[string]string{"value": k}); err != nil {
-				return "", fmt.Errorf("transform.template: %v", err)
-			}
-			return b.String(), nil
-		}
+		rename = func(k string) (string, error) { return tpl.Execute(map[string]string{"value": k}) }
 	default:
 		return in, nil
 	}

@@ -3,6 +3,7 @@ package externalsecret
 import (
 	"errors"
 	"maps"
+	"strings"
 	"testing"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
@@ -106,5 +107,15 @@ func TestRewriteMerge(t *testing.T) {
 	}
 	if _, err := rewrite([]esv1.ExternalSecretRewrite{mg(esv1.ExternalSecretRewriteMerge{})}, bytesMap(map[string]string{"a": "not json"})); !errors.Is(err, errBadRewrite) {
 		t.Errorf("non-object value: %v", err)
+	}
+}
+
+// TestTransformOutputIsBounded: a key transform goes through the same bounded
+// renderer as target templates.
+func TestTransformOutputIsBounded(t *testing.T) {
+	rule := esv1.ExternalSecretRewrite{Transform: &esv1.ExternalSecretRewriteTransform{Template: `{{ repeat 300 (repeat 4096 "x") }}`}}
+	_, err := rewrite([]esv1.ExternalSecretRewrite{rule}, bytesMap(map[string]string{"a": "1"}))
+	if !errors.Is(err, errBadRewrite) || !strings.Contains(err.Error(), "renders more than") {
+		t.Fatalf("a 1.2 MB key: %v", err)
 	}
 }
