@@ -16,8 +16,6 @@ type Options struct {
 	// Backoff is the wait before the second attempt; it doubles after each.
 	// Default 200ms.
 	Backoff time.Duration
-	// MaxMessageSize bounds a message in either direction. Default 4 MiB.
-	MaxMessageSize int
 	// IdleTimeout is how long a connection no client uses stays open.
 	// Default 5m.
 	IdleTimeout time.Duration
@@ -33,7 +31,7 @@ const (
 	DefaultCallTimeout    = 30 * time.Second
 	DefaultAttempts       = 3
 	DefaultBackoff        = 200 * time.Millisecond
-	DefaultMaxMessageSize = 4 << 20
+	MaxMessageSize        = 4 << 20
 	DefaultIdleTimeout    = 5 * time.Minute
 	DefaultCertificateTTL = 5 * time.Second
 )
@@ -47,9 +45,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Backoff <= 0 {
 		o.Backoff = DefaultBackoff
-	}
-	if o.MaxMessageSize <= 0 {
-		o.MaxMessageSize = DefaultMaxMessageSize
 	}
 	if o.IdleTimeout <= 0 {
 		o.IdleTimeout = DefaultIdleTimeout

@@ -257,7 +257,7 @@ func (p *pool) dial(ctx context.Context, key connKey, secret *corev1.Secret) (*g
 	}
 	cc, err := grpc.NewClient(key.address,
 		grpc.WithTransportCredentials(creds),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(p.opts.MaxMessageSize), grpc.MaxCallSendMsgSize(p.opts.MaxMessageSize)),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMessageSize), grpc.MaxCallSendMsgSize(MaxMessageSize)),
 		// Pings find a provider that went away without closing the
 		// connection (a node lost) before a call waits out its deadline.
 		// A server enforcing a longer interval answers with GOAWAY

@@ -38,8 +38,7 @@ type ServeOptions struct {
 	// TLS is the server's mTLS configuration (NewServerTLSConfig); nil
 	// serves plaintext, which only --insecure asks for.
 	TLS *tls.Config
-	// Zero values take the defaults above.
-	MaxMessageBytes     int
+	// MaxCallDuration and GracefulStopTimeout default to the constants above.
 	MaxCallDuration     time.Duration
 	GracefulStopTimeout time.Duration
 	// Metrics, if set, count and time every call.
@@ -72,9 +71,6 @@ func Listen(addr string, s *Server, opts ServeOptions) (*Endpoint, error) {
 
 // NewEndpoint returns the endpoint serving s on lis.
 func NewEndpoint(lis net.Listener, s *Server, opts ServeOptions) *Endpoint {
-	if opts.MaxMessageBytes == 0 {
-		opts.MaxMessageBytes = DefaultMaxMessageBytes
-	}
 	if opts.MaxCallDuration == 0 {
 		opts.MaxCallDuration = DefaultMaxCallDuration
 	}
@@ -92,8 +88,8 @@ func NewEndpoint(lis net.Listener, s *Server, opts ServeOptions) *Endpoint {
 	interceptors = append(interceptors, logFailures(opts.Log), recoverPanics(opts.Log), capDeadline(opts.MaxCallDuration))
 	gs := grpc.NewServer(
 		grpc.Creds(creds),
-		grpc.MaxRecvMsgSize(opts.MaxMessageBytes),
-		grpc.MaxSendMsgSize(opts.MaxMessageBytes),
+		grpc.MaxRecvMsgSize(DefaultMaxMessageBytes),
+		grpc.MaxSendMsgSize(DefaultMaxMessageBytes),
 		grpc.ChainUnaryInterceptor(interceptors...),
 		// Let core keep idle connections alive with pings, but not flood.
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),

@@ -34,11 +34,9 @@ type Options struct {
 	ConfigReader client.Reader
 	// Kinds, if not empty, are the only provider and generator kinds served.
 	Kinds []string
-	// ConfigTTL and ClientIdleTimeout default to DefaultConfigTTL and
-	// DefaultClientIdleTimeout.
-	ConfigTTL         time.Duration
-	ClientIdleTimeout time.Duration
-	Log               logr.Logger
+	// ConfigTTL defaults to DefaultConfigTTL.
+	ConfigTTL time.Duration
+	Log       logr.Logger
 }
 
 // Server answers the provider protocol with in-process providers and
@@ -65,14 +63,11 @@ func New(opts Options) (*Server, error) {
 	if opts.ConfigTTL == 0 {
 		opts.ConfigTTL = DefaultConfigTTL
 	}
-	if opts.ClientIdleTimeout == 0 {
-		opts.ClientIdleTimeout = DefaultClientIdleTimeout
-	}
 	s := &Server{
 		providers:  map[string]servedProvider{},
 		generators: map[string]generators.Generator{},
 		configs:    newConfigFingerprints(opts.ConfigReader, opts.ConfigTTL),
-		clients:    newClientCache(opts.ClientIdleTimeout),
+		clients:    newClientCache(DefaultClientIdleTimeout),
 		log:        opts.Log,
 	}
 	selected := func(kind string) bool { return len(opts.Kinds) == 0 || slices.Contains(opts.Kinds, kind) }

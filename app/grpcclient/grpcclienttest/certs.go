@@ -63,9 +63,6 @@ func NewCA(t testing.TB, name string) *CA {
 	return &CA{cert: cert, key: key, PEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
 }
 
-// Certificate is the CA certificate.
-func (ca *CA) Certificate() *x509.Certificate { return ca.cert }
-
 // Pool is a certificate pool of the certificates of cas.
 func Pool(cas ...*CA) *x509.CertPool {
 	pool := x509.NewCertPool()
