@@ -35,13 +35,7 @@ func ProviderModules() fx.Option {
 // needs only get on what it reads (its configuration kinds, the Secrets and
 // ConfigMaps they reference) and create on serviceaccounts/token.
 func ProviderModeDeps(cfg config.Config, rc *rest.Config, scheme *runtime.Scheme) (providers.Deps, error) {
-	rc = rest.CopyConfig(rc)
-	rc.UserAgent = "eso-provider"
-	if cfg.ClientQPS > 0 {
-		rc.QPS, rc.Burst = float32(cfg.ClientQPS), cfg.ClientBurst
-	} else {
-		rc.QPS = -1
-	}
+	rc = manager.WithClientLimits(rc, cfg, "eso-provider")
 	c, err := client.New(rc, client.Options{Scheme: scheme})
 	if err != nil {
 		return providers.Deps{}, fmt.Errorf("creating Kubernetes client: %w", err)

@@ -71,15 +71,15 @@ func RESTConfig(cfg config.Config) (*rest.Config, error) {
 	return rc, nil
 }
 
-// withClientLimits copies rc with eso's user agent and client-side rate
+// WithClientLimits copies rc with userAgent and client-side rate
 // limits. As everywhere in client-go, the limit applies per resource client
 // (Secrets, ExternalSecrets, Leases, ... each get their own bucket), so a
 // burst of Secret writes never starves the leader election's lease renewals.
 // A QPS of 0 turns client-side limiting off and leaves it to the API server's
 // priority and fairness, as controller-runtime does by default.
-func withClientLimits(rc *rest.Config, cfg config.Config) *rest.Config {
+func WithClientLimits(rc *rest.Config, cfg config.Config, userAgent string) *rest.Config {
 	rc = rest.CopyConfig(rc)
-	rc.UserAgent = "eso"
+	rc.UserAgent = userAgent
 	if cfg.ClientQPS > 0 {
 		rc.QPS, rc.Burst = float32(cfg.ClientQPS), cfg.ClientBurst
 	} else {
@@ -104,7 +104,7 @@ func CacheOptions(cfg config.Config) cache.Options {
 
 // New builds the manager.
 func New(cfg config.Config, rc *rest.Config, scheme *runtime.Scheme) (ctrl.Manager, error) {
-	mgr, err := ctrl.NewManager(withClientLimits(rc, cfg), ctrl.Options{
+	mgr, err := ctrl.NewManager(WithClientLimits(rc, cfg, "eso"), ctrl.Options{
 		Scheme:                        scheme,
 		Cache:                         CacheOptions(cfg),
 		Metrics:                       metricsserver.Options{BindAddress: cfg.MetricsAddr},
