@@ -12,9 +12,6 @@ import (
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
@@ -90,12 +87,12 @@ func (r *Resolver) Resolve(ctx context.Context, namespace string, ref esv1.Gener
 		source.APIVersion = APIVersion
 		var g genv2.Generator
 		if err := r.reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: ref.Name}, &g); err != nil {
-			return nil, true, notFound(err, "Generator "+namespace+"/"+ref.Name)
+			return nil, true, stores.NotFound(err, "Generator "+namespace+"/"+ref.Name)
 		}
 		if g.Spec.Controller != r.class {
 			return nil, false, nil
 		}
-		if err := gate(&g.Spec, g.Status, g.Generation, "Generator "+namespace+"/"+ref.Name); err != nil {
+		if err := stores.Gate(g.Spec.GatingPolicy, g.Status.Conditions, g.Generation, "Generator "+namespace+"/"+ref.Name); err != nil {
 			return nil, true, err
 		}
 		pr := g.Spec.ProviderConfig.ProviderRef
@@ -108,7 +105,7 @@ func (r *Resolver) Resolve(ctx context.Context, namespace string, ref esv1.Gener
 		source.APIVersion = APIVersion
 		var cg genv2.ClusterGenerator
 		if err := r.reader.Get(ctx, client.ObjectKey{Name: ref.Name}, &cg); err != nil {
-			return nil, true, notFound(err, "ClusterGenerator "+ref.Name)
+			return nil, true, stores.NotFound(err, "ClusterGenerator "+ref.Name)
 		}
 		if cg.Spec.Controller != r.class {
 			return nil, false, nil
@@ -120,7 +117,7 @@ func (r *Resolver) Resolve(ctx context.Context, namespace string, ref esv1.Gener
 		if !allowed {
 			return nil, true, fmt.Errorf("%w: ClusterGenerator %s may not be used from namespace %s", stores.ErrNotAllowed, ref.Name, namespace)
 		}
-		if err := gate(&cg.Spec.GeneratorSpec, cg.Status, cg.Generation, "ClusterGenerator "+ref.Name); err != nil {
+		if err := stores.Gate(cg.Spec.GatingPolicy, cg.Status.Conditions, cg.Generation, "ClusterGenerator "+ref.Name); err != nil {
 			return nil, true, err
 		}
 		pr := cg.Spec.ProviderConfig.ProviderRef
@@ -191,26 +188,6 @@ func (r *Resolver) ServedBy(spec *genv2.GeneratorSpec, ref providers.Ref, ownNam
 		return nil, err
 	}
 	return r.remote.Generator(ep, ref.Kind), nil
-}
-
-// gate refuses a generator whose Ready condition is False for its current
-// generation, unless its gating policy is Disabled (Unknown does not gate).
-func gate(spec *genv2.GeneratorSpec, status genv2.GeneratorStatus, generation int64, what string) error {
-	if spec.GatingPolicy == ssv2.GatingDisabled {
-		return nil
-	}
-	ready := meta.FindStatusCondition(status.Conditions, ssv2.ConditionReady)
-	if ready != nil && ready.Status == metav1.ConditionFalse && ready.ObservedGeneration == generation {
-		return fmt.Errorf("%w: %s is not ready (%s)", stores.ErrStoreNotReady, what, ready.Reason)
-	}
-	return nil
-}
-
-func notFound(err error, what string) error {
-	if apierrors.IsNotFound(err) {
-		return fmt.Errorf("%w: %s", stores.ErrStoreNotFound, what)
-	}
-	return fmt.Errorf("reading %s: %w", what, err)
 }
 
 // ForState is the generator that can revoke what a GeneratorState records:

@@ -64,18 +64,20 @@ func (r *Resolver) Get(ctx context.Context, namespace string, ref esv1.SecretSto
 	if ref.Kind == KindClusterSecretStore {
 		var css ssv2.ClusterSecretStore
 		if err := r.reader.Get(ctx, client.ObjectKey{Name: ref.Name}, &css); err != nil {
-			return nil, notFound(err, "ClusterSecretStore "+ref.Name)
+			return nil, NotFound(err, "ClusterSecretStore "+ref.Name)
 		}
 		return FromClusterSecretStore(&css), nil
 	}
 	var ss ssv2.SecretStore
 	if err := r.reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: ref.Name}, &ss); err != nil {
-		return nil, notFound(err, "SecretStore "+namespace+"/"+ref.Name)
+		return nil, NotFound(err, "SecretStore "+namespace+"/"+ref.Name)
 	}
 	return FromSecretStore(&ss), nil
 }
 
-func notFound(err error, what string) error {
+// NotFound describes a failed read of a store or generator named what: a
+// missing object wraps ErrStoreNotFound.
+func NotFound(err error, what string) error {
 	if apierrors.IsNotFound(err) {
 		return fmt.Errorf("%w: %s", ErrStoreNotFound, what)
 	}
@@ -101,11 +103,19 @@ func (r *Resolver) CheckUsable(ctx context.Context, s *Store, namespace string) 
 			return fmt.Errorf("%w: %s may not be used from namespace %s", ErrNotAllowed, s, namespace)
 		}
 	}
-	if s.Spec.GatingPolicy != ssv2.GatingDisabled {
-		ready := meta.FindStatusCondition(s.Status.Conditions, ssv2.ConditionReady)
-		if ready != nil && ready.Status == metav1.ConditionFalse && ready.ObservedGeneration == s.Generation {
-			return fmt.Errorf("%w: %s is not ready (%s)", ErrStoreNotReady, s, ready.Reason)
-		}
+	return Gate(s.Spec.GatingPolicy, s.Status.Conditions, s.Generation, s.String())
+}
+
+// Gate refuses a store or generator (named what) whose Ready condition is
+// False for its current generation, unless its gating policy is Disabled.
+// Unknown (not checked yet) does not gate.
+func Gate(policy ssv2.GatingPolicy, conditions []metav1.Condition, generation int64, what string) error {
+	if policy == ssv2.GatingDisabled {
+		return nil
+	}
+	ready := meta.FindStatusCondition(conditions, ssv2.ConditionReady)
+	if ready != nil && ready.Status == metav1.ConditionFalse && ready.ObservedGeneration == generation {
+		return fmt.Errorf("%w: %s is not ready (%s)", ErrStoreNotReady, what, ready.Reason)
 	}
 	return nil
 }
