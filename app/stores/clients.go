@@ -29,14 +29,7 @@ type clientEntry struct {
 // Values returns the answer cache of key for fingerprint, made with cfg; a
 // new fingerprint starts an empty cache.
 func (c *ClientCache) Values(key clientKey, fingerprint string, cfg *ssv2.CacheConfig) *valueCache {
-	c.mu.Lock()
-	e, ok := c.entries[key]
-	if !ok {
-		e = &clientEntry{}
-		c.entries[key] = e
-	}
-	c.mu.Unlock()
-	e.mu.Lock()
+	e := c.lockedEntry(key)
 	defer e.mu.Unlock()
 	if e.values == nil || e.valuesFingerprint != fingerprint {
 		e.values, e.valuesFingerprint = newValueCache(cfg), fingerprint
@@ -62,6 +55,17 @@ func NewClientCache() *ClientCache {
 // different keys run in parallel; builds of one key do not.
 func (c *ClientCache) Get(ctx context.Context, key clientKey, fingerprint string,
 	build func(context.Context) (providers.SecretsClient, error)) (providers.SecretsClient, func(), error) {
+	e := c.lockedEntry(key)
+	shared, err := e.get(ctx, fingerprint, build)
+	e.mu.Unlock()
+	if err != nil {
+		return nil, nil, err
+	}
+	return shared.Client, shared.Releaser(ctx), nil
+}
+
+// lockedEntry returns key's entry, created if needed, with its lock held.
+func (c *ClientCache) lockedEntry(key clientKey) *clientEntry {
 	for {
 		c.mu.Lock()
 		e, ok := c.entries[key]
@@ -72,18 +76,12 @@ func (c *ClientCache) Get(ctx context.Context, key clientKey, fingerprint string
 		c.mu.Unlock()
 
 		e.mu.Lock()
-		if e.forgotten {
-			// Forget removed the entry while we waited for it: start over
-			// rather than build a client nobody would ever close.
-			e.mu.Unlock()
-			continue
+		if !e.forgotten {
+			return e
 		}
-		shared, err := e.get(ctx, fingerprint, build)
+		// Forget removed the entry while we waited for it: start over rather
+		// than build a client (or a cache) nobody would ever drop.
 		e.mu.Unlock()
-		if err != nil {
-			return nil, nil, err
-		}
-		return shared.Client, shared.Releaser(ctx), nil
 	}
 }
 
