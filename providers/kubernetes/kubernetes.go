@@ -150,11 +150,7 @@ func (c *Client) GetSecret(ctx context.Context, ref esv1.ExternalSecretDataRemot
 		return nil, err
 	}
 	if ref.Property == "" {
-		asStrings := make(map[string]string, len(data))
-		for k, v := range data {
-			asStrings[k] = string(v)
-		}
-		return json.Marshal(asStrings)
+		return dataJSON(data)
 	}
 	if v, ok := data[ref.Property]; ok {
 		return v, nil
@@ -256,11 +252,7 @@ func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind
 		if !match(s.Name) {
 			continue
 		}
-		asStrings := make(map[string]string, len(s.Data))
-		for k, v := range s.Data {
-			asStrings[k] = string(v)
-		}
-		if out[s.Name], err = json.Marshal(asStrings); err != nil {
+		if out[s.Name], err = dataJSON(s.Data); err != nil {
 			return nil, err
 		}
 	}
@@ -272,3 +264,12 @@ func (c *Client) Capabilities() providers.Capabilities { return providers.ReadOn
 
 // Close implements providers.SecretsClient.
 func (c *Client) Close(context.Context) error { return nil }
+
+// dataJSON is a whole Secret as one value: a JSON object of its keys.
+func dataJSON(data map[string][]byte) ([]byte, error) {
+	asStrings := make(map[string]string, len(data))
+	for k, v := range data {
+		asStrings[k] = string(v)
+	}
+	return json.Marshal(asStrings)
+}

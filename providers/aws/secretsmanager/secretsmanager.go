@@ -145,7 +145,7 @@ func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind
 		}
 		for _, s := range page.SecretList {
 			name := aws.ToString(s.Name)
-			if !strings.HasPrefix(name, prefix) || !hasTags(s.Tags, find.Tags) {
+			if !strings.HasPrefix(name, prefix) || !providers.HasTags(tagMap(s.Tags), find.Tags) {
 				continue // filters match prefixes and keys/values loosely; be exact
 			}
 			key := strings.TrimPrefix(name, c.prefix)
@@ -172,20 +172,13 @@ func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind
 	return out, nil
 }
 
-func hasTags(have []smtypes.Tag, want map[string]string) bool {
-	for k, v := range want {
-		found := false
-		for _, t := range have {
-			if aws.ToString(t.Key) == k && aws.ToString(t.Value) == v {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return false
-		}
+// tagMap is a secret's tags as a map.
+func tagMap(tags []smtypes.Tag) map[string]string {
+	m := make(map[string]string, len(tags))
+	for _, t := range tags {
+		m[aws.ToString(t.Key)] = aws.ToString(t.Value)
 	}
-	return true
+	return m
 }
 
 func (c *Client) value(ctx context.Context, key, version string) ([]byte, error) {
@@ -208,11 +201,7 @@ func (c *Client) tags(ctx context.Context, key string) ([]byte, error) {
 	if err != nil {
 		return nil, notFound(err, key, "")
 	}
-	tags := make(map[string]string, len(out.Tags))
-	for _, t := range out.Tags {
-		tags[aws.ToString(t.Key)] = aws.ToString(t.Value)
-	}
-	return json.Marshal(tags)
+	return json.Marshal(tagMap(out.Tags))
 }
 
 func valueOf(s *string, b []byte) []byte {

@@ -31,10 +31,8 @@ func (c *Client) managed(ctx context.Context, key string) (exists, managed, dele
 	if err != nil {
 		return false, false, false, apiError(fmt.Sprintf("describing secret %q", key), err)
 	}
-	for _, t := range out.Tags {
-		if aws.ToString(t.Key) == providers.ManagedByKey && aws.ToString(t.Value) == providers.ManagedByValue {
-			return true, true, out.DeletedDate != nil, nil
-		}
+	if tagMap(out.Tags)[providers.ManagedByKey] == providers.ManagedByValue {
+		return true, true, out.DeletedDate != nil, nil
 	}
 	return true, false, out.DeletedDate != nil, nil
 }
