@@ -72,19 +72,18 @@ func fetchDataFrom(ctx context.Context, srcs *sources, es *esv1.ExternalSecret, 
 		conversion esv1.ConversionStrategy
 		decoding   esv1.DecodingStrategy
 		nullBytes  esv1.NullBytePolicy
-		c          providers.SecretsClient
-		err        error
 	)
-	if df.SourceRef != nil && df.SourceRef.GeneratorRef != nil {
-		if fields = maps.Clone(generated); fields == nil {
-			fields = map[string][]byte{}
+	generatedEntry := df.SourceRef != nil && df.SourceRef.GeneratorRef != nil
+	var c providers.SecretsClient
+	var err error
+	if !generatedEntry {
+		if c, err = srcs.client(ctx, es, dataFromStore(*df)); err != nil {
+			return nil, err
 		}
-	} else if c, err = srcs.client(ctx, es, dataFromStore(*df)); err != nil {
-		return nil, err
 	}
 	switch {
-	case fields != nil:
-		// generated: no conversion or decoding, as upstream
+	case generatedEntry:
+		fields = maps.Clone(generated) // no conversion or decoding, as upstream
 	case df.Extract != nil:
 		fields, err = c.GetSecretMap(ctx, *df.Extract)
 		if err != nil {

@@ -40,21 +40,21 @@ const (
 	indexGenerator = "spec.dataFrom.sourceRef.generatorRef"
 )
 
-// generatorIndexKey identifies a Generator or ClusterGenerator for
-// indexGenerator; cluster generators have no namespace.
-func generatorIndexKey(kind, namespace, name string) string {
-	if kind == generation.KindClusterGenerator {
-		namespace = ""
-	}
-	return kind + "/" + namespace + "/" + name
+// storeIndexKey and generatorIndexKey identify a store for indexStore and a
+// generator for indexGenerator; the cluster kinds have no namespace.
+func storeIndexKey(kind, namespace, name string) string {
+	return indexKey(kind, namespace, name, kind == stores.KindClusterSecretStore)
 }
 
-// storeIndexKey identifies a store for indexStore; cluster stores have no namespace.
-func storeIndexKey(kind, namespace, name string) string {
-	if kind == stores.KindClusterSecretStore {
+func generatorIndexKey(kind, namespace, name string) string {
+	return indexKey(kind, namespace, name, kind == generation.KindClusterGenerator)
+}
+
+func indexKey(kind, namespace, name string, cluster bool) string {
+	if cluster {
 		namespace = ""
 	}
-	return kind + "/" + namespace + "/" + name
+	return stores.ProviderRefIndexKey(kind, namespace, name)
 }
 
 func setupIndexes(ctx context.Context, mgr ctrl.Manager) error {
