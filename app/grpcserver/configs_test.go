@@ -64,8 +64,18 @@ func TestConfigFingerprintsReadOncePerTTL(t *testing.T) {
 		t.Fatalf("an API error was remembered: %d reads", reads.Load())
 	}
 	failing.Store(false)
-	c.Sweep()
 	if fp, err := c.Fingerprint(ctx, demo, newFake); err != nil || fp != "u1/3" {
 		t.Fatalf("after recovery: %q, %v", fp, err)
+	}
+
+	// Sweep keeps what has not expired and drops what has.
+	c.Sweep()
+	if n := len(c.entries); n != 1 {
+		t.Fatalf("Sweep of a fresh entry left %d entries, want 1", n)
+	}
+	now = now.Add(time.Hour)
+	c.Sweep()
+	if n := len(c.entries); n != 0 {
+		t.Fatalf("Sweep after expiry left %d entries", n)
 	}
 }
