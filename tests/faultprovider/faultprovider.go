@@ -16,7 +16,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -63,7 +62,6 @@ type Server struct {
 	stranger *authority
 	// probe is a client certificate for PresentedCertificate.
 	probe tls.Certificate
-	calls atomic.Int64
 
 	mu    sync.Mutex
 	fault Fault
@@ -136,7 +134,6 @@ func (s *Server) serve(lis net.Listener) {
 
 // inject applies the current fault to a call.
 func (s *Server) inject(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	s.calls.Add(1)
 	s.mu.Lock()
 	f := s.fault
 	s.mu.Unlock()
@@ -161,9 +158,6 @@ func (s *Server) inject(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h
 
 // Addr is host:port, for a store's providerConfig.address.
 func (s *Server) Addr() string { return s.addr }
-
-// Calls is how many calls reached the provider, failed or not.
-func (s *Server) Calls() int64 { return s.calls.Load() }
 
 // Inject sets the fault every call from now on gets.
 func (s *Server) Inject(f Fault) {

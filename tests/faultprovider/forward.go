@@ -11,7 +11,7 @@ import (
 // server's; faults are added in front of them by the interceptor.
 
 type infoForwarder struct {
-	providerv1.UnimplementedInfoServer
+	providerv1.UnsafeInfoServer
 	to providerv1.InfoClient
 }
 
@@ -20,7 +20,7 @@ func (f infoForwarder) Handshake(ctx context.Context, r *providerv1.HandshakeReq
 }
 
 type storeForwarder struct {
-	providerv1.UnimplementedSecretStoreProviderServer
+	providerv1.UnsafeSecretStoreProviderServer
 	to providerv1.SecretStoreProviderClient
 }
 
@@ -61,7 +61,7 @@ func (f storeForwarder) CheckAuth(ctx context.Context, r *providerv1.CheckAuthRe
 }
 
 type generatorForwarder struct {
-	providerv1.UnimplementedGeneratorProviderServer
+	providerv1.UnsafeGeneratorProviderServer
 	to providerv1.GeneratorProviderClient
 }
 

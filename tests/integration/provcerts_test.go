@@ -16,9 +16,6 @@ import (
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/grpcserver"
-	"github.com/eso-dev/eso/app/registry"
-	"github.com/eso-dev/eso/providers"
-	"github.com/eso-dev/eso/providers/fake"
 )
 
 // TestCoreIssuedProviderCertificates: eso core started with
@@ -67,20 +64,7 @@ func waitSecret(t *testing.T, ns, name string) *corev1.Secret {
 // files, and returns its address under the name "localhost".
 func serveFakeProvider(t *testing.T, files grpcserver.TLSFiles) string {
 	t.Helper()
-	catalog, err := registry.NewCatalog([]providers.Registration{fake.Registration})
-	if err != nil {
-		t.Fatal(err)
-	}
-	genCatalog, err := registry.NewGeneratorCatalog(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	deps := providers.Deps{Client: env.Client, APIReader: env.Client}
-	srv, err := grpcserver.New(grpcserver.Options{Providers: registry.NewProviders(catalog, deps),
-		Generators: registry.NewGenerators(genCatalog, deps), ConfigReader: env.Client, Log: logr.Discard()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv := providerProcess(t)
 	tlsConfig, err := grpcserver.NewServerTLSConfig(files, time.Second, logr.Discard())
 	if err != nil {
 		t.Fatal(err)
