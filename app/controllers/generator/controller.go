@@ -25,6 +25,7 @@ import (
 	"github.com/eso-dev/eso/app/config"
 	"github.com/eso-dev/eso/app/generation"
 	"github.com/eso-dev/eso/app/grpcclient"
+	"github.com/eso-dev/eso/app/metrics"
 	"github.com/eso-dev/eso/app/stores"
 	"github.com/eso-dev/eso/providers"
 )
@@ -91,6 +92,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, transient // keep the last verdict while the check cannot finish
 	}
 	before := g.status.DeepCopy()
+	orig := g.obj.DeepCopyObject().(client.Object)
 	status := metav1.ConditionFalse
 	switch {
 	case reason == ssv2.ReasonValid:
@@ -102,9 +104,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		Reason: reason, Message: message, ObservedGeneration: g.obj.GetGeneration()})
 	g.status.ObservedGeneration = g.obj.GetGeneration()
 	if !equality.Semantic.DeepEqual(before, g.status) {
-		if err := r.Client.Status().Update(ctx, g.obj); err != nil {
+		// A merge patch, as for stores: a concurrent spec edit is no conflict.
+		if err := r.Client.Status().Patch(ctx, g.obj, client.MergeFrom(orig)); err != nil {
 			return ctrl.Result{}, err
 		}
+		kind := generation.KindGenerator
+		if r.Cluster {
+			kind = generation.KindClusterGenerator
+		}
+		metrics.StatusWrites.WithLabelValues(kind).Inc()
 	}
 	if transient != nil {
 		return ctrl.Result{}, transient
@@ -144,6 +152,8 @@ func (r *Reconciler) check(ctx context.Context, g *generatorObject) (reason, mes
 		return ssv2.ReasonProviderRefNotFound, err.Error(), nil
 	case errors.Is(err, providers.ErrInvalidConfig):
 		return ssv2.ReasonInvalidProviderConfig, err.Error(), nil
+	case errors.Is(err, providers.ErrAuthFailed):
+		return ssv2.ReasonAuthenticationFailed, err.Error(), nil
 	case errors.Is(err, providers.ErrOutOfScope):
 		return ssv2.ReasonCrossNamespaceRefused, err.Error(), nil
 	case errors.Is(err, grpcclient.ErrIncompatibleProvider), errors.Is(err, grpcclient.ErrKindNotServed):
