@@ -100,11 +100,15 @@ func SetProperty(current []byte, property string, value []byte) ([]byte, error) 
 }
 
 // DeleteProperty returns current without the top-level field property, and
-// whether no field is left.
+// whether no field is left. A property that is not there is
+// ErrPropertyNotFound: there is nothing to write.
 func DeleteProperty(current []byte, property string) ([]byte, bool, error) {
 	obj, err := DecodeObject(current)
 	if err != nil {
 		return nil, false, fmt.Errorf("%w: cannot delete property %q: the remote secret is not a JSON object", ErrInvalidConfig, property)
+	}
+	if _, ok := obj[property]; !ok {
+		return nil, false, fmt.Errorf("%w: %q", ErrPropertyNotFound, property)
 	}
 	delete(obj, property)
 	out, err := json.Marshal(obj)

@@ -45,3 +45,13 @@ func TestFieldMap(t *testing.T) {
 		}
 	}
 }
+
+func TestDeletePropertyThatIsNotThere(t *testing.T) {
+	if _, _, err := DeleteProperty([]byte(`{"a":"1"}`), "b"); !errors.Is(err, ErrPropertyNotFound) {
+		t.Fatalf("deleting a missing property: %v, want ErrPropertyNotFound (nothing to write)", err)
+	}
+	rest, empty, err := DeleteProperty([]byte(`{"a":"1","b":"2"}`), "b")
+	if err != nil || empty || string(rest) != `{"a":"1"}` {
+		t.Fatalf("DeleteProperty = %s, %v, %v", rest, empty, err)
+	}
+}

@@ -146,6 +146,9 @@ func (c *Client) DeleteSecret(ctx context.Context, remoteKey, property string) e
 			return err
 		}
 		rest, empty, err := providers.DeleteProperty(current, property)
+		if errors.Is(err, providers.ErrPropertyNotFound) {
+			return nil // already gone: nothing to write
+		}
 		if err != nil {
 			return err
 		}

@@ -157,12 +157,10 @@ func (c *Client) DeleteSecret(ctx context.Context, remoteKey, property string) e
 		if !found {
 			return fmt.Errorf("%w: secret %q has no enabled version to delete property %q from", providers.ErrSecretNotFound, remoteKey, property)
 		}
-		if fields, err := providers.FieldMap(current); err == nil {
-			if _, ok := fields[property]; !ok {
-				return nil // already gone: no new version
-			}
-		}
 		rest, empty, err := providers.DeleteProperty(current, property)
+		if errors.Is(err, providers.ErrPropertyNotFound) {
+			return nil // already gone: no new version
+		}
 		if err != nil {
 			return err
 		}
