@@ -241,28 +241,14 @@ func (c *Client) customMetadataMap(ctx context.Context, key string) (map[string]
 	if !c.v2 {
 		return nil, fmt.Errorf("%w: KV v1 secrets have no metadata", providers.ErrNotSupported)
 	}
-	api, err := c.session.client(ctx)
+	meta, err := c.metadata(ctx, key)
 	if err != nil {
 		return nil, err
 	}
-	p, err := c.kvPath("metadata", key)
-	if err != nil {
-		return nil, err
-	}
-	secret, err := api.Logical().ReadWithContext(ctx, p)
-	if err != nil {
-		return nil, c.checked(readError(err, key, ""))
-	}
-	if secret == nil {
+	if meta == nil {
 		return nil, fmt.Errorf("%w: secret %q", providers.ErrSecretNotFound, key)
 	}
-	out := map[string]string{}
-	if cm, ok := secret.Data["custom_metadata"].(map[string]any); ok {
-		for k, v := range cm {
-			out[k], _ = v.(string)
-		}
-	}
-	return out, nil
+	return meta.custom, nil
 }
 
 func (c *Client) customMetadata(ctx context.Context, key string) ([]byte, error) {

@@ -18,27 +18,47 @@ var errKVv1Writes = fmt.Errorf("%w: writes need KV v2 (KV v1 has no metadata to 
 // state reads a KV v2 secret's metadata: whether it exists, whether eso
 // created it, and its current version for check-and-set.
 func (c *Client) state(ctx context.Context, key string) (exists, managed bool, version int, err error) {
+	meta, err := c.metadata(ctx, key)
+	if err != nil || meta == nil {
+		return false, false, 0, err
+	}
+	return true, meta.custom[providers.ManagedByKey] == providers.ManagedByValue, meta.version, nil
+}
+
+// kvMetadata is what eso uses of a KV v2 secret's metadata.
+type kvMetadata struct {
+	custom  map[string]string
+	version int // current_version
+}
+
+// metadata reads key's KV v2 metadata; nil when the secret does not exist.
+func (c *Client) metadata(ctx context.Context, key string) (*kvMetadata, error) {
 	api, err := c.session.client(ctx)
 	if err != nil {
-		return false, false, 0, err
+		return nil, err
 	}
 	metaPath, err := c.kvPath("metadata", key)
 	if err != nil {
-		return false, false, 0, err
+		return nil, err
 	}
-	meta, err := api.Logical().ReadWithContext(ctx, metaPath)
+	secret, err := api.Logical().ReadWithContext(ctx, metaPath)
 	if err != nil {
-		return false, false, 0, c.checked(readError(err, key, ""))
+		return nil, c.checked(readError(err, key, ""))
 	}
-	if meta == nil {
-		return false, false, 0, nil
+	if secret == nil {
+		return nil, nil
 	}
-	if v, ok := meta.Data["current_version"].(json.Number); ok {
+	meta := &kvMetadata{custom: map[string]string{}}
+	if v, ok := secret.Data["current_version"].(json.Number); ok {
 		n, _ := v.Int64()
-		version = int(n)
+		meta.version = int(n)
 	}
-	cm, _ := meta.Data["custom_metadata"].(map[string]any)
-	return true, cm[providers.ManagedByKey] == providers.ManagedByValue, version, nil
+	if cm, ok := secret.Data["custom_metadata"].(map[string]any); ok {
+		for k, v := range cm {
+			meta.custom[k], _ = v.(string)
+		}
+	}
+	return meta, nil
 }
 
 // PushSecret implements providers.Writer with check-and-set: the write fails
