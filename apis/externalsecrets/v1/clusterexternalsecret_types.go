@@ -38,6 +38,10 @@ type ClusterExternalSecretSpec struct {
 	// of reacting to namespace changes at once.
 	// +kubebuilder:default="1m"
 	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$`
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s')",message="refreshTime must be at least 1s"
 	RefreshInterval *metav1.Duration `json:"refreshTime,omitempty"`
 }
 

@@ -489,6 +489,10 @@ type SyncWindow struct {
 	// +kubebuilder:validation:MaxLength=128
 	Schedule string `json:"schedule"`
 	// Duration is how long the window stays open.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$`
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s')",message="duration must be at least 1s"
 	Duration metav1.Duration `json:"duration"`
 }
 
@@ -528,6 +532,10 @@ type ExternalSecretSpec struct {
 	// and then only when the ExternalSecret changes.
 	// +kubebuilder:default="1h"
 	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$`
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="duration(self) == duration('0s') || duration(self) >= duration('1s')",message="refreshInterval must be 0s or at least 1s"
 	RefreshInterval *metav1.Duration `json:"refreshInterval,omitempty"`
 
 	// RefreshPolicy says when the provider is read again: Periodic (every

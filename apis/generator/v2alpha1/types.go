@@ -26,6 +26,10 @@ type GeneratorSpec struct {
 	// refresh, not on this interval.
 	// +kubebuilder:default="5m"
 	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$`
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="duration(self) == duration('0s') || duration(self) >= duration('1s')",message="refreshInterval must be 0s or at least 1s"
 	RefreshInterval *metav1.Duration `json:"refreshInterval,omitempty"`
 
 	// Controller is the controller class: only an eso started with the same
@@ -95,6 +99,10 @@ type StateSpec struct {
 	// state: consumers get this long to pick up the new value.
 	// +kubebuilder:default="5m"
 	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$`
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s')",message="garbageCollectionDeadline must be a valid duration"
 	GarbageCollectionDeadline *metav1.Duration `json:"garbageCollectionDeadline,omitempty"`
 
 	// StatePatch is a JSON merge patch applied to each GeneratorState when it

@@ -103,6 +103,10 @@ type VaultRetrySettings struct {
 	MaxRetries *int32 `json:"maxRetries,omitempty"`
 	// RetryInterval is the wait between attempts, e.g. 2s.
 	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$`
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s')",message="retryInterval must be a valid duration"
 	RetryInterval *metav1.Duration `json:"retryInterval,omitempty"`
 }
 

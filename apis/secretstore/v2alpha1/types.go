@@ -47,6 +47,10 @@ type SecretStoreSpec struct {
 	// "0s" revalidates only when the store or its provider configuration changes.
 	// +kubebuilder:default="5m"
 	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$`
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="duration(self) == duration('0s') || duration(self) >= duration('1s')",message="refreshInterval must be 0s or at least 1s"
 	RefreshInterval *metav1.Duration `json:"refreshInterval,omitempty"`
 
 	// Controller is the controller class: only an eso started with the same
@@ -85,6 +89,10 @@ type RetrySettings struct {
 	// +optional
 	MaxRetries *int32 `json:"maxRetries,omitempty"`
 	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$`
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s')",message="retryInterval must be at least 1s"
 	RetryInterval *metav1.Duration `json:"retryInterval,omitempty"`
 }
 
@@ -93,6 +101,10 @@ type CacheConfig struct {
 	// TTL is how long a cached entry is used.
 	// +kubebuilder:default="1m"
 	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$`
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s')",message="ttl must be at least 1s"
 	TTL metav1.Duration `json:"ttl,omitempty"`
 	// MaxEntries caps the number of cached entries (per store, and per
 	// namespace for a ClusterSecretStore with ManifestNamespace).
