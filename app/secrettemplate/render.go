@@ -51,7 +51,7 @@ func Render(tpl *esv1.ExternalSecretTemplate, data map[string][]byte, src Source
 	for k, v := range data {
 		values[k] = string(v)
 	}
-	r := renderer{values: values}
+	r := renderer{values: values, budget: newBudget()}
 
 	// As upstream: templateFrom first, then data and metadata, so the
 	// templates written in the ExternalSecret itself win. Keys are rendered in
@@ -122,6 +122,8 @@ func hasDataTarget(from []esv1.TemplateFrom) bool {
 
 type renderer struct {
 	values map[string]string
+	// budget is shared by every template of one render.
+	budget *budget
 }
 
 // maxOutput bounds what one template may render.
@@ -129,7 +131,7 @@ const maxOutput = 1 << 20
 
 // render executes one template over the fetched values.
 func (r renderer) render(name, text string) (string, error) {
-	t, err := Compile(name, text)
+	t, err := compile(name, text, r.budget)
 	if err != nil {
 		return "", err
 	}
@@ -140,24 +142,44 @@ func (r renderer) render(name, text string) (string, error) {
 // and whose execution errors are reported without their details: Go's
 // template package prints the values it failed on ("range can't iterate
 // over ..."), and those are secrets.
+// Its executions are budgeted (see budget.go); a Template is not safe for
+// concurrent use.
 type Template struct {
-	name string
-	t    *template.Template
+	name   string
+	t      *template.Template
+	budget *budgetHolder
+	// perExecute gives every Execute a fresh budget; otherwise the budget
+	// is the render's, shared with its other templates.
+	perExecute bool
 }
 
-// Compile parses text, named name in errors.
-func Compile(name, text string) (*Template, error) {
+// Compile parses text, named name in errors. Each Execute has a budget of
+// its own.
+func Compile(name, text string) (*Template, error) { return compile(name, text, nil) }
+
+// compile parses text for executions charged to shared, or to a budget of
+// their own when shared is nil.
+func compile(name, text string, shared *budget) (*Template, error) {
 	t, err := template.New(name).Funcs(funcMap).Option("missingkey=error").Parse(text)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrTemplate, name, firstLine(err))
 	}
-	return &Template{name: name, t: t}, nil
+	h := &budgetHolder{b: shared}
+	instrument(t, h)
+	return &Template{name: name, t: t, budget: h, perExecute: shared == nil}, nil
 }
 
-// Execute renders the template over data, at most maxOutput bytes.
+// Execute renders the template over data, at most maxOutput bytes, within
+// the budget.
 func (t *Template) Execute(data any) (string, error) {
+	if t.perExecute {
+		t.budget.b = newBudget()
+	}
 	var b limitedBuilder
 	if err := t.t.Execute(&b, data); err != nil {
+		if be, ok := budgetError(err); ok {
+			return "", fmt.Errorf("%w: %s: %s", ErrBudget, t.name, be.what)
+		}
 		if errors.Is(err, errTooLarge) {
 			return "", fmt.Errorf("%w: %s renders more than %d bytes", ErrTemplate, t.name, maxOutput)
 		}

@@ -1,0 +1,405 @@
+package secrettemplate
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"text/template"
+	"text/template/parse"
+	"time"
+)
+
+// A render's budget. A template is tenant input: without these bounds nested
+// repeat/indent/replace or nested ranges allocate gigabytes or run for hours,
+// and one ExternalSecret would take eso down for every namespace. The whole
+// render of one ExternalSecret (every data key, label, annotation and
+// templateFrom entry) shares one budget, so eso's memory for templates stays
+// below --concurrent × (maxProduced + maxOutput).
+const (
+	// maxProduced bounds the bytes every function call of a render produces,
+	// intermediate values included; a call whose output would not fit is
+	// refused before it runs.
+	maxProduced = 8 << 20
+	// maxSteps bounds function calls, range iterations and template calls.
+	maxSteps = 100_000
+	// maxRenderTime bounds a render's wall time.
+	maxRenderTime = time.Second
+	// maxFormatWidth bounds printf widths and precisions.
+	maxFormatWidth = 4096
+)
+
+// ErrBudget: a render needed more than its budget. It is an ErrTemplate.
+var ErrBudget = fmt.Errorf("%w: render budget exceeded", ErrTemplate)
+
+// budgetExceeded says which bound a render passed; it never holds a value.
+type budgetExceeded struct{ what string }
+
+func (e *budgetExceeded) Error() string        { return "render budget exceeded: " + e.what }
+func (e *budgetExceeded) Is(target error) bool { return target == ErrBudget || target == ErrTemplate }
+
+func exceeded(format string, args ...any) error {
+	return &budgetExceeded{what: fmt.Sprintf(format, args...)}
+}
+
+// budget is what one render may still spend. It is used by one goroutine.
+type budget struct {
+	produced int64
+	steps    int
+	deadline time.Time
+}
+
+func newBudget() *budget { return &budget{deadline: time.Now().Add(maxRenderTime)} }
+
+func (b *budget) step() error {
+	b.steps++
+	if b.steps > maxSteps {
+		return exceeded("more than %d function calls, range iterations and template calls", maxSteps)
+	}
+	if b.steps%64 == 0 && time.Now().After(b.deadline) {
+		return exceeded("rendering took more than %s", maxRenderTime)
+	}
+	return nil
+}
+
+// fits refuses a call that would produce more than is left.
+func (b *budget) fits(fn string, n int64) error {
+	if n < 0 || b.produced+n > maxProduced {
+		return exceeded("%s would take the bytes produced past %d", fn, maxProduced)
+	}
+	return nil
+}
+
+func (b *budget) charge(fn string, n int64) error {
+	if err := b.fits(fn, n); err != nil {
+		return err
+	}
+	b.produced += n
+	return nil
+}
+
+// budgetHolder lets the functions of one compiled template charge whichever
+// budget the current execution uses.
+type budgetHolder struct{ b *budget }
+
+// tickFunc is called at the start of every range iteration and every
+// template body: text/template has no other hook into a loop that calls no
+// function and writes nothing.
+const tickFunc = "esoBudgetTick"
+
+// instrument prepares every template of t for budgeted execution: a tick at
+// the start of each template body and range iteration, and each function the
+// templates use wrapped so that it is counted, refused when its output
+// cannot fit, and charged for what it produced.
+func instrument(t *template.Template, h *budgetHolder) {
+	used := map[string]bool{}
+	for _, tmpl := range t.Templates() {
+		if tmpl.Tree == nil || tmpl.Root == nil {
+			continue
+		}
+		addTicks(tmpl.Root, used)
+		tmpl.Root.Nodes = append([]parse.Node{tickNode(tmpl.Root.Position())}, tmpl.Root.Nodes...)
+	}
+	fm := template.FuncMap{tickFunc: func() (string, error) { return "", h.b.step() }}
+	for name := range used {
+		if fn, ok := funcMap[name]; ok {
+			fm[name] = budgeted(name, fn, h)
+		}
+	}
+	t.Funcs(fm)
+}
+
+// addTicks walks a parse tree, recording the identifiers it calls and
+// putting a tick at the start of every range body.
+func addTicks(n parse.Node, used map[string]bool) {
+	switch n := n.(type) {
+	case *parse.ListNode:
+		if n == nil {
+			return
+		}
+		for _, c := range n.Nodes {
+			addTicks(c, used)
+		}
+	case *parse.ActionNode:
+		addTicks(n.Pipe, used)
+	case *parse.PipeNode:
+		if n == nil {
+			return
+		}
+		for _, c := range n.Cmds {
+			addTicks(c, used)
+		}
+	case *parse.CommandNode:
+		for _, a := range n.Args {
+			addTicks(a, used)
+		}
+	case *parse.IdentifierNode:
+		used[n.Ident] = true
+	case *parse.ChainNode:
+		addTicks(n.Node, used)
+	case *parse.IfNode:
+		addBranch(&n.BranchNode, used)
+	case *parse.WithNode:
+		addBranch(&n.BranchNode, used)
+	case *parse.RangeNode:
+		addBranch(&n.BranchNode, used)
+		if n.List != nil {
+			n.List.Nodes = append([]parse.Node{tickNode(n.Position())}, n.List.Nodes...)
+		}
+	case *parse.TemplateNode:
+		addTicks(n.Pipe, used)
+	}
+}
+
+func addBranch(b *parse.BranchNode, used map[string]bool) {
+	addTicks(b.Pipe, used)
+	addTicks(b.List, used)
+	addTicks(b.ElseList, used)
+}
+
+// tickNode is {{esoBudgetTick}}, which prints nothing.
+func tickNode(pos parse.Pos) parse.Node {
+	ident := parse.NewIdentifier(tickFunc).SetPos(pos)
+	return &parse.ActionNode{NodeType: parse.NodeAction, Pos: pos, Pipe: &parse.PipeNode{
+		NodeType: parse.NodePipe, Pos: pos, Cmds: []*parse.CommandNode{{NodeType: parse.NodeCommand, Pos: pos, Args: []parse.Node{ident}}},
+	}}
+}
+
+var errorType = reflect.TypeFor[error]()
+
+// budgeted wraps fn, keeping its signature so text/template converts
+// arguments exactly as before.
+func budgeted(name string, fn any, h *budgetHolder) any {
+	v := reflect.ValueOf(fn)
+	typ := v.Type()
+	return reflect.MakeFunc(typ, func(args []reflect.Value) []reflect.Value {
+		fail := func(err error) []reflect.Value {
+			out := make([]reflect.Value, typ.NumOut())
+			for i := range out {
+				out[i] = reflect.Zero(typ.Out(i))
+			}
+			if typ.NumOut() == 2 && typ.Out(1) == errorType {
+				out[1] = reflect.ValueOf(&err).Elem()
+				return out
+			}
+			panic(err) // text/template reports a panicking function as its error
+		}
+		b := h.b
+		if err := b.step(); err != nil {
+			return fail(err)
+		}
+		if err := b.fits(name, estimate(name, args, b)); err != nil {
+			return fail(err)
+		}
+		var out []reflect.Value
+		if typ.IsVariadic() {
+			out = v.CallSlice(args) // MakeFunc hands the variadic arguments over as one slice
+		} else {
+			out = v.Call(args)
+		}
+		if len(out) > 0 {
+			if err := b.charge(name, sizeOf(out[0], maxProduced-b.produced)); err != nil {
+				return fail(err)
+			}
+		}
+		return out
+	}).Interface()
+}
+
+// estimate is an upper bound of what a call will produce, computed before
+// it runs: the size of its arguments for functions whose output is about as
+// large as their input, and a bound of their own for the functions that
+// amplify.
+func estimate(name string, args []reflect.Value, b *budget) int64 {
+	room := maxProduced - b.produced
+	text := func(i int) string {
+		if i >= len(args) {
+			return ""
+		}
+		v := args[i]
+		if v.Kind() == reflect.Interface && !v.IsNil() {
+			v = v.Elem()
+		}
+		if v.Kind() != reflect.String {
+			return ""
+		}
+		return v.String()
+	}
+	str := func(i int) int64 { return int64(len(text(i))) }
+	num := func(i int) int64 {
+		if i < len(args) && args[i].CanInt() {
+			return args[i].Int()
+		}
+		return 0
+	}
+	last := len(args) - 1
+	switch name {
+	case "repeat": // repeat count s
+		return mulCapped(num(0), str(1), room)
+	case "indent", "nindent": // indent width s
+		if num(0) < 0 {
+			return -1
+		}
+		lines := int64(strings.Count(text(last), "\n")) + 1
+		return str(last) + mulCapped(num(0), lines, room) + 1
+	case "replace": // replace old new s
+		return str(2) + mulCapped(str(2)+1, str(1), room)
+	case "regexReplaceAll", "regexReplaceAllLiteral": // regex s repl
+		return str(1) + mulCapped(str(1)+1, str(2), room)
+	case "wrapWith": // wrapWith width sep s
+		return str(2) + mulCapped(str(2)+1, str(1), room)
+	case "wrap":
+		return 2 * str(1)
+	case "printf":
+		if w := formatWidth(text(0)); w < 0 {
+			return -1
+		} else {
+			return sizeOfAll(args, room) + w*int64(strings.Count(text(0), "%")+1)
+		}
+	case "toPrettyJson", "mustToPrettyJson", "toYaml":
+		// Indentation grows with depth: charge the nesting too.
+		n, depth := shape(args, room)
+		return sizeOfAll(args, room) + mulCapped(n, 2*depth, room)
+	}
+	return sizeOfAll(args, room)
+}
+
+// formatWidth is the largest width or precision a printf format asks for,
+// or -1 for one that is too large or given by an argument (*).
+func formatWidth(format string) int64 {
+	var widest int64
+	for i := 0; i < len(format); i++ {
+		if format[i] != '%' {
+			continue
+		}
+		for i++; i < len(format); i++ {
+			c := format[i]
+			if c == '*' {
+				return -1
+			}
+			if c >= '0' && c <= '9' {
+				var w int64
+				for ; i < len(format) && format[i] >= '0' && format[i] <= '9'; i++ {
+					if w = w*10 + int64(format[i]-'0'); w > maxFormatWidth {
+						return -1
+					}
+				}
+				widest = max(widest, w)
+				i--
+				continue
+			}
+			if !strings.ContainsRune("+-# .", rune(c)) {
+				break // the verb
+			}
+		}
+	}
+	return widest
+}
+
+func mulCapped(a, b, limit int64) int64 {
+	if a < 0 || b < 0 {
+		return -1
+	}
+	if a == 0 || b == 0 {
+		return 0
+	}
+	if a > (limit+1)/b+1 {
+		return limit + 1
+	}
+	return a * b
+}
+
+func sizeOfAll(args []reflect.Value, limit int64) int64 {
+	var n int64
+	for _, a := range args {
+		if n += sizeOf(a, limit-n); n > limit {
+			break
+		}
+	}
+	return n
+}
+
+// sizeOf is the memory a value holds, counted deeply (8 bytes per element on
+// top of string bytes, so a list of many empty values is not free), and
+// stopping once it passes limit: a list holding the same large list many
+// times costs its full size, which is what joining or printing it makes.
+func sizeOf(v reflect.Value, limit int64) int64 {
+	var n int64
+	var walk func(v reflect.Value)
+	walk = func(v reflect.Value) {
+		if n > limit || !v.IsValid() {
+			return
+		}
+		n += 8
+		switch v.Kind() {
+		case reflect.String:
+			n += int64(v.Len())
+		case reflect.Interface, reflect.Pointer:
+			if !v.IsNil() {
+				walk(v.Elem())
+			}
+		case reflect.Slice, reflect.Array:
+			if v.Type().Elem().Kind() == reflect.Uint8 {
+				n += int64(v.Len())
+				return
+			}
+			for i := 0; i < v.Len() && n <= limit; i++ {
+				walk(v.Index(i))
+			}
+		case reflect.Map:
+			it := v.MapRange()
+			for it.Next() && n <= limit {
+				walk(it.Key())
+				walk(it.Value())
+			}
+		case reflect.Struct:
+			for i := 0; i < v.NumField() && n <= limit; i++ {
+				if v.Type().Field(i).IsExported() {
+					walk(v.Field(i))
+				}
+			}
+		}
+	}
+	walk(v)
+	return n
+}
+
+// shape counts the elements of args and their deepest nesting.
+func shape(args []reflect.Value, limit int64) (nodes, depth int64) {
+	var walk func(v reflect.Value, d int64)
+	walk = func(v reflect.Value, d int64) {
+		if nodes > limit || !v.IsValid() {
+			return
+		}
+		nodes++
+		depth = max(depth, d)
+		switch v.Kind() {
+		case reflect.Interface, reflect.Pointer:
+			if !v.IsNil() {
+				walk(v.Elem(), d)
+			}
+		case reflect.Slice, reflect.Array:
+			if v.Type().Elem().Kind() != reflect.Uint8 {
+				for i := 0; i < v.Len() && nodes <= limit; i++ {
+					walk(v.Index(i), d+1)
+				}
+			}
+		case reflect.Map:
+			it := v.MapRange()
+			for it.Next() && nodes <= limit {
+				walk(it.Value(), d+1)
+			}
+		}
+	}
+	for _, a := range args {
+		walk(a, 0)
+	}
+	return nodes, depth
+}
+
+// budgetError is the budget refusal inside an execution error, however
+// text/template wrapped it.
+func budgetError(err error) (*budgetExceeded, bool) {
+	var be *budgetExceeded
+	return be, errors.As(err, &be)
+}
