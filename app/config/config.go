@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -53,6 +54,10 @@ type Config struct {
 	LogLevel  string
 	LogFormat string
 
+	// SystemNamespace is eso's own namespace: it keeps the key that signs
+	// GeneratorStates there.
+	SystemNamespace string
+
 	// AllowAmbientCredentials lets provider configurations without auth use
 	// eso's own cloud identity.
 	AllowAmbientCredentials bool
@@ -88,6 +93,7 @@ type Config struct {
 func Default() Config {
 	return Config{
 		Mode:                 ModeCore,
+		SystemNamespace:      ownNamespace(),
 		MetricsAddr:          ":8080",
 		HealthAddr:           ":8081",
 		GRPCAddr:             ":8443",
@@ -124,6 +130,8 @@ func Parse(args []string, out io.Writer) (Config, error) {
 	fs.DurationVar(&cfg.LeaderElectionRetry, "leader-election-retry-period", cfg.LeaderElectionRetry, "how often candidates retry")
 	fs.StringVar(&cfg.ControllerClass, "controller-class", "", "act only on stores whose spec.controller equals this (empty: stores without a class)")
 	fs.StringVar(&cfg.Namespace, "namespace", "", "watch only this namespace (empty: all namespaces)")
+	fs.StringVar(&cfg.SystemNamespace, "system-namespace", cfg.SystemNamespace,
+		"eso's own namespace, where it keeps the key that signs GeneratorStates (default: $POD_NAMESPACE, else the pod's service account namespace, else default)")
 	fs.Float64Var(&cfg.ClientQPS, "client-qps", cfg.ClientQPS, "client-side limit of queries per second to the API server, per resource type; 0 leaves limiting to the API server's priority and fairness")
 	fs.IntVar(&cfg.ClientBurst, "client-burst", cfg.ClientBurst, "burst of queries to the API server when --client-qps is set")
 	fs.IntVar(&cfg.Concurrency, "concurrent", cfg.Concurrency, "ExternalSecrets reconciled at once")
@@ -251,4 +259,20 @@ func modeList() string {
 		names[i] = string(m)
 	}
 	return strings.Join(names, ", ")
+}
+
+// serviceAccountNamespace is where Kubernetes tells a pod its namespace.
+const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// ownNamespace is the namespace eso runs in: $POD_NAMESPACE (the downward
+// API), else the pod's service account namespace, else "default" (eso run
+// from a shell).
+func ownNamespace() string {
+	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
+		return ns
+	}
+	if b, err := os.ReadFile(serviceAccountNamespace); err == nil && len(strings.TrimSpace(string(b))) > 0 {
+		return strings.TrimSpace(string(b))
+	}
+	return "default"
 }

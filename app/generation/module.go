@@ -17,8 +17,11 @@ var Module = fx.Module("generation",
 		func(mgr ctrl.Manager, gens *registry.Generators, remote *grpcclient.Remote, cfg config.Config) *Resolver {
 			return NewResolver(mgr.GetClient(), gens, cfg.ControllerClass).WithRemote(remote)
 		},
-		func(mgr ctrl.Manager, resolver *Resolver) *Runner {
-			return &Runner{Client: mgr.GetClient(), Resolver: resolver}
+		func(mgr ctrl.Manager, cfg config.Config) *Signer {
+			return &Signer{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Namespace: cfg.SystemNamespace}
+		},
+		func(mgr ctrl.Manager, resolver *Resolver, signer *Signer) *Runner {
+			return &Runner{Client: mgr.GetClient(), Resolver: resolver, Signer: signer}
 		},
 	),
 )

@@ -193,10 +193,20 @@ func (r *Resolver) ServedBy(spec *genv2.GeneratorSpec, ref providers.Ref, ownNam
 // ForState is the generator that can revoke what a GeneratorState records:
 // the one serving its Generator or ClusterGenerator now (in process or in a
 // provider process), else the compiled-in generator of its kind. Unlike
-// Resolve it ignores gating and namespace conditions: revoking is always
-// allowed.
+// Resolve it ignores gating and a ClusterGenerator's namespace conditions:
+// revoking is always allowed. It still holds the state to the namespaces a
+// generation could have used, so that even a state eso signed cannot make
+// it use another namespace's configuration or credentials; the caller
+// verifies the signature first.
 func (r *Resolver) ForState(ctx context.Context, st *genv2.GeneratorState) (generators.Generator, error) {
 	ref := providers.Ref{Kind: st.Spec.ProviderRef.Kind, Namespace: st.Spec.ProviderRef.Namespace, Name: st.Spec.ProviderRef.Name}
+	if st.Spec.Generator.Kind != KindClusterGenerator || st.Spec.Generator.APIVersion != APIVersion {
+		// A Generator or a generator kind: its own namespace only.
+		if ref.Namespace != st.Namespace || st.Spec.CredentialsNamespace != st.Namespace {
+			return nil, fmt.Errorf("%w: GeneratorState %s/%s names configuration namespace %q and credentials namespace %q",
+				stores.ErrCrossNamespace, st.Namespace, st.Name, ref.Namespace, st.Spec.CredentialsNamespace)
+		}
+	}
 	if st.Spec.Generator.APIVersion == APIVersion {
 		switch st.Spec.Generator.Kind {
 		case KindGenerator:
@@ -207,6 +217,9 @@ func (r *Resolver) ForState(ctx context.Context, st *genv2.GeneratorState) (gene
 		case KindClusterGenerator:
 			var cg genv2.ClusterGenerator
 			if err := r.reader.Get(ctx, client.ObjectKey{Name: st.Spec.Generator.Name}, &cg); err == nil {
+				if err := stateMatchesClusterGenerator(st, &cg); err != nil {
+					return nil, err
+				}
 				return r.ServedBy(&cg.Spec.GeneratorSpec, ref, "")
 			}
 		}
@@ -216,4 +229,21 @@ func (r *Resolver) ForState(ctx context.Context, st *genv2.GeneratorState) (gene
 		return nil, fmt.Errorf("%w: generator kind %s, needed to revoke", stores.ErrNotCompiledIn, ref.Kind)
 	}
 	return gen, nil
+}
+
+// stateMatchesClusterGenerator checks a state of a ClusterGenerator names
+// its configuration and the credentials namespace its authenticationScope
+// gives.
+func stateMatchesClusterGenerator(st *genv2.GeneratorState, cg *genv2.ClusterGenerator) error {
+	pr := cg.Spec.ProviderConfig.ProviderRef
+	credentials := pr.Namespace
+	if cg.Spec.AuthenticationScope == ssv2.ManifestNamespace {
+		credentials = st.Namespace
+	}
+	got := st.Spec.ProviderRef
+	if got.Kind != pr.Kind || got.Name != pr.Name || got.Namespace != pr.Namespace || st.Spec.CredentialsNamespace != credentials {
+		return fmt.Errorf("%w: GeneratorState %s/%s does not match ClusterGenerator %s (configuration %s/%s, credentials namespace %s)",
+			stores.ErrCrossNamespace, st.Namespace, st.Name, cg.Name, pr.Namespace, pr.Name, credentials)
+	}
+	return nil
 }

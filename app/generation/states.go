@@ -46,6 +46,8 @@ const PendingGrace = 10 * time.Minute
 type Runner struct {
 	Client   client.Client
 	Resolver *Resolver
+	// Signer signs the states Runner records and verifies those it reads.
+	Signer *Signer
 	// PendingGrace overrides the package default (tests).
 	PendingGrace time.Duration
 }
@@ -127,6 +129,10 @@ func (r *Runner) Completed(ctx context.Context, es *esv1.ExternalSecret, target 
 		if st.Labels[genv2.LabelIntent] != intent {
 			return false, time.Time{}, nil
 		}
+		if err := r.Signer.Verify(ctx, &st); err != nil {
+			// Not eso's: a hand-made state must not stop a rotation.
+			return false, time.Time{}, client.IgnoreNotFound(ignoreUnverified(err))
+		}
 		at = st.CreationTimestamp.Time
 	}
 	if at.IsZero() {
@@ -171,6 +177,14 @@ func (r *Runner) Generate(ctx context.Context, es *esv1.ExternalSecret) (*Rotati
 
 var errOtherClass = errors.New("generator not served by this eso")
 
+// ignoreUnverified drops ErrUnverifiedState, keeping errors reading the key.
+func ignoreUnverified(err error) error {
+	if errors.Is(err, ErrUnverifiedState) {
+		return nil
+	}
+	return err
+}
+
 // record creates the pending GeneratorState of one generated value.
 func (r *Runner) record(ctx context.Context, es *esv1.ExternalSecret, res *Resolved, intent string, state []byte) (string, error) {
 	st := &genv2.GeneratorState{}
@@ -201,6 +215,9 @@ func (r *Runner) record(ctx context.Context, es *esv1.ExternalSecret, res *Resol
 	}
 	if len(state) > 0 {
 		st.Spec.State = &apiextensionsv1.JSON{Raw: state}
+	}
+	if err := r.Signer.Sign(ctx, st); err != nil {
+		return "", err
 	}
 	if err := r.Client.Create(ctx, st); err != nil {
 		return "", err

@@ -35,6 +35,17 @@ func eventually(t *testing.T, what string, cond func() error) {
 	t.Fatalf("timed out waiting for %s: %v", what, err)
 }
 
+// consistently checks cond stays nil for d: for facts that must hold while
+// eso has every chance to break them.
+func consistently(t *testing.T, d time.Duration, what string, cond func() error) {
+	t.Helper()
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if err := cond(); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+}
+
 func create(t *testing.T, objs ...client.Object) {
 	t.Helper()
 	for _, o := range objs {

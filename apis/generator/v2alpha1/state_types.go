@@ -22,6 +22,10 @@ const (
 	// value was made, so a later edit or deletion of the generator does not
 	// change it.
 	AnnotationGCDelay = "generator.external-secrets.io/garbage-collection-delay"
+	// AnnotationProvenance on a GeneratorState is eso's signature over what
+	// the state says (an HMAC with a key only eso holds). eso revokes with,
+	// and counts as rotated, only states whose signature holds.
+	AnnotationProvenance = "generator.external-secrets.io/provenance"
 	// FinalizerCleanup keeps a GeneratorState until its value was revoked.
 	FinalizerCleanup = "generator.external-secrets.io/cleanup"
 )
@@ -76,8 +80,13 @@ type GeneratorStateStatus struct {
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
-// ConditionCleanup is the GeneratorState condition of a failing revocation.
-const ConditionCleanup = "Cleanup"
+// GeneratorState conditions: Cleanup says why a due revocation has not
+// happened yet; Verified=False marks a state eso did not write (forged or
+// altered), which eso never uses.
+const (
+	ConditionCleanup  = "Cleanup"
+	ConditionVerified = "Verified"
+)
 
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status

@@ -3,6 +3,11 @@
 // through its generator and deletes the state; when the state is deleted
 // (e.g. with its ExternalSecret) it revokes first. A state still listed by
 // its target is in use, whatever its deadline says.
+//
+// GeneratorStates live in tenants' namespaces, so a tenant can forge one.
+// The controller acts only on states whose provenance eso signed; any other
+// gets Verified=False and loses eso's finalizer, and its generator is never
+// called.
 package generatorstate
 
 import (
@@ -35,7 +40,9 @@ type Reconciler struct {
 	APIReader client.Reader
 	// Resolver finds the generator that revokes a state.
 	Resolver *generation.Resolver
-	Now      func() time.Time
+	// Signer verifies that eso wrote a state.
+	Signer *generation.Signer
+	Now    func() time.Time
 }
 
 // Reconcile revokes and deletes a state that is due, or waits for its deadline.
@@ -43,6 +50,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var st genv2.GeneratorState
 	if err := r.Client.Get(ctx, req.NamespacedName, &st); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if err := r.Signer.Verify(ctx, &st); err != nil {
+		if errors.Is(err, generation.ErrUnverifiedState) {
+			return ctrl.Result{}, r.disown(ctx, &st, err)
+		}
+		return ctrl.Result{}, err
 	}
 	if !st.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.revokeAndRelease(ctx, &st)
@@ -128,6 +141,25 @@ func (r *Reconciler) revoke(ctx context.Context, st *genv2.GeneratorState) error
 	return nil
 }
 
+// disown marks a state eso cannot prove it wrote and drops eso's finalizer,
+// so its owner can delete it; nothing it names is ever used.
+func (r *Reconciler) disown(ctx context.Context, st *genv2.GeneratorState, cause error) error {
+	orig := st.DeepCopy()
+	if meta.SetStatusCondition(&st.Status.Conditions, metav1.Condition{
+		Type: genv2.ConditionVerified, Status: metav1.ConditionFalse, Reason: "ProvenanceInvalid", Message: cause.Error(),
+	}) {
+		if err := r.Client.Status().Patch(ctx, st, client.MergeFrom(orig)); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+	}
+	if !controllerutil.ContainsFinalizer(st, genv2.FinalizerCleanup) {
+		return nil
+	}
+	orig = st.DeepCopy()
+	controllerutil.RemoveFinalizer(st, genv2.FinalizerCleanup)
+	return client.IgnoreNotFound(r.Client.Patch(ctx, st, client.MergeFrom(orig)))
+}
+
 // setCleanupCondition records why a revocation failed, writing only on change.
 func (r *Reconciler) setCleanupCondition(ctx context.Context, st *genv2.GeneratorState, cause error) {
 	orig := st.DeepCopy()
@@ -148,8 +180,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 
 // Module runs the GeneratorState controller.
 var Module = fx.Module("generatorstate-controller",
-	fx.Invoke(func(mgr ctrl.Manager, resolver *generation.Resolver) error {
-		r := &Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Resolver: resolver, Now: time.Now}
+	fx.Invoke(func(mgr ctrl.Manager, resolver *generation.Resolver, signer *generation.Signer) error {
+		r := &Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Resolver: resolver, Signer: signer, Now: time.Now}
 		return r.SetupWithManager(mgr)
 	}),
 )
