@@ -52,6 +52,10 @@ func (r *Remote) Endpoint(address string, auth *ssv2.ProviderAuth, ownNamespace,
 		ep.refused = fmt.Errorf("%w: providerConfig.auth.serviceAccountRef is not supported for remote providers; use clientCertificate", providers.ErrInvalidConfig)
 	}
 	if auth == nil || auth.ClientCertificate == nil {
+		if r.opts.CoreCertificate != nil {
+			ep.Certificate = r.opts.CoreCertificate
+			return ep, nil
+		}
 		if !r.opts.Insecure {
 			return ep, ErrPlaintextRefused
 		}

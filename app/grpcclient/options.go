@@ -1,12 +1,23 @@
 package grpcclient
 
-import "time"
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+)
 
 // Options tune how core talks to provider processes. The zero value of a
 // field takes its default.
 type Options struct {
+	// CoreCertificate is core's own client certificate Secret (the one core
+	// issues with --provider-certificates-namespace), used by endpoints that
+	// name none. It carries core's identity, which a provider process lets
+	// act for any namespace, so it never leaves eso's namespace: tenants need
+	// no copy of it.
+	CoreCertificate *types.NamespacedName
 	// Insecure lets endpoints without a client certificate connect in
-	// plaintext (--remote-providers-insecure). Off, they are refused.
+	// plaintext (--remote-providers-insecure) when there is no
+	// CoreCertificate. Off, they are refused.
 	Insecure bool
 	// CallTimeout bounds each attempt of a call. Default 30s.
 	CallTimeout time.Duration

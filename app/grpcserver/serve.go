@@ -85,12 +85,14 @@ func NewEndpoint(lis net.Listener, s *Server, opts ServeOptions) *Endpoint {
 	if opts.Metrics != nil {
 		interceptors = append(interceptors, opts.Metrics.unaryInterceptor)
 	}
-	interceptors = append(interceptors, logFailures(opts.Log), recoverPanics(opts.Log), capDeadline(opts.MaxCallDuration))
+	interceptors = append(interceptors, logFailures(opts.Log), recoverPanics(opts.Log), capDeadline(opts.MaxCallDuration),
+		authorize(opts.TLS == nil))
 	gs := grpc.NewServer(
 		grpc.Creds(creds),
 		grpc.MaxRecvMsgSize(DefaultMaxMessageBytes),
 		grpc.MaxSendMsgSize(DefaultMaxMessageBytes),
 		grpc.ChainUnaryInterceptor(interceptors...),
+		grpc.StreamInterceptor(authorizeStreams),
 		// Let core keep idle connections alive with pings, but not flood.
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
 	)

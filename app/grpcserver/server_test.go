@@ -6,6 +6,7 @@ import (
 	"net"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -49,6 +50,27 @@ type loopback struct {
 	metrics    *Metrics
 	providers  *registry.Providers
 	gens       *registry.Generators
+	// reads counts what the server read from the API server.
+	reads *countingReader
+	// addr, serverCA and clientCA let a test dial as another caller.
+	addr               string
+	serverCA, clientCA *testCA
+}
+
+// countingReader counts the reads made through a client.
+type countingReader struct {
+	client.Client
+	n atomic.Int64
+}
+
+func (c *countingReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	c.n.Add(1)
+	return c.Client.Get(ctx, key, obj, opts...)
+}
+
+func (c *countingReader) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	c.n.Add(1)
+	return c.Client.List(ctx, list, opts...)
 }
 
 func startLoopback(t *testing.T, kinds ...string) *loopback {
@@ -80,12 +102,13 @@ func startLoopbackWith(t *testing.T, extra []providers.Registration, opts ServeO
 			}}},
 		&genv1.Password{ObjectMeta: metav1.ObjectMeta{Name: "pw", Namespace: "team-a"}, Spec: genv1.PasswordSpec{Length: 32}},
 	).Build()
-	deps := providers.Deps{Client: kube, APIReader: kube}
+	counted := &countingReader{Client: kube}
+	deps := providers.Deps{Client: counted, APIReader: counted}
 	provs, gens := registry.NewProviders(catalog, deps), registry.NewGenerators(genCatalog, deps)
 	s, err := New(Options{
 		Providers:    provs,
 		Generators:   gens,
-		ConfigReader: kube,
+		ConfigReader: counted,
 		Kinds:        kinds,
 		ConfigTTL:    time.Nanosecond, // every request sees the current configuration
 		Log:          logr.Discard(),
@@ -124,6 +147,7 @@ func startLoopbackWith(t *testing.T, extra []providers.Registration, opts ServeO
 		}
 	})
 	return &loopback{server: s, endpoint: endpoint, kube: kube, conn: conn, metrics: m, providers: provs, gens: gens,
+		reads: counted, addr: lis.Addr().String(), serverCA: serverCA, clientCA: clientCA,
 		stores:     providerv1.NewSecretStoreProviderClient(conn),
 		generators: providerv1.NewGeneratorProviderClient(conn),
 		info:       providerv1.NewInfoClient(conn),

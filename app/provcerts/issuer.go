@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"net/url"
 	"slices"
 	"time"
 
@@ -27,6 +28,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/eso-dev/eso/app/grpcwire"
 )
 
 // Config says which Secrets to keep and for which names.
@@ -42,6 +45,11 @@ type Config struct {
 	CAValidity, LeafValidity time.Duration
 }
 
+// CoreClientSecret is the default name of core's own client certificate
+// Secret: the identity core calls provider processes with when a store or
+// generator names no certificate of its own.
+const CoreClientSecret = "eso-provider-client-tls"
+
 // Defaults fills in what Config leaves out.
 func (c Config) withDefaults() Config {
 	if c.CASecret == "" {
@@ -51,7 +59,7 @@ func (c Config) withDefaults() Config {
 		c.ServerSecret = "eso-provider-server-tls"
 	}
 	if c.ClientSecret == "" {
-		c.ClientSecret = "eso-provider-client-tls"
+		c.ClientSecret = CoreClientSecret
 	}
 	if c.CAValidity == 0 {
 		c.CAValidity = 3 * 365 * 24 * time.Hour
@@ -143,7 +151,8 @@ func (i *Issuer) ensureLeaf(ctx context.Context, cfg Config, name string, server
 	if secret != nil && bytes.Equal(secret.Data["ca.crt"], bundle) {
 		if leaf, err := parsePair(secret.Data[corev1.TLSCertKey], secret.Data[corev1.TLSPrivateKeyKey]); err == nil &&
 			now.Before(renewAt(leaf.cert)) && leaf.cert.CheckSignatureFrom(ca.cert) == nil &&
-			(!server || slices.Equal(leaf.cert.DNSNames, cfg.DNSNames)) {
+			(!server || slices.Equal(leaf.cert.DNSNames, cfg.DNSNames)) &&
+			(server || grpcwire.IdentityOf(leaf.cert).Core) {
 			return leaf.cert, nil
 		}
 	}
@@ -217,11 +226,14 @@ func newLeaf(cfg Config, server bool, ca *keyPair, now time.Time) (*keyPair, err
 		NotAfter:    minTime(now.Add(cfg.LeafValidity), ca.cert.NotAfter),
 		KeyUsage:    x509.KeyUsageDigitalSignature,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+		// Core's identity: a provider process lets it act for any namespace.
+		URIs: []*url.URL{grpcwire.CoreURI()},
 	}
 	if server {
 		tpl.Subject.CommonName = "eso-provider"
 		tpl.DNSNames = cfg.DNSNames
 		tpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+		tpl.URIs = nil
 	}
 	return sign(tpl, ca)
 }

@@ -4,10 +4,12 @@ import (
 	"context"
 
 	"go.uber.org/fx"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/eso-dev/eso/app/config"
 	"github.com/eso-dev/eso/app/grpcclient"
+	"github.com/eso-dev/eso/app/provcerts"
 	"github.com/eso-dev/eso/app/registry"
 )
 
@@ -29,7 +31,11 @@ var Module = fx.Module("stores",
 // newRemote reads client certificate Secrets straight from the API server:
 // eso's cache holds only the Secrets it manages.
 func newRemote(mgr ctrl.Manager, cfg config.Config, lc fx.Lifecycle) *grpcclient.Remote {
-	remote := grpcclient.New(mgr.GetAPIReader(), grpcclient.Options{Insecure: cfg.RemoteProvidersInsecure})
+	opts := grpcclient.Options{Insecure: cfg.RemoteProvidersInsecure}
+	if cfg.ProviderCertsNamespace != "" {
+		opts.CoreCertificate = &types.NamespacedName{Namespace: cfg.ProviderCertsNamespace, Name: provcerts.CoreClientSecret}
+	}
+	remote := grpcclient.New(mgr.GetAPIReader(), opts)
 	lc.Append(fx.StopHook(remote.Close))
 	return remote
 }

@@ -10,12 +10,15 @@ import (
 	"encoding/pem"
 	"math/big"
 	"net"
+	"net/url"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc/credentials"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/eso-dev/eso/app/grpcwire"
 )
 
 // CA is a certificate authority made for one test.
@@ -81,8 +84,29 @@ func (ca *CA) Issue(t testing.TB, cn string, server bool) (certPEM, keyPEM []byt
 }
 
 // IssueBetween is Issue with a leaf valid from notBefore to notAfter, which
-// may both be past, for an expired certificate.
+// may both be past, for an expired certificate. A client certificate carries
+// eso-core's identity.
 func (ca *CA) IssueBetween(t testing.TB, cn string, server bool, notBefore, notAfter time.Time) (certPEM, keyPEM []byte) {
+	t.Helper()
+	var uris []*url.URL
+	if !server {
+		uris = []*url.URL{grpcwire.CoreURI()}
+	}
+	return ca.issue(t, cn, server, notBefore, notAfter, uris)
+}
+
+// IssueForNamespaces signs a client certificate that may act in namespaces
+// only (none: a certificate with no identity at all).
+func (ca *CA) IssueForNamespaces(t testing.TB, cn string, namespaces ...string) (certPEM, keyPEM []byte) {
+	t.Helper()
+	uris := []*url.URL{}
+	for _, ns := range namespaces {
+		uris = append(uris, grpcwire.NamespaceURI(ns))
+	}
+	return ca.issue(t, cn, false, time.Now().Add(-time.Minute), time.Now().Add(time.Hour), uris)
+}
+
+func (ca *CA) issue(t testing.TB, cn string, server bool, notBefore, notAfter time.Time, uris []*url.URL) (certPEM, keyPEM []byte) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -95,6 +119,7 @@ func (ca *CA) IssueBetween(t testing.TB, cn string, server bool, notBefore, notA
 		NotAfter:     notAfter,
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+		URIs:         uris,
 	}
 	if server {
 		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
