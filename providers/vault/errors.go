@@ -36,6 +36,9 @@ func tokenRefused(re *vault.ResponseError) bool {
 // token's policies do not allow is ErrOutOfScope, anything else (5xx, 429,
 // the network) is transient and carries no sentinel.
 func kvError(err error, what string) error {
+	if errors.Is(err, providers.ErrTooLarge) {
+		return fmt.Errorf("%s: %w", what, err)
+	}
 	var re *vault.ResponseError
 	if errors.As(err, &re) {
 		switch {
@@ -63,6 +66,9 @@ func readError(err error, key, version string) error {
 // "permission denied") refused the credentials; 429, 5xx and network errors
 // are transient.
 func loginError(err error, mount string) error {
+	if errors.Is(err, providers.ErrTooLarge) {
+		return fmt.Errorf("Vault login at auth/%s: %w", mount, err)
+	}
 	var re *vault.ResponseError
 	if errors.As(err, &re) && re.StatusCode >= 400 && re.StatusCode < 500 && re.StatusCode != http.StatusTooManyRequests {
 		return fmt.Errorf("%w: Vault refused the login at auth/%s: %s", providers.ErrAuthFailed, mount, vaultMessage(err))
@@ -74,6 +80,9 @@ func loginError(err error, mount string) error {
 // "invalid token" means Vault knows the token but its policies do not
 // include lookup-self (no default policy): the identity is established.
 func lookupError(err error) error {
+	if errors.Is(err, providers.ErrTooLarge) {
+		return fmt.Errorf("checking the token (auth/token/lookup-self): %w", err)
+	}
 	var re *vault.ResponseError
 	if errors.As(err, &re) {
 		switch {

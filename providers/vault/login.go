@@ -136,6 +136,9 @@ func newAPIClient(spec *provv1.VaultSpec, caPEM []byte, clientCert *clientCertif
 	if err := configureTLS(cfg, caPEM, clientCert); err != nil {
 		return nil, nil, err
 	}
+	// The server may be a tenant's: no answer is read past the bound,
+	// whatever it announces or streams.
+	cfg.HttpClient.Transport = providers.LimitResponses(cfg.HttpClient.Transport, providers.MaxResponseBytes)
 	api, err := vault.NewClient(cfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", providers.ErrInvalidConfig, err)

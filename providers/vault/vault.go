@@ -112,7 +112,8 @@ func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind
 	if find.Path != nil {
 		root = strings.Trim(*find.Path, "/")
 	}
-	keys, err := c.list(ctx, root)
+	var budget providers.FindBudget
+	keys, err := c.list(ctx, root, 0, &budget)
 	if err != nil {
 		return nil, err
 	}
@@ -136,6 +137,9 @@ func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind
 		}
 		if err != nil {
 			return nil, err
+		}
+		if err := budget.Result(v); err != nil {
+			return nil, fmt.Errorf("find under %q: %w", root, err)
 		}
 		out[key] = v
 	}
@@ -163,8 +167,13 @@ func (c *Client) section(s string) string {
 	return ""
 }
 
-// list returns the secret paths under dir, recursively.
-func (c *Client) list(ctx context.Context, dir string) ([]string, error) {
+// list returns the secret paths under dir, recursively; dir is depth
+// folder levels below the find's root. budget bounds the depth and the
+// names listed, so a tree a tenant fills cannot keep eso listing.
+func (c *Client) list(ctx context.Context, dir string, depth int, budget *providers.FindBudget) ([]string, error) {
+	if err := budget.Depth(depth); err != nil {
+		return nil, fmt.Errorf("find at %q: %w", dir, err)
+	}
 	api, err := c.session.client(ctx)
 	if err != nil {
 		return nil, err
@@ -181,12 +190,15 @@ func (c *Client) list(ctx context.Context, dir string) ([]string, error) {
 		return nil, nil
 	}
 	raw, _ := secret.Data["keys"].([]any)
+	if err := budget.Listed(len(raw)); err != nil {
+		return nil, fmt.Errorf("find at %q: %w", dir, err)
+	}
 	var out []string
 	for _, k := range raw {
 		name, _ := k.(string)
 		full := strings.TrimPrefix(path.Join(dir, name), "/")
 		if strings.HasSuffix(name, "/") {
-			sub, err := c.list(ctx, full)
+			sub, err := c.list(ctx, full, depth+1, budget)
 			if err != nil {
 				return nil, err
 			}

@@ -1,0 +1,160 @@
+package providers
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+)
+
+// Bounds on what eso reads from a provider. A store may point at a server
+// its tenant runs (Vault, an AWS or GCP endpoint, a provider process), so
+// every answer is bounded before eso decodes or keeps it.
+const (
+	// MaxResponseBytes caps one HTTP response body or gRPC message read
+	// from a provider endpoint: twice the 1 MiB a Kubernetes Secret holds,
+	// room for the envelope and JSON escaping around any value that fits.
+	MaxResponseBytes = 2 << 20
+	// MaxFindDepth is how many folder levels below find.path a find descends.
+	MaxFindDepth = 16
+	// MaxFindListed is how many names (keys and folders) a find looks at.
+	MaxFindListed = 1000
+	// MaxFindResults is how many secrets a find returns.
+	MaxFindResults = 500
+	// MaxFindBytes is how many value bytes a find returns: four times what
+	// one Secret can hold.
+	MaxFindBytes = 4 << 20
+)
+
+// ErrTooLarge: an answer exceeds one of the bounds above. It is an
+// ErrNotSupported, so the ExternalSecret shows a ProviderError and waits for
+// a change instead of retrying: the same answer would come back. The error
+// names the bound, never the value.
+var ErrTooLarge error = tooLargeError{}
+
+type tooLargeError struct{}
+
+func (tooLargeError) Error() string { return "too large" }
+
+// Is makes ErrTooLarge an ErrNotSupported.
+func (tooLargeError) Is(target error) bool { return target == ErrNotSupported }
+
+// FormatBytes writes a bound as people read it: "2 MiB", "512 KiB", "100 B".
+func FormatBytes(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	default:
+		return fmt.Sprintf("%d B", n)
+	}
+}
+
+// LimitResponses wraps rt so that reading more than maxBytes of any response
+// body fails with ErrTooLarge. The error comes from reading the body, not
+// from RoundTrip, so an SDK does not take it for a broken connection and
+// retry. rt's CloseIdleConnections is kept.
+func LimitResponses(rt http.RoundTripper, maxBytes int64) http.RoundTripper {
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	return &limitedTransport{next: rt, max: maxBytes}
+}
+
+type limitedTransport struct {
+	next http.RoundTripper
+	max  int64
+}
+
+func (t *limitedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(req)
+	if err != nil || resp.Body == nil {
+		return resp, err
+	}
+	resp.Body = &limitedBody{body: resp.Body, left: t.max, max: t.max, host: req.URL.Host, announced: resp.ContentLength}
+	return resp, nil
+}
+
+// CloseIdleConnections lets http.Client.CloseIdleConnections reach the
+// wrapped transport.
+func (t *limitedTransport) CloseIdleConnections() {
+	if c, ok := t.next.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+// limitedBody reads at most max bytes; one byte more is ErrTooLarge. A
+// Content-Length already past max fails before anything is read.
+type limitedBody struct {
+	body      io.ReadCloser
+	left, max int64
+	host      string
+	announced int64
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.announced > b.max {
+		return 0, b.tooLarge()
+	}
+	if b.left <= 0 {
+		// A body of exactly max bytes is fine: look for one more.
+		var probe [1]byte
+		n, err := b.body.Read(probe[:])
+		if n > 0 {
+			return 0, b.tooLarge()
+		}
+		return 0, err
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.body.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+func (b *limitedBody) Close() error { return b.body.Close() }
+
+func (b *limitedBody) tooLarge() error {
+	return fmt.Errorf("%w: the response from %s is larger than eso reads (%s)", ErrTooLarge, b.host, FormatBytes(b.max))
+}
+
+// FindBudget counts what one find has looked at and returned, so that a
+// find over a tree a tenant fills (or a server it runs) stops with
+// ErrTooLarge at a stated bound. It errors rather than truncates: a partial
+// result would be written as if it were the whole, and under deletionPolicy
+// Delete or Merge keys would vanish from the Secret without a word.
+type FindBudget struct {
+	listed, results int
+	bytes           int64
+}
+
+// Listed counts n names a find looked at.
+func (b *FindBudget) Listed(n int) error {
+	b.listed += n
+	if b.listed > MaxFindListed {
+		return fmt.Errorf("%w: the find looks at more than %d names; narrow it with find.path, find.name or find.tags", ErrTooLarge, MaxFindListed)
+	}
+	return nil
+}
+
+// Result counts one secret a find returns and its value's size.
+func (b *FindBudget) Result(value []byte) error {
+	b.results++
+	b.bytes += int64(len(value))
+	switch {
+	case b.results > MaxFindResults:
+		return fmt.Errorf("%w: the find returns more than %d secrets; narrow it with find.path, find.name or find.tags", ErrTooLarge, MaxFindResults)
+	case b.bytes > MaxFindBytes:
+		return fmt.Errorf("%w: the secrets the find returns hold more than %s; narrow it with find.path, find.name or find.tags", ErrTooLarge, FormatBytes(MaxFindBytes))
+	}
+	return nil
+}
+
+// Depth checks how many folder levels below its root a find has descended.
+func (b *FindBudget) Depth(level int) error {
+	if level > MaxFindDepth {
+		return fmt.Errorf("%w: the find descends more than %d folder levels; narrow it with find.path", ErrTooLarge, MaxFindDepth)
+	}
+	return nil
+}

@@ -1,0 +1,96 @@
+package providers
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestLimitResponses: a body up to the cap is read whole; one byte more, an
+// announced length past it or an endless chunked body is ErrTooLarge (and
+// so a NotSupported), with the cap in the message and none of the body.
+func TestLimitResponses(t *testing.T) {
+	const limit = 1000
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := strconv.Atoi(r.URL.Query().Get("n"))
+		switch r.URL.Path {
+		case "/announced":
+			w.Header().Set("Content-Length", strconv.Itoa(n))
+			_, _ = w.Write(bytes.Repeat([]byte("s"), min(n, limit/2))) // claims more than it sends
+		case "/endless":
+			for r.Context().Err() == nil {
+				if _, err := w.Write(bytes.Repeat([]byte("s"), 512)); err != nil {
+					return
+				}
+				w.(http.Flusher).Flush()
+			}
+		default:
+			_, _ = w.Write(bytes.Repeat([]byte("s"), n))
+		}
+	}))
+	t.Cleanup(srv.Close)
+	client := &http.Client{Transport: LimitResponses(srv.Client().Transport, limit)}
+	read := func(path string) ([]byte, error) {
+		resp, err := client.Get(srv.URL + path)
+		if err != nil {
+			return nil, err
+		}
+		defer func() { _ = resp.Body.Close() }()
+		return io.ReadAll(resp.Body)
+	}
+
+	if body, err := read("/?n=" + strconv.Itoa(limit)); err != nil || len(body) != limit {
+		t.Fatalf("a body of exactly the cap: %d bytes, %v", len(body), err)
+	}
+	for _, path := range []string{"/?n=" + strconv.Itoa(limit+1), "/announced?n=" + strconv.Itoa(10*limit), "/endless"} {
+		_, err := read(path)
+		if !errors.Is(err, ErrTooLarge) || !errors.Is(err, ErrNotSupported) {
+			t.Errorf("%s: error %v, want ErrTooLarge", path, err)
+			continue
+		}
+		if !strings.Contains(err.Error(), "1000 B") || strings.Contains(err.Error(), "sss") {
+			t.Errorf("%s: error %q should name the cap and hold no body", path, err)
+		}
+	}
+}
+
+// TestFindBudget: each bound admits exactly its number and refuses one more.
+func TestFindBudget(t *testing.T) {
+	var b FindBudget
+	if err := b.Listed(MaxFindListed); err != nil {
+		t.Fatalf("listing %d names: %v", MaxFindListed, err)
+	}
+	if err := b.Listed(1); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("listing one more: %v, want ErrTooLarge", err)
+	}
+
+	b = FindBudget{}
+	for i := range MaxFindResults {
+		if err := b.Result([]byte("v")); err != nil {
+			t.Fatalf("result %d: %v", i+1, err)
+		}
+	}
+	if err := b.Result([]byte("v")); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("result %d: %v, want ErrTooLarge", MaxFindResults+1, err)
+	}
+
+	b = FindBudget{}
+	if err := b.Result(make([]byte, MaxFindBytes)); err != nil {
+		t.Fatalf("a result of exactly %d bytes: %v", MaxFindBytes, err)
+	}
+	if err := b.Result([]byte("v")); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "4 MiB") {
+		t.Errorf("one byte more: %v, want ErrTooLarge naming 4 MiB", err)
+	}
+
+	if err := b.Depth(MaxFindDepth); err != nil {
+		t.Errorf("depth %d: %v", MaxFindDepth, err)
+	}
+	if err := b.Depth(MaxFindDepth + 1); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("depth %d: %v, want ErrTooLarge", MaxFindDepth+1, err)
+	}
+}
