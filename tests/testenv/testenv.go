@@ -7,9 +7,11 @@ package testenv
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"go.uber.org/zap/zapcore"
@@ -51,7 +53,7 @@ func Start() (*Env, error) {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		return nil, fmt.Errorf("KUBEBUILDER_ASSETS is not set: run the tests with `make test`, which builds kube-apiserver and etcd")
 	}
-	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapLevel())))
+	ctrl.SetLogger(zap.New(zap.WriteTo(logWriter()), zap.Level(zapLevel()), zap.StacktraceLevel(zapcore.PanicLevel)))
 	env := &envtest.Environment{
 		CRDDirectoryPaths:     []string{CRDDir()},
 		ErrorIfCRDPathMissing: true,
@@ -98,6 +100,7 @@ func Main(m *testing.M, env **Env) {
 	if err := e.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, "stopping envtest:", err)
 	}
+	reportLogs(code != 0)
 	os.Exit(code)
 }
 
@@ -120,6 +123,47 @@ func (e *Env) Namespace(t testing.TB, prefix string, labels map[string]string) s
 		}
 	})
 	return ns.Name
+}
+
+// logFile keeps eso's logs of a test binary's run out of the test output:
+// tests provoke errors on purpose, and their logs would bury a failure. A
+// failing run prints the file's tail and keeps it; ESO_TEST_DEBUG logs
+// everything to stderr instead.
+var logFile *os.File
+
+func logWriter() io.Writer {
+	if os.Getenv("ESO_TEST_DEBUG") != "" {
+		return os.Stderr
+	}
+	f, err := os.CreateTemp("", "eso-test-*.log")
+	if err != nil {
+		return os.Stderr
+	}
+	logFile = f
+	return f
+}
+
+// logTail is how many lines of eso's log a failing run prints.
+const logTail = 60
+
+func reportLogs(failed bool) {
+	if logFile == nil {
+		return
+	}
+	_ = logFile.Close()
+	if !failed {
+		_ = os.Remove(logFile.Name())
+		return
+	}
+	data, err := os.ReadFile(logFile.Name())
+	if err != nil {
+		return
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	fmt.Fprintf(os.Stderr, "eso's error log of this run: %s (%d lines; the last %d follow)\n", logFile.Name(), len(lines), min(logTail, len(lines)))
+	for _, l := range lines[max(0, len(lines)-logTail):] {
+		fmt.Fprintln(os.Stderr, l)
+	}
 }
 
 // zapLevel logs errors only, unless ESO_TEST_DEBUG is set.
