@@ -106,8 +106,14 @@ func remoteNamespace(cfg *provv1.Kubernetes, scope providers.Scope) (string, err
 
 type (
 	secretGetter func(ctx context.Context, namespace, name string) (*corev1.Secret, error)
-	secretLister func(ctx context.Context, namespace string, selector labels.Selector) ([]corev1.Secret, error)
+	// secretLister lists one page of at most listPageSize Secrets from
+	// continueToken on, and the token of the next page ("" after the last).
+	secretLister func(ctx context.Context, namespace string, selector labels.Selector, continueToken string) ([]corev1.Secret, string, error)
 )
+
+// listPageSize is how many Secrets a find holds at once: a namespace's
+// Secrets are read page by page, never all in one answer.
+const listPageSize = 100
 
 func readerGetter(r client.Reader) secretGetter {
 	return func(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
@@ -118,10 +124,11 @@ func readerGetter(r client.Reader) secretGetter {
 }
 
 func readerLister(r client.Reader) secretLister {
-	return func(ctx context.Context, namespace string, selector labels.Selector) ([]corev1.Secret, error) {
+	return func(ctx context.Context, namespace string, selector labels.Selector, continueToken string) ([]corev1.Secret, string, error) {
 		var list corev1.SecretList
-		err := r.List(ctx, &list, client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: selector})
-		return list.Items, err
+		err := r.List(ctx, &list, client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: selector},
+			client.Limit(listPageSize), client.Continue(continueToken))
+		return list.Items, list.Continue, err
 	}
 }
 
@@ -231,7 +238,9 @@ func orEmpty(m map[string]string) map[string]string {
 
 // GetAllSecrets implements providers.SecretsClient: the Secrets of the
 // namespace whose labels carry all find.tags and whose name matches
-// find.name, each as a JSON object of its keys. Secrets have no path.
+// find.name, each as a JSON object of its keys. Secrets have no path. The
+// namespace is its tenant's to fill, so Secrets are listed a page at a time
+// and the find stops at the providers.FindBudget bounds.
 func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind) (map[string][]byte, error) {
 	if find.Path != nil {
 		return nil, fmt.Errorf("%w: Kubernetes Secrets have no path (find.path)", providers.ErrNotSupported)
@@ -240,23 +249,38 @@ func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind
 	if err != nil {
 		return nil, err
 	}
-	list, err := c.list(ctx, c.namespace, labels.SelectorFromSet(find.Tags))
-	switch {
-	case apierrors.IsForbidden(err):
-		return nil, fmt.Errorf("%w: listing Secrets of %s is forbidden for this identity", providers.ErrOutOfScope, c.namespace)
-	case err != nil:
-		return nil, fmt.Errorf("listing Secrets of %s: %w", c.namespace, err)
-	}
+	selector := labels.SelectorFromSet(find.Tags)
+	var budget providers.FindBudget
 	out := map[string][]byte{}
-	for _, s := range list {
-		if !match(s.Name) {
-			continue
+	for token := ""; ; {
+		page, next, err := c.list(ctx, c.namespace, selector, token)
+		switch {
+		case apierrors.IsForbidden(err):
+			return nil, fmt.Errorf("%w: listing Secrets of %s is forbidden for this identity", providers.ErrOutOfScope, c.namespace)
+		case err != nil:
+			return nil, fmt.Errorf("listing Secrets of %s: %w", c.namespace, err)
 		}
-		if out[s.Name], err = dataJSON(s.Data); err != nil {
-			return nil, err
+		if err := budget.Listed(len(page)); err != nil {
+			return nil, fmt.Errorf("find in namespace %s: %w", c.namespace, err)
 		}
+		for _, s := range page {
+			if !match(s.Name) {
+				continue
+			}
+			v, err := dataJSON(s.Data)
+			if err != nil {
+				return nil, err
+			}
+			if err := budget.Result(v); err != nil {
+				return nil, fmt.Errorf("find in namespace %s: %w", c.namespace, err)
+			}
+			out[s.Name] = v
+		}
+		if next == "" {
+			return out, nil
+		}
+		token = next
 	}
-	return out, nil
 }
 
 // Capabilities implements providers.SecretsClient.

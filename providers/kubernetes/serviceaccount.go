@@ -47,16 +47,16 @@ func (r *serviceAccountReader) getSecret(ctx context.Context, namespace, name st
 	return c.Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
 }
 
-func (r *serviceAccountReader) listSecrets(ctx context.Context, namespace string, selector labels.Selector) ([]corev1.Secret, error) {
+func (r *serviceAccountReader) listSecrets(ctx context.Context, namespace string, selector labels.Selector, continueToken string) ([]corev1.Secret, string, error) {
 	c, err := r.clientset(ctx)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	list, err := c.Secrets(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
+	list, err := c.Secrets(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector.String(), Limit: listPageSize, Continue: continueToken})
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return list.Items, nil
+	return list.Items, list.Continue, nil
 }
 
 func (r *serviceAccountReader) clientset(ctx context.Context) (corev1client.CoreV1Interface, error) {
