@@ -68,11 +68,23 @@ type limitedTransport struct {
 
 func (t *limitedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.next.RoundTrip(req)
-	if err != nil || resp.Body == nil {
-		return resp, err
+	if err == nil {
+		LimitResponse(resp, t.max)
 	}
-	resp.Body = &limitedBody{body: resp.Body, left: t.max, max: t.max, host: req.URL.Host, announced: resp.ContentLength}
-	return resp, nil
+	return resp, err
+}
+
+// LimitResponse makes reading more than maxBytes of resp's body fail with
+// ErrTooLarge, for clients that take a Do function rather than a transport.
+func LimitResponse(resp *http.Response, maxBytes int64) {
+	if resp == nil || resp.Body == nil {
+		return
+	}
+	host := ""
+	if resp.Request != nil {
+		host = resp.Request.URL.Host
+	}
+	resp.Body = &limitedBody{body: resp.Body, left: maxBytes, max: maxBytes, host: host, announced: resp.ContentLength}
 }
 
 // CloseIdleConnections lets http.Client.CloseIdleConnections reach the

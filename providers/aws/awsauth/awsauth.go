@@ -36,7 +36,7 @@ func Config(ctx context.Context, deps providers.Deps, spec *provv1.AWSSpec, scop
 	// Only eso's own identity comes from its environment (variables, shared
 	// files, IRSA, instance role); a configuration with auth gets nothing of
 	// it, not even an endpoint override.
-	cfg := aws.Config{Region: spec.Region}
+	cfg := aws.Config{Region: spec.Region, HTTPClient: boundedHTTP{awshttp.NewBuildableClient()}}
 	stsClient := func(c aws.Config) *sts.Client { return newSTS(c, spec) }
 	switch {
 	case spec.Auth != nil && spec.Auth.JWT != nil && spec.Role == "":
@@ -50,6 +50,7 @@ func Config(ctx context.Context, deps providers.Deps, spec *provv1.AWSSpec, scop
 		if cfg, err = config.LoadDefaultConfig(ctx, config.WithRegion(spec.Region)); err != nil {
 			return aws.Config{}, fmt.Errorf("loading AWS configuration: %w", err)
 		}
+		cfg.HTTPClient = boundedHTTP{cfg.HTTPClient}
 	case spec.Auth.SecretRef != nil:
 		creds, err := staticCredentials(ctx, deps.APIReader, spec.Auth.SecretRef, scope.Namespace)
 		if err != nil {
@@ -75,6 +76,20 @@ func Config(ctx context.Context, deps providers.Deps, spec *provv1.AWSSpec, scop
 		}))
 	}
 	return cfg, nil
+}
+
+// boundedHTTP reads at most providers.MaxResponseBytes of any answer:
+// endpoint and stsEndpoint may name a server a tenant runs. It wraps the
+// SDK's own client, which the SDK configures further (a CA bundle from
+// eso's environment needs it).
+type boundedHTTP struct{ aws.HTTPClient }
+
+func (c boundedHTTP) Do(req *http.Request) (*http.Response, error) {
+	resp, err := c.HTTPClient.Do(req)
+	if err == nil {
+		providers.LimitResponse(resp, providers.MaxResponseBytes)
+	}
+	return resp, err
 }
 
 func audiences(a []string) []string {

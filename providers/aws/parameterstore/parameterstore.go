@@ -135,11 +135,15 @@ func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind
 		filters = append(filters, ssmtypes.ParameterStringFilter{Key: aws.String("tag:" + k), Values: []string{v}})
 	}
 	var names []string
+	var budget providers.FindBudget
 	pages := ssm.NewDescribeParametersPaginator(c.api, &ssm.DescribeParametersInput{ParameterFilters: filters})
 	for pages.HasMorePages() {
 		page, err := pages.NextPage(ctx)
 		if err != nil {
 			return nil, awsauth.APIError("listing parameters", err)
+		}
+		if err := budget.Listed(len(page.Parameters)); err != nil {
+			return nil, fmt.Errorf("find: %w", err)
 		}
 		for _, p := range page.Parameters {
 			name := aws.ToString(p.Name)
@@ -158,7 +162,11 @@ func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind
 			return nil, awsauth.APIError("reading found parameters", err)
 		}
 		for _, p := range res.Parameters {
-			out[strings.TrimPrefix(aws.ToString(p.Name), c.prefix)] = []byte(aws.ToString(p.Value))
+			value := []byte(aws.ToString(p.Value))
+			if err := budget.Result(value); err != nil {
+				return nil, fmt.Errorf("find: %w", err)
+			}
+			out[strings.TrimPrefix(aws.ToString(p.Name), c.prefix)] = value
 		}
 	}
 	return out, nil

@@ -137,11 +137,15 @@ func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind
 			smtypes.Filter{Key: smtypes.FilterNameStringTypeTagValue, Values: []string{v}})
 	}
 	var names []string
+	var budget providers.FindBudget
 	pages := sm.NewListSecretsPaginator(c.api, &sm.ListSecretsInput{Filters: filters})
 	for pages.HasMorePages() {
 		page, err := pages.NextPage(ctx)
 		if err != nil {
 			return nil, apiError("listing secrets", err)
+		}
+		if err := budget.Listed(len(page.SecretList)); err != nil {
+			return nil, fmt.Errorf("find: %w", err)
 		}
 		for _, s := range page.SecretList {
 			name := aws.ToString(s.Name)
@@ -166,7 +170,11 @@ func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind
 			return nil, fmt.Errorf("reading secret %q: %s", aws.ToString(e.SecretId), aws.ToString(e.ErrorCode))
 		}
 		for _, v := range res.SecretValues {
-			out[strings.TrimPrefix(aws.ToString(v.Name), c.prefix)] = valueOf(v.SecretString, v.SecretBinary)
+			value := valueOf(v.SecretString, v.SecretBinary)
+			if err := budget.Result(value); err != nil {
+				return nil, fmt.Errorf("find: %w", err)
+			}
+			out[strings.TrimPrefix(aws.ToString(v.Name), c.prefix)] = value
 		}
 	}
 	return out, nil
