@@ -18,6 +18,7 @@ import (
 	"github.com/googleapis/gax-go/v2"
 	"google.golang.org/api/iterator"
 	"google.golang.org/api/option"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -129,6 +130,9 @@ func (p *Provider) options(ctx context.Context, spec *provv1.GCPSecretManagerSpe
 	if creds != nil {
 		opts = append(opts, option.WithAuthCredentials(creds))
 	}
+	// The library lets a message be 2 GiB; endpoint may name a tenant's
+	// server. Applied after the library's own default, so this one holds.
+	opts = append(opts, option.WithGRPCDialOption(grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(providers.MaxResponseBytes))))
 	return append(opts, p.extraOptions...), creds, nil
 }
 
@@ -218,7 +222,10 @@ func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind
 	for _, k := range slices.Sorted(maps.Keys(find.Tags)) {
 		filters = append(filters, fmt.Sprintf("labels.%s=%s", k, find.Tags[k]))
 	}
-	it := c.api.ListSecrets(ctx, &smpb.ListSecretsRequest{Parent: c.parent, Filter: strings.Join(filters, " AND ")})
+	// Pages stay far below the message bound: a page of the server's
+	// default size (up to 25,000 secrets) would not.
+	it := c.api.ListSecrets(ctx, &smpb.ListSecretsRequest{Parent: c.parent, Filter: strings.Join(filters, " AND "), PageSize: listPageSize})
+	var budget providers.FindBudget
 	out := map[string][]byte{}
 	for {
 		s, err := it.Next()
@@ -227,6 +234,9 @@ func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind
 		}
 		if err != nil {
 			return nil, apiError(err, "listing secrets")
+		}
+		if err := budget.Listed(1); err != nil {
+			return nil, fmt.Errorf("find: %w", err)
 		}
 		name := s.Name[strings.LastIndex(s.Name, "/")+1:]
 		if !providers.HasTags(s.Labels, find.Tags) || (re != nil && !re.MatchString(name)) {
@@ -239,10 +249,16 @@ func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind
 		if err != nil {
 			return nil, err
 		}
+		if err := budget.Result(v); err != nil {
+			return nil, fmt.Errorf("find: %w", err)
+		}
 		out[name] = v
 	}
 	return out, nil
 }
+
+// listPageSize is how many secrets one ListSecrets page asks for.
+const listPageSize = 100
 
 func (c *Client) value(ctx context.Context, key, version string) ([]byte, error) {
 	if version == "" {
@@ -282,6 +298,12 @@ func apiError(err error, what string) error {
 		return fmt.Errorf("%w: %s: %s", providers.ErrAuthFailed, what, msg)
 	case codes.PermissionDenied:
 		return fmt.Errorf("%w: %s: %s", providers.ErrOutOfScope, what, msg)
+	case codes.ResourceExhausted:
+		// gRPC's own refusal of a message past MaxCallRecvMsgSize, not a quota.
+		if strings.HasPrefix(msg, "grpc: received message larger than max") {
+			return fmt.Errorf("%w: %s: the answer is larger than eso reads (%s)", providers.ErrTooLarge, what, providers.FormatBytes(providers.MaxResponseBytes))
+		}
+		return fmt.Errorf("%s: %w", what, err)
 	default:
 		return fmt.Errorf("%s: %w", what, err)
 	}
