@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"go.uber.org/fx"
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -102,6 +103,9 @@ func CacheOptions(cfg config.Config) cache.Options {
 	return opts
 }
 
+// readyWait bounds how long /readyz waits for the informer caches.
+const readyWait = time.Second
+
 // New builds the manager.
 func New(cfg config.Config, rc *rest.Config, scheme *runtime.Scheme) (ctrl.Manager, error) {
 	mgr, err := ctrl.NewManager(WithClientLimits(rc, cfg, "eso"), ctrl.Options{
@@ -126,7 +130,11 @@ func New(cfg config.Config, rc *rest.Config, scheme *runtime.Scheme) (ctrl.Manag
 			return nil, err
 		}
 		if err := mgr.AddReadyzCheck("informers", func(req *http.Request) error {
-			if !mgr.GetCache().WaitForCacheSync(req.Context()) {
+			// Answer at once: a probe must not hang on a cache that cannot
+			// sync (e.g. a kind eso may not list).
+			ctx, cancel := context.WithTimeout(req.Context(), readyWait)
+			defer cancel()
+			if !mgr.GetCache().WaitForCacheSync(ctx) {
 				return errors.New("informer caches not synced")
 			}
 			return nil

@@ -614,6 +614,9 @@ const (
 	ReasonTemplateError     = "TemplateError"
 	ReasonTargetMissing     = "TargetMissing"
 	ReasonUnsupportedStore  = "UnsupportedStore"
+	// ReasonInvalidSpec: the object holds a value eso cannot decode (stored
+	// before the schema refused it); eso does nothing else with it.
+	ReasonInvalidSpec = "InvalidSpec"
 )
 
 // +kubebuilder:object:root=true

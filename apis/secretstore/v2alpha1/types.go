@@ -210,6 +210,9 @@ const (
 	ReasonRemoteProviderNotEnabled = "RemoteProviderNotEnabled"
 	ReasonInvalidConditions        = "InvalidConditions"
 	ReasonValidationFailed         = "ValidationFailed"
+	// ReasonInvalidSpec: the store holds a value eso cannot decode (stored
+	// before the schema refused it).
+	ReasonInvalidSpec = "InvalidSpec"
 	// ReasonAuthenticationFailed: the provider refused the store's credentials.
 	ReasonAuthenticationFailed = "AuthenticationFailed"
 	// ReasonIncompatibleProvider: the provider process at

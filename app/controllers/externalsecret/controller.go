@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	"github.com/eso-dev/eso/apis/lenient"
 	"github.com/eso-dev/eso/app/generation"
 	"github.com/eso-dev/eso/app/grpcclient"
 	"github.com/eso-dev/eso/app/metrics"
@@ -80,6 +81,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 	before := es.Status.DeepCopy()
+	if err := lenient.Error(&es); err != nil {
+		return r.fail(ctx, &es, before, err)
+	}
 
 	srcs, ours, err := resolveSources(ctx, r.Resolver, &es)
 	if !ours {

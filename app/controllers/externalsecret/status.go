@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	"github.com/eso-dev/eso/apis/lenient"
 	"github.com/eso-dev/eso/app/grpcclient"
 	"github.com/eso-dev/eso/app/secrettemplate"
 	"github.com/eso-dev/eso/app/stores"
@@ -84,6 +85,8 @@ func setReady(es *esv1.ExternalSecret, status metav1.ConditionStatus, reason, ms
 // failureReason maps an error to the Ready condition's reason.
 func failureReason(err error) string {
 	switch {
+	case errors.Is(err, lenient.ErrUndecodable):
+		return esv1.ReasonInvalidSpec
 	case errors.Is(err, stores.ErrStoreNotFound):
 		return esv1.ReasonStoreNotFound
 	case errors.Is(err, stores.ErrStoreNotReady):
