@@ -4,6 +4,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // Bounds on what eso reads from a provider. A store may point at a server
@@ -129,6 +133,18 @@ func (b *limitedBody) Close() error { return b.body.Close() }
 
 func (b *limitedBody) tooLarge() error {
 	return fmt.Errorf("%w: the response from %s is larger than eso reads (%s)", ErrTooLarge, b.host, FormatBytes(b.max))
+}
+
+// TooLargeMessage is ErrTooLarge naming limit when err is gRPC refusing a
+// message past its size bound (ResourceExhausted, "received message larger
+// than max"), nil otherwise. Such a refusal is not an overload: retrying
+// brings the same message.
+func TooLargeMessage(err error, limit int64) error {
+	st, ok := status.FromError(err)
+	if !ok || st.Code() != codes.ResourceExhausted || !strings.HasPrefix(st.Message(), "grpc: received message larger than max") {
+		return nil
+	}
+	return fmt.Errorf("%w: a message is larger than eso exchanges with this endpoint (%s)", ErrTooLarge, FormatBytes(limit))
 }
 
 // FindBudget counts what one find has looked at and returned, so that a

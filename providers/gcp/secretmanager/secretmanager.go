@@ -298,13 +298,10 @@ func apiError(err error, what string) error {
 		return fmt.Errorf("%w: %s: %s", providers.ErrAuthFailed, what, msg)
 	case codes.PermissionDenied:
 		return fmt.Errorf("%w: %s: %s", providers.ErrOutOfScope, what, msg)
-	case codes.ResourceExhausted:
-		// gRPC's own refusal of a message past MaxCallRecvMsgSize, not a quota.
-		if strings.HasPrefix(msg, "grpc: received message larger than max") {
-			return fmt.Errorf("%w: %s: the answer is larger than eso reads (%s)", providers.ErrTooLarge, what, providers.FormatBytes(providers.MaxResponseBytes))
-		}
-		return fmt.Errorf("%s: %w", what, err)
 	default:
+		if tooLarge := providers.TooLargeMessage(err, providers.MaxResponseBytes); tooLarge != nil {
+			return fmt.Errorf("%s: %w", what, tooLarge)
+		}
 		return fmt.Errorf("%s: %w", what, err)
 	}
 }
