@@ -27,12 +27,16 @@ type clientEntry struct {
 }
 
 // Values returns the answer cache of key for fingerprint, made with cfg; a
-// new fingerprint starts an empty cache.
+// new fingerprint starts an empty cache, and the old one's bytes go back to
+// the shared budget.
 func (c *ClientCache) Values(key clientKey, fingerprint string, cfg *ssv2.CacheConfig) *valueCache {
 	e := c.lockedEntry(key)
 	defer e.mu.Unlock()
 	if e.values == nil || e.valuesFingerprint != fingerprint {
-		e.values, e.valuesFingerprint = newValueCache(cfg), fingerprint
+		if e.values != nil {
+			e.values.clear()
+		}
+		e.values, e.valuesFingerprint = newValueCache(cfg, c.budget), fingerprint
 	}
 	return e.values
 }
@@ -43,11 +47,13 @@ func (c *ClientCache) Values(key clientKey, fingerprint string, cfg *ssv2.CacheC
 type ClientCache struct {
 	mu      sync.Mutex
 	entries map[clientKey]*clientEntry
+	// budget bounds the bytes of all answer caches together.
+	budget *valueBudget
 }
 
 // NewClientCache returns an empty cache.
 func NewClientCache() *ClientCache {
-	return &ClientCache{entries: map[clientKey]*clientEntry{}}
+	return &ClientCache{entries: map[clientKey]*clientEntry{}, budget: newValueBudget(maxCacheBytesTotal)}
 }
 
 // Get returns the cached client of key if its fingerprint matches, else builds
@@ -139,6 +145,10 @@ func (c *ClientCache) forgetWhere(ctx context.Context, match func(clientKey) boo
 		if e.client != nil {
 			e.client.Retire(ctx)
 			e.client = nil
+		}
+		if e.values != nil {
+			e.values.clear()
+			e.values = nil
 		}
 		e.mu.Unlock()
 	}

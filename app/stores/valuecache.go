@@ -25,50 +25,88 @@ func cachesSecrets(p ssv2.CachingPolicy) bool {
 	return p == ssv2.CachingSecrets || p == ssv2.CachingAll
 }
 
-// valueCache is a bounded LRU of provider answers with a TTL. It belongs to
-// one store and scope, so one tenant's cache never grows past maxEntries.
+// Byte bounds of the answer caches, beside cacheConfig.maxEntries: a
+// store's answers may be large (a find returns up to providers.MaxFindBytes),
+// so entries alone would not bound memory.
+const (
+	// maxCacheBytesPerStore bounds one store and scope's cache.
+	maxCacheBytesPerStore = 8 << 20
+	// maxCacheBytesTotal bounds all caches together, however many stores
+	// tenants create.
+	maxCacheBytesTotal = 64 << 20
+	// entryOverhead is what an entry costs beside its key and value (list
+	// elements, map slot, struct), so that many tiny answers count too.
+	entryOverhead = 128
+)
+
+// valueBudget is the byte bound all answer caches share. Its LRU spans
+// every cache, so when the total is reached the answer used least recently
+// by any store goes first. Its lock guards the caches that use it.
+type valueBudget struct {
+	mu    sync.Mutex
+	max   int64
+	bytes int64
+	order *list.List // of *cacheEntry; front: most recently used
+}
+
+func newValueBudget(maxBytes int64) *valueBudget {
+	return &valueBudget{max: maxBytes, order: list.New()}
+}
+
+// valueCache is an LRU of provider answers with a TTL. It belongs to one
+// store and scope and holds at most maxEntries answers and maxBytes, within
+// the budget all caches share, so no tenant grows it without bound.
 type valueCache struct {
-	mu      sync.Mutex
-	ttl     time.Duration
-	max     int
-	now     func() time.Time
-	order   *list.List // front: most recently used
-	entries map[string]*list.Element
+	budget     *valueBudget
+	ttl        time.Duration
+	maxEntries int
+	maxBytes   int64
+	now        func() time.Time
+	// Guarded by budget.mu:
+	order   *list.List // of *cacheEntry; front: most recently used
+	entries map[string]*cacheEntry
+	bytes   int64
+	// retired: cleared for good; a sync still holding the cache adds nothing.
+	retired bool
 }
 
 type cacheEntry struct {
+	owner   *valueCache
 	key     string
 	value   any
+	size    int64
 	expires time.Time
+	local   *list.Element // in owner.order
+	global  *list.Element // in owner.budget.order
 }
 
-func newValueCache(cfg *ssv2.CacheConfig) *valueCache {
-	c := &valueCache{ttl: time.Minute, max: 100, now: time.Now, order: list.New(), entries: map[string]*list.Element{}}
+func newValueCache(cfg *ssv2.CacheConfig, budget *valueBudget) *valueCache {
+	c := &valueCache{budget: budget, ttl: time.Minute, maxEntries: 100, maxBytes: maxCacheBytesPerStore, now: time.Now,
+		order: list.New(), entries: map[string]*cacheEntry{}}
 	if cfg != nil {
 		if cfg.TTL.Duration > 0 {
 			c.ttl = cfg.TTL.Duration
 		}
 		if cfg.MaxEntries > 0 {
-			c.max = int(cfg.MaxEntries)
+			c.maxEntries = int(cfg.MaxEntries)
 		}
 	}
 	return c
 }
 
 func (c *valueCache) get(key string) (any, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	el, ok := c.entries[key]
+	c.budget.mu.Lock()
+	defer c.budget.mu.Unlock()
+	e, ok := c.entries[key]
 	if !ok {
 		return nil, false
 	}
-	e := el.Value.(*cacheEntry)
 	if c.now().After(e.expires) {
-		c.order.Remove(el)
-		delete(c.entries, key)
+		e.remove()
 		return nil, false
 	}
-	c.order.MoveToFront(el)
+	c.order.MoveToFront(e.local)
+	c.budget.order.MoveToFront(e.global)
 	return clone(e.value), true
 }
 
@@ -88,26 +126,72 @@ func clone(v any) any {
 	return v
 }
 
+// answerSize is what caching value under key costs.
+func answerSize(key string, value any) int64 {
+	size := int64(len(key) + entryOverhead)
+	switch t := value.(type) {
+	case []byte:
+		size += int64(len(t))
+	case map[string][]byte:
+		for k, b := range t {
+			size += int64(len(k)+len(b)) + entryOverhead
+		}
+	}
+	return size
+}
+
+// put caches value, then evicts least recently used answers until this
+// cache and the shared budget are within their bounds. An answer larger
+// than the cache's whole byte bound is not kept.
 func (c *valueCache) put(key string, value any) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if el, ok := c.entries[key]; ok {
-		el.Value = &cacheEntry{key: key, value: value, expires: c.now().Add(c.ttl)}
-		c.order.MoveToFront(el)
+	c.budget.mu.Lock()
+	defer c.budget.mu.Unlock()
+	if old, ok := c.entries[key]; ok {
+		old.remove()
+	}
+	size := answerSize(key, value)
+	if c.retired || size > c.maxBytes {
 		return
 	}
-	c.entries[key] = c.order.PushFront(&cacheEntry{key: key, value: value, expires: c.now().Add(c.ttl)})
-	for c.order.Len() > c.max {
-		oldest := c.order.Back()
-		c.order.Remove(oldest)
-		delete(c.entries, oldest.Value.(*cacheEntry).key)
+	e := &cacheEntry{owner: c, key: key, value: value, size: size, expires: c.now().Add(c.ttl)}
+	e.local = c.order.PushFront(e)
+	e.global = c.budget.order.PushFront(e)
+	c.entries[key] = e
+	c.bytes += size
+	c.budget.bytes += size
+	for len(c.entries) > c.maxEntries || c.bytes > c.maxBytes {
+		c.order.Back().Value.(*cacheEntry).remove()
+	}
+	for c.budget.bytes > c.budget.max {
+		c.budget.order.Back().Value.(*cacheEntry).remove()
 	}
 }
 
+// remove drops e from its cache and the budget. The caller holds budget.mu.
+func (e *cacheEntry) remove() {
+	c := e.owner
+	c.order.Remove(e.local)
+	c.budget.order.Remove(e.global)
+	delete(c.entries, e.key)
+	c.bytes -= e.size
+	c.budget.bytes -= e.size
+}
+
+// clear drops every answer, returning their bytes to the budget, and
+// retires the cache: it was replaced or its store forgotten.
+func (c *valueCache) clear() {
+	c.budget.mu.Lock()
+	defer c.budget.mu.Unlock()
+	for _, e := range c.entries {
+		e.remove()
+	}
+	c.retired = true
+}
+
 func (c *valueCache) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.order.Len()
+	c.budget.mu.Lock()
+	defer c.budget.mu.Unlock()
+	return len(c.entries)
 }
 
 // cachingClient serves successful answers from a valueCache; errors are never
