@@ -34,6 +34,9 @@ type Config struct {
 	Kubeconfig string
 	// MetricsAddr serves Prometheus metrics; "0" turns them off.
 	MetricsAddr string
+	// MetricsSecure serves them over HTTPS to callers the API server
+	// authenticates and authorizes (get on the /metrics non-resource URL).
+	MetricsSecure bool
 	// HealthAddr serves /healthz and /readyz; "0" turns them off.
 	HealthAddr string
 
@@ -121,6 +124,8 @@ func Parse(args []string, out io.Writer) (Config, error) {
 	fs.StringVar(&mode, "mode", string(cfg.Mode), "what to run: "+modeList())
 	fs.StringVar(&cfg.Kubeconfig, "kubeconfig", "", "path to a kubeconfig; empty uses $KUBECONFIG, in-cluster config, then ~/.kube/config")
 	fs.StringVar(&cfg.MetricsAddr, "metrics-bind-address", cfg.MetricsAddr, `address of the metrics endpoint; "0" turns it off`)
+	fs.BoolVar(&cfg.MetricsSecure, "metrics-secure", false,
+		"core mode: serve metrics over HTTPS only to callers the API server authenticates and authorizes for get on /metrics (TokenReview and SubjectAccessReview)")
 	fs.StringVar(&cfg.HealthAddr, "health-probe-bind-address", cfg.HealthAddr, `address of /healthz and /readyz; "0" turns them off`)
 	fs.BoolVar(&cfg.LeaderElect, "leader-elect", cfg.LeaderElect, "elect a leader so only one replica reconciles")
 	fs.StringVar(&cfg.LeaderElectionID, "leader-election-id", cfg.LeaderElectionID, "name of the leader election Lease")

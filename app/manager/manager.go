@@ -103,6 +103,18 @@ func CacheOptions(cfg config.Config) cache.Options {
 	return opts
 }
 
+// MetricsOptions serves metrics on cfg.MetricsAddr; with --metrics-secure
+// over HTTPS (a self-signed certificate) and only to callers the API server
+// authenticates and authorizes, as a scrape of a shared cluster should be.
+func MetricsOptions(cfg config.Config) metricsserver.Options {
+	opts := metricsserver.Options{BindAddress: cfg.MetricsAddr}
+	if cfg.MetricsSecure {
+		opts.SecureServing = true
+		opts.FilterProvider = authorizeMetrics
+	}
+	return opts
+}
+
 // readyWait bounds how long /readyz waits for the informer caches.
 const readyWait = time.Second
 
@@ -111,7 +123,7 @@ func New(cfg config.Config, rc *rest.Config, scheme *runtime.Scheme) (ctrl.Manag
 	mgr, err := ctrl.NewManager(WithClientLimits(rc, cfg, "eso"), ctrl.Options{
 		Scheme:                        scheme,
 		Cache:                         CacheOptions(cfg),
-		Metrics:                       metricsserver.Options{BindAddress: cfg.MetricsAddr},
+		Metrics:                       MetricsOptions(cfg),
 		HealthProbeBindAddress:        cfg.HealthAddr,
 		LeaderElection:                cfg.LeaderElect,
 		LeaderElectionID:              cfg.LeaderElectionID,
