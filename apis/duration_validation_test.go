@@ -1,9 +1,12 @@
 package apis_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // TestDurationsAreValidatedByTheAPIServer applies every duration field of
@@ -125,5 +128,33 @@ spec:
   providerRef: {kind: Password, name: p}
   garbageCollectionDeadline: banana`); err == nil {
 		t.Error("a GeneratorState with garbageCollectionDeadline: banana was accepted")
+	}
+}
+
+// TestCredentialSecretTypesRefusedOnUpdate: the rule against templates of
+// Secret types Kubernetes fills with credentials holds when an existing
+// ExternalSecret is changed, not only when one is created.
+func TestCredentialSecretTypesRefusedOnUpdate(t *testing.T) {
+	ns := env.Namespace(t, "credential-types", nil)
+	obj, err := apply(t, ns, `
+apiVersion: external-secrets.io/v1
+kind: ExternalSecret
+metadata: {name: app}
+spec:
+  secretStoreRef: {name: s}
+  target: {template: {type: Opaque}}
+  data: [{secretKey: a, remoteRef: {key: k}}]`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, typ := range []string{"kubernetes.io/service-account-token", "bootstrap.kubernetes.io/token"} {
+		changed := obj.DeepCopy()
+		if err := unstructured.SetNestedField(changed.Object, typ, "spec", "target", "template", "type"); err != nil {
+			t.Fatal(err)
+		}
+		err := env.Client.Update(context.Background(), changed)
+		if err == nil || !strings.Contains(err.Error(), "fills with credentials") {
+			t.Errorf("changing the template type to %s: %v, want a refusal", typ, err)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package externalsecret
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -21,6 +22,7 @@ import (
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/refresh"
 	"github.com/eso-dev/eso/app/registry"
+	"github.com/eso-dev/eso/app/secrettemplate"
 	"github.com/eso-dev/eso/app/stores"
 	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/fake"
@@ -594,6 +596,23 @@ func TestNoMergeIntoCredentialSecrets(t *testing.T) {
 	target := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "app"}, Type: corev1.SecretTypeServiceAccountToken}
 	if err := checkTarget(es, target); err == nil || !strings.Contains(err.Error(), "fills with credentials") {
 		t.Errorf("checkTarget = %v", err)
+	}
+}
+
+// TestNeverWritesCredentialSecretTypes: whatever the schema let through
+// (an object stored before its rule), eso writes no Secret of a type
+// Kubernetes would fill with a ServiceAccount's token, on create or update.
+func TestNeverWritesCredentialSecretTypes(t *testing.T) {
+	r := &Reconciler{} // refused before any API call
+	for _, typ := range []corev1.SecretType{corev1.SecretTypeServiceAccountToken, corev1.SecretTypeBootstrapToken} {
+		for _, target := range []*corev1.Secret{nil, {ObjectMeta: metav1.ObjectMeta{Name: "app"}, Type: corev1.SecretTypeOpaque}} {
+			es := externalSecret("ns")
+			wrote, err := r.writeTarget(context.Background(), es, target, &secrettemplate.Result{Type: typ,
+				Annotations: map[string]string{corev1.ServiceAccountNameKey: "admin"}})
+			if wrote || !errors.Is(err, errCredentialType) || retryable(err) {
+				t.Errorf("type %s, existing target %v: wrote %v, %v (retryable %v)", typ, target != nil, wrote, err, retryable(err))
+			}
+		}
 	}
 }
 

@@ -113,6 +113,10 @@ func withoutValues(err error) error {
 	return fmt.Errorf("%w: %s", errInvalidTarget, strings.Join(causes, "; "))
 }
 
+// errCredentialType: eso was asked to write a Secret type Kubernetes fills
+// with credentials. Retrying asks the same.
+var errCredentialType = fmt.Errorf("%w: credential Secret type", errInvalidTarget)
+
 // credentialTypes are Secret types Kubernetes fills with credentials of its own.
 var credentialTypes = map[corev1.SecretType]bool{
 	corev1.SecretTypeServiceAccountToken: true,
@@ -138,6 +142,13 @@ func (r *Reconciler) writeTarget(ctx context.Context, es *esv1.ExternalSecret, t
 		return false, nil
 	}
 
+	if credentialTypes[out.Type] {
+		// The schema refuses such a template; this holds for objects stored
+		// before it did. Kubernetes would fill the Secret with a long-lived
+		// token of whatever ServiceAccount its annotation names.
+		return false, fmt.Errorf("%w: the template asks for type %s, which Kubernetes fills with credentials; eso never writes one",
+			errCredentialType, out.Type)
+	}
 	desired := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: es.Namespace, Name: es.TargetName()}, Type: out.Type}
 	if target != nil {
 		desired = target.DeepCopy()
