@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // Property returns one field of a JSON object value. The property is first
@@ -87,6 +88,15 @@ func encodeField(v any) ([]byte, error) {
 // field property set to value (as a string), for pushing one property of a
 // structured secret.
 func SetProperty(current []byte, property string, value []byte) ([]byte, error) {
+	// JSON holds text: encoding would turn bytes that are not UTF-8 into
+	// U+FFFD, writing another property name, or a value other than the one
+	// pushed, without a word.
+	if !utf8.ValidString(property) {
+		return nil, fmt.Errorf("%w: property name %q is not UTF-8 text", ErrInvalidConfig, property)
+	}
+	if !utf8.Valid(value) {
+		return nil, fmt.Errorf("%w: the value for property %q is not UTF-8 text, so a JSON field cannot hold it", ErrInvalidConfig, property)
+	}
 	obj := map[string]any{}
 	if len(bytes.TrimSpace(current)) > 0 {
 		decoded, err := DecodeObject(current)

@@ -55,3 +55,23 @@ func TestDeletePropertyThatIsNotThere(t *testing.T) {
 		t.Fatalf("DeleteProperty = %s, %v, %v", rest, empty, err)
 	}
 }
+
+// TestSetPropertyKeepsBytes: JSON would turn bytes that are not UTF-8 into
+// U+FFFD, so a pushed property (name or value) that is not text is refused
+// instead of written as something else.
+func TestSetPropertyKeepsBytes(t *testing.T) {
+	for _, tc := range []struct {
+		property string
+		value    []byte
+	}{
+		{"\xfa", []byte("v")},
+		{"key", []byte{0xff, 0x00, 0x01}},
+	} {
+		if out, err := SetProperty([]byte(`{"a":"b"}`), tc.property, tc.value); !errors.Is(err, ErrInvalidConfig) {
+			t.Errorf("SetProperty(%q, %q) = %q, %v; want ErrInvalidConfig", tc.property, tc.value, out, err)
+		}
+	}
+	if out, err := SetProperty(nil, "ключ", []byte("значение")); err != nil || string(out) != `{"ключ":"значение"}` {
+		t.Errorf("UTF-8 text: %s, %v", out, err)
+	}
+}
