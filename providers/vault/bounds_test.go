@@ -42,17 +42,7 @@ func oversizedVault(t *testing.T) (url string, endlessDone <-chan struct{}) {
 			_, _ = w.Write([]byte(kv(providers.MaxResponseBytes)))
 		case "/v1/secret/data/endless":
 			defer once.Do(func() { close(done) })
-			_, _ = w.Write([]byte(`{"data":{"data":{"v":"`))
-			// 32 times the bound, then silence: the body never ends, and a
-			// client without the bound would hold all of it while it waits.
-			chunk := []byte(strings.Repeat("x", 4096))
-			for range 32 * providers.MaxResponseBytes / len(chunk) {
-				if _, err := w.Write(chunk); err != nil {
-					return
-				}
-				w.(http.Flusher).Flush()
-			}
-			<-r.Context().Done()
+			vaulttest.WriteEndlessSecret(w, r)
 		default:
 			http.NotFound(w, r)
 		}

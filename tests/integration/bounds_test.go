@@ -19,6 +19,7 @@ import (
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/vault/vaulttest"
 )
 
 // untouched checks, for a while eso keeps refreshing, that the Secret is
@@ -59,16 +60,7 @@ func TestOversizedVaultAnswer(t *testing.T) {
 		case r.URL.Path == "/v1/secret/data/app/db" && !endless.Load():
 			_, _ = w.Write([]byte(`{"data":{"data":{"password":"pw"},"metadata":{"version":1}}}`))
 		case r.URL.Path == "/v1/secret/data/app/db":
-			_, _ = w.Write([]byte(`{"data":{"data":{"password":"`))
-			// 32 times the bound, then silence: the body does not end.
-			chunk := []byte(strings.Repeat("x", 4096))
-			for range 32 * providers.MaxResponseBytes / len(chunk) {
-				if _, err := w.Write(chunk); err != nil {
-					return
-				}
-				w.(http.Flusher).Flush()
-			}
-			<-r.Context().Done()
+			vaulttest.WriteEndlessSecret(w, r)
 		default:
 			http.NotFound(w, r)
 		}
