@@ -54,6 +54,18 @@ test: envtest vault verify moto ## Run unit and integration tests with -race aga
 bench: build envtest ## Benchmark bin/eso as its own process: sync time, RSS, CPU, steady-state writes (BENCH_FLAGS="-namespaces 10"; -h lists flags).
 	GO=$(GO) KUBEBUILDER_ASSETS=$(ENVTEST_DIR) $(GO) run ./tests/bench -eso $(BIN) $(BENCH_FLAGS)
 
+FUZZTIME ?= 60s
+
+.PHONY: fuzz
+fuzz: envtest ## Run every Go fuzz target for FUZZTIME each (FUZZTIME=10m); make test runs their seed corpora.
+	@for file in $$(git grep -l '^func Fuzz' -- '*_test.go'); do \
+		pkg=./$$(dirname $$file); \
+		for target in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$file); do \
+			echo "== $$pkg $$target ($(FUZZTIME))"; \
+			KUBEBUILDER_ASSETS=$(ENVTEST_DIR) $(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+		done; \
+	done
+
 ##@ Development
 
 .PHONY: build

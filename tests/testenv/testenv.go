@@ -6,6 +6,7 @@ package testenv
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -89,7 +90,12 @@ func Start() (*Env, error) {
 func (e *Env) Stop() error { return e.env.Stop() }
 
 // Main is a TestMain body: it starts the control plane, runs the tests, stops it.
+// A fuzzing run (go test -fuzz) starts no control plane: fuzz targets need
+// none, and every fuzz worker process runs Main.
 func Main(m *testing.M, env **Env) {
+	if fuzzing() {
+		os.Exit(m.Run())
+	}
 	e, err := Start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -102,6 +108,14 @@ func Main(m *testing.M, env **Env) {
 	}
 	reportLogs(code != 0)
 	os.Exit(code)
+}
+
+func fuzzing() bool {
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	fuzz, worker := flag.Lookup("test.fuzz"), flag.Lookup("test.fuzzworker")
+	return (fuzz != nil && fuzz.Value.String() != "") || (worker != nil && worker.Value.String() == "true")
 }
 
 // Namespace creates a namespace with a unique name and the given labels.
