@@ -77,10 +77,11 @@ sizes: ## Print binary size and linked module count for each build-tag selection
 	build/sizes.sh
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) protoc-tools ## Regenerate deepcopy code and CRDs from apis/, and the gRPC code from apis/proto.
+generate: $(CONTROLLER_GEN) protoc-tools ## Regenerate deepcopy code and CRDs from apis/, eso's ClusterRole from app/manager/rbac.go, and the gRPC code from apis/proto.
 	$(CONTROLLER_GEN) object paths=./apis/...
 	rm -f apis/crds/*.yaml
 	$(CONTROLLER_GEN) crd:maxDescLen=512 paths=./apis/... output:crd:artifacts:config=apis/crds
+	$(CONTROLLER_GEN) rbac:roleName=eso-core paths=./app/manager/... output:rbac:dir=build/rbac
 	protoc --plugin=protoc-gen-go=$(PROTOC_GEN_GO) --plugin=protoc-gen-go-grpc=$(PROTOC_GEN_GO_GRPC) \
 		--go_out=. --go_opt=paths=source_relative --go-grpc_out=. --go-grpc_opt=paths=source_relative $(PROTOS)
 
@@ -98,9 +99,9 @@ $(PROTOC_GEN_GO_GRPC):
 
 .PHONY: verify
 verify: generate ## Fail when generated code is stale, code is not gofmt-clean, go vet complains or go.mod is not tidy.
-	@if [ -n "$$(git status --porcelain -- apis)" ]; then \
-		echo "generated code in apis/ is stale: run 'make generate' and commit the result"; \
-		git status --porcelain -- apis; git diff --stat -- apis; exit 1; fi
+	@if [ -n "$$(git status --porcelain -- apis build/rbac)" ]; then \
+		echo "generated code in apis/ or build/rbac is stale: run 'make generate' and commit the result"; \
+		git status --porcelain -- apis build/rbac; git diff --stat -- apis build/rbac; exit 1; fi
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then \
 		echo "gofmt needed on: $$unformatted"; exit 1; fi
 	$(GO) vet ./...

@@ -86,6 +86,17 @@ func Start() (*Env, error) {
 	return &Env{env: env, Config: cfg, Client: c}, nil
 }
 
+// UserConfig is a client configuration for a new user of the control plane,
+// authenticated by a client certificate, who may do only what RBAC grants.
+func (e *Env) UserConfig(t testing.TB, name string) *rest.Config {
+	t.Helper()
+	user, err := e.env.AddUser(envtest.User{Name: name}, nil)
+	if err != nil {
+		t.Fatalf("adding user %s: %v", name, err)
+	}
+	return user.Config()
+}
+
 // Stop stops the control plane.
 func (e *Env) Stop() error { return e.env.Stop() }
 

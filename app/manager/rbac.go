@@ -1,0 +1,40 @@
+package manager
+
+// The permissions eso core needs, one rule per reason: `make generate` turns
+// these markers into build/rbac/role.yaml, the ClusterRole an install binds
+// eso's ServiceAccount to (tests/integration runs eso under it). Nothing
+// here is a wildcard, nothing lets eso grant, escalate or impersonate, and
+// nothing touches webhooks or CRDs.
+
+// Its own kinds: ExternalSecrets are also written by ClusterExternalSecrets;
+// GeneratorStates are created, marked and deleted by rotations.
+// +kubebuilder:rbac:groups=external-secrets.io,resources=externalsecrets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=external-secrets.io,resources=clusterexternalsecrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=external-secrets.io,resources=externalsecrets/status;clusterexternalsecrets/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=secretstore.external-secrets.io,resources=secretstores;clustersecretstores,verbs=get;list;watch
+// +kubebuilder:rbac:groups=secretstore.external-secrets.io,resources=secretstores/status;clustersecretstores/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=generator.external-secrets.io,resources=generators;clustergenerators,verbs=get;list;watch
+// +kubebuilder:rbac:groups=generator.external-secrets.io,resources=generators/status;clustergenerators/status;generatorstates/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=generator.external-secrets.io,resources=generatorstates,verbs=get;list;watch;create;update;patch;delete
+
+// Provider and generator configurations are read, never written.
+// +kubebuilder:rbac:groups=provider.secretstore.external-secrets.io,resources=awssecretmanagers;awsparameterstores;gcpsecretmanagers;vaults;kubernetes;fakes,verbs=get;list;watch
+// +kubebuilder:rbac:groups=provider.generator.external-secrets.io,resources=passwords;uuids;vaultdynamicsecrets;ecrauthorizationtokens;stssessiontokens;gcraccesstokens,verbs=get;list;watch
+
+// Target Secrets in every namespace (the cache watches only those labelled
+// as eso's), credential and template Secrets read by name, the key that
+// signs GeneratorStates. There is no deletecollection.
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch;delete
+// templateFrom and Vault caProvider ConfigMaps, read by name.
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get
+// ServiceAccount-based provider auth and GCP workload identity.
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get
+// +kubebuilder:rbac:groups="",resources=serviceaccounts/token,verbs=create
+// Cluster kinds' namespace conditions; clients of deleted namespaces are dropped.
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
+// +kubebuilder:rbac:groups="";events.k8s.io,resources=events,verbs=create;patch
+// Leader election.
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update
+// --metrics-secure: who may scrape.
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
