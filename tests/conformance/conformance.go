@@ -12,6 +12,7 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
@@ -108,6 +109,22 @@ func Run(t *testing.T, s Subject) {
 			t.Fatalf("err = %v, want ErrPropertyNotFound", err)
 		}
 	})
+	t.Run("errors never carry values", func(t *testing.T) {
+		// Each of these fails after the provider has read conf-db; the
+		// error may name keys and properties, never what it read.
+		for _, ref := range []esv1.ExternalSecretDataRemoteRef{
+			{Key: db, Property: "nope"},
+			{Key: db, Property: "password.deeper"},
+			{Key: db, Property: "user.password"},
+			{Key: db, Version: "no-such-version"},
+		} {
+			if got, err := c.GetSecret(ctx, ref); err != nil {
+				noValueIn(t, err, dbFields["password"])
+			} else if ref.Version == "" {
+				t.Errorf("GetSecret(%+v) = %q, want an error", ref, got)
+			}
+		}
+	})
 	t.Run("GetAllSecrets by name", func(t *testing.T) {
 		got, err := c.GetAllSecrets(ctx, esv1.ExternalSecretFind{Name: &esv1.FindName{RegExp: "conf-find-"}})
 		if err != nil {
@@ -171,9 +188,12 @@ func Run(t *testing.T, s Subject) {
 		}
 	})
 	t.Run("never touches a secret eso did not create", func(t *testing.T) {
-		if err := w.PushSecret(ctx, providers.PushRequest{RemoteKey: foreign, Value: []byte(`{"owner":"eso"}`)}); !errors.Is(err, providers.ErrNotManaged) {
+		pushed := `{"owner":"pushed-c4n4ry-value"}`
+		err := w.PushSecret(ctx, providers.PushRequest{RemoteKey: foreign, Value: []byte(pushed)})
+		if !errors.Is(err, providers.ErrNotManaged) {
 			t.Fatalf("push over a foreign secret: %v, want ErrNotManaged", err)
 		}
+		noValueIn(t, err, "pushed-c4n4ry-value", "someone-else")
 		if err := w.DeleteSecret(ctx, foreign, ""); !errors.Is(err, providers.ErrNotManaged) {
 			t.Fatalf("delete of a foreign secret: %v, want ErrNotManaged", err)
 		}
@@ -196,5 +216,16 @@ func refusedWrites(t *testing.T, w providers.Writer, key string) {
 	}
 	if _, err := w.SecretExists(ctx, key); !errors.Is(err, providers.ErrNotSupported) {
 		t.Errorf("SecretExists on a ReadOnly client: %v, want ErrNotSupported", err)
+	}
+}
+
+// noValueIn fails t when err's message holds any of values: errors end up
+// in conditions, events and logs, which more people read than the secret.
+func noValueIn(t *testing.T, err error, values ...string) {
+	t.Helper()
+	for _, v := range values {
+		if strings.Contains(err.Error(), v) {
+			t.Errorf("error %q holds a secret value", err)
+		}
 	}
 }
