@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	"go.uber.org/fx"
 	"google.golang.org/grpc/codes"
 	corev1 "k8s.io/api/core/v1"
@@ -69,7 +68,7 @@ func providerProcess(t *testing.T) *grpcserver.Server {
 	}
 	deps := providers.Deps{Client: env.Client, APIReader: env.Client}
 	s, err := grpcserver.New(grpcserver.Options{Providers: registry.NewProviders(catalog, deps),
-		Generators: registry.NewGenerators(genCatalog, deps), ConfigReader: env.Client, Log: logr.Discard()})
+		Generators: registry.NewGenerators(genCatalog, deps), ConfigReader: env.Client, Log: ctrl.Log.WithName("provider-process")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	uberzap "go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -54,7 +55,8 @@ func Start() (*Env, error) {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		return nil, fmt.Errorf("KUBEBUILDER_ASSETS is not set: run the tests with `make test`, which builds kube-apiserver and etcd")
 	}
-	ctrl.SetLogger(zap.New(zap.WriteTo(logWriter()), zap.Level(zapLevel()), zap.StacktraceLevel(zapcore.PanicLevel)))
+	logLevel.SetLevel(zapLevel())
+	ctrl.SetLogger(zap.New(zap.WriteTo(logWriter()), zap.Level(logLevel), zap.StacktraceLevel(zapcore.PanicLevel)))
 	env := &envtest.Environment{
 		CRDDirectoryPaths:     []string{CRDDir()},
 		ErrorIfCRDPathMissing: true,
@@ -188,6 +190,38 @@ func reportLogs(failed bool) {
 	fmt.Fprintf(os.Stderr, "eso's error log of this run: %s (%d lines; the last %d follow)\n", logFile.Name(), len(lines), min(logTail, len(lines)))
 	for _, l := range lines[max(0, len(lines)-logTail):] {
 		fmt.Fprintln(os.Stderr, l)
+	}
+}
+
+// logLevel is the level eso logs at in tests, lowered by CaptureLogs.
+var logLevel = uberzap.NewAtomicLevel()
+
+// CaptureLogs makes eso log everything, every V level included, until the
+// test ends, and returns what eso has logged since the call: for tests that
+// check what logs must never hold. It skips the test when ESO_TEST_DEBUG
+// sends the logs to stderr instead of a file.
+func CaptureLogs(t testing.TB) (logged func() string) {
+	t.Helper()
+	if logFile == nil {
+		t.Skip("eso's logs go to stderr (ESO_TEST_DEBUG); this test reads them from their file")
+	}
+	start, err := logFile.Seek(0, io.SeekEnd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := logLevel.Level()
+	logLevel.SetLevel(zapcore.Level(-127))
+	t.Cleanup(func() { logLevel.SetLevel(before) })
+	return func() string {
+		t.Helper()
+		if err := logFile.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(logFile.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data[min(int(start), len(data)):])
 	}
 }
 
