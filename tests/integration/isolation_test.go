@@ -11,6 +11,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
@@ -134,5 +135,57 @@ func TestCAProviderStaysInItsNamespace(t *testing.T) {
 	)
 	for _, name := range []string{"via-configmap", "via-secret"} {
 		waitSecretData(t, tenant, name, map[string]string{"pw": "pw"})
+	}
+}
+
+// TestTemplateSourcesStayInTheirNamespace: templateFrom reads ConfigMaps and
+// Secrets of the ExternalSecret's own namespace only (upstream's
+// CVE-2026-22822 let a template read another namespace's Secrets): the
+// references have no namespace, one set anyway is dropped by the API
+// server, and a source that exists only in another namespace is not found.
+func TestTemplateSourcesStayInTheirNamespace(t *testing.T) {
+	ctx := context.Background()
+	runEso(t, testConfig())
+	tenant := env.Namespace(t, "tpl-tenant", nil)
+	victim := env.Namespace(t, "tpl-victim", nil)
+	create(t,
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: victim, Name: "tpl"}, Data: map[string]string{"leak": "victim-template"}},
+		plainSecret(victim, "tpl", map[string]string{"leak": "victim-template"}),
+		fakeConfig(tenant, "fake", map[string]string{"k": "v"}),
+		secretStore(tenant, "fake", storeSpec("Fake", "fake", "")),
+	)
+	for _, kind := range []string{"configMap", "secret"} {
+		es := externalSecret(tenant, "via-"+strings.ToLower(kind), "SecretStore", "fake", map[string]esv1.ExternalSecretDataRemoteRef{"k": ref("k", "")})
+		obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(es)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := &unstructured.Unstructured{Object: obj}
+		u.SetAPIVersion(esv1.GroupVersion.String())
+		u.SetKind("ExternalSecret")
+		source := map[string]any{"name": "tpl", "namespace": victim, "items": []any{map[string]any{"key": "leak"}}}
+		if err := unstructured.SetNestedSlice(u.Object, []any{map[string]any{kind: source}}, "spec", "target", "template", "templateFrom"); err != nil {
+			t.Fatal(err)
+		}
+		create(t, u)
+		if raw, _, _ := unstructured.NestedSlice(u.Object, "spec", "target", "template", "templateFrom"); len(raw) != 1 || raw[0].(map[string]any)[kind].(map[string]any)["namespace"] != nil {
+			t.Errorf("the API server kept templateFrom %v", raw)
+		}
+		msg := ""
+		eventually(t, es.Name+" refused", func() error {
+			if err := env.Client.Get(ctx, client.ObjectKeyFromObject(es), es); err != nil {
+				return err
+			}
+			for _, c := range es.Status.Conditions {
+				if c.Type == esv1.ConditionReady && c.Status == metav1.ConditionFalse && strings.Contains(c.Message, "tpl") {
+					msg = c.Message
+					return nil
+				}
+			}
+			return fmt.Errorf("conditions %+v, want Ready=False naming the missing template source", es.Status.Conditions)
+		})
+		if strings.Contains(msg, victim) || strings.Contains(msg, "victim-template") || secretExists(t, tenant, es.Name) {
+			t.Errorf("%s: the template reached another namespace: %q", es.Name, msg)
+		}
 	}
 }
