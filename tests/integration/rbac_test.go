@@ -2,11 +2,15 @@ package integration
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -111,4 +115,64 @@ func TestEsoRunsUnderItsRole(t *testing.T) {
 	waitSecretData(t, ns, "via-fake", map[string]string{"a": "from-fake"})
 	waitSecretData(t, ns, "via-kube", map[string]string{"a": "from-kubernetes"})
 	waitSecretData(t, ns, "via-cluster", map[string]string{"a": "from-cluster-store"})
+}
+
+// TestNotReadyWhileACacheCannotSync runs eso under its role minus list and
+// watch of ExternalSecrets, as an API server that refuses one resource:
+// /readyz answers not ready, at once and for as long as that lasts, while
+// /healthz stays up; once the permission is granted eso becomes ready and
+// syncs without a restart.
+func TestNotReadyWhileACacheCannotSync(t *testing.T) {
+	ctx := context.Background()
+	full := coreRole(t)
+	role := full.DeepCopy()
+	role.Name = "eso-core-refused-one-kind"
+	for i, rule := range role.Rules {
+		if slices.Contains(rule.Resources, "externalsecrets") {
+			role.Rules[i].Verbs = slices.DeleteFunc(slices.Clone(rule.Verbs), func(v string) bool { return v == "list" || v == "watch" })
+		}
+	}
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "eso-refused"}}}
+	create(t, role, binding)
+	t.Cleanup(func() { _ = env.Client.Delete(ctx, binding); _ = env.Client.Delete(ctx, role) })
+
+	cfg := testConfig()
+	cfg.HealthAddr = freeAddr(t)
+	testeso.Run(t, env.UserConfig(t, "eso-refused"), cfg)
+	probe := func(path string) error {
+		client := http.Client{Timeout: 3 * time.Second}
+		resp, err := client.Get("http://" + cfg.HealthAddr + path)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("%s answered %s", path, resp.Status)
+		}
+		return nil
+	}
+	eventually(t, "/healthz up", func() error { return probe("/healthz") })
+	consistently(t, 3*time.Second, "/readyz not ready", func() error {
+		start := time.Now()
+		err := probe("/readyz")
+		if elapsed := time.Since(start); elapsed > 2*time.Second {
+			return fmt.Errorf("/readyz took %s to answer", elapsed)
+		}
+		if err == nil {
+			return errors.New("/readyz is ready while ExternalSecrets cannot be listed")
+		}
+		return nil
+	})
+
+	ns := env.Namespace(t, "refused", nil)
+	create(t, fakeConfig(ns, "values", map[string]string{"k": "v"}), secretStore(ns, "fake", storeSpec("Fake", "values", "")),
+		externalSecret(ns, "app", "SecretStore", "fake", map[string]esv1.ExternalSecretDataRemoteRef{"k": ref("k", "")}))
+	role.Rules = full.Rules
+	if err := env.Client.Update(ctx, role); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "/readyz ready once ExternalSecrets can be listed", func() error { return probe("/readyz") })
+	waitSecretData(t, ns, "app", map[string]string{"k": "v"})
 }
