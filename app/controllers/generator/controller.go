@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	genv2 "github.com/eso-dev/eso/apis/generator/v2alpha1"
+	"github.com/eso-dev/eso/apis/lenient"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/config"
 	"github.com/eso-dev/eso/app/generation"
@@ -128,6 +129,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // transient is set when the check could not finish.
 func (r *Reconciler) check(ctx context.Context, g *generatorObject) (reason, message string, transient error) {
 	switch {
+	case lenient.Error(g.obj) != nil:
+		// Nothing of its spec arrived: report that, validate nothing.
+		return ssv2.ReasonInvalidSpec, lenient.Error(g.obj).Error(), nil
 	case g.crossNSErr != nil:
 		return ssv2.ReasonCrossNamespaceRefused, g.crossNSErr.Error(), nil
 	case g.condsErr != nil:
