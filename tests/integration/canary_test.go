@@ -27,7 +27,7 @@ import (
 // property of a value that is no JSON object, a path into a string, a
 // decoding, template functions over the value). Then neither the
 // ExternalSecrets' and stores' status, nor any event, nor anything eso or
-// the provider process logged at any level holds the canary, raw or in
+// the provider process logged at --log-level=debug holds the canary, raw or in
 // base64. The provider errors themselves are held to the same rule by the
 // conformance suite, for every provider and both paths.
 func TestValuesNeverReachStatusEventsOrLogs(t *testing.T) {

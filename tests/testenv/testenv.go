@@ -196,10 +196,12 @@ func reportLogs(failed bool) {
 // logLevel is the level eso logs at in tests, lowered by CaptureLogs.
 var logLevel = uberzap.NewAtomicLevel()
 
-// CaptureLogs makes eso log everything, every V level included, until the
-// test ends, and returns what eso has logged since the call: for tests that
-// check what logs must never hold. It skips the test when ESO_TEST_DEBUG
-// sends the logs to stderr instead of a file.
+// CaptureLogs makes eso log as much as an operator can make it log
+// (--log-level=debug) until the test ends, and returns what eso has logged
+// since the call: for tests that check what logs must never hold. It skips
+// the test when ESO_TEST_DEBUG sends the logs to stderr instead of a file.
+// (Deeper V levels, which eso cannot be set to, include client-go's
+// request and response bodies.)
 func CaptureLogs(t testing.TB) (logged func() string) {
 	t.Helper()
 	if logFile == nil {
@@ -210,7 +212,7 @@ func CaptureLogs(t testing.TB) (logged func() string) {
 		t.Fatal(err)
 	}
 	before := logLevel.Level()
-	logLevel.SetLevel(zapcore.Level(-127))
+	logLevel.SetLevel(zapcore.DebugLevel)
 	t.Cleanup(func() { logLevel.SetLevel(before) })
 	return func() string {
 		t.Helper()
