@@ -113,8 +113,10 @@ func TestAWSRefreshEconomy(t *testing.T) {
 	if ds < 2 {
 		t.Fatalf("only %v refreshes in 3.5s", ds)
 	}
-	if dc != ds {
-		t.Errorf("%v provider reads for %v refreshes: want exactly one read per refresh (one distinct remote secret)", dc, ds)
+	// One read per refresh; a refresh in flight when either count was taken
+	// may have read without being counted yet, or the other way round.
+	if dc < ds-1 || dc > ds+1 {
+		t.Errorf("%v provider reads for %v refreshes: want one read per refresh (one distinct remote secret)", dc, ds)
 	}
 	if dl != 0 {
 		t.Errorf("%v logins during refreshes, want 0", dl)
