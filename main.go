@@ -3,7 +3,7 @@
 //	eso [flags]            run (--mode=core, the default: controllers + in-process providers)
 //	eso --mode=provider    serve the compiled-in providers and generators over gRPC with mTLS
 //	eso providers          list the providers compiled into this binary
-//	eso version            print version, commit, Go version and build tags
+//	eso version            print version, commit, Go version and build tags (also --version)
 package main
 
 import (
@@ -16,6 +16,9 @@ import (
 
 	"go.uber.org/dig"
 	"go.uber.org/fx"
+	// CA roots for images without a system bundle (eso's is built from
+	// scratch); a system bundle, where there is one, takes precedence.
+	_ "golang.org/x/crypto/x509roots/fallback"
 
 	"github.com/eso-dev/eso/app"
 	"github.com/eso-dev/eso/app/config"
@@ -35,7 +38,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 				return 1
 			}
 			return 0
-		case "version":
+		case "version", "--version":
 			app.PrintVersion(stdout)
 			return 0
 		}
