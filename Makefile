@@ -28,6 +28,8 @@ PROTOC_GEN_GO_VERSION := v1.36.12
 PROTOC_GEN_GO := $(CACHE_DIR)/tools/protoc-gen-go-$(PROTOC_GEN_GO_VERSION)/protoc-gen-go
 PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
 PROTOC_GEN_GO_GRPC := $(CACHE_DIR)/tools/protoc-gen-go-grpc-$(PROTOC_GEN_GO_GRPC_VERSION)/protoc-gen-go-grpc
+HELM_VERSION := v3.22.0
+HELM := $(CACHE_DIR)/tools/helm-$(HELM_VERSION)/helm
 PROTOS := $(wildcard apis/proto/*/v*/*.proto)
 
 BIN := bin/eso
@@ -47,8 +49,8 @@ demo: build envtest ## Start a local control plane, run eso, sync the examples a
 	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) ESO_BIN=$(BIN) build/demo/demo.sh
 
 .PHONY: test
-test: envtest vault verify moto ## Run unit and integration tests with -race against a real kube-apiserver + etcd, moto and a Vault dev server.
-	CGO_ENABLED=1 KUBEBUILDER_ASSETS=$(ENVTEST_DIR) VAULT_BIN=$(VAULT_DIR)/vault $(GO) test -race -count=1 -timeout 20m ./...
+test: envtest vault verify moto $(HELM) ## Run unit and integration tests with -race against a real kube-apiserver + etcd, moto, a Vault dev server and helm.
+	CGO_ENABLED=1 KUBEBUILDER_ASSETS=$(ENVTEST_DIR) VAULT_BIN=$(VAULT_DIR)/vault HELM_BIN=$(HELM) $(GO) test -race -count=1 -timeout 20m ./...
 
 .PHONY: bench
 bench: build envtest ## Benchmark bin/eso as its own process: sync time, RSS, CPU, steady-state writes (BENCH_FLAGS="-namespaces 10"; -h lists flags).
@@ -95,11 +97,12 @@ sizes: ## Print binary size and linked module count for each build-tag selection
 	build/sizes.sh
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) protoc-tools ## Regenerate deepcopy code and CRDs from apis/, eso's ClusterRole from app/manager/rbac.go, and the gRPC code from apis/proto.
+generate: $(CONTROLLER_GEN) protoc-tools ## Regenerate deepcopy code and CRDs from apis/, eso's ClusterRole from app/manager/rbac.go and the chart's copies of both, and the gRPC code from apis/proto.
 	$(CONTROLLER_GEN) object paths=./apis/...
 	rm -f apis/crds/*.yaml
 	$(CONTROLLER_GEN) crd:maxDescLen=512 paths=./apis/... output:crd:artifacts:config=apis/crds
-	$(CONTROLLER_GEN) rbac:roleName=eso-core paths=./app/manager/... output:rbac:dir=build/rbac
+	rm -f charts/eso/files/crds/*.yaml && cp apis/crds/*.yaml charts/eso/files/crds/
+	$(CONTROLLER_GEN) rbac:roleName=eso-core paths=./app/manager/... output:rbac:dir=charts/eso/files/rbac
 	protoc --plugin=protoc-gen-go=$(PROTOC_GEN_GO) --plugin=protoc-gen-go-grpc=$(PROTOC_GEN_GO_GRPC) \
 		--go_out=. --go_opt=paths=source_relative --go-grpc_out=. --go-grpc_opt=paths=source_relative $(PROTOS)
 
@@ -117,9 +120,9 @@ $(PROTOC_GEN_GO_GRPC):
 
 .PHONY: verify
 verify: generate ## Fail when generated code is stale, code is not gofmt-clean, go vet complains or go.mod is not tidy.
-	@if [ -n "$$(git status --porcelain -- apis build/rbac)" ]; then \
-		echo "generated code in apis/ or build/rbac is stale: run 'make generate' and commit the result"; \
-		git status --porcelain -- apis build/rbac; git diff --stat -- apis build/rbac; exit 1; fi
+	@if [ -n "$$(git status --porcelain -- apis charts/eso/files)" ]; then \
+		echo "generated code in apis/ or charts/eso/files is stale: run 'make generate' and commit the result"; \
+		git status --porcelain -- apis charts/eso/files; git diff --stat -- apis charts/eso/files; exit 1; fi
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then \
 		echo "gofmt needed on: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
@@ -143,6 +146,12 @@ $(VAULT_DIR)/vault:
 
 $(CONTROLLER_GEN):
 	GOBIN=$(dir $(CONTROLLER_GEN)) $(GO) install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
+
+.PHONY: helm
+helm: $(HELM) ## Build helm from Go modules into the tool cache.
+
+$(HELM):
+	GOBIN=$(dir $(HELM)) $(GO) install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
 
 .PHONY: clean
 clean: ## Remove build outputs (the tool cache under CACHE_DIR stays).

@@ -1,7 +1,7 @@
 package manager
 
 // The permissions eso core needs, one rule per reason: `make generate` turns
-// these markers into build/rbac/role.yaml, the ClusterRole an install binds
+// these markers into charts/eso/files/rbac/role.yaml, the ClusterRole an install binds
 // eso's ServiceAccount to (tests/integration runs eso under it). Nothing
 // here is a wildcard, nothing lets eso grant, escalate or impersonate, and
 // nothing touches webhooks or CRDs.

@@ -25,7 +25,7 @@ import (
 
 func coreRole(t *testing.T) *rbacv1.ClusterRole {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "build", "rbac", "role.yaml"))
+	raw, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "charts", "eso", "files", "rbac", "role.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,237 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	"github.com/eso-dev/eso/app/generation"
+	"github.com/eso-dev/eso/tests/testenv"
+	"github.com/eso-dev/eso/tests/testeso"
+)
+
+// helm runs the helm binary `make test` builds, and returns its output.
+func helm(t *testing.T, args ...string) string {
+	t.Helper()
+	bin := os.Getenv("HELM_BIN")
+	if bin == "" {
+		t.Fatal("HELM_BIN is not set: run the tests with `make test`, which builds helm")
+	}
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+t.TempDir(), "HELM_CONFIG_HOME="+t.TempDir(), "HELM_DATA_HOME="+t.TempDir())
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("helm %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return stdout.String()
+}
+
+var coreChart = filepath.Join(testenv.RepoRoot(), "charts", "eso")
+
+// render is `helm template` of the core chart as release name in
+// namespace, parsed into objects.
+func render(t *testing.T, release, namespace string, set ...string) []*unstructured.Unstructured {
+	t.Helper()
+	args := []string{"template", release, coreChart, "--namespace", namespace}
+	for _, s := range set {
+		args = append(args, "--set", s)
+	}
+	dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(helm(t, args...)), 4096)
+	var objs []*unstructured.Unstructured
+	for {
+		var obj map[string]any
+		if err := dec.Decode(&obj); errors.Is(err, io.EOF) {
+			return objs
+		} else if err != nil {
+			t.Fatalf("helm template output: %v", err)
+		}
+		if obj != nil {
+			objs = append(objs, &unstructured.Unstructured{Object: obj})
+		}
+	}
+}
+
+func kinds(objs []*unstructured.Unstructured) map[string]int {
+	out := map[string]int{}
+	for _, o := range objs {
+		out[o.GetKind()]++
+	}
+	return out
+}
+
+func typed[T any](t *testing.T, objs []*unstructured.Unstructured, kind string) *T {
+	t.Helper()
+	for _, o := range objs {
+		if o.GetKind() == kind {
+			var out T
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &out); err != nil {
+				t.Fatal(err)
+			}
+			return &out
+		}
+	}
+	t.Fatalf("no %s rendered", kind)
+	return nil
+}
+
+// TestChartRendersWhatTheAPIServerAccepts lints the core chart and renders
+// it with default and non-default values; the API server accepts every
+// object (server-side dry-run), and the values do what they say.
+func TestChartRendersWhatTheAPIServerAccepts(t *testing.T) {
+	ctx := context.Background()
+	ns := env.Namespace(t, "chart", nil)
+	valueSets := map[string][]string{
+		"defaults": nil,
+		"everything changed": {"replicas=2", "image.airgapped=true", "image.tag=v9.9.9", "crds.install=false",
+			"metrics.secure=false", "metrics.serviceMonitor.enabled=true", "networkPolicy.enabled=true",
+			"podDisruptionBudget.enabled=false", "controllerClass=edge", "log.level=debug", "extraArgs={--namespace=team-a}",
+			"serviceAccount.annotations.eks\\.amazonaws\\.com/role-arn=arn:aws:iam::1:role/eso"},
+	}
+	for name, set := range valueSets {
+		t.Run(name, func(t *testing.T) {
+			lint := []string{"lint", coreChart, "--strict"}
+			for _, s := range set {
+				lint = append(lint, "--set", s)
+			}
+			helm(t, lint...)
+			objs := render(t, "eso", ns, set...)
+			t.Logf("%d objects rendered", len(objs))
+			for _, obj := range objs {
+				if obj.GetKind() == "ServiceMonitor" {
+					continue // the Prometheus Operator's CRD is not installed here
+				}
+				if err := env.Client.Patch(ctx, obj.DeepCopy(), client.Apply, client.DryRunAll,
+					client.FieldOwner("chart-test"), client.ForceOwnership); err != nil {
+					t.Errorf("the API server refuses %s %s: %v", obj.GetKind(), obj.GetName(), err)
+				}
+			}
+			deploy := typed[appsv1.Deployment](t, objs, "Deployment")
+			pod, c := deploy.Spec.Template.Spec, deploy.Spec.Template.Spec.Containers[0]
+			if pod.SecurityContext.RunAsNonRoot == nil || !*pod.SecurityContext.RunAsNonRoot || pod.SecurityContext.SeccompProfile.Type != "RuntimeDefault" ||
+				!*c.SecurityContext.ReadOnlyRootFilesystem || *c.SecurityContext.AllowPrivilegeEscalation || c.Resources.Limits.Memory().IsZero() {
+				t.Errorf("the pod is not locked down: %+v %+v", pod.SecurityContext, c.SecurityContext)
+			}
+			if c.ReadinessProbe.HTTPGet.Path != "/readyz" || c.LivenessProbe.HTTPGet.Path != "/healthz" {
+				t.Errorf("probes %+v %+v", c.ReadinessProbe, c.LivenessProbe)
+			}
+			got := kinds(objs)
+			if name == "defaults" {
+				if got["CustomResourceDefinition"] != 19 || got["PodDisruptionBudget"] != 1 || got["NetworkPolicy"] != 0 || got["ServiceMonitor"] != 0 {
+					t.Errorf("default objects %v", got)
+				}
+				if !strings.Contains(strings.Join(c.Args, " "), "--metrics-secure") || c.ImagePullPolicy != "IfNotPresent" {
+					t.Errorf("defaults: args %v, pull policy %s", c.Args, c.ImagePullPolicy)
+				}
+				return
+			}
+			if got["CustomResourceDefinition"] != 0 || got["PodDisruptionBudget"] != 0 || got["NetworkPolicy"] != 1 || got["ServiceMonitor"] != 1 {
+				t.Errorf("objects %v", got)
+			}
+			args := strings.Join(c.Args, " ")
+			if c.ImagePullPolicy != "Never" || !strings.HasSuffix(c.Image, ":v9.9.9") || strings.Contains(args, "--metrics-secure") ||
+				!strings.Contains(args, "--controller-class=edge") || !strings.Contains(args, "--namespace=team-a") || *deploy.Spec.Replicas != 2 {
+				t.Errorf("values not applied: image %s (%s), args %v, replicas %d", c.Image, c.ImagePullPolicy, c.Args, *deploy.Spec.Replicas)
+			}
+		})
+	}
+
+	// Values the schema or the chart refuses, each with a message.
+	for _, bad := range [][]string{{"bogus=1"}, {"log.level=verbose"}, {"replicas=2", "leaderElection.enabled=false"}} {
+		args := []string{"template", "eso", coreChart}
+		for _, s := range bad {
+			args = append(args, "--set", s)
+		}
+		cmd := exec.Command(os.Getenv("HELM_BIN"), args...)
+		cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+t.TempDir(), "HELM_CONFIG_HOME="+t.TempDir())
+		if out, err := cmd.CombinedOutput(); err == nil {
+			t.Errorf("helm template accepted %v", bad)
+		} else if !strings.Contains(string(out), "Error") {
+			t.Errorf("helm template refused %v without a message: %s", bad, out)
+		}
+	}
+}
+
+// TestEsoRunsUnderTheChartsServiceAccount installs the chart's
+// ServiceAccount and RBAC as rendered, then runs eso as that ServiceAccount
+// (impersonated, on an API server with RBAC on): an ExternalSecret, a
+// ClusterExternalSecret and a generated secret sync. The rules the chart
+// grants are then exactly enough.
+func TestEsoRunsUnderTheChartsServiceAccount(t *testing.T) {
+	ctx := context.Background()
+	system := env.Namespace(t, "eso-system", nil)
+	release := "eso-" + system
+	var applied []client.Object
+	for _, obj := range render(t, release, system, "crds.install=false") {
+		switch obj.GetKind() {
+		case "ServiceAccount", "ClusterRole", "ClusterRoleBinding":
+			if err := env.Client.Create(ctx, obj); err != nil {
+				t.Fatalf("installing %s %s: %v", obj.GetKind(), obj.GetName(), err)
+			}
+			applied = append(applied, obj)
+		}
+	}
+	t.Cleanup(func() {
+		for _, obj := range applied {
+			_ = env.Client.Delete(context.Background(), obj)
+		}
+	})
+	var binding rbacv1.ClusterRoleBinding
+	if err := env.Client.Get(ctx, client.ObjectKey{Name: release}, &binding); err != nil {
+		t.Fatal(err)
+	}
+	sa := binding.Subjects[0]
+	asServiceAccount := rest.CopyConfig(env.Config)
+	asServiceAccount.Impersonate = rest.ImpersonationConfig{
+		UserName: "system:serviceaccount:" + sa.Namespace + ":" + sa.Name,
+		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + sa.Namespace, "system:authenticated"},
+	}
+	// The identity is the ServiceAccount's, not the test's: what the chart
+	// does not grant is refused.
+	restricted, err := client.New(asServiceAccount, client.Options{Scheme: env.Client.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := restricted.List(ctx, &rbacv1.ClusterRoleList{}); !apierrors.IsForbidden(err) {
+		t.Fatalf("listing ClusterRoles as eso's ServiceAccount: %v, want Forbidden", err)
+	}
+	cfg := testConfig()
+	cfg.SystemNamespace = system
+	testeso.Run(t, asServiceAccount, cfg)
+
+	team := env.Namespace(t, "chart-team", map[string]string{"chart-team": system})
+	create(t,
+		fakeConfig(team, "values", map[string]string{"k": "from-fake"}),
+		secretStore(team, "fake", storeSpec("Fake", "values", "")),
+		externalSecret(team, "plain", "SecretStore", "fake", map[string]esv1.ExternalSecretDataRemoteRef{"k": ref("k", "")}),
+		passwordConfig(team, "pw", 24),
+		generatedSecret(team, "generated", esv1.GeneratorRef{APIVersion: generation.UpstreamAPIVersion, Kind: "Password", Name: "pw"}),
+	)
+	ces := &esv1.ClusterExternalSecret{ObjectMeta: metav1.ObjectMeta{Name: "chart-" + system}, Spec: esv1.ClusterExternalSecretSpec{
+		ExternalSecretName: "from-ces",
+		NamespaceSelectors: []*metav1.LabelSelector{{MatchLabels: map[string]string{"chart-team": system}}},
+		ExternalSecretSpec: externalSecret("", "", "SecretStore", "fake", map[string]esv1.ExternalSecretDataRemoteRef{"k": ref("k", "")}).Spec,
+	}}
+	create(t, ces)
+	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), ces) })
+	waitSecretData(t, team, "plain", map[string]string{"k": "from-fake"})
+	waitSecretData(t, team, "from-ces", map[string]string{"k": "from-fake"})
+	waitGenerated(t, team, "generated", "password", "")
+}
