@@ -103,6 +103,7 @@ generate: $(CONTROLLER_GEN) protoc-tools ## Regenerate deepcopy code and CRDs fr
 	$(CONTROLLER_GEN) crd:maxDescLen=512 paths=./apis/... output:crd:artifacts:config=apis/crds
 	rm -f charts/eso/files/crds/*.yaml && cp apis/crds/*.yaml charts/eso/files/crds/
 	$(CONTROLLER_GEN) rbac:roleName=eso-core paths=./app/manager/... output:rbac:dir=charts/eso/files/rbac
+	$(CONTROLLER_GEN) rbac:roleName=eso-provider paths=./app/grpcserver/... output:rbac:dir=charts/eso-provider/files/rbac
 	protoc --plugin=protoc-gen-go=$(PROTOC_GEN_GO) --plugin=protoc-gen-go-grpc=$(PROTOC_GEN_GO_GRPC) \
 		--go_out=. --go_opt=paths=source_relative --go-grpc_out=. --go-grpc_opt=paths=source_relative $(PROTOS)
 
@@ -120,9 +121,9 @@ $(PROTOC_GEN_GO_GRPC):
 
 .PHONY: verify
 verify: generate ## Fail when generated code is stale, code is not gofmt-clean, go vet complains or go.mod is not tidy.
-	@if [ -n "$$(git status --porcelain -- apis charts/eso/files)" ]; then \
-		echo "generated code in apis/ or charts/eso/files is stale: run 'make generate' and commit the result"; \
-		git status --porcelain -- apis charts/eso/files; git diff --stat -- apis charts/eso/files; exit 1; fi
+	@if [ -n "$$(git status --porcelain -- apis charts/eso/files charts/eso-provider/files)" ]; then \
+		echo "generated code in apis/ or the charts' files is stale: run 'make generate' and commit the result"; \
+		git status --porcelain -- apis charts/eso/files charts/eso-provider/files; git diff --stat -- apis charts/eso/files charts/eso-provider/files; exit 1; fi
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then \
 		echo "gofmt needed on: $$unformatted"; exit 1; fi
 	$(GO) vet ./...

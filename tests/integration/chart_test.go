@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -44,13 +45,22 @@ func helm(t *testing.T, args ...string) string {
 	return stdout.String()
 }
 
-var coreChart = filepath.Join(testenv.RepoRoot(), "charts", "eso")
+var (
+	coreChart     = filepath.Join(testenv.RepoRoot(), "charts", "eso")
+	providerChart = filepath.Join(testenv.RepoRoot(), "charts", "eso-provider")
+)
 
 // render is `helm template` of the core chart as release name in
 // namespace, parsed into objects.
 func render(t *testing.T, release, namespace string, set ...string) []*unstructured.Unstructured {
 	t.Helper()
-	args := []string{"template", release, coreChart, "--namespace", namespace}
+	return renderChart(t, coreChart, release, namespace, set...)
+}
+
+// renderChart is `helm template` of chart as release in namespace, parsed.
+func renderChart(t *testing.T, chart, release, namespace string, set ...string) []*unstructured.Unstructured {
+	t.Helper()
+	args := []string{"template", release, chart, "--namespace", namespace}
 	for _, s := range set {
 		args = append(args, "--set", s)
 	}
@@ -96,7 +106,6 @@ func typed[T any](t *testing.T, objs []*unstructured.Unstructured, kind string) 
 // it with default and non-default values; the API server accepts every
 // object (server-side dry-run), and the values do what they say.
 func TestChartRendersWhatTheAPIServerAccepts(t *testing.T) {
-	ctx := context.Background()
 	ns := env.Namespace(t, "chart", nil)
 	valueSets := map[string][]string{
 		"defaults": nil,
@@ -114,15 +123,7 @@ func TestChartRendersWhatTheAPIServerAccepts(t *testing.T) {
 			helm(t, lint...)
 			objs := render(t, "eso", ns, set...)
 			t.Logf("%d objects rendered", len(objs))
-			for _, obj := range objs {
-				if obj.GetKind() == "ServiceMonitor" {
-					continue // the Prometheus Operator's CRD is not installed here
-				}
-				if err := env.Client.Patch(ctx, obj.DeepCopy(), client.Apply, client.DryRunAll,
-					client.FieldOwner("chart-test"), client.ForceOwnership); err != nil {
-					t.Errorf("the API server refuses %s %s: %v", obj.GetKind(), obj.GetName(), err)
-				}
-			}
+			dryRun(t, objs)
 			deploy := typed[appsv1.Deployment](t, objs, "Deployment")
 			pod, c := deploy.Spec.Template.Spec, deploy.Spec.Template.Spec.Containers[0]
 			if pod.SecurityContext.RunAsNonRoot == nil || !*pod.SecurityContext.RunAsNonRoot || pod.SecurityContext.SeccompProfile.Type != "RuntimeDefault" ||
@@ -166,6 +167,80 @@ func TestChartRendersWhatTheAPIServerAccepts(t *testing.T) {
 		} else if !strings.Contains(string(out), "Error") {
 			t.Errorf("helm template refused %v without a message: %s", bad, out)
 		}
+	}
+}
+
+// dryRun has the API server validate every object as a server-side apply
+// without persisting it; kinds whose CRDs are not installed here (the
+// Prometheus Operator's, cert-manager's) are skipped.
+func dryRun(t *testing.T, objs []*unstructured.Unstructured) {
+	t.Helper()
+	for _, obj := range objs {
+		if obj.GetKind() == "ServiceMonitor" || obj.GetKind() == "Certificate" {
+			continue
+		}
+		if err := env.Client.Patch(context.Background(), obj.DeepCopy(), client.Apply, client.DryRunAll,
+			client.FieldOwner("chart-test"), client.ForceOwnership); err != nil {
+			t.Errorf("the API server refuses %s %s: %v", obj.GetKind(), obj.GetName(), err)
+		}
+	}
+}
+
+// TestProviderChartRendersWhatTheAPIServerAccepts: the provider chart runs
+// the image in provider mode with mTLS from the named Secret, serves the
+// kinds asked for, asks cert-manager for a server-only certificate when
+// told, and grants only reads and token requests.
+func TestProviderChartRendersWhatTheAPIServerAccepts(t *testing.T) {
+	ns := env.Namespace(t, "provider-chart", nil)
+	for name, set := range map[string][]string{
+		"defaults":     nil,
+		"cert-manager": {"tls.certManager.enabled=true", "tls.certManager.issuerRef.name=eso-ca", "providerKinds={AWSSecretManager,Vault}", "image.airgapped=true", "replicas=3"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			lint := []string{"lint", providerChart, "--strict"}
+			for _, s := range set {
+				lint = append(lint, "--set", s)
+			}
+			helm(t, lint...)
+			objs := renderChart(t, providerChart, "eso-aws", ns, set...)
+			dryRun(t, objs)
+			got := kinds(objs)
+			if got["Deployment"] != 1 || got["Service"] != 1 || got["ServiceAccount"] != 1 || got["ClusterRole"] != 1 || got["CustomResourceDefinition"] != 0 {
+				t.Errorf("objects %v", got)
+			}
+			c := typed[appsv1.Deployment](t, objs, "Deployment").Spec.Template.Spec.Containers[0]
+			args := strings.Join(c.Args, " ")
+			for _, want := range []string{"--mode=provider", "--tls-cert-file=/etc/eso/tls/tls.crt", "--tls-client-ca-file=/etc/eso/tls/ca.crt"} {
+				if !strings.Contains(args, want) {
+					t.Errorf("args %v lack %s", c.Args, want)
+				}
+			}
+			if strings.Contains(args, "--insecure") || !*c.SecurityContext.ReadOnlyRootFilesystem {
+				t.Errorf("args %v, security %+v", c.Args, c.SecurityContext)
+			}
+			role := typed[rbacv1.ClusterRole](t, objs, "ClusterRole")
+			for _, rule := range role.Rules {
+				for _, verb := range rule.Verbs {
+					if verb != "get" && verb != "list" && !(verb == "create" && slices.Equal(rule.Resources, []string{"serviceaccounts/token"})) {
+						t.Errorf("the provider process may %s %v", verb, rule.Resources)
+					}
+				}
+			}
+			if name == "defaults" {
+				return
+			}
+			if !strings.Contains(args, "--provider-kinds=AWSSecretManager,Vault") || c.ImagePullPolicy != "Never" || got["Certificate"] != 1 {
+				t.Errorf("values not applied: args %v, pull %s, objects %v", c.Args, c.ImagePullPolicy, got)
+			}
+			for _, o := range objs {
+				if o.GetKind() == "Certificate" {
+					usages, _, _ := unstructured.NestedStringSlice(o.Object, "spec", "usages")
+					if slices.Contains(usages, "client auth") || !slices.Contains(usages, "server auth") {
+						t.Errorf("certificate usages %v: want a server-only certificate", usages)
+					}
+				}
+			}
+		})
 	}
 }
 
