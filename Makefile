@@ -30,6 +30,8 @@ PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
 PROTOC_GEN_GO_GRPC := $(CACHE_DIR)/tools/protoc-gen-go-grpc-$(PROTOC_GEN_GO_GRPC_VERSION)/protoc-gen-go-grpc
 HELM_VERSION := v3.22.0
 HELM := $(CACHE_DIR)/tools/helm-$(HELM_VERSION)/helm
+CYCLONEDX_VERSION := v1.10.0
+CYCLONEDX := $(CACHE_DIR)/tools/cyclonedx-gomod-$(CYCLONEDX_VERSION)/cyclonedx-gomod
 PROTOS := $(wildcard apis/proto/*/v*/*.proto)
 
 BIN := bin/eso
@@ -49,7 +51,7 @@ demo: build envtest ## Start a local control plane, run eso, sync the examples a
 	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) ESO_BIN=$(BIN) build/demo/demo.sh
 
 .PHONY: test
-test: envtest vault verify moto $(HELM) ## Run unit and integration tests with -race against a real kube-apiserver + etcd, moto, a Vault dev server and helm.
+test: envtest vault verify moto $(HELM) $(CYCLONEDX) ## Run unit and integration tests with -race against a real kube-apiserver + etcd, moto, a Vault dev server and helm.
 	CGO_ENABLED=1 KUBEBUILDER_ASSETS=$(ENVTEST_DIR) VAULT_BIN=$(VAULT_DIR)/vault HELM_BIN=$(HELM) $(GO) test -race -count=1 -timeout 20m ./...
 
 .PHONY: bench
@@ -79,7 +81,7 @@ build: ## Build bin/eso (TAGS=aws,vault selects providers; default: all).
 IMAGE_REPOSITORY ?= ghcr.io/eso-dev/eso
 IMAGE_ARCHS ?= amd64 arm64
 IMAGE_TAG ?= $(VERSION)$(if $(TAGS),-$(subst $(comma),-,$(TAGS)))
-IMAGE_DIR ?= dist/image
+IMAGE_DIR ?= $(DIST)/image
 comma := ,
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 
@@ -91,6 +93,22 @@ image: ## Write eso's OCI image (linux/amd64 + linux/arm64) to dist/image: an OC
 	$(GO) run ./build/image -out $(IMAGE_DIR) -repository $(IMAGE_REPOSITORY) -tag $(IMAGE_TAG) \
 		-version $(VERSION) -commit $(COMMIT) -tags '$(TAGS)' -created $(SOURCE_DATE_EPOCH) \
 		$(foreach arch,$(IMAGE_ARCHS),-binary $(arch)=bin/linux-$(arch)/eso)
+
+DIST ?= dist
+MANIFEST_NAMESPACE ?= eso-system
+INSTALL_FILE := $(DIST)/eso-$(VERSION)-install.yaml
+BUNDLE := $(DIST)/eso-$(VERSION)-bundle.tar.gz
+
+.PHONY: manifests
+manifests: $(HELM) ## Write the whole install as one file, rendered from charts/eso (MANIFEST_NAMESPACE=eso-system; MANIFEST_ARGS="--set ..." for more values).
+	mkdir -p $(DIST)
+	build/manifests.sh $(HELM) $(IMAGE_REPOSITORY) $(IMAGE_TAG) $(MANIFEST_NAMESPACE) $(MANIFEST_ARGS) > $(INSTALL_FILE)
+	@echo $(INSTALL_FILE)
+
+.PHONY: bundle
+bundle: image manifests $(HELM) $(CYCLONEDX) ## Write dist/eso-<version>-bundle.tar.gz: images (both arches), charts, install file, images.txt, SBOMs, SHA256SUMS.
+	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) build/bundle.sh $(BUNDLE) $(VERSION) $(IMAGE_DIR) $(IMAGE_REPOSITORY):$(IMAGE_TAG) \
+		$(INSTALL_FILE) $(HELM) $(CYCLONEDX) bin
 
 .PHONY: sizes
 sizes: ## Print binary size and linked module count for each build-tag selection.
@@ -153,6 +171,9 @@ helm: $(HELM) ## Build helm from Go modules into the tool cache.
 
 $(HELM):
 	GOBIN=$(dir $(HELM)) $(GO) install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+
+$(CYCLONEDX):
+	GOBIN=$(dir $(CYCLONEDX)) $(GO) install github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod@$(CYCLONEDX_VERSION)
 
 .PHONY: clean
 clean: ## Remove build outputs (the tool cache under CACHE_DIR stays).
