@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	genv2 "github.com/eso-dev/eso/apis/generator/v2alpha1"
 	"github.com/eso-dev/eso/app/generation"
 	"github.com/eso-dev/eso/tests/testenv"
 	"github.com/eso-dev/eso/tests/testeso"
@@ -309,4 +310,49 @@ func TestEsoRunsUnderTheChartsServiceAccount(t *testing.T) {
 	waitSecretData(t, team, "plain", map[string]string{"k": "from-fake"})
 	waitSecretData(t, team, "from-ces", map[string]string{"k": "from-fake"})
 	waitGenerated(t, team, "generated", "password", "")
+}
+
+// TestTenantRolesNeverWriteGeneratorStates binds a tenant to the chart's
+// view and edit roles (what Kubernetes' edit role aggregates) in its
+// namespace: it may manage its ExternalSecrets, stores and generators, and
+// read GeneratorStates, but never create one.
+func TestTenantRolesNeverWriteGeneratorStates(t *testing.T) {
+	ctx := context.Background()
+	system := env.Namespace(t, "eso-roles", nil)
+	tenant := env.Namespace(t, "roles-tenant", nil)
+	release := "eso-" + system
+	for _, obj := range render(t, release, system, "crds.install=false") {
+		if obj.GetKind() != "ClusterRole" || !strings.HasSuffix(obj.GetName(), "-view") && !strings.HasSuffix(obj.GetName(), "-edit") {
+			continue
+		}
+		labels := obj.GetLabels()
+		if labels["rbac.authorization.k8s.io/aggregate-to-edit"] != "true" {
+			t.Errorf("%s does not aggregate to edit: %v", obj.GetName(), labels)
+		}
+		create(t, obj)
+		t.Cleanup(func() { _ = env.Client.Delete(context.Background(), obj) })
+		create(t, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: tenant, Name: obj.GetName()},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: obj.GetName()},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "tenant-dev"}}})
+	}
+	dev, err := client.New(env.UserConfig(t, "tenant-dev"), client.Options{Scheme: env.Client.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the tenant to manage its ExternalSecrets", func() error {
+		return dev.Create(ctx, externalSecret(tenant, "app", "SecretStore", "fake", map[string]esv1.ExternalSecretDataRemoteRef{"k": ref("k", "")}))
+	})
+	for _, obj := range []client.Object{secretStore(tenant, "fake", storeSpec("Fake", "values", "")), fakeConfig(tenant, "values", map[string]string{"k": "v"}),
+		passwordConfig(tenant, "pw", 16)} {
+		if err := dev.Create(ctx, obj); err != nil {
+			t.Errorf("the tenant cannot create its %T: %v", obj, err)
+		}
+	}
+	if err := dev.List(ctx, &genv2.GeneratorStateList{}, client.InNamespace(tenant)); err != nil {
+		t.Errorf("the tenant cannot read its GeneratorStates: %v", err)
+	}
+	forged := &genv2.GeneratorState{ObjectMeta: metav1.ObjectMeta{Namespace: tenant, Name: "forged"}}
+	if err := dev.Create(ctx, forged); !apierrors.IsForbidden(err) {
+		t.Errorf("the tenant created a GeneratorState: %v, want Forbidden", err)
+	}
 }
