@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -13,6 +14,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,6 +26,7 @@ import (
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	genv2 "github.com/eso-dev/eso/apis/generator/v2alpha1"
+	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	"github.com/eso-dev/eso/app/generation"
 	"github.com/eso-dev/eso/tests/testenv"
 	"github.com/eso-dev/eso/tests/testeso"
@@ -354,5 +357,77 @@ func TestTenantRolesNeverWriteGeneratorStates(t *testing.T) {
 	forged := &genv2.GeneratorState{ObjectMeta: metav1.ObjectMeta{Namespace: tenant, Name: "forged"}}
 	if err := dev.Create(ctx, forged); !apierrors.IsForbidden(err) {
 		t.Errorf("the tenant created a GeneratorState: %v, want Forbidden", err)
+	}
+}
+
+// TestServiceAccountTokensOnlyWhereGranted: by default the chart grants no
+// ServiceAccount tokens at all; with serviceAccountTokens.namespaces, eso
+// running as the chart's ServiceAccount logs in as a tenant's ServiceAccount
+// in those namespaces and is refused by the API server elsewhere.
+func TestServiceAccountTokensOnlyWhereGranted(t *testing.T) {
+	for _, obj := range render(t, "eso", "eso-system") {
+		rules, _, _ := unstructured.NestedSlice(obj.Object, "rules")
+		for _, r := range rules {
+			resources, _, _ := unstructured.NestedStringSlice(r.(map[string]any), "resources")
+			if slices.Contains(resources, "serviceaccounts/token") {
+				t.Errorf("by default %s %s grants ServiceAccount tokens", obj.GetKind(), obj.GetName())
+			}
+		}
+	}
+
+	ctx := context.Background()
+	system := env.Namespace(t, "eso-tokens", nil)
+	granted := env.Namespace(t, "tokens-granted", nil)
+	denied := env.Namespace(t, "tokens-denied", nil)
+	release := "eso-" + system
+	for _, obj := range render(t, release, system, "crds.install=false", "serviceAccountTokens.enabled=true", "serviceAccountTokens.namespaces={"+granted+"}") {
+		switch obj.GetKind() {
+		case "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "RoleBinding":
+			if obj.GetKind() == "RoleBinding" && obj.GetNamespace() != granted {
+				t.Errorf("RoleBinding in %s, want only %s", obj.GetNamespace(), granted)
+			}
+			create(t, obj)
+			t.Cleanup(func() { _ = env.Client.Delete(context.Background(), obj) })
+		}
+	}
+	asServiceAccount := rest.CopyConfig(env.Config)
+	asServiceAccount.Impersonate = rest.ImpersonationConfig{
+		UserName: "system:serviceaccount:" + system + ":" + release,
+		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + system, "system:authenticated"},
+	}
+	cfg := testConfig()
+	cfg.SystemNamespace = system
+	testeso.Run(t, asServiceAccount, cfg)
+
+	for _, ns := range []string{granted, denied} {
+		create(t,
+			&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "reader"}},
+			&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "read-db"}, Rules: []rbacv1.PolicyRule{{
+				APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}, ResourceNames: []string{"db"}}}},
+			&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "read-db"},
+				RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "read-db"},
+				Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "reader", Namespace: ns}}},
+			plainSecret(ns, "db", map[string]string{"password": "pw"}),
+			&provv1.Kubernetes{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "as-reader"}, Spec: provv1.KubernetesSpec{
+				Auth: &provv1.KubernetesAuth{ServiceAccount: &provv1.KubernetesServiceAccount{Name: "reader"}}}},
+			secretStore(ns, "as-reader", storeSpec("Kubernetes", "as-reader", "")),
+			externalSecret(ns, "synced", "SecretStore", "as-reader", map[string]esv1.ExternalSecretDataRemoteRef{"password": ref("db", "password")}),
+		)
+	}
+	waitSecretData(t, granted, "synced", map[string]string{"password": "pw"})
+	eventually(t, "the ExternalSecret without tokens to say so", func() error {
+		es := &esv1.ExternalSecret{ObjectMeta: metav1.ObjectMeta{Namespace: denied, Name: "synced"}}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(es), es); err != nil {
+			return err
+		}
+		for _, c := range es.Status.Conditions {
+			if c.Type == esv1.ConditionReady && c.Status == metav1.ConditionFalse && strings.Contains(c.Message, "forbidden") {
+				return nil
+			}
+		}
+		return fmt.Errorf("conditions %+v, want Ready=False naming the refusal", es.Status.Conditions)
+	})
+	if secretExists(t, denied, "synced") {
+		t.Error("eso synced with a ServiceAccount token it was not granted")
 	}
 }
