@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // Mode is what the binary runs as.
@@ -40,13 +42,16 @@ type Config struct {
 	// HealthAddr serves /healthz and /readyz; "0" turns them off.
 	HealthAddr string
 
-	LeaderElect          bool
-	LeaderElectionID     string
-	LeaderElectionNS     string
-	LeaderElectionLease  time.Duration
-	LeaderElectionRenew  time.Duration
-	LeaderElectionRetry  time.Duration
-	ControllerClass      string
+	LeaderElect         bool
+	LeaderElectionID    string
+	LeaderElectionNS    string
+	LeaderElectionLease time.Duration
+	LeaderElectionRenew time.Duration
+	LeaderElectionRetry time.Duration
+	ControllerClass     string
+	// Namespace limits the namespaced objects eso watches to these
+	// namespaces (comma-separated; empty: all), for installs whose RBAC
+	// grants only those. Cluster-scoped kinds are watched either way.
 	Namespace            string
 	ClientQPS            float64
 	ClientBurst          int
@@ -134,7 +139,7 @@ func Parse(args []string, out io.Writer) (Config, error) {
 	fs.DurationVar(&cfg.LeaderElectionRenew, "leader-election-renew-deadline", cfg.LeaderElectionRenew, "how long the leader retries renewing before giving up")
 	fs.DurationVar(&cfg.LeaderElectionRetry, "leader-election-retry-period", cfg.LeaderElectionRetry, "how often candidates retry")
 	fs.StringVar(&cfg.ControllerClass, "controller-class", "", "act only on stores whose spec.controller equals this (empty: stores without a class)")
-	fs.StringVar(&cfg.Namespace, "namespace", "", "watch only this namespace (empty: all namespaces)")
+	fs.StringVar(&cfg.Namespace, "namespace", "", "watch only these namespaces, comma-separated (empty: all namespaces)")
 	fs.StringVar(&cfg.SystemNamespace, "system-namespace", cfg.SystemNamespace,
 		"eso's own namespace, where it keeps the key that signs GeneratorStates (default: $POD_NAMESPACE, else the pod's service account namespace, else default)")
 	fs.Float64Var(&cfg.ClientQPS, "client-qps", cfg.ClientQPS, "client-side limit of queries per second to the API server, per resource type; 0 leaves limiting to the API server's priority and fairness")
@@ -192,6 +197,11 @@ func (c Config) Validate() error {
 	}
 	if c.ProviderCertsNamespace != "" && c.Mode != ModeCore {
 		errs = append(errs, errors.New("--provider-certificates-* apply to --mode=core only: core issues, the provider process mounts"))
+	}
+	for _, ns := range c.Namespaces() {
+		if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("invalid --namespace %q: %s", ns, strings.Join(msgs, "; ")))
+		}
 	}
 	if !slices.Contains([]string{"debug", "info", "error"}, c.LogLevel) {
 		errs = append(errs, fmt.Errorf("invalid --log-level %q: debug, info or error", c.LogLevel))
@@ -281,3 +291,6 @@ func ownNamespace() string {
 	}
 	return "default"
 }
+
+// Namespaces are the namespaces --namespace names, or none for all.
+func (c Config) Namespaces() []string { return splitList(c.Namespace) }

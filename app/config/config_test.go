@@ -49,3 +49,16 @@ func TestProviderModeDefaults(t *testing.T) {
 		t.Errorf("kinds %q", cfg.ProviderKinds)
 	}
 }
+
+func TestNamespaceList(t *testing.T) {
+	cfg, err := Parse([]string{"--namespace=team-a, team-b,"}, io.Discard)
+	if err != nil || !slices.Equal(cfg.Namespaces(), []string{"team-a", "team-b"}) {
+		t.Fatalf("namespaces %v, %v", cfg.Namespaces(), err)
+	}
+	if _, err := Parse([]string{"--namespace=team-a,Team_B"}, io.Discard); err == nil || !strings.Contains(err.Error(), `invalid --namespace "Team_B"`) {
+		t.Fatalf("an invalid namespace: %v", err)
+	}
+	if cfg, err := Parse(nil, io.Discard); err != nil || len(cfg.Namespaces()) != 0 {
+		t.Fatalf("default: %v, %v", cfg.Namespaces(), err)
+	}
+}

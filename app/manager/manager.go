@@ -97,8 +97,11 @@ func CacheOptions(cfg config.Config) cache.Options {
 			&corev1.Secret{}: {Label: labels.SelectorFromSet(labels.Set{esv1.LabelManaged: esv1.LabelManagedValue})},
 		},
 	}
-	if cfg.Namespace != "" {
-		opts.DefaultNamespaces = map[string]cache.Config{cfg.Namespace: {}}
+	if namespaces := cfg.Namespaces(); len(namespaces) > 0 {
+		opts.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range namespaces {
+			opts.DefaultNamespaces[ns] = cache.Config{}
+		}
 	}
 	return opts
 }

@@ -431,3 +431,61 @@ func TestServiceAccountTokensOnlyWhereGranted(t *testing.T) {
 		t.Error("eso synced with a ServiceAccount token it was not granted")
 	}
 }
+
+// TestNamespacesScope installs the chart's RBAC with scope: namespaces and
+// runs eso as its ServiceAccount, watching those namespaces: ExternalSecrets
+// there sync, while the ServiceAccount cannot read a Secret in any other
+// namespace nor list Secrets cluster-wide.
+func TestNamespacesScope(t *testing.T) {
+	ctx := context.Background()
+	system := env.Namespace(t, "eso-scoped", nil)
+	a, b := env.Namespace(t, "scoped-a", nil), env.Namespace(t, "scoped-b", nil)
+	outside := env.Namespace(t, "scoped-outside", nil)
+	release := "eso-" + system
+	for _, obj := range render(t, release, system, "crds.install=false", "scope=namespaces", "namespaces={"+a+","+b+"}") {
+		switch obj.GetKind() {
+		case "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "RoleBinding":
+			create(t, obj)
+			t.Cleanup(func() { _ = env.Client.Delete(context.Background(), obj) })
+		case "Deployment":
+			args, _, _ := unstructured.NestedSlice(obj.Object, "spec", "template", "spec", "containers")
+			if !strings.Contains(fmt.Sprint(args), "--namespace="+a+","+b) {
+				t.Errorf("the Deployment does not watch only %s and %s: %v", a, b, args)
+			}
+		}
+	}
+	asServiceAccount := rest.CopyConfig(env.Config)
+	asServiceAccount.Impersonate = rest.ImpersonationConfig{
+		UserName: "system:serviceaccount:" + system + ":" + release,
+		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + system, "system:authenticated"},
+	}
+	restricted, err := client.New(asServiceAccount, client.Options{Scheme: env.Client.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	create(t, plainSecret(outside, "not-esos", map[string]string{"k": "v"}))
+	if err := restricted.Get(ctx, client.ObjectKey{Namespace: outside, Name: "not-esos"}, &corev1.Secret{}); !apierrors.IsForbidden(err) {
+		t.Errorf("reading a Secret outside the scope: %v, want Forbidden", err)
+	}
+	if err := restricted.List(ctx, &corev1.SecretList{}); !apierrors.IsForbidden(err) {
+		t.Errorf("listing Secrets cluster-wide: %v, want Forbidden", err)
+	}
+
+	cfg := testConfig()
+	cfg.SystemNamespace = system
+	cfg.Namespace = a + "," + b
+	testeso.Run(t, asServiceAccount, cfg)
+	for _, ns := range []string{a, b} {
+		create(t,
+			fakeConfig(ns, "values", map[string]string{"k": "in-" + ns}),
+			secretStore(ns, "fake", storeSpec("Fake", "values", "")),
+			externalSecret(ns, "app", "SecretStore", "fake", map[string]esv1.ExternalSecretDataRemoteRef{"k": ref("k", "")}),
+			passwordConfig(ns, "pw", 16),
+			generatedSecret(ns, "generated", esv1.GeneratorRef{APIVersion: generation.UpstreamAPIVersion, Kind: "Password", Name: "pw"}),
+		)
+	}
+	for _, ns := range []string{a, b} {
+		waitSecretData(t, ns, "app", map[string]string{"k": "in-" + ns})
+		waitGenerated(t, ns, "generated", "password", "")
+	}
+}
