@@ -35,18 +35,31 @@ import (
 // helm runs the helm binary `make test` builds, and returns its output.
 func helm(t *testing.T, args ...string) string {
 	t.Helper()
+	out, err := runHelm(args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func runHelm(args ...string) (string, error) {
 	bin := os.Getenv("HELM_BIN")
 	if bin == "" {
-		t.Fatal("HELM_BIN is not set: run the tests with `make test`, which builds helm")
+		return "", errors.New("HELM_BIN is not set: run the tests with `make test`, which builds helm")
 	}
+	home, err := os.MkdirTemp("", "helm-home-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(home)
 	var stdout, stderr bytes.Buffer
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+t.TempDir(), "HELM_CONFIG_HOME="+t.TempDir(), "HELM_DATA_HOME="+t.TempDir())
+	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+home+"/cache", "HELM_CONFIG_HOME="+home+"/config", "HELM_DATA_HOME="+home+"/data")
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("helm %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+		return "", fmt.Errorf("helm %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
 	}
-	return stdout.String()
+	return stdout.String(), nil
 }
 
 var (
@@ -64,18 +77,30 @@ func render(t *testing.T, release, namespace string, set ...string) []*unstructu
 // renderChart is `helm template` of chart as release in namespace, parsed.
 func renderChart(t *testing.T, chart, release, namespace string, set ...string) []*unstructured.Unstructured {
 	t.Helper()
+	objs, err := renderObjects(chart, release, namespace, set...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
+}
+
+func renderObjects(chart, release, namespace string, set ...string) ([]*unstructured.Unstructured, error) {
 	args := []string{"template", release, chart, "--namespace", namespace}
 	for _, s := range set {
 		args = append(args, "--set", s)
 	}
-	dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(helm(t, args...)), 4096)
+	out, err := runHelm(args...)
+	if err != nil {
+		return nil, err
+	}
+	dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(out), 4096)
 	var objs []*unstructured.Unstructured
 	for {
 		var obj map[string]any
 		if err := dec.Decode(&obj); errors.Is(err, io.EOF) {
-			return objs
+			return objs, nil
 		} else if err != nil {
-			t.Fatalf("helm template output: %v", err)
+			return nil, fmt.Errorf("helm template output: %w", err)
 		}
 		if obj != nil {
 			objs = append(objs, &unstructured.Unstructured{Object: obj})

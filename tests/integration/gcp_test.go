@@ -30,7 +30,7 @@ import (
 func runEsoForGCP(t *testing.T, ns string, wi *gcptest.WorkloadIdentity) {
 	cfg := testConfig()
 	cfg.Namespace = ns
-	testeso.Run(t, env.Config, cfg, fx.Decorate(func(c *registry.Catalog) (*registry.Catalog, error) {
+	testeso.Run(t, esoIdentity(t), cfg, fx.Decorate(func(c *registry.Catalog) (*registry.Catalog, error) {
 		regs := c.Registrations()
 		for i := range regs {
 			if regs[i].Kind == secretmanager.Kind {

@@ -303,7 +303,7 @@ func TestGeneratorCrashSafety(t *testing.T) {
 			ns := env.Namespace(t, fmt.Sprintf("gen-crash-%d", i), nil)
 			create(t, passwordConfig(ns, "pw", 24))
 			sw := &killSwitch{after: tc.after}
-			kill := testeso.Start(t, env.Config, testConfig(), shortPendingGrace, fx.Decorate(func(mgr ctrl.Manager) ctrl.Manager {
+			kill := testeso.Start(t, esoIdentity(t), testConfig(), shortPendingGrace, fx.Decorate(func(mgr ctrl.Manager) ctrl.Manager {
 				return killableManager{Manager: mgr, c: killableClient{Client: mgr.GetClient(), sw: sw}}
 			}))
 			t.Cleanup(func() { _ = kill() })
