@@ -285,7 +285,7 @@ func TestEsoRunsUnderTheChartsServiceAccount(t *testing.T) {
 	var applied []client.Object
 	for _, obj := range render(t, release, system, "crds.install=false") {
 		switch obj.GetKind() {
-		case "ServiceAccount", "ClusterRole", "ClusterRoleBinding":
+		case "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
 			if err := env.Client.Create(ctx, obj); err != nil {
 				t.Fatalf("installing %s %s: %v", obj.GetKind(), obj.GetName(), err)
 			}
@@ -407,9 +407,10 @@ func TestServiceAccountTokensOnlyWhereGranted(t *testing.T) {
 	release := "eso-" + system
 	for _, obj := range render(t, release, system, "crds.install=false", "serviceAccountTokens.enabled=true", "serviceAccountTokens.namespaces={"+granted+"}") {
 		switch obj.GetKind() {
-		case "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "RoleBinding":
-			if obj.GetKind() == "RoleBinding" && obj.GetNamespace() != granted {
-				t.Errorf("RoleBinding in %s, want only %s", obj.GetNamespace(), granted)
+		case "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
+			if strings.HasSuffix(obj.GetName(), "-serviceaccount-tokens") && obj.GetKind() != "ClusterRole" &&
+				(obj.GetKind() != "RoleBinding" || obj.GetNamespace() != granted) {
+				t.Errorf("tokens granted by %s in %q, want only a RoleBinding in %s", obj.GetKind(), obj.GetNamespace(), granted)
 			}
 			create(t, obj)
 			t.Cleanup(func() { _ = env.Client.Delete(context.Background(), obj) })
@@ -469,7 +470,7 @@ func TestNamespacesScope(t *testing.T) {
 	release := "eso-" + system
 	for _, obj := range render(t, release, system, "crds.install=false", "scope=namespaces", "namespaces={"+a+","+b+"}") {
 		switch obj.GetKind() {
-		case "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "RoleBinding":
+		case "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
 			create(t, obj)
 			t.Cleanup(func() { _ = env.Client.Delete(context.Background(), obj) })
 		case "Deployment":

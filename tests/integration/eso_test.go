@@ -63,7 +63,7 @@ func installChartRBAC() (*rest.Config, error) {
 	serviceAccount := ""
 	for _, obj := range objs {
 		switch obj.GetKind() {
-		case "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "RoleBinding":
+		case "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
 			if err := env.Client.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
 				return nil, fmt.Errorf("%s %s: %w", obj.GetKind(), obj.GetName(), err)
 			}
