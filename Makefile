@@ -115,7 +115,8 @@ sizes: ## Print binary size and linked module count for each build-tag selection
 	build/sizes.sh
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) protoc-tools ## Regenerate deepcopy code and CRDs from apis/, eso's ClusterRole from app/manager/rbac.go and the chart's copies of both, and the gRPC code from apis/proto.
+generate: $(CONTROLLER_GEN) protoc-tools ## Regenerate deepcopy code and CRDs from apis/, eso's ClusterRole from app/manager/rbac.go and the chart's copies of both, the gRPC code from apis/proto and the provider wiring from providers/catalog.
+	$(GO) run ./build/wiring
 	$(CONTROLLER_GEN) object paths=./apis/...
 	rm -f apis/crds/*.yaml
 	$(CONTROLLER_GEN) crd:maxDescLen=512 paths=./apis/... output:crd:artifacts:config=apis/crds
@@ -137,11 +138,14 @@ $(PROTOC_GEN_GO):
 $(PROTOC_GEN_GO_GRPC):
 	GOBIN=$(dir $(PROTOC_GEN_GO_GRPC)) $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
 
+# GENERATED are the folders make generate writes.
+GENERATED := apis charts/eso/files charts/eso-provider/files providers/register
+
 .PHONY: verify
 verify: generate ## Fail when generated code is stale, code is not gofmt-clean, go vet complains or go.mod is not tidy.
-	@if [ -n "$$(git status --porcelain -- apis charts/eso/files charts/eso-provider/files)" ]; then \
-		echo "generated code in apis/ or the charts' files is stale: run 'make generate' and commit the result"; \
-		git status --porcelain -- apis charts/eso/files charts/eso-provider/files; git diff --stat -- apis charts/eso/files charts/eso-provider/files; exit 1; fi
+	@if [ -n "$$(git status --porcelain -- $(GENERATED))" ]; then \
+		echo "generated code in $(GENERATED) is stale: run 'make generate' and commit the result"; \
+		git status --porcelain -- $(GENERATED); git diff --stat -- $(GENERATED); exit 1; fi
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then \
 		echo "gofmt needed on: $$unformatted"; exit 1; fi
 	$(GO) vet ./...

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	providerv1 "github.com/eso-dev/eso/apis/proto/provider/v1"
+	"github.com/eso-dev/eso/providers/catalog"
 )
 
 func TestCommandLine(t *testing.T) {
@@ -50,7 +51,7 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"providers"}, 0, "Kubernetes.provider.secretstore.external-secrets.io/v2alpha1", ""},
 		{[]string{"providers"}, 0, "GENERATOR", ""},
 		{[]string{"providers"}, 0, "Password.provider.generator.external-secrets.io/v2alpha1", ""},
-		{[]string{"version"}, 0, "build tags: aws,gcp,vault", ""},
+		{[]string{"version"}, 0, "build tags: " + strings.Join(catalog.TagNames(), ","), ""},
 	}
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
@@ -146,69 +147,69 @@ func freeAddr(t *testing.T) string {
 	return lis.Addr().String()
 }
 
-// TestBuildTagSelection builds the binary with several tag selections and
-// checks what each reports about itself.
+// TestBuildTagSelection builds the binary with several tag selections drawn
+// from providers/catalog (none, each tag alone, the first two, minimal) and
+// checks what each reports about itself and links: a component's package
+// and its tag's SDK modules are in exactly the builds that select its tag.
 func TestBuildTagSelection(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary several times")
 	}
-	for tags, tc := range map[string]struct {
-		version         string
-		aws, gcp, vault bool
-	}{
-		"":        {"build tags: aws,gcp,vault", true, true, true},
-		"vault":   {"build tags: vault", false, false, true},
-		"aws":     {"build tags: aws", true, false, false},
-		"aws,gcp": {"build tags: aws,gcp", true, true, false},
-		"minimal": {"build tags: minimal", false, false, false},
-	} {
-		want := tc.version
-		t.Run("tags="+tags, func(t *testing.T) {
+	tags := catalog.TagNames()
+	selections := append([]string{""}, tags...)
+	if len(tags) >= 2 {
+		selections = append(selections, tags[0]+","+tags[1])
+	}
+	selections = append(selections, catalog.Minimal)
+	for _, selection := range selections {
+		t.Run("tags="+selection, func(t *testing.T) {
+			buildTags := strings.Split(selection, ",")
+			selected := catalog.Selected(buildTags)
+			wantVersion := "build tags: " + strings.Join(selected, ",")
+			if len(selected) == 0 {
+				wantVersion = "build tags: " + catalog.Minimal
+			}
 			bin := filepath.Join(t.TempDir(), "eso")
-			build := exec.Command("go", "build", "-tags", tags, "-o", bin, ".")
+			build := exec.Command("go", "build", "-tags", selection, "-o", bin, ".")
 			build.Env = append(os.Environ(), "CGO_ENABLED=0")
 			if out, err := build.CombinedOutput(); err != nil {
-				t.Fatalf("go build -tags %q: %v\n%s", tags, err, out)
+				t.Fatalf("go build -tags %q: %v\n%s", selection, err, out)
 			}
 			version, err := exec.Command(bin, "version").Output()
-			if err != nil || !strings.Contains(string(version), want) {
-				t.Errorf("eso version = %q (%v), want %q", version, err, want)
+			if err != nil || !strings.Contains(string(version), wantVersion) {
+				t.Errorf("eso version = %q (%v), want %q", version, err, wantVersion)
 			}
-			providers, err := exec.Command(bin, "providers").Output()
+			listed, err := exec.Command(bin, "providers").Output()
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, always := range []string{"fake ", "kubernetes ", "password ", "uuid "} {
-				if !strings.Contains(string(providers), always) {
-					t.Errorf("eso providers lacks the always-compiled %q:\n%s", always, providers)
-				}
-			}
-			deps, err := exec.Command("go", "list", "-deps", "-tags", tags, ".").Output()
+			deps, err := exec.Command("go", "list", "-deps", "-tags", selection, ".").Output()
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, sdk := range []struct {
-				want         bool
-				kind, module string
-			}{
-				{tc.aws, "AWSSecretManager", "github.com/aws/aws-sdk-go-v2"},
-				{tc.aws, "AWSParameterStore", "github.com/aws/aws-sdk-go-v2"},
-				{tc.gcp, "GCPSecretManager", "\ncloud.google.com/"},
-				{tc.gcp, "GCPSecretManager", "\ngoogle.golang.org/api/"},
-				{tc.vault, "Vault.provider", "github.com/hashicorp/vault/api"},
-				// Generators carry their cloud's tag: the ECR SDK is the AWS
-				// generators' own, the others share their provider's SDK,
-				// so their packages show where they are wired.
-				{tc.aws, "ECRAuthorizationToken.provider.generator", "github.com/aws/aws-sdk-go-v2/service/ecr"},
-				{tc.aws, "STSSessionToken.provider.generator", "github.com/eso-dev/eso/generators/aws/sts"},
-				{tc.gcp, "GCRAccessToken.provider.generator", "github.com/eso-dev/eso/generators/gcp/gcr"},
-				{tc.vault, "VaultDynamicSecret.provider.generator", "github.com/eso-dev/eso/generators/vault"},
-			} {
-				if got := strings.Contains(string(providers), sdk.kind); got != sdk.want {
-					t.Errorf("%s compiled in = %v, want %v:\n%s", sdk.kind, got, sdk.want, providers)
+			depSet := map[string]bool{}
+			for _, d := range strings.Fields(string(deps)) {
+				depSet[d] = true
+			}
+			wantRows := 0
+			for _, c := range catalog.Components() {
+				want := c.Tag == "" || slices.Contains(selected, c.Tag)
+				if want {
+					wantRows++
 				}
-				if got := strings.Contains(string(deps), sdk.module); got != sdk.want {
-					t.Errorf("%s linked = %v, want %v", sdk.module, got, sdk.want)
+				if got := depSet[c.ImportPath()]; got != want {
+					t.Errorf("%s linked = %v, want %v", c.Package, got, want)
+				}
+			}
+			if got := strings.Count(string(listed), ".external-secrets.io/v2alpha1"); got != wantRows {
+				t.Errorf("eso providers lists %d components, want %d:\n%s", got, wantRows, listed)
+			}
+			for _, tag := range catalog.Tags {
+				for _, module := range tag.Modules {
+					got := strings.Contains(string(deps), "\n"+module)
+					if want := slices.Contains(selected, tag.Name); got != want {
+						t.Errorf("%s (tag %s) linked = %v, want %v", module, tag.Name, got, want)
+					}
 				}
 			}
 		})

@@ -40,7 +40,8 @@ type Registration struct {
 	Name string
 	// Kind is the configuration kind in provider.generator.external-secrets.io.
 	Kind string
-	// BuildTag selects the generator at build time; empty means always compiled in.
+	// BuildTag is the catalog tag the wiring compiled the generator in with
+	// (set by providers/register); empty means always compiled in.
 	BuildTag string
 	// AddToScheme registers the configuration kind.
 	AddToScheme func(*runtime.Scheme) error

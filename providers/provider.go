@@ -178,7 +178,8 @@ type Registration struct {
 	Name string
 	// Kind is the configuration kind in provider.secretstore.external-secrets.io.
 	Kind string
-	// BuildTag selects the provider at build time; empty means always compiled in.
+	// BuildTag is the catalog tag the wiring compiled the provider in with
+	// (set by providers/register); empty means always compiled in.
 	BuildTag string
 	// AddToScheme registers the configuration kind.
 	AddToScheme func(*runtime.Scheme) error

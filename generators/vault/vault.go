@@ -30,7 +30,6 @@ const Kind = "VaultDynamicSecret"
 var Registration = generators.Registration{
 	Name:        "vault-dynamic-secret",
 	Kind:        Kind,
-	BuildTag:    "vault",
 	AddToScheme: genv1.AddToScheme,
 	NewConfig:   func() client.Object { return &genv1.VaultDynamicSecret{} },
 	New:         func(deps providers.Deps) generators.Generator { return &Generator{deps: deps} },

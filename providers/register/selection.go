@@ -1,65 +1,57 @@
-// Package register is the one place that decides, by build tag, which
-// providers and generators are compiled into the binary.
+// Package register compiles in, by build tag, the providers and generators
+// that providers/catalog lists. Its zz_generated files are written from the
+// catalog by `make generate` (build/wiring); do not edit them.
 //
-// The rule: providers that need no third-party SDK (kubernetes, fake) are
-// always in. Each SDK-backed provider has a tag (aws, gcp, vault). A build with
-// no selection tag gets every provider; a build with any selection tag gets
+// The rule: components that need no third-party SDK are always in. Each
+// SDK-backed component carries a tag (catalog.Tags). A build with no
+// selection tag gets every component; a build with any selection tag gets
 // exactly the tagged ones; the tag "minimal" selects none of them.
-//
-// Each SDK-backed provider has one file here, e.g. aws.go, whose constraint is
-// SelectionConstraint("aws"); selection_test.go keeps every file in line.
 package register
 
 import (
-	"go.uber.org/fx"
 	"slices"
 	"strings"
 
+	"go.uber.org/fx"
+
 	"github.com/eso-dev/eso/generators"
-	"github.com/eso-dev/eso/generators/password"
-	"github.com/eso-dev/eso/generators/uuid"
 	"github.com/eso-dev/eso/providers"
-	"github.com/eso-dev/eso/providers/fake"
-	"github.com/eso-dev/eso/providers/kubernetes"
 )
 
-// SelectionTags are the build tags that select SDK-backed providers and
-// generators. "minimal" selects none of them.
-var SelectionTags = []string{"aws", "gcp", "vault", "minimal"}
-
-// SelectionConstraint is the build constraint of the file wiring the SDK-backed
-// component with tag: selected explicitly, or by default when no tag is given.
-func SelectionConstraint(tag string) string {
-	var others []string
-	for _, t := range SelectionTags {
-		if t != tag {
-			others = append(others, t)
-		}
-	}
-	return tag + " || !(" + strings.Join(others, " || ") + ")"
+// tagged is filled by the build-tagged zz_generated files: the components
+// of the tags in effect.
+var tagged struct {
+	providers  []providers.Registration
+	generators []generators.Registration
 }
 
-// sdkProviders and sdkGenerators are filled by the build-tagged files of
-// this package.
-var (
-	sdkProviders  []providers.Registration
-	sdkGenerators []generators.Registration
-)
+// selected is filled by the build-tagged zz_generated files: the selection
+// tags in effect.
+var selected []string
+
+// addTagged compiles in the components of tag; the build-tagged
+// zz_generated files call it.
+func addTagged(tag string, ps []providers.Registration, gs []generators.Registration) {
+	selected = append(selected, tag)
+	for _, p := range ps {
+		p.BuildTag = tag
+		tagged.providers = append(tagged.providers, p)
+	}
+	for _, g := range gs {
+		g.BuildTag = tag
+		tagged.generators = append(tagged.generators, g)
+	}
+}
 
 // Providers lists every provider compiled into this binary.
 func Providers() []providers.Registration {
-	builtin := []providers.Registration{fake.Registration, kubernetes.Registration}
-	return append(builtin, sdkProviders...)
+	return slices.Concat(builtinProviders, tagged.providers)
 }
 
 // Generators lists every generator compiled into this binary.
 func Generators() []generators.Registration {
-	builtin := []generators.Registration{password.Registration, uuid.Registration}
-	return append(builtin, sdkGenerators...)
+	return slices.Concat(builtinGenerators, tagged.generators)
 }
-
-// selected is filled by the build-tagged files: the selection tags in effect.
-var selected []string
 
 // Selection names the SDK selection this binary was built with, e.g.
 // "aws,gcp,vault" or "minimal" when none was selected.

@@ -1,6 +1,7 @@
 package register
 
 import (
+	"bytes"
 	"go/build/constraint"
 	"go/parser"
 	"go/token"
@@ -9,92 +10,87 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/eso-dev/eso/providers/catalog"
 )
 
-// wantSelected is the selection rule written out: no selection tag selects
-// every SDK-backed component, any selection tag selects exactly those named.
-func wantSelected(sdkTags []string, buildTags map[string]bool) []string {
-	anySelection := false
-	for _, t := range SelectionTags {
-		anySelection = anySelection || buildTags[t]
+// TestWiringIsGeneratedFromTheCatalog fails when a wiring file differs from
+// what the catalog generates, or a hand-written one joined them.
+func TestWiringIsGeneratedFromTheCatalog(t *testing.T) {
+	want, err := catalog.Wiring()
+	if err != nil {
+		t.Fatal(err)
 	}
-	var out []string
-	for _, t := range sdkTags {
-		if !anySelection || buildTags[t] {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-// TestWiringFilesFollowTheSelectionRule parses every build-tagged file of this
-// package and checks, for every combination of selection tags, that exactly the
-// components the rule selects are compiled in.
-func TestWiringFilesFollowTheSelectionRule(t *testing.T) {
 	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	constraints := map[string]constraint.Expr{} // tag -> constraint of its file
 	for _, f := range files {
 		if strings.HasSuffix(f, "_test.go") || f == "selection.go" {
 			continue
 		}
-		expr := buildConstraint(t, f)
-		tag := strings.TrimSuffix(f, ".go")
-		if !slices.Contains(SelectionTags, tag) || tag == "minimal" {
-			t.Errorf("%s: wiring files are named after their selection tag (one of %v)", f, SelectionTags)
-			continue
+		got, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if expr == nil {
-			t.Errorf("%s: missing //go:build %s", f, SelectionConstraint(tag))
-			continue
-		}
-		constraints[tag] = expr
-	}
-	var sdkTags []string
-	for _, tag := range SelectionTags {
-		if tag == "minimal" {
-			continue
-		}
-		sdkTags = append(sdkTags, tag)
-		if _, ok := constraints[tag]; !ok {
-			t.Errorf("selection tag %q has no wiring file %s.go", tag, tag)
+		switch w, ok := want[f]; {
+		case !ok:
+			t.Errorf("%s is not generated from providers/catalog: list components there and run make generate", f)
+		case !bytes.Equal(got, w):
+			t.Errorf("%s is out of date with providers/catalog: run make generate", f)
 		}
 	}
-
-	// Every subset of the selection tags.
-	for mask := 0; mask < 1<<len(SelectionTags); mask++ {
-		buildTags := map[string]bool{}
-		for i, tag := range SelectionTags {
-			if mask&(1<<i) != 0 {
-				buildTags[tag] = true
-			}
-		}
-		var got []string
-		for _, tag := range sdkTags {
-			if expr, ok := constraints[tag]; ok && expr.Eval(func(s string) bool { return buildTags[s] }) {
-				got = append(got, tag)
-			}
-		}
-		if want := wantSelected(sdkTags, buildTags); !slices.Equal(got, want) {
-			t.Errorf("build tags %v: compiled in %v, want %v", keys(buildTags), got, want)
+	for name := range want {
+		if !slices.Contains(files, name) {
+			t.Errorf("%s is missing: run make generate", name)
 		}
 	}
 }
 
-func TestSelectionConstraintParses(t *testing.T) {
-	for _, tag := range SelectionTags {
-		if _, err := constraint.Parse("//go:build " + SelectionConstraint(tag)); err != nil {
-			t.Errorf("%s: %v", tag, err)
+// TestWiringFilesFollowTheSelectionRule parses every build-tagged file of this
+// package and checks, for every combination of selection tags, that exactly the
+// tags the rule selects are compiled in.
+func TestWiringFilesFollowTheSelectionRule(t *testing.T) {
+	constraints := map[string]constraint.Expr{} // tag -> constraint of its file
+	for _, tag := range catalog.TagNames() {
+		file := "zz_generated." + tag + ".go"
+		expr := buildConstraint(t, file)
+		if expr == nil {
+			t.Errorf("%s: missing //go:build %s", file, catalog.Constraint(tag))
+			continue
+		}
+		constraints[tag] = expr
+	}
+	selectionTags := catalog.SelectionTags()
+	for mask := 0; mask < 1<<len(selectionTags); mask++ {
+		var buildTags []string
+		for i, tag := range selectionTags {
+			if mask&(1<<i) != 0 {
+				buildTags = append(buildTags, tag)
+			}
+		}
+		var got []string
+		for _, tag := range catalog.TagNames() {
+			if expr, ok := constraints[tag]; ok && expr.Eval(func(s string) bool { return slices.Contains(buildTags, s) }) {
+				got = append(got, tag)
+			}
+		}
+		if want := catalog.Selected(buildTags); !slices.Equal(got, want) {
+			t.Errorf("build tags %v: compiled in %v, want %v", buildTags, got, want)
 		}
 	}
 }
 
 func TestDefaultBuildSelectsEverything(t *testing.T) {
-	// go test runs without selection tags, so every SDK-backed component is in.
-	if got := Selection(); got != "aws,gcp,vault" {
-		t.Errorf("Selection() = %q in a default build", got)
+	// go test runs without selection tags, so every component is in.
+	if got, want := Selection(), strings.Join(catalog.TagNames(), ","); got != want {
+		t.Errorf("Selection() = %q in a default build, want %q", got, want)
+	}
+	if got, want := len(Providers()), len(catalog.Providers); got != want {
+		t.Errorf("%d providers compiled in, the catalog lists %d", got, want)
+	}
+	if got, want := len(Generators()), len(catalog.Generators); got != want {
+		t.Errorf("%d generators compiled in, the catalog lists %d", got, want)
 	}
 	kinds := map[string]bool{}
 	for _, r := range Providers() {
@@ -102,11 +98,6 @@ func TestDefaultBuildSelectsEverything(t *testing.T) {
 			t.Errorf("provider kind %s registered twice", r.Kind)
 		}
 		kinds[r.Kind] = true
-	}
-	for _, k := range []string{"Fake", "Kubernetes"} {
-		if !kinds[k] {
-			t.Errorf("always-compiled provider %s missing", k)
-		}
 	}
 }
 
@@ -132,13 +123,4 @@ func buildConstraint(t *testing.T, file string) constraint.Expr {
 		}
 	}
 	return nil
-}
-
-func keys(m map[string]bool) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }

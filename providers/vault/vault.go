@@ -26,7 +26,6 @@ const Kind = "Vault"
 var Registration = providers.Registration{
 	Name:        "vault",
 	Kind:        Kind,
-	BuildTag:    "vault",
 	AddToScheme: provv1.AddToScheme,
 	NewConfig:   func() client.Object { return &provv1.Vault{} },
 	New:         func(d providers.Deps) providers.Provider { return &Provider{deps: d} },

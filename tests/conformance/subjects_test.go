@@ -25,6 +25,7 @@ import (
 	"github.com/eso-dev/eso/providers/gcp/gcptest"
 	"github.com/eso-dev/eso/providers/gcp/secretmanager"
 	"github.com/eso-dev/eso/providers/kubernetes"
+	"github.com/eso-dev/eso/providers/register"
 	"github.com/eso-dev/eso/providers/vault"
 	"github.com/eso-dev/eso/providers/vault/vaulttest"
 )
@@ -144,11 +145,6 @@ func awsParameterStoreBackend(t testing.TB) backend {
 	}}
 }
 
-func TestFake(t *testing.T)              { runEveryPath(t, fakeBackend) }
-func TestKubernetes(t *testing.T)        { runEveryPath(t, kubernetesBackend) }
-func TestAWSSecretsManager(t *testing.T) { runEveryPath(t, awsSecretsManagerBackend) }
-func TestAWSParameterStore(t *testing.T) { runEveryPath(t, awsParameterStoreBackend) }
-
 // vaultBackend is the Vault provider (KV v2) against a real dev server.
 func vaultBackend(t testing.TB) backend {
 	root := vaulttest.Start(t)
@@ -194,5 +190,27 @@ func gcpBackend(t testing.TB) backend {
 	}}
 }
 
-func TestVault(t *testing.T) { runEveryPath(t, vaultBackend) }
-func TestGCP(t *testing.T)   { runEveryPath(t, gcpBackend) }
+// backends holds, by configuration kind, how to stand up each provider
+// with a backend behind it.
+var backends = map[string]func(testing.TB) backend{
+	fake.Kind:           fakeBackend,
+	kubernetes.Kind:     kubernetesBackend,
+	secretsmanager.Kind: awsSecretsManagerBackend,
+	parameterstore.Kind: awsParameterStoreBackend,
+	vault.Kind:          vaultBackend,
+	secretmanager.Kind:  gcpBackend,
+}
+
+// TestEveryCompiledInProvider runs the suite for every provider the catalog
+// compiles in, on every path; a provider without a backend here fails.
+func TestEveryCompiledInProvider(t *testing.T) {
+	for _, reg := range register.Providers() {
+		t.Run(reg.Kind, func(t *testing.T) {
+			newBackend, ok := backends[reg.Kind]
+			if !ok {
+				t.Fatalf("provider %s has no conformance backend: add one to backends in subjects_test.go", reg.Kind)
+			}
+			runEveryPath(t, newBackend)
+		})
+	}
+}

@@ -27,7 +27,6 @@ const Kind = "ECRAuthorizationToken"
 var Registration = generators.Registration{
 	Name:        "ecr-authorization-token",
 	Kind:        Kind,
-	BuildTag:    "aws",
 	AddToScheme: genv1.AddToScheme,
 	NewConfig:   func() client.Object { return &genv1.ECRAuthorizationToken{} },
 	New:         func(deps providers.Deps) generators.Generator { return &Generator{deps: deps} },

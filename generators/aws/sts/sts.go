@@ -25,7 +25,6 @@ const Kind = "STSSessionToken"
 var Registration = generators.Registration{
 	Name:        "sts-session-token",
 	Kind:        Kind,
-	BuildTag:    "aws",
 	AddToScheme: genv1.AddToScheme,
 	NewConfig:   func() client.Object { return &genv1.STSSessionToken{} },
 	New:         func(deps providers.Deps) generators.Generator { return &Generator{deps: deps} },

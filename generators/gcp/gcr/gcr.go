@@ -28,7 +28,6 @@ const Username = "oauth2accesstoken"
 var Registration = generators.Registration{
 	Name:        "gcr-access-token",
 	Kind:        Kind,
-	BuildTag:    "gcp",
 	AddToScheme: genv1.AddToScheme,
 	NewConfig:   func() client.Object { return &genv1.GCRAccessToken{} },
 	New: func(deps providers.Deps) generators.Generator {

@@ -27,7 +27,6 @@ const Kind = "AWSParameterStore"
 var Registration = providers.Registration{
 	Name:        "aws-parameterstore",
 	Kind:        Kind,
-	BuildTag:    "aws",
 	AddToScheme: provv1.AddToScheme,
 	NewConfig:   func() client.Object { return &provv1.AWSParameterStore{} },
 	New:         func(d providers.Deps) providers.Provider { return &Provider{deps: d} },

@@ -27,7 +27,6 @@ const Kind = "AWSSecretManager"
 var Registration = providers.Registration{
 	Name:        "aws-secretsmanager",
 	Kind:        Kind,
-	BuildTag:    "aws",
 	AddToScheme: provv1.AddToScheme,
 	NewConfig:   func() client.Object { return &provv1.AWSSecretManager{} },
 	New:         func(d providers.Deps) providers.Provider { return &Provider{deps: d} },

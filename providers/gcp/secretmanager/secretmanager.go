@@ -36,7 +36,6 @@ const Kind = "GCPSecretManager"
 var Registration = providers.Registration{
 	Name:        "gcp-secretmanager",
 	Kind:        Kind,
-	BuildTag:    "gcp",
 	AddToScheme: provv1.AddToScheme,
 	NewConfig:   func() client.Object { return &provv1.GCPSecretManager{} },
 	New:         func(d providers.Deps) providers.Provider { return New(d) },
