@@ -14,12 +14,12 @@ import (
 	"time"
 
 	vaultapi "github.com/hashicorp/vault/api"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	genv1 "github.com/eso-dev/eso/apis/generatorproviders/v2alpha1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	"github.com/eso-dev/eso/generators"
 	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/kit"
 	vaultprovider "github.com/eso-dev/eso/providers/vault"
 )
 
@@ -27,16 +27,18 @@ import (
 const Kind = "VaultDynamicSecret"
 
 // Registration wires the generator into binaries built with the vault tag.
-var Registration = generators.Registration{
+var Registration = kit.GeneratorDefinition[*genv1.VaultDynamicSecret]{
 	Name:        "vault-dynamic-secret",
 	Kind:        Kind,
 	AddToScheme: genv1.AddToScheme,
-	NewConfig:   func() client.Object { return &genv1.VaultDynamicSecret{} },
-	New:         func(deps providers.Deps) generators.Generator { return &Generator{deps: deps} },
-}
-
-// Generator generates Vault dynamic secrets.
-type Generator struct{ deps providers.Deps }
+	NewConfig:   func() *genv1.VaultDynamicSecret { return &genv1.VaultDynamicSecret{} },
+	Check:       func(cfg *genv1.VaultDynamicSecret) error { return checkRequest(&cfg.Spec) },
+	CheckCredentials: func(ctx context.Context, deps providers.Deps, cfg *genv1.VaultDynamicSecret, scope providers.Scope) error {
+		return vaultprovider.CheckCredentials(ctx, deps, vaultSpec(&cfg.Spec), scope.Namespace)
+	},
+	Generate: generate,
+	Cleanup:  cleanup,
+}.Registration()
 
 // State is what Cleanup revokes: the lease of the response, and the token
 // it issued (by accessor). Both name what Vault issued; neither can be used
@@ -48,17 +50,14 @@ type State struct {
 	TokenAccessor string `json:"tokenAccessor,omitempty"`
 }
 
-// Kind implements generators.Generator.
-func (g *Generator) Kind() string { return Kind }
-
-// Generate implements generators.Generator: it sends the configured
-// request and returns the selected part of the response.
+// generate sends the configured request and returns the selected part of the response.
 //
 // The login token of an appRole, kubernetes, jwt or cert login is revoked
 // afterwards only when the response leased nothing: Vault would revoke the
 // leases and child tokens created with it too.
-func (g *Generator) Generate(ctx context.Context, ref providers.Ref, scope providers.Scope) (map[string][]byte, generators.State, error) {
-	spec, session, err := g.connect(ctx, ref, scope)
+func generate(ctx context.Context, deps providers.Deps, cfg *genv1.VaultDynamicSecret, scope providers.Scope) (map[string][]byte, generators.State, error) {
+	spec := &cfg.Spec
+	session, err := vaultprovider.NewSession(ctx, deps, vaultSpec(spec), scope.Namespace)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -92,14 +91,11 @@ func (g *Generator) Generate(ctx context.Context, ref providers.Ref, scope provi
 	return values, generators.State(raw), nil
 }
 
-// Cleanup implements generators.Generator: it revokes the lease
+// cleanup revokes the lease
 // (sys/leases/revoke) and the issued token (auth/token/revoke-accessor)
 // with a fresh login. Vault answers both for what is already expired or
 // revoked as for a success.
-func (g *Generator) Cleanup(ctx context.Context, ref providers.Ref, scope providers.Scope, raw generators.State) error {
-	if len(raw) == 0 {
-		return nil
-	}
+func cleanup(ctx context.Context, deps providers.Deps, cfg *genv1.VaultDynamicSecret, scope providers.Scope, raw generators.State) error {
 	var state State
 	if err := json.Unmarshal(raw, &state); err != nil {
 		return fmt.Errorf("%s state is not the JSON this generator writes: %w", Kind, err)
@@ -107,7 +103,7 @@ func (g *Generator) Cleanup(ctx context.Context, ref providers.Ref, scope provid
 	if state.LeaseID == "" && state.TokenAccessor == "" {
 		return nil
 	}
-	_, session, err := g.connect(ctx, ref, scope)
+	session, err := vaultprovider.NewSession(ctx, deps, vaultSpec(&cfg.Spec), scope.Namespace)
 	if err != nil {
 		return err
 	}
@@ -120,41 +116,10 @@ func (g *Generator) Cleanup(ctx context.Context, ref providers.Ref, scope provid
 	return revoke(ctx, api, state)
 }
 
-// Validate implements generators.Generator: the configuration and its
-// credential references resolve; nothing is sent to Vault.
-func (g *Generator) Validate(ctx context.Context, ref providers.Ref, scope providers.Scope) error {
-	var cfg genv1.VaultDynamicSecret
-	if err := providers.ReadConfig(ctx, g.deps.Client, ref, &cfg); err != nil {
-		return err
-	}
-	if err := checkRequest(&cfg.Spec); err != nil || scope.Namespace == "" { // credentials are resolved per request
-		return err
-	}
-	return vaultprovider.CheckCredentials(ctx, g.deps, vaultSpec(&cfg.Spec), scope.Namespace)
-}
-
 // vaultSpec is the part of spec the Vault provider's session takes.
 func vaultSpec(spec *genv1.VaultDynamicSecretSpec) *provv1.VaultSpec {
 	return &provv1.VaultSpec{Server: spec.Server, Namespace: spec.Namespace, CABundle: spec.CABundle,
 		CAProvider: spec.CAProvider, Auth: spec.Auth}
-}
-
-// connect reads the configuration and builds its Vault session, resolving
-// credentials in scope.Namespace.
-func (g *Generator) connect(ctx context.Context, ref providers.Ref, scope providers.Scope) (*genv1.VaultDynamicSecretSpec, *vaultprovider.Session, error) {
-	var cfg genv1.VaultDynamicSecret
-	if err := providers.ReadConfig(ctx, g.deps.Client, ref, &cfg); err != nil {
-		return nil, nil, err
-	}
-	spec := &cfg.Spec
-	if err := checkRequest(spec); err != nil {
-		return nil, nil, err
-	}
-	session, err := vaultprovider.NewSession(ctx, g.deps, vaultSpec(spec), scope.Namespace)
-	if err != nil {
-		return nil, nil, err
-	}
-	return spec, session, nil
 }
 
 // checkRequest repeats the schema's rules on the request, for objects that

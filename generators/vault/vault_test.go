@@ -32,7 +32,7 @@ var (
 
 // newGenerator serves spec as VaultDynamicSecret team/gen, with Secret
 // vault-creds of namespace team holding creds.
-func newGenerator(t *testing.T, spec genv1.VaultDynamicSecretSpec, creds map[string]string) *Generator {
+func newGenerator(t *testing.T, spec genv1.VaultDynamicSecretSpec, creds map[string]string) generators.Generator {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	_ = corev1.AddToScheme(scheme)
@@ -43,7 +43,7 @@ func newGenerator(t *testing.T, spec genv1.VaultDynamicSecretSpec, creds map[str
 		secret.Data[k] = []byte(v)
 	}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(cfg, secret).Build()
-	return &Generator{deps: providers.Deps{Client: c, APIReader: c}}
+	return Registration.New(providers.Deps{Client: c, APIReader: c})
 }
 
 func rootTokenAuth() (provv1.VaultAuth, map[string]string) {

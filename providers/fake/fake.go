@@ -7,69 +7,38 @@ import (
 	"context"
 	"fmt"
 
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/kit"
 )
 
 // Kind is the configuration kind this provider serves.
 const Kind = "Fake"
 
-// Registration describes the provider to the registry.
-var Registration = providers.Registration{
+// Registration describes the provider to the registry. A client holds a
+// snapshot of the configuration; core builds a new one when the
+// configuration changes.
+var Registration = kit.Definition[*provv1.Fake]{
 	Name:        "fake",
 	Kind:        Kind,
 	AddToScheme: provv1.AddToScheme,
-	NewConfig:   func() client.Object { return &provv1.Fake{} },
-	New:         func(d providers.Deps) providers.Provider { return New(d.Client) },
-}
-
-// Provider serves Fake configurations.
-type Provider struct {
-	reader client.Reader
-}
-
-// New returns a provider reading its configurations with reader.
-func New(reader client.Reader) *Provider {
-	return &Provider{reader: reader}
-}
-
-// Kind implements providers.Provider.
-func (p *Provider) Kind() string { return Kind }
-
-// Validate implements providers.Provider: every key may appear once per version.
-func (p *Provider) Validate(ctx context.Context, ref providers.Ref, _ providers.Scope) error {
-	cfg, err := p.config(ctx, ref)
-	if err != nil {
+	NewConfig:   func() *provv1.Fake { return &provv1.Fake{} },
+	// Every key may appear once per version.
+	Check: func(cfg *provv1.Fake) error {
+		_, err := index(cfg)
 		return err
-	}
-	_, err = index(cfg)
-	return err
-}
-
-// NewClient implements providers.Provider. The client holds a snapshot of the
-// configuration; core builds a new one when the configuration changes.
-func (p *Provider) NewClient(ctx context.Context, ref providers.Ref, _ providers.Scope) (providers.SecretsClient, error) {
-	cfg, err := p.config(ctx, ref)
-	if err != nil {
-		return nil, err
-	}
-	secrets, err := index(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return &Client{secrets: secrets}, nil
-}
-
-func (p *Provider) config(ctx context.Context, ref providers.Ref) (*provv1.Fake, error) {
-	var cfg provv1.Fake
-	if err := providers.ReadConfig(ctx, p.reader, ref, &cfg); err != nil {
-		return nil, err
-	}
-	return &cfg, nil
-}
+	},
+	NewClient: func(_ context.Context, _ providers.Deps, cfg *provv1.Fake, _ providers.Scope) (providers.SecretsClient, error) {
+		secrets, err := index(cfg)
+		if err != nil {
+			return nil, err
+		}
+		c := &Client{secrets: secrets}
+		c.JSONValues = kit.JSONValues{Value: c.value}
+		return c, nil
+	},
+}.Registration()
 
 type versionedKey struct{ key, version string }
 
@@ -87,28 +56,18 @@ func index(cfg *provv1.Fake) (map[versionedKey][]byte, error) {
 
 // Client reads from a snapshot of a Fake configuration.
 type Client struct {
+	// JSONValues serves GetSecret and GetSecretMap from value; Fake secrets
+	// have no metadata.
+	kit.JSONValues
 	secrets map[versionedKey][]byte
 }
 
-// GetSecret implements providers.SecretsClient.
-func (c *Client) GetSecret(_ context.Context, ref esv1.ExternalSecretDataRemoteRef) ([]byte, error) {
-	if ref.MetadataPolicy == esv1.MetadataPolicyFetch {
-		return nil, fmt.Errorf("%w: Fake secrets have no metadata (metadataPolicy Fetch)", providers.ErrNotSupported)
-	}
-	value, ok := c.secrets[versionedKey{ref.Key, ref.Version}]
+func (c *Client) value(_ context.Context, key, version string) ([]byte, error) {
+	value, ok := c.secrets[versionedKey{key, version}]
 	if !ok {
-		return nil, fmt.Errorf("%w: key %q version %q", providers.ErrSecretNotFound, ref.Key, ref.Version)
+		return nil, fmt.Errorf("%w: key %q version %q", providers.ErrSecretNotFound, key, version)
 	}
-	if ref.Property == "" {
-		return value, nil
-	}
-	return providers.Property(value, ref.Property)
-}
-
-// GetSecretMap implements providers.SecretsClient.
-func (c *Client) GetSecretMap(ctx context.Context, ref esv1.ExternalSecretDataRemoteRef) (map[string][]byte, error) {
-	value, err := c.GetSecret(ctx, ref)
-	return providers.FieldsOf(value, err, ref.Key)
+	return value, nil
 }
 
 // GetAllSecrets implements providers.SecretsClient: the current version of
@@ -129,9 +88,6 @@ func (c *Client) GetAllSecrets(_ context.Context, find esv1.ExternalSecretFind) 
 	}
 	return out, nil
 }
-
-// PropertiesAreJSONPaths implements providers.JSONProperties.
-func (c *Client) PropertiesAreJSONPaths() {}
 
 // Capabilities implements providers.SecretsClient.
 func (c *Client) Capabilities() providers.Capabilities { return providers.ReadOnly }

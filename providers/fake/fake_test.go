@@ -14,14 +14,15 @@ import (
 	"github.com/eso-dev/eso/providers"
 )
 
-func newProvider(t *testing.T, data ...provv1.FakeSecret) *Provider {
+func newProvider(t *testing.T, data ...provv1.FakeSecret) providers.Provider {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	if err := provv1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
 	cfg := &provv1.Fake{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "f"}, Spec: provv1.FakeSpec{Data: data}}
-	return New(ctrlfake.NewClientBuilder().WithScheme(scheme).WithObjects(cfg).Build())
+	c := ctrlfake.NewClientBuilder().WithScheme(scheme).WithObjects(cfg).Build()
+	return Registration.New(providers.Deps{Client: c, APIReader: c})
 }
 
 var ref = providers.Ref{Kind: Kind, Namespace: "ns", Name: "f"}

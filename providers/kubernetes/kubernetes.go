@@ -16,75 +16,44 @@ import (
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/kit"
 )
 
 // Kind is the configuration kind this provider serves.
 const Kind = "Kubernetes"
 
-// Registration describes the provider to the registry.
-var Registration = providers.Registration{
+// Registration describes the provider to the registry. Deps.Client reads
+// configurations and requests ServiceAccount tokens, Deps.APIReader reads
+// Secrets as eso itself.
+var Registration = kit.Definition[*provv1.Kubernetes]{
 	Name:        "kubernetes",
 	Kind:        Kind,
 	AddToScheme: provv1.AddToScheme,
-	NewConfig:   func() client.Object { return &provv1.Kubernetes{} },
-	New:         func(d providers.Deps) providers.Provider { return New(d) },
-}
-
-// Provider serves Kubernetes configurations.
-type Provider struct {
-	deps providers.Deps
-}
-
-// New returns a provider built from deps: Client reads configurations and
-// requests ServiceAccount tokens, APIReader reads Secrets as eso itself.
-func New(deps providers.Deps) *Provider {
-	return &Provider{deps: deps}
-}
-
-// Kind implements providers.Provider.
-func (p *Provider) Kind() string { return Kind }
-
-// Validate implements providers.Provider.
-func (p *Provider) Validate(ctx context.Context, ref providers.Ref, scope providers.Scope) error {
-	cfg, err := p.config(ctx, ref)
-	if err != nil {
-		return err
-	}
-	if scope.Namespace == "" {
-		// Credentials namespace is decided per request (ManifestNamespace).
+	NewConfig:   func() *provv1.Kubernetes { return &provv1.Kubernetes{} },
+	Check: func(cfg *provv1.Kubernetes) error {
+		if cfg.Spec.Auth != nil && cfg.Spec.Auth.ServiceAccount == nil {
+			return fmt.Errorf("%w: auth needs serviceAccount", providers.ErrInvalidConfig)
+		}
 		return nil
-	}
-	_, err = remoteNamespace(cfg, scope)
-	return err
-}
+	},
+	CheckCredentials: func(_ context.Context, _ providers.Deps, cfg *provv1.Kubernetes, scope providers.Scope) error {
+		_, err := remoteNamespace(cfg, scope)
+		return err
+	},
+	NewClient: connect,
+}.Registration()
 
-// NewClient implements providers.Provider.
-func (p *Provider) NewClient(ctx context.Context, ref providers.Ref, scope providers.Scope) (providers.SecretsClient, error) {
-	cfg, err := p.config(ctx, ref)
-	if err != nil {
-		return nil, err
-	}
+func connect(_ context.Context, deps providers.Deps, cfg *provv1.Kubernetes, scope providers.Scope) (providers.SecretsClient, error) {
 	namespace, err := remoteNamespace(cfg, scope)
 	if err != nil {
 		return nil, err
 	}
 	if cfg.Spec.Auth == nil {
-		return &Client{namespace: namespace, get: readerGetter(p.deps.APIReader), list: readerLister(p.deps.APIReader)}, nil
+		return &Client{namespace: namespace, get: readerGetter(deps.APIReader), list: readerLister(deps.APIReader)}, nil
 	}
 	sa := cfg.Spec.Auth.ServiceAccount
-	tokens := newServiceAccountReader(p.deps, scope.Namespace, sa.Name, sa.Audiences)
+	tokens := newServiceAccountReader(deps, scope.Namespace, sa.Name, sa.Audiences)
 	return &Client{namespace: namespace, get: tokens.getSecret, list: tokens.listSecrets}, nil
-}
-
-func (p *Provider) config(ctx context.Context, ref providers.Ref) (*provv1.Kubernetes, error) {
-	var cfg provv1.Kubernetes
-	if err := providers.ReadConfig(ctx, p.deps.Client, ref, &cfg); err != nil {
-		return nil, err
-	}
-	if cfg.Spec.Auth != nil && cfg.Spec.Auth.ServiceAccount == nil {
-		return nil, fmt.Errorf("%w: auth needs serviceAccount", providers.ErrInvalidConfig)
-	}
-	return &cfg, nil
 }
 
 // remoteNamespace is the namespace the client reads, after the scope check:

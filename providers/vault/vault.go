@@ -12,88 +12,49 @@ import (
 	"strings"
 
 	vault "github.com/hashicorp/vault/api"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/kit"
 )
 
 // Kind is the configuration kind this provider serves.
 const Kind = "Vault"
 
-// Registration describes the provider to the registry.
-var Registration = providers.Registration{
+// Registration describes the provider to the registry. The login happens
+// on a client's first use; the token is then renewed shortly before it
+// expires, and replaced by a new login only when Vault no longer renews or
+// accepts it.
+var Registration = kit.Definition[*provv1.Vault]{
 	Name:        "vault",
 	Kind:        Kind,
 	AddToScheme: provv1.AddToScheme,
-	NewConfig:   func() client.Object { return &provv1.Vault{} },
-	New:         func(d providers.Deps) providers.Provider { return &Provider{deps: d} },
-}
+	NewConfig:   func() *provv1.Vault { return &provv1.Vault{} },
+	CheckCredentials: func(ctx context.Context, deps providers.Deps, cfg *provv1.Vault, scope providers.Scope) error {
+		return checkCredentials(ctx, deps, &cfg.Spec, scope.Namespace)
+	},
+	NewClient: connect,
+}.Registration()
 
-// Provider serves Vault configurations.
-type Provider struct {
-	deps providers.Deps
-}
-
-// Kind implements providers.Provider.
-func (p *Provider) Kind() string { return Kind }
-
-// Validate implements providers.Provider without logging in.
-func (p *Provider) Validate(ctx context.Context, ref providers.Ref, scope providers.Scope) error {
-	var cfg provv1.Vault
-	if err := providers.ReadConfig(ctx, p.deps.Client, ref, &cfg); err != nil {
-		return err
-	}
-	if scope.Namespace == "" {
-		return nil
-	}
-	return checkCredentials(ctx, p.deps, &cfg.Spec, scope.Namespace)
-}
-
-// NewClient implements providers.Provider. The login happens on first use;
-// the token is then renewed shortly before it expires, and replaced by a new
-// login only when Vault no longer renews or accepts it.
-func (p *Provider) NewClient(ctx context.Context, ref providers.Ref, scope providers.Scope) (providers.SecretsClient, error) {
-	var cfg provv1.Vault
-	if err := providers.ReadConfig(ctx, p.deps.Client, ref, &cfg); err != nil {
-		return nil, err
-	}
-	s, err := newSession(ctx, p.deps, &cfg.Spec, scope.Namespace)
+func connect(ctx context.Context, deps providers.Deps, cfg *provv1.Vault, scope providers.Scope) (providers.SecretsClient, error) {
+	s, err := newSession(ctx, deps, &cfg.Spec, scope.Namespace)
 	if err != nil {
 		return nil, err
 	}
-	return &Client{session: s, mount: strings.Trim(orDefault(cfg.Spec.Path, "secret"), "/"), v2: cfg.Spec.Version != "v1"}, nil
+	c := &Client{session: s, mount: strings.Trim(orDefault(cfg.Spec.Path, "secret"), "/"), v2: cfg.Spec.Version != "v1"}
+	c.JSONValues = kit.JSONValues{Value: c.data, Metadata: c.customMetadata}
+	return c, nil
 }
 
 // Client reads one KV mount.
 type Client struct {
+	// JSONValues serves GetSecret and GetSecretMap from data and
+	// customMetadata.
+	kit.JSONValues
 	session *session
 	mount   string
 	v2      bool
-}
-
-// GetSecret implements providers.SecretsClient: the secret's data as a JSON
-// object, or one property (a JSON path) of it; version is a KV v2 version
-// number; metadataPolicy Fetch returns the KV v2 custom metadata.
-func (c *Client) GetSecret(ctx context.Context, ref esv1.ExternalSecretDataRemoteRef) ([]byte, error) {
-	var value []byte
-	var err error
-	if ref.MetadataPolicy == esv1.MetadataPolicyFetch {
-		value, err = c.customMetadata(ctx, ref.Key)
-	} else {
-		value, err = c.data(ctx, ref.Key, ref.Version)
-	}
-	if err != nil || ref.Property == "" {
-		return value, err
-	}
-	return providers.Property(value, ref.Property)
-}
-
-// GetSecretMap implements providers.SecretsClient.
-func (c *Client) GetSecretMap(ctx context.Context, ref esv1.ExternalSecretDataRemoteRef) (map[string][]byte, error) {
-	value, err := c.GetSecret(ctx, ref)
-	return providers.FieldsOf(value, err, ref.Key)
 }
 
 // GetAllSecrets implements providers.SecretsClient: secrets under find.path
@@ -122,7 +83,7 @@ func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind
 			continue
 		}
 		if len(find.Tags) > 0 {
-			meta, err := c.customMetadataMap(ctx, key)
+			meta, err := c.customMetadata(ctx, key)
 			if err != nil {
 				return nil, err
 			}
@@ -209,6 +170,8 @@ func (c *Client) list(ctx context.Context, dir string, depth int, budget *provid
 	return out, nil
 }
 
+// data reads the secret's data as a JSON object; version is a KV v2 version
+// number.
 func (c *Client) data(ctx context.Context, key, version string) ([]byte, error) {
 	api, err := c.session.client(ctx)
 	if err != nil {
@@ -248,7 +211,8 @@ func (c *Client) data(ctx context.Context, key, version string) ([]byte, error) 
 	return json.Marshal(data)
 }
 
-func (c *Client) customMetadataMap(ctx context.Context, key string) (map[string]string, error) {
+// customMetadata is a KV v2 secret's custom metadata, for metadataPolicy Fetch.
+func (c *Client) customMetadata(ctx context.Context, key string) (map[string]string, error) {
 	if !c.v2 {
 		return nil, fmt.Errorf("%w: KV v1 secrets have no metadata", providers.ErrNotSupported)
 	}
@@ -261,17 +225,6 @@ func (c *Client) customMetadataMap(ctx context.Context, key string) (map[string]
 	}
 	return meta.custom, nil
 }
-
-func (c *Client) customMetadata(ctx context.Context, key string) ([]byte, error) {
-	m, err := c.customMetadataMap(ctx, key)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(m)
-}
-
-// PropertiesAreJSONPaths implements providers.JSONProperties.
-func (c *Client) PropertiesAreJSONPaths() {}
 
 // Capabilities implements providers.SecretsClient: KV v2 can be written.
 func (c *Client) Capabilities() providers.Capabilities {

@@ -34,7 +34,7 @@ func newClient(t *testing.T, spec provv1.VaultSpec, creds map[string]string, obj
 		secret.Data[k] = []byte(v)
 	}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(append(objects, cfg, secret)...).Build()
-	p := &Provider{deps: providers.Deps{Client: c, APIReader: c}}
+	p := Registration.New(providers.Deps{Client: c, APIReader: c})
 	return p.NewClient(context.Background(), providers.Ref{Kind: Kind, Namespace: "team", Name: "vault"}, providers.Scope{Namespace: "team"})
 }
 

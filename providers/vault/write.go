@@ -9,6 +9,7 @@ import (
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/kit"
 )
 
 // errKVv1Writes: KV v1 keeps no metadata to mark eso's secrets with, so eso
@@ -153,42 +154,33 @@ func (c *Client) DeleteSecret(ctx context.Context, remoteKey, property string) e
 	if !c.v2 {
 		return errKVv1Writes
 	}
-	exists, managed, version, err := c.state(ctx, remoteKey)
-	if err != nil || !exists {
-		return err
-	}
-	if !managed {
-		return fmt.Errorf("%w: secret %q", providers.ErrNotManaged, remoteKey)
-	}
-	if property != "" {
-		current, err := c.data(ctx, remoteKey, "")
-		if err != nil {
-			return err
-		}
-		rest, empty, err := providers.DeleteProperty(current, property)
-		if errors.Is(err, providers.ErrPropertyNotFound) {
-			return nil // already gone: nothing to write
-		}
-		if err != nil {
-			return err
-		}
-		if !empty {
+	var version int // the current version, for the check-and-set rewrite
+	return kit.Deletion{
+		Key: remoteKey, Property: property,
+		State: func(ctx context.Context) (exists, managed bool, err error) {
+			exists, managed, version, err = c.state(ctx, remoteKey)
+			return exists, managed, err
+		},
+		Current: func(ctx context.Context) ([]byte, error) { return c.data(ctx, remoteKey, "") },
+		Rewrite: func(ctx context.Context, rest []byte) error {
 			data, err := providers.DecodeObject(rest)
 			if err != nil {
 				return err
 			}
 			return c.writeData(ctx, remoteKey, data, version, false)
-		}
-	}
-	api, err := c.session.client(ctx)
-	if err != nil {
-		return err
-	}
-	metaPath, _ := c.kvPath("metadata", remoteKey)
-	if _, err := api.Logical().DeleteWithContext(ctx, metaPath); err != nil {
-		return c.checked(kvError(err, fmt.Sprintf("deleting secret %q", remoteKey)))
-	}
-	return nil
+		},
+		Delete: func(ctx context.Context) error {
+			api, err := c.session.client(ctx)
+			if err != nil {
+				return err
+			}
+			metaPath, _ := c.kvPath("metadata", remoteKey)
+			if _, err := api.Logical().DeleteWithContext(ctx, metaPath); err != nil {
+				return c.checked(kvError(err, fmt.Sprintf("deleting secret %q", remoteKey)))
+			}
+			return nil
+		},
+	}.Run(ctx)
 }
 
 // SecretExists implements providers.Writer.

@@ -62,7 +62,7 @@ func fakeBackend(t testing.TB) backend {
 	cfg := &provv1.Fake{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "fake"}}
 	c := kube(t, cfg)
 	return backend{registration: fake.Registration, configs: c, Subject: Subject{
-		Provider: fake.New(c),
+		Provider: fake.Registration.New(providers.Deps{Client: c, APIReader: c}),
 		Ref:      providers.Ref{Kind: fake.Kind, Namespace: namespace, Name: "fake"},
 		Scope:    providers.Scope{Namespace: namespace},
 		Seed: func(t testing.TB, key string, fields map[string]string) {
@@ -84,7 +84,7 @@ func kubernetesBackend(t testing.TB) backend {
 	cfg := &provv1.Kubernetes{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "k8s"}}
 	c := kube(t, cfg)
 	return backend{registration: kubernetes.Registration, configs: c, Subject: Subject{
-		Provider: kubernetes.New(providers.Deps{Client: c, APIReader: c}),
+		Provider: kubernetes.Registration.New(providers.Deps{Client: c, APIReader: c}),
 		Ref:      providers.Ref{Kind: kubernetes.Kind, Namespace: namespace, Name: "k8s"},
 		Scope:    providers.Scope{Namespace: namespace},
 		Seed: func(t testing.TB, key string, fields map[string]string) {

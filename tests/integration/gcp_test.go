@@ -35,11 +35,11 @@ func runEsoForGCP(t *testing.T, ns string, wi *gcptest.WorkloadIdentity) {
 		for i := range regs {
 			if regs[i].Kind == secretmanager.Kind {
 				regs[i].New = func(d providers.Deps) providers.Provider {
-					p := secretmanager.New(d, gcptest.Insecure())
+					endpoints := gcpauth.GoogleEndpoints
 					if wi != nil {
-						p.TokenEndpoints = gcpauth.Endpoints{STS: wi.STS, IAMCredentials: wi.IAMCredentials}
+						endpoints = gcpauth.Endpoints{STS: wi.STS, IAMCredentials: wi.IAMCredentials}
 					}
-					return p
+					return secretmanager.Definition(endpoints, gcptest.Insecure()).New(d)
 				}
 			}
 		}

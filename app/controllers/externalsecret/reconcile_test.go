@@ -81,7 +81,7 @@ func (w *writeCounter) client(c client.WithWatch) client.WithWatch {
 
 // countingProvider counts logins (NewClient) and reads of the Fake provider.
 type countingProvider struct {
-	*fake.Provider
+	providers.Provider
 	logins, reads atomic.Int32
 }
 
@@ -122,7 +122,7 @@ func newHarness(t *testing.T) *harness {
 	c := h.writes.client(wc)
 	reg := fake.Registration
 	reg.New = func(d providers.Deps) providers.Provider {
-		h.provider = &countingProvider{Provider: fake.New(d.Client)}
+		h.provider = &countingProvider{Provider: fake.Registration.New(d)}
 		return h.provider
 	}
 	catalog, err := registry.NewCatalog([]providers.Registration{reg})

@@ -11,52 +11,40 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ecr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	genv1 "github.com/eso-dev/eso/apis/generatorproviders/v2alpha1"
 	"github.com/eso-dev/eso/generators"
-	"github.com/eso-dev/eso/generators/aws/awsconfig"
 	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/aws/awsauth"
+	"github.com/eso-dev/eso/providers/kit"
 )
 
 // Kind is the configuration kind this generator serves.
 const Kind = "ECRAuthorizationToken"
 
 // Registration wires the generator into binaries built with the aws tag.
-var Registration = generators.Registration{
+// There is no Cleanup: ECR has no way to revoke an authorization token, it
+// expires (after 12 hours).
+var Registration = kit.GeneratorDefinition[*genv1.ECRAuthorizationToken]{
 	Name:        "ecr-authorization-token",
 	Kind:        Kind,
 	AddToScheme: genv1.AddToScheme,
-	NewConfig:   func() client.Object { return &genv1.ECRAuthorizationToken{} },
-	New:         func(deps providers.Deps) generators.Generator { return &Generator{deps: deps} },
-}
+	NewConfig:   func() *genv1.ECRAuthorizationToken { return &genv1.ECRAuthorizationToken{} },
+	CheckCredentials: func(ctx context.Context, deps providers.Deps, cfg *genv1.ECRAuthorizationToken, scope providers.Scope) error {
+		_, err := awsauth.Config(ctx, deps, awsauth.GeneratorSpec(&cfg.Spec.AWSGeneratorSpec), scope)
+		return err
+	},
+	Generate: generate,
+}.Registration()
 
-// Generator generates ECR registry logins.
-type Generator struct{ deps providers.Deps }
-
-// Kind implements generators.Generator.
-func (g *Generator) Kind() string { return Kind }
-
-// Generate implements generators.Generator with GetAuthorizationToken:
-// username, password, proxy_endpoint and expires_at (Unix seconds), as
-// upstream's generator outputs them. There is no state: ECR has no way to
-// revoke an authorization token, it expires (after 12 hours).
-func (g *Generator) Generate(ctx context.Context, ref providers.Ref, scope providers.Scope) (map[string][]byte, generators.State, error) {
-	spec, err := g.read(ctx, ref)
+// generate calls GetAuthorizationToken: username, password, proxy_endpoint
+// and expires_at (Unix seconds), as upstream's generator outputs them.
+func generate(ctx context.Context, deps providers.Deps, cfg *genv1.ECRAuthorizationToken, scope providers.Scope) (map[string][]byte, generators.State, error) {
+	session, err := awsauth.Session(ctx, deps, awsauth.GeneratorSpec(&cfg.Spec.AWSGeneratorSpec), scope)
 	if err != nil {
 		return nil, nil, err
 	}
-	cfg, err := awsconfig.Config(ctx, g.deps, &spec.AWSGeneratorSpec, scope)
-	if err != nil {
-		return nil, nil, err
-	}
-	api := ecr.NewFromConfig(cfg, func(o *ecr.Options) {
-		if spec.Endpoint != "" {
-			o.BaseEndpoint = aws.String(spec.Endpoint)
-		}
-	})
-	out, err := api.GetAuthorizationToken(ctx, &ecr.GetAuthorizationTokenInput{})
+	out, err := ecr.NewFromConfig(session).GetAuthorizationToken(ctx, &ecr.GetAuthorizationTokenInput{})
 	if err != nil {
 		return nil, nil, awsauth.APIError("getting an ECR authorization token", err)
 	}
@@ -82,29 +70,4 @@ func (g *Generator) Generate(ctx context.Context, ref providers.Ref, scope provi
 		values["expires_at"] = []byte(strconv.FormatInt(data.ExpiresAt.Unix(), 10))
 	}
 	return values, nil, nil
-}
-
-// Cleanup implements generators.Generator: ECR authorization tokens cannot
-// be revoked, only expire, so there is never anything to do.
-func (g *Generator) Cleanup(context.Context, providers.Ref, providers.Scope, generators.State) error {
-	return nil
-}
-
-// Validate implements generators.Generator: the configuration and its
-// credential references resolve; nothing is sent to AWS.
-func (g *Generator) Validate(ctx context.Context, ref providers.Ref, scope providers.Scope) error {
-	spec, err := g.read(ctx, ref)
-	if err != nil || scope.Namespace == "" {
-		return err
-	}
-	_, err = awsconfig.Config(ctx, g.deps, &spec.AWSGeneratorSpec, scope)
-	return err
-}
-
-func (g *Generator) read(ctx context.Context, ref providers.Ref) (*genv1.ECRAuthorizationTokenSpec, error) {
-	var cfg genv1.ECRAuthorizationToken
-	if err := providers.ReadConfig(ctx, g.deps.Client, ref, &cfg); err != nil {
-		return nil, err
-	}
-	return &cfg.Spec, nil
 }

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	genv1 "github.com/eso-dev/eso/apis/generatorproviders/v2alpha1"
+	"github.com/eso-dev/eso/generators"
 	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/aws/awstest"
 )
@@ -28,7 +29,7 @@ var (
 
 // newGenerator serves spec as ECRAuthorizationToken team/ecr, beside the
 // Secret aws-creds (keys id and secret) awstest.StaticAuth names.
-func newGenerator(t *testing.T, spec genv1.ECRAuthorizationTokenSpec, keyID, secretKey string) *Generator {
+func newGenerator(t *testing.T, spec genv1.ECRAuthorizationTokenSpec, keyID, secretKey string) generators.Generator {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	_ = corev1.AddToScheme(scheme)
@@ -37,7 +38,7 @@ func newGenerator(t *testing.T, spec genv1.ECRAuthorizationTokenSpec, keyID, sec
 	creds := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: awstest.Namespace, Name: "aws-creds"},
 		Data: map[string][]byte{"id": []byte(keyID), "secret": []byte(secretKey)}}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(cfg, creds).Build()
-	return &Generator{deps: providers.Deps{Client: c, APIReader: c}}
+	return Registration.New(providers.Deps{Client: c, APIReader: c})
 }
 
 func spec(endpoint string) genv1.ECRAuthorizationTokenSpec {

@@ -16,6 +16,7 @@ import (
 
 	genv1 "github.com/eso-dev/eso/apis/generatorproviders/v2alpha1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
+	"github.com/eso-dev/eso/generators"
 	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/aws/awstest"
 )
@@ -29,7 +30,7 @@ var (
 
 // newGenerator serves spec as STSSessionToken team/sts, beside the Secret
 // aws-creds (keys id and secret) awstest.StaticAuth names.
-func newGenerator(t *testing.T, spec genv1.STSSessionTokenSpec, keyID, secretKey string) *Generator {
+func newGenerator(t *testing.T, spec genv1.STSSessionTokenSpec, keyID, secretKey string) generators.Generator {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	_ = corev1.AddToScheme(scheme)
@@ -38,7 +39,7 @@ func newGenerator(t *testing.T, spec genv1.STSSessionTokenSpec, keyID, secretKey
 	creds := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: awstest.Namespace, Name: "aws-creds"},
 		Data: map[string][]byte{"id": []byte(keyID), "secret": []byte(secretKey)}}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(cfg, creds).Build()
-	return &Generator{deps: providers.Deps{Client: c, APIReader: c}}
+	return Registration.New(providers.Deps{Client: c, APIReader: c})
 }
 
 func spec(endpoint string, params *genv1.STSSessionTokenRequestParameters) genv1.STSSessionTokenSpec {

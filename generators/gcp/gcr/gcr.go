@@ -9,13 +9,13 @@ import (
 	"strconv"
 
 	"cloud.google.com/go/auth"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	genv1 "github.com/eso-dev/eso/apis/generatorproviders/v2alpha1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	"github.com/eso-dev/eso/generators"
 	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/gcp/gcpauth"
+	"github.com/eso-dev/eso/providers/kit"
 )
 
 // Kind is the configuration kind this generator serves.
@@ -25,39 +25,35 @@ const Kind = "GCRAccessToken"
 const Username = "oauth2accesstoken"
 
 // Registration wires the generator into binaries built with the gcp tag.
-var Registration = generators.Registration{
-	Name:        "gcr-access-token",
-	Kind:        Kind,
-	AddToScheme: genv1.AddToScheme,
-	NewConfig:   func() client.Object { return &genv1.GCRAccessToken{} },
-	New: func(deps providers.Deps) generators.Generator {
-		return &Generator{deps: deps, TokenEndpoints: gcpauth.GoogleEndpoints}
-	},
-}
+var Registration = Definition(gcpauth.GoogleEndpoints).Registration()
 
-// Generator generates Google registry logins.
-type Generator struct {
-	deps providers.Deps
-	// TokenEndpoints are Google's token services, for workload identity.
-	TokenEndpoints gcpauth.Endpoints
-}
-
-// Kind implements generators.Generator.
-func (g *Generator) Kind() string { return Kind }
-
-// Generate implements generators.Generator: username oauth2accesstoken,
-// password a fresh access token, and expiry (Unix seconds), as upstream's
-// generator outputs them. There is no state: eso does not revoke the
+// Definition is the generator with Google's token services at endpoints
+// (tests serve their own). There is no Cleanup: eso does not revoke the
 // token, which expires within the hour.
-func (g *Generator) Generate(ctx context.Context, ref providers.Ref, scope providers.Scope) (map[string][]byte, generators.State, error) {
-	spec, err := g.read(ctx, ref)
-	if err != nil {
-		return nil, nil, err
+func Definition(endpoints gcpauth.Endpoints) kit.GeneratorDefinition[*genv1.GCRAccessToken] {
+	return kit.GeneratorDefinition[*genv1.GCRAccessToken]{
+		Name:        "gcr-access-token",
+		Kind:        Kind,
+		AddToScheme: genv1.AddToScheme,
+		NewConfig:   func() *genv1.GCRAccessToken { return &genv1.GCRAccessToken{} },
+		// A service account key is parsed; no token is requested.
+		CheckCredentials: func(ctx context.Context, deps providers.Deps, cfg *genv1.GCRAccessToken, scope providers.Scope) error {
+			_, err := credentials(ctx, deps, endpoints, &cfg.Spec, scope, false)
+			return err
+		},
+		Generate: func(ctx context.Context, deps providers.Deps, cfg *genv1.GCRAccessToken, scope providers.Scope) (map[string][]byte, generators.State, error) {
+			creds, err := credentials(ctx, deps, endpoints, &cfg.Spec, scope, true)
+			if err != nil {
+				return nil, nil, err
+			}
+			return login(ctx, creds)
+		},
 	}
-	creds, err := g.credentials(ctx, spec, scope, true)
-	if err != nil {
-		return nil, nil, err
-	}
+}
+
+// login is username oauth2accesstoken, password a fresh access token, and
+// expiry (Unix seconds), as upstream's generator outputs them.
+func login(ctx context.Context, creds *auth.Credentials) (map[string][]byte, generators.State, error) {
 	token, err := creds.Token(ctx)
 	if err != nil {
 		// gcpauth's errors carry Google's description, never a token or key.
@@ -73,42 +69,18 @@ func (g *Generator) Generate(ctx context.Context, ref providers.Ref, scope provi
 	return values, nil, nil
 }
 
-// Cleanup implements generators.Generator: nothing is revoked.
-func (g *Generator) Cleanup(context.Context, providers.Ref, providers.Scope, generators.State) error {
-	return nil
-}
-
-// Validate implements generators.Generator: the configuration and its
-// credential references resolve (a service account key is parsed); no
-// token is requested.
-func (g *Generator) Validate(ctx context.Context, ref providers.Ref, scope providers.Scope) error {
-	spec, err := g.read(ctx, ref)
-	if err != nil || scope.Namespace == "" {
-		return err
-	}
-	_, err = g.credentials(ctx, spec, scope, false)
-	return err
-}
-
 // credentials are those spec.Auth names, or eso's own when allowed. eso's
 // own are only looked for when connecting: on GCE that asks the metadata
 // server.
-func (g *Generator) credentials(ctx context.Context, spec *genv1.GCRAccessTokenSpec, scope providers.Scope, connecting bool) (*auth.Credentials, error) {
+func credentials(ctx context.Context, deps providers.Deps, endpoints gcpauth.Endpoints, spec *genv1.GCRAccessTokenSpec,
+	scope providers.Scope, connecting bool) (*auth.Credentials, error) {
 	switch {
 	case spec.Auth != nil:
-		return gcpauth.Credentials(ctx, g.deps, &provv1.GCPSecretManagerSpec{ProjectID: spec.ProjectID, Auth: spec.Auth}, scope.Namespace, g.TokenEndpoints)
-	case !g.deps.AmbientCredentials:
+		return gcpauth.Credentials(ctx, deps, &provv1.GCPSecretManagerSpec{ProjectID: spec.ProjectID, Auth: spec.Auth}, scope.Namespace, endpoints)
+	case !deps.AmbientCredentials:
 		return nil, providers.ErrNoAmbientCredentials
 	case connecting:
 		return gcpauth.Ambient()
 	}
 	return nil, nil
-}
-
-func (g *Generator) read(ctx context.Context, ref providers.Ref) (*genv1.GCRAccessTokenSpec, error) {
-	var cfg genv1.GCRAccessToken
-	if err := providers.ReadConfig(ctx, g.deps.Client, ref, &cfg); err != nil {
-		return nil, err
-	}
-	return &cfg.Spec, nil
 }

@@ -18,6 +18,7 @@ import (
 
 	genv1 "github.com/eso-dev/eso/apis/generatorproviders/v2alpha1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
+	"github.com/eso-dev/eso/generators"
 	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/gcp/gcpauth"
 	"github.com/eso-dev/eso/providers/gcp/gcptest"
@@ -32,7 +33,12 @@ var (
 
 // newGenerator serves spec as GCRAccessToken team/gcr beside objects. The
 // fake API answers TokenRequests with "k8s-token-of-<namespace>/<name>".
-func newGenerator(t *testing.T, spec genv1.GCRAccessTokenSpec, objects ...client.Object) *Generator {
+func newGenerator(t *testing.T, spec genv1.GCRAccessTokenSpec, objects ...client.Object) generators.Generator {
+	t.Helper()
+	return newGeneratorWith(t, gcpauth.GoogleEndpoints, spec, objects...)
+}
+
+func newGeneratorWith(t *testing.T, endpoints gcpauth.Endpoints, spec genv1.GCRAccessTokenSpec, objects ...client.Object) generators.Generator {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	_ = corev1.AddToScheme(scheme)
@@ -45,7 +51,7 @@ func newGenerator(t *testing.T, spec genv1.GCRAccessTokenSpec, objects ...client
 	}}
 	cfg := &genv1.GCRAccessToken{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "gcr"}, Spec: spec}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithInterceptorFuncs(tokenRequests).WithObjects(append(objects, cfg)...).Build()
-	return &Generator{deps: providers.Deps{Client: c, APIReader: c}, TokenEndpoints: gcpauth.GoogleEndpoints}
+	return Definition(endpoints).New(providers.Deps{Client: c, APIReader: c})
 }
 
 func keyAuth(key string) *provv1.GCPAuth {
@@ -102,9 +108,9 @@ func TestWorkloadIdentity(t *testing.T) {
 	wi := srv.StartWorkloadIdentity(t)
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "puller",
 		Annotations: map[string]string{gcpauth.GCPServiceAccountAnnotation: "puller@p.iam.gserviceaccount.com"}}}
-	g := newGenerator(t, genv1.GCRAccessTokenSpec{ProjectID: "p", Auth: &provv1.GCPAuth{WorkloadIdentity: &provv1.GCPWorkloadIdentity{
-		ServiceAccountRef: provv1.KubernetesServiceAccount{Name: "puller"}, ClusterLocation: "europe-west1", ClusterName: "edge"}}}, sa)
-	g.TokenEndpoints = gcpauth.Endpoints{STS: wi.STS, IAMCredentials: wi.IAMCredentials}
+	g := newGeneratorWith(t, gcpauth.Endpoints{STS: wi.STS, IAMCredentials: wi.IAMCredentials}, genv1.GCRAccessTokenSpec{ProjectID: "p",
+		Auth: &provv1.GCPAuth{WorkloadIdentity: &provv1.GCPWorkloadIdentity{
+			ServiceAccountRef: provv1.KubernetesServiceAccount{Name: "puller"}, ClusterLocation: "europe-west1", ClusterName: "edge"}}}, sa)
 
 	values, _, err := g.Generate(ctx, ref, scope)
 	if err != nil {

@@ -62,7 +62,7 @@ func TestFindIsBounded(t *testing.T) {
 	defer cancel()
 	kube := awstest.Kube(t, &provv1.AWSParameterStore{ObjectMeta: metav1.ObjectMeta{Name: "ps"}, Spec: provv1.AWSSpec{
 		Region: "us-east-1", Endpoint: srv.URL, Auth: awstest.StaticAuth()}})
-	p := &Provider{deps: providers.Deps{Client: kube, APIReader: kube}}
+	p := Registration.New(providers.Deps{Client: kube, APIReader: kube})
 	c, err := p.NewClient(ctx, providers.Ref{Kind: Kind, Namespace: awstest.Namespace, Name: "ps"}, providers.Scope{Namespace: awstest.Namespace})
 	if err != nil {
 		t.Fatal(err)

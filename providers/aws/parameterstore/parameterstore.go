@@ -4,7 +4,6 @@ package parameterstore
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -12,63 +11,28 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/aws/awsauth"
+	"github.com/eso-dev/eso/providers/kit"
 )
 
 // Kind is the configuration kind this provider serves.
 const Kind = "AWSParameterStore"
 
 // Registration describes the provider to the registry.
-var Registration = providers.Registration{
-	Name:        "aws-parameterstore",
-	Kind:        Kind,
-	AddToScheme: provv1.AddToScheme,
-	NewConfig:   func() client.Object { return &provv1.AWSParameterStore{} },
-	New:         func(d providers.Deps) providers.Provider { return &Provider{deps: d} },
-}
+var Registration = awsauth.Definition("aws-parameterstore", Kind,
+	func() *provv1.AWSParameterStore { return &provv1.AWSParameterStore{} },
+	func(cfg *provv1.AWSParameterStore) *provv1.AWSSpec { return &cfg.Spec },
+	connect,
+).Registration()
 
-// Provider serves AWSParameterStore configurations.
-type Provider struct {
-	deps providers.Deps
-}
-
-// Kind implements providers.Provider.
-func (p *Provider) Kind() string { return Kind }
-
-// Validate implements providers.Provider without calling AWS.
-func (p *Provider) Validate(ctx context.Context, ref providers.Ref, scope providers.Scope) error {
-	var cfg provv1.AWSParameterStore
-	if err := providers.ReadConfig(ctx, p.deps.Client, ref, &cfg); err != nil {
-		return err
-	}
-	if scope.Namespace == "" {
-		return nil
-	}
-	_, err := awsauth.Config(ctx, p.deps, &cfg.Spec, scope)
-	return err
-}
-
-// NewClient implements providers.Provider.
-func (p *Provider) NewClient(ctx context.Context, ref providers.Ref, scope providers.Scope) (providers.SecretsClient, error) {
-	var cfg provv1.AWSParameterStore
-	if err := providers.ReadConfig(ctx, p.deps.Client, ref, &cfg); err != nil {
-		return nil, err
-	}
-	awsCfg, err := awsauth.Config(ctx, p.deps, &cfg.Spec, scope)
-	if err != nil {
-		return nil, err
-	}
-	api := ssm.NewFromConfig(awsCfg, func(o *ssm.Options) {
-		if cfg.Spec.Endpoint != "" {
-			o.BaseEndpoint = aws.String(cfg.Spec.Endpoint)
-		}
-	})
-	return &Client{api: api, prefix: cfg.Spec.Prefix, account: awsCfg.Region + "|" + cfg.Spec.Endpoint}, nil
+func connect(session aws.Config, spec *provv1.AWSSpec) providers.SecretsClient {
+	c := &Client{api: ssm.NewFromConfig(session), prefix: spec.Prefix, account: session.Region + "|" + spec.Endpoint}
+	c.JSONValues = kit.JSONValues{Value: c.value, Metadata: c.tags}
+	return c
 }
 
 // API is the part of the SSM API the client uses.
@@ -81,33 +45,12 @@ type API interface {
 
 // Client reads parameters of one AWS account and region.
 type Client struct {
+	// JSONValues serves GetSecret and GetSecretMap from value and tags.
+	kit.JSONValues
 	api    API
 	prefix string
 	// account identifies the region and endpoint written to, for writeLocks.
 	account string
-}
-
-// GetSecret implements providers.SecretsClient. SecureStrings are decrypted;
-// a version is a parameter version number or label; metadataPolicy Fetch
-// returns the parameter's tags as a JSON object.
-func (c *Client) GetSecret(ctx context.Context, ref esv1.ExternalSecretDataRemoteRef) ([]byte, error) {
-	var value []byte
-	var err error
-	if ref.MetadataPolicy == esv1.MetadataPolicyFetch {
-		value, err = c.tags(ctx, ref.Key)
-	} else {
-		value, err = c.value(ctx, ref.Key, ref.Version)
-	}
-	if err != nil || ref.Property == "" {
-		return value, err
-	}
-	return providers.Property(value, ref.Property)
-}
-
-// GetSecretMap implements providers.SecretsClient.
-func (c *Client) GetSecretMap(ctx context.Context, ref esv1.ExternalSecretDataRemoteRef) (map[string][]byte, error) {
-	value, err := c.GetSecret(ctx, ref)
-	return providers.FieldsOf(value, err, ref.Key)
 }
 
 // getBatch is GetParameters' limit.
@@ -178,6 +121,8 @@ func ptrValue(s *string) string {
 	return *s
 }
 
+// value reads a parameter, SecureStrings decrypted; a version is a parameter
+// version number or label.
 func (c *Client) value(ctx context.Context, key, version string) ([]byte, error) {
 	name := c.prefix + key
 	if version != "" {
@@ -190,7 +135,8 @@ func (c *Client) value(ctx context.Context, key, version string) ([]byte, error)
 	return []byte(aws.ToString(out.Parameter.Value)), nil
 }
 
-func (c *Client) tags(ctx context.Context, key string) ([]byte, error) {
+// tags are a parameter's tags, for metadataPolicy Fetch.
+func (c *Client) tags(ctx context.Context, key string) (map[string]string, error) {
 	out, err := c.api.ListTagsForResource(ctx, &ssm.ListTagsForResourceInput{
 		ResourceType: ssmtypes.ResourceTypeForTaggingParameter, ResourceId: aws.String(c.prefix + key)})
 	if err != nil {
@@ -200,7 +146,7 @@ func (c *Client) tags(ctx context.Context, key string) ([]byte, error) {
 	for _, t := range out.TagList {
 		tags[aws.ToString(t.Key)] = aws.ToString(t.Value)
 	}
-	return json.Marshal(tags)
+	return tags, nil
 }
 
 func notFound(err error, key, version string) error {
@@ -212,9 +158,6 @@ func notFound(err error, key, version string) error {
 	}
 	return awsauth.APIError(fmt.Sprintf("reading parameter %q", key), err)
 }
-
-// PropertiesAreJSONPaths implements providers.JSONProperties.
-func (c *Client) PropertiesAreJSONPaths() {}
 
 // CheckAuth implements providers.AuthChecker with the cheapest list call.
 func (c *Client) CheckAuth(ctx context.Context) error {

@@ -44,7 +44,7 @@ func TestReadAgainstMoto(t *testing.T) {
 
 	c := awstest.Kube(t, &provv1.AWSParameterStore{ObjectMeta: metav1.ObjectMeta{Name: "ps"}, Spec: provv1.AWSSpec{
 		Region: "us-east-1", Endpoint: endpoint, Prefix: "/app/", Auth: awstest.StaticAuth()}})
-	p := &Provider{deps: providers.Deps{Client: c, APIReader: c}}
+	p := Registration.New(providers.Deps{Client: c, APIReader: c})
 	cl, err := p.NewClient(ctx, providers.Ref{Kind: Kind, Namespace: awstest.Namespace, Name: "ps"}, providers.Scope{Namespace: awstest.Namespace})
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +89,7 @@ func TestWritesOnlyTouchManagedParameters(t *testing.T) {
 	}
 	c := awstest.Kube(t, &provv1.AWSParameterStore{ObjectMeta: metav1.ObjectMeta{Name: "ps"}, Spec: provv1.AWSSpec{
 		Region: "us-east-1", Endpoint: endpoint, Auth: awstest.StaticAuth()}})
-	p := &Provider{deps: providers.Deps{Client: c, APIReader: c}}
+	p := Registration.New(providers.Deps{Client: c, APIReader: c})
 	cl, err := p.NewClient(ctx, providers.Ref{Kind: Kind, Namespace: awstest.Namespace, Name: "ps"}, providers.Scope{Namespace: awstest.Namespace})
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/aws/awsauth"
+	"github.com/eso-dev/eso/providers/kit"
 )
 
 // WriteAPI is the part of the SSM API writes use.
@@ -88,38 +89,25 @@ func (c *Client) DeleteSecret(ctx context.Context, remoteKey, property string) e
 	if !ok {
 		return fmt.Errorf("%w: this client cannot write", providers.ErrNotSupported)
 	}
-	exists, managed, err := c.managed(ctx, remoteKey)
-	if err != nil || !exists {
-		return err
-	}
-	if !managed {
-		return fmt.Errorf("%w: parameter %q", providers.ErrNotManaged, remoteKey)
-	}
 	name := aws.String(c.prefix + remoteKey)
-	if property != "" {
-		current, err := c.value(ctx, remoteKey, "")
-		if err != nil {
-			return err
-		}
-		rest, empty, err := providers.DeleteProperty(current, property)
-		if errors.Is(err, providers.ErrPropertyNotFound) {
-			return nil // already gone: nothing to write
-		}
-		if err != nil {
-			return err
-		}
-		if !empty {
+	return kit.Deletion{
+		Key: remoteKey, Property: property,
+		State:   func(ctx context.Context) (bool, bool, error) { return c.managed(ctx, remoteKey) },
+		Current: func(ctx context.Context) ([]byte, error) { return c.value(ctx, remoteKey, "") },
+		Rewrite: func(ctx context.Context, rest []byte) error {
 			if _, err := w.PutParameter(ctx, &ssm.PutParameterInput{Name: name, Value: aws.String(string(rest)),
 				Type: ssmtypes.ParameterTypeSecureString, Overwrite: aws.Bool(true)}); err != nil {
 				return awsauth.APIError(fmt.Sprintf("writing parameter %q", remoteKey), err)
 			}
 			return nil
-		}
-	}
-	if _, err := w.DeleteParameter(ctx, &ssm.DeleteParameterInput{Name: name}); err != nil {
-		return awsauth.APIError(fmt.Sprintf("deleting parameter %q", remoteKey), err)
-	}
-	return nil
+		},
+		Delete: func(ctx context.Context) error {
+			if _, err := w.DeleteParameter(ctx, &ssm.DeleteParameterInput{Name: name}); err != nil {
+				return awsauth.APIError(fmt.Sprintf("deleting parameter %q", remoteKey), err)
+			}
+			return nil
+		},
+	}.Run(ctx)
 }
 
 // SecretExists implements providers.Writer.

@@ -4,7 +4,6 @@ package secretsmanager
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -12,64 +11,28 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	sm "github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	smtypes "github.com/aws/aws-sdk-go-v2/service/secretsmanager/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/aws/awsauth"
+	"github.com/eso-dev/eso/providers/kit"
 )
 
 // Kind is the configuration kind this provider serves.
 const Kind = "AWSSecretManager"
 
 // Registration describes the provider to the registry.
-var Registration = providers.Registration{
-	Name:        "aws-secretsmanager",
-	Kind:        Kind,
-	AddToScheme: provv1.AddToScheme,
-	NewConfig:   func() client.Object { return &provv1.AWSSecretManager{} },
-	New:         func(d providers.Deps) providers.Provider { return &Provider{deps: d} },
-}
+var Registration = awsauth.Definition("aws-secretsmanager", Kind,
+	func() *provv1.AWSSecretManager { return &provv1.AWSSecretManager{} },
+	func(cfg *provv1.AWSSecretManager) *provv1.AWSSpec { return &cfg.Spec },
+	connect,
+).Registration()
 
-// Provider serves AWSSecretManager configurations.
-type Provider struct {
-	deps providers.Deps
-}
-
-// Kind implements providers.Provider.
-func (p *Provider) Kind() string { return Kind }
-
-// Validate implements providers.Provider: the configuration and its
-// credential references resolve. It does not call AWS.
-func (p *Provider) Validate(ctx context.Context, ref providers.Ref, scope providers.Scope) error {
-	var cfg provv1.AWSSecretManager
-	if err := providers.ReadConfig(ctx, p.deps.Client, ref, &cfg); err != nil {
-		return err
-	}
-	if scope.Namespace == "" {
-		return nil // credentials resolve per request (ManifestNamespace)
-	}
-	_, err := awsauth.Config(ctx, p.deps, &cfg.Spec, scope)
-	return err
-}
-
-// NewClient implements providers.Provider.
-func (p *Provider) NewClient(ctx context.Context, ref providers.Ref, scope providers.Scope) (providers.SecretsClient, error) {
-	var cfg provv1.AWSSecretManager
-	if err := providers.ReadConfig(ctx, p.deps.Client, ref, &cfg); err != nil {
-		return nil, err
-	}
-	awsCfg, err := awsauth.Config(ctx, p.deps, &cfg.Spec, scope)
-	if err != nil {
-		return nil, err
-	}
-	api := sm.NewFromConfig(awsCfg, func(o *sm.Options) {
-		if cfg.Spec.Endpoint != "" {
-			o.BaseEndpoint = aws.String(cfg.Spec.Endpoint)
-		}
-	})
-	return &Client{api: api, prefix: cfg.Spec.Prefix, account: awsCfg.Region + "|" + cfg.Spec.Endpoint}, nil
+func connect(session aws.Config, spec *provv1.AWSSpec) providers.SecretsClient {
+	c := &Client{api: sm.NewFromConfig(session), prefix: spec.Prefix, account: session.Region + "|" + spec.Endpoint}
+	c.JSONValues = kit.JSONValues{Value: c.value, Metadata: c.tags}
+	return c
 }
 
 // API is the part of the Secrets Manager API the client uses.
@@ -82,33 +45,12 @@ type API interface {
 
 // Client reads secrets of one AWS account and region.
 type Client struct {
+	// JSONValues serves GetSecret and GetSecretMap from value and tags.
+	kit.JSONValues
 	api    API
 	prefix string
 	// account identifies the region and endpoint written to, for writeLocks.
 	account string
-}
-
-// GetSecret implements providers.SecretsClient. version "uuid/<id>" selects a
-// version id, any other version a staging label (default AWSCURRENT);
-// metadataPolicy Fetch returns the secret's tags as a JSON object.
-func (c *Client) GetSecret(ctx context.Context, ref esv1.ExternalSecretDataRemoteRef) ([]byte, error) {
-	var value []byte
-	var err error
-	if ref.MetadataPolicy == esv1.MetadataPolicyFetch {
-		value, err = c.tags(ctx, ref.Key)
-	} else {
-		value, err = c.value(ctx, ref.Key, ref.Version)
-	}
-	if err != nil || ref.Property == "" {
-		return value, err
-	}
-	return providers.Property(value, ref.Property)
-}
-
-// GetSecretMap implements providers.SecretsClient.
-func (c *Client) GetSecretMap(ctx context.Context, ref esv1.ExternalSecretDataRemoteRef) (map[string][]byte, error) {
-	value, err := c.GetSecret(ctx, ref)
-	return providers.FieldsOf(value, err, ref.Key)
 }
 
 // batchSize is BatchGetSecretValue's limit.
@@ -188,6 +130,8 @@ func tagMap(tags []smtypes.Tag) map[string]string {
 	return m
 }
 
+// value reads a secret's value: version "uuid/<id>" selects a version id,
+// any other version a staging label (default AWSCURRENT).
 func (c *Client) value(ctx context.Context, key, version string) ([]byte, error) {
 	in := &sm.GetSecretValueInput{SecretId: aws.String(c.prefix + key)}
 	switch {
@@ -203,12 +147,13 @@ func (c *Client) value(ctx context.Context, key, version string) ([]byte, error)
 	return valueOf(out.SecretString, out.SecretBinary), nil
 }
 
-func (c *Client) tags(ctx context.Context, key string) ([]byte, error) {
+// tags are a secret's tags, for metadataPolicy Fetch.
+func (c *Client) tags(ctx context.Context, key string) (map[string]string, error) {
 	out, err := c.api.DescribeSecret(ctx, &sm.DescribeSecretInput{SecretId: aws.String(c.prefix + key)})
 	if err != nil {
 		return nil, notFound(err, key, "")
 	}
-	return json.Marshal(tagMap(out.Tags))
+	return tagMap(out.Tags), nil
 }
 
 func valueOf(s *string, b []byte) []byte {
@@ -227,9 +172,6 @@ func notFound(err error, key, version string) error {
 }
 
 var apiError = awsauth.APIError
-
-// PropertiesAreJSONPaths implements providers.JSONProperties.
-func (c *Client) PropertiesAreJSONPaths() {}
 
 // CheckAuth implements providers.AuthChecker with the cheapest list call.
 func (c *Client) CheckAuth(ctx context.Context) error {

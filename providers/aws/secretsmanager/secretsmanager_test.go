@@ -42,7 +42,7 @@ var ref = providers.Ref{Kind: Kind, Namespace: awstest.Namespace, Name: "aws"}
 func newClient(t *testing.T, spec provv1.AWSSpec) providers.SecretsClient {
 	t.Helper()
 	c := kube(t, spec)
-	p := &Provider{deps: providers.Deps{Client: c, APIReader: c}}
+	p := Registration.New(providers.Deps{Client: c, APIReader: c})
 	cl, err := p.NewClient(context.Background(), ref, providers.Scope{Namespace: "team"})
 	if err != nil {
 		t.Fatal(err)
@@ -157,7 +157,7 @@ func TestMissingCredentialsAreAConfigError(t *testing.T) {
 	spec := staticSpec("http://127.0.0.1:1")
 	spec.Auth.SecretRef.SecretAccessKey.Key = "absent"
 	c := kube(t, spec)
-	p := &Provider{deps: providers.Deps{Client: c, APIReader: c}}
+	p := Registration.New(providers.Deps{Client: c, APIReader: c})
 	err := p.Validate(context.Background(), ref, providers.Scope{Namespace: "team"})
 	if !errors.Is(err, providers.ErrInvalidConfig) || !strings.Contains(err.Error(), `"absent"`) || strings.Contains(err.Error(), "AKIDEXAMPLE") {
 		t.Errorf("Validate = %v", err)
@@ -165,7 +165,7 @@ func TestMissingCredentialsAreAConfigError(t *testing.T) {
 	// In another namespace the same reference finds nothing: credentials never cross namespaces.
 	spec = staticSpec("http://127.0.0.1:1")
 	c = kube(t, spec)
-	p = &Provider{deps: providers.Deps{Client: c, APIReader: c}}
+	p = Registration.New(providers.Deps{Client: c, APIReader: c})
 	if err := p.Validate(context.Background(), ref, providers.Scope{Namespace: "other"}); !errors.Is(err, providers.ErrInvalidConfig) {
 		t.Errorf("credentials resolved outside the scope namespace: %v", err)
 	}
@@ -176,11 +176,11 @@ func TestMissingCredentialsAreAConfigError(t *testing.T) {
 func TestNoAmbientCredentialsByDefault(t *testing.T) {
 	spec := provv1.AWSSpec{Region: region}
 	c := kube(t, spec)
-	p := &Provider{deps: providers.Deps{Client: c, APIReader: c}}
+	p := Registration.New(providers.Deps{Client: c, APIReader: c})
 	if err := p.Validate(context.Background(), ref, providers.Scope{Namespace: "team"}); !errors.Is(err, providers.ErrNoAmbientCredentials) {
 		t.Errorf("Validate without auth = %v, want ErrNoAmbientCredentials", err)
 	}
-	p.deps.AmbientCredentials = true
+	p = Registration.New(providers.Deps{Client: c, APIReader: c, AmbientCredentials: true})
 	if err := p.Validate(context.Background(), ref, providers.Scope{Namespace: "team"}); err != nil {
 		t.Errorf("Validate with ambient credentials allowed = %v", err)
 	}

@@ -10,6 +10,7 @@ import (
 	smtypes "github.com/aws/aws-sdk-go-v2/service/secretsmanager/types"
 
 	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/kit"
 )
 
 // WriteAPI is the part of the Secrets Manager API writes use.
@@ -97,32 +98,24 @@ func (c *Client) DeleteSecret(ctx context.Context, remoteKey, property string) e
 	if !ok {
 		return fmt.Errorf("%w: this client cannot write", providers.ErrNotSupported)
 	}
-	exists, managed, deleted, err := c.managed(ctx, remoteKey)
-	if err != nil || !exists || deleted {
-		return err // absent or already scheduled for deletion: nothing to do
-	}
-	if !managed {
-		return fmt.Errorf("%w: secret %q", providers.ErrNotManaged, remoteKey)
-	}
-	if property != "" {
-		current, err := c.value(ctx, remoteKey, "")
-		if err != nil {
-			return err
-		}
-		rest, empty, err := providers.DeleteProperty(current, property)
-		if errors.Is(err, providers.ErrPropertyNotFound) {
-			return nil // already gone: nothing to write
-		}
-		if err != nil {
-			return err
-		}
-		if !empty {
-			_, err = w.PutSecretValue(ctx, &sm.PutSecretValueInput{SecretId: aws.String(c.prefix + remoteKey), SecretBinary: rest})
+	name := aws.String(c.prefix + remoteKey)
+	return kit.Deletion{
+		Key: remoteKey, Property: property,
+		State: func(ctx context.Context) (bool, bool, error) {
+			exists, managed, deleted, err := c.managed(ctx, remoteKey)
+			// Scheduled for deletion (within its recovery window) is deleted.
+			return exists && !deleted, managed, err
+		},
+		Current: func(ctx context.Context) ([]byte, error) { return c.value(ctx, remoteKey, "") },
+		Rewrite: func(ctx context.Context, rest []byte) error {
+			_, err := w.PutSecretValue(ctx, &sm.PutSecretValueInput{SecretId: name, SecretBinary: rest})
 			return apiErrorOrNil(remoteKey, err)
-		}
-	}
-	_, err = w.DeleteSecret(ctx, &sm.DeleteSecretInput{SecretId: aws.String(c.prefix + remoteKey)})
-	return apiErrorOrNil(remoteKey, err)
+		},
+		Delete: func(ctx context.Context) error {
+			_, err := w.DeleteSecret(ctx, &sm.DeleteSecretInput{SecretId: name})
+			return apiErrorOrNil(remoteKey, err)
+		},
+	}.Run(ctx)
 }
 
 // SecretExists implements providers.Writer: a secret scheduled for deletion

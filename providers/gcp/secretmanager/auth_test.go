@@ -130,8 +130,7 @@ func TestWorkloadIdentity(t *testing.T) {
 		ServiceAccountRef: provv1.KubernetesServiceAccount{Name: "reader"},
 		ClusterLocation:   "europe-west1", ClusterName: "edge", ClusterProjectID: "cluster-project",
 	}}}
-	p := newProviderWith(t, fake.NewClientBuilder().WithInterceptorFuncs(requests), spec, srv.Transport(), sa)
-	p.TokenEndpoints = gcpauth.Endpoints{STS: wi.STS, IAMCredentials: wi.IAMCredentials}
+	p := newProviderWith(t, fake.NewClientBuilder().WithInterceptorFuncs(requests), gcpauth.Endpoints{STS: wi.STS, IAMCredentials: wi.IAMCredentials}, spec, srv.Transport(), sa)
 	c := connect(t, p)
 
 	if err := c.(providers.AuthChecker).CheckAuth(ctx); err != nil {
@@ -178,8 +177,7 @@ func TestWorkloadIdentityFederatedAndRefused(t *testing.T) {
 		}}}
 	}
 	wiClient := func(sa *corev1.ServiceAccount) providers.SecretsClient {
-		p := newProvider(t, spec(sa.Name), srv.Transport(), sa)
-		p.TokenEndpoints = gcpauth.Endpoints{STS: wi.STS, IAMCredentials: wi.IAMCredentials}
+		p := newProviderWith(t, fake.NewClientBuilder(), gcpauth.Endpoints{STS: wi.STS, IAMCredentials: wi.IAMCredentials}, spec(sa.Name), srv.Transport(), sa)
 		return connect(t, p)
 	}
 	plain := wiClient(&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "plain"}})

@@ -4,7 +4,6 @@ package secretmanager
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -21,67 +20,56 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/gcp/gcpauth"
+	"github.com/eso-dev/eso/providers/kit"
 )
 
 // Kind is the configuration kind this provider serves.
 const Kind = "GCPSecretManager"
 
 // Registration describes the provider to the registry.
-var Registration = providers.Registration{
-	Name:        "gcp-secretmanager",
-	Kind:        Kind,
-	AddToScheme: provv1.AddToScheme,
-	NewConfig:   func() client.Object { return &provv1.GCPSecretManager{} },
-	New:         func(d providers.Deps) providers.Provider { return New(d) },
+var Registration = Definition(gcpauth.GoogleEndpoints).Registration()
+
+// New returns the provider; extra options are added to every client (tests
+// use them to reach an in-process server without TLS or credentials).
+func New(deps providers.Deps, extra ...option.ClientOption) providers.Provider {
+	return Definition(gcpauth.GoogleEndpoints, extra...).New(deps)
 }
 
-// Provider serves GCPSecretManager configurations.
-type Provider struct {
-	deps providers.Deps
-	// TokenEndpoints are Google's token services, for workload identity.
-	// Tests point them at their own servers before the first NewClient.
-	TokenEndpoints gcpauth.Endpoints
-	// extraOptions are added to every client; tests use them to reach an
-	// in-process server without TLS.
-	extraOptions []option.ClientOption
-}
-
-// New returns the provider.
-func New(deps providers.Deps, extra ...option.ClientOption) *Provider {
-	return &Provider{deps: deps, TokenEndpoints: gcpauth.GoogleEndpoints, extraOptions: extra}
-}
-
-// Kind implements providers.Provider.
-func (p *Provider) Kind() string { return Kind }
-
-// Validate implements providers.Provider without calling Google.
-func (p *Provider) Validate(ctx context.Context, ref providers.Ref, scope providers.Scope) error {
-	var cfg provv1.GCPSecretManager
-	if err := providers.ReadConfig(ctx, p.deps.Client, ref, &cfg); err != nil {
-		return err
+// Definition is the provider with Google's token services at endpoints
+// (for workload identity; tests serve their own) and extra options added
+// to every client.
+func Definition(endpoints gcpauth.Endpoints, extra ...option.ClientOption) kit.Definition[*provv1.GCPSecretManager] {
+	c := connector{endpoints: endpoints, extra: extra}
+	return kit.Definition[*provv1.GCPSecretManager]{
+		Name:        "gcp-secretmanager",
+		Kind:        Kind,
+		AddToScheme: provv1.AddToScheme,
+		NewConfig:   func() *provv1.GCPSecretManager { return &provv1.GCPSecretManager{} },
+		CheckCredentials: func(ctx context.Context, deps providers.Deps, cfg *provv1.GCPSecretManager, scope providers.Scope) error {
+			_, _, err := c.options(ctx, deps, &cfg.Spec, scope, false)
+			return err
+		},
+		NewClient: c.connect,
 	}
-	if scope.Namespace == "" {
-		return nil
-	}
-	_, _, err := p.options(ctx, &cfg.Spec, scope, false)
-	return err
 }
 
-// NewClient implements providers.Provider. The gRPC connection and its
-// credentials live as long as the client: core reuses it while the store is
-// unchanged and closes it when replaced.
-func (p *Provider) NewClient(ctx context.Context, ref providers.Ref, scope providers.Scope) (providers.SecretsClient, error) {
-	var cfg provv1.GCPSecretManager
-	if err := providers.ReadConfig(ctx, p.deps.Client, ref, &cfg); err != nil {
-		return nil, err
-	}
-	opts, creds, err := p.options(ctx, &cfg.Spec, scope, true)
+// connector builds clients: where Google's token services are, and options
+// for every client.
+type connector struct {
+	endpoints gcpauth.Endpoints
+	extra     []option.ClientOption
+}
+
+// connect builds a client. The gRPC connection and its credentials live as
+// long as the client: core reuses it while the store is unchanged and
+// closes it when replaced.
+func (c connector) connect(ctx context.Context, deps providers.Deps, cfg *provv1.GCPSecretManager, scope providers.Scope) (providers.SecretsClient, error) {
+	opts, creds, err := c.options(ctx, deps, &cfg.Spec, scope, true)
 	if err != nil {
 		return nil, err
 	}
@@ -94,13 +82,15 @@ func (p *Provider) NewClient(ctx context.Context, ref providers.Ref, scope provi
 	if cfg.Spec.Location != "" {
 		parent += "/locations/" + cfg.Spec.Location
 	}
-	return &Client{api: api, parent: parent, regional: cfg.Spec.Location != "", creds: creds}, nil
+	cl := &Client{api: api, parent: parent, regional: cfg.Spec.Location != "", creds: creds}
+	cl.JSONValues = kit.JSONValues{Value: cl.value, Metadata: cl.labels}
+	return cl, nil
 }
 
 // options returns the client options of spec and the credentials they
 // carry (nil for tests without credentials). eso's own credentials are only
 // looked for when connecting: on GCE that asks the metadata server.
-func (p *Provider) options(ctx context.Context, spec *provv1.GCPSecretManagerSpec, scope providers.Scope, connecting bool) ([]option.ClientOption, *auth.Credentials, error) {
+func (c connector) options(ctx context.Context, deps providers.Deps, spec *provv1.GCPSecretManagerSpec, scope providers.Scope, connecting bool) ([]option.ClientOption, *auth.Credentials, error) {
 	var opts []option.ClientOption
 	switch {
 	case spec.Endpoint != "":
@@ -112,10 +102,10 @@ func (p *Provider) options(ctx context.Context, spec *provv1.GCPSecretManagerSpe
 	var err error
 	switch {
 	case spec.Auth != nil:
-		creds, err = gcpauth.Credentials(ctx, p.deps, spec, scope.Namespace, p.TokenEndpoints)
-	case len(p.extraOptions) > 0:
+		creds, err = gcpauth.Credentials(ctx, deps, spec, scope.Namespace, c.endpoints)
+	case len(c.extra) > 0:
 		// tests: the in-process server needs no credentials
-	case !p.deps.AmbientCredentials:
+	case !deps.AmbientCredentials:
 		return nil, nil, providers.ErrNoAmbientCredentials
 	case spec.Endpoint != "":
 		// eso's bearer token would go to an endpoint the configuration chose.
@@ -132,7 +122,7 @@ func (p *Provider) options(ctx context.Context, spec *provv1.GCPSecretManagerSpe
 	// The library lets a message be 2 GiB; endpoint may name a tenant's
 	// server. Applied after the library's own default, so this one holds.
 	opts = append(opts, option.WithGRPCDialOption(grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(providers.MaxResponseBytes))))
-	return append(opts, p.extraOptions...), creds, nil
+	return append(opts, c.extra...), creds, nil
 }
 
 // readRetries is how often a read is retried when the connection failed
@@ -161,6 +151,8 @@ func (r *unavailableRetryer) Retry(err error) (time.Duration, bool) {
 
 // Client reads and writes the secrets of one project (and location).
 type Client struct {
+	// JSONValues serves GetSecret and GetSecretMap from value and labels.
+	kit.JSONValues
 	api      *sm.Client
 	parent   string
 	regional bool
@@ -182,29 +174,6 @@ func (c *Client) CheckAuth(ctx context.Context) error {
 }
 
 func (c *Client) secretName(key string) string { return c.parent + "/secrets/" + key }
-
-// GetSecret implements providers.SecretsClient: the version (default
-// "latest") of a secret, a JSON property of it, or with metadataPolicy Fetch
-// the secret's labels as a JSON object.
-func (c *Client) GetSecret(ctx context.Context, ref esv1.ExternalSecretDataRemoteRef) ([]byte, error) {
-	var value []byte
-	var err error
-	if ref.MetadataPolicy == esv1.MetadataPolicyFetch {
-		value, err = c.labels(ctx, ref.Key)
-	} else {
-		value, err = c.value(ctx, ref.Key, ref.Version)
-	}
-	if err != nil || ref.Property == "" {
-		return value, err
-	}
-	return providers.Property(value, ref.Property)
-}
-
-// GetSecretMap implements providers.SecretsClient.
-func (c *Client) GetSecretMap(ctx context.Context, ref esv1.ExternalSecretDataRemoteRef) (map[string][]byte, error) {
-	value, err := c.GetSecret(ctx, ref)
-	return providers.FieldsOf(value, err, ref.Key)
-}
 
 // GetAllSecrets implements providers.SecretsClient: secrets whose labels
 // carry all tags (filtered by the server) and whose name matches, each at its
@@ -259,6 +228,7 @@ func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind
 // listPageSize is how many secrets one ListSecrets page asks for.
 const listPageSize = 100
 
+// value reads a version (default "latest") of a secret.
 func (c *Client) value(ctx context.Context, key, version string) ([]byte, error) {
 	if version == "" {
 		version = "latest"
@@ -273,16 +243,13 @@ func (c *Client) value(ctx context.Context, key, version string) ([]byte, error)
 	return res.GetPayload().GetData(), nil
 }
 
-func (c *Client) labels(ctx context.Context, key string) ([]byte, error) {
+// labels are a secret's labels, for metadataPolicy Fetch.
+func (c *Client) labels(ctx context.Context, key string) (map[string]string, error) {
 	s, err := c.api.GetSecret(ctx, &smpb.GetSecretRequest{Name: c.secretName(key)})
 	if err != nil {
 		return nil, apiError(err, fmt.Sprintf("reading secret %q", key))
 	}
-	labels := s.GetLabels()
-	if labels == nil {
-		labels = map[string]string{}
-	}
-	return json.Marshal(labels)
+	return s.GetLabels(), nil
 }
 
 // apiError turns gRPC codes into the provider contract's errors; what says
@@ -304,9 +271,6 @@ func apiError(err error, what string) error {
 		return fmt.Errorf("%s: %w", what, err)
 	}
 }
-
-// PropertiesAreJSONPaths implements providers.JSONProperties.
-func (c *Client) PropertiesAreJSONPaths() {}
 
 // Capabilities implements providers.SecretsClient.
 func (c *Client) Capabilities() providers.Capabilities { return providers.ReadWrite }

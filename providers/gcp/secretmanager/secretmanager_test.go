@@ -15,6 +15,7 @@ import (
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/gcp/gcpauth"
 	"github.com/eso-dev/eso/providers/gcp/gcptest"
 )
 
@@ -31,22 +32,24 @@ func newClient(t *testing.T) (*gcptest.Server, providers.SecretsClient) {
 
 // newProvider serves one GCPSecretManager configuration, team/gcp, with
 // spec; objs are further objects of the cluster (Secrets, ServiceAccounts).
-func newProvider(t *testing.T, spec provv1.GCPSecretManagerSpec, opts []option.ClientOption, objs ...client.Object) *Provider {
+func newProvider(t *testing.T, spec provv1.GCPSecretManagerSpec, opts []option.ClientOption, objs ...client.Object) providers.Provider {
 	t.Helper()
-	return newProviderWith(t, fake.NewClientBuilder(), spec, opts, objs...)
+	return newProviderWith(t, fake.NewClientBuilder(), gcpauth.GoogleEndpoints, spec, opts, objs...)
 }
 
-func newProviderWith(t *testing.T, b *fake.ClientBuilder, spec provv1.GCPSecretManagerSpec, opts []option.ClientOption, objs ...client.Object) *Provider {
+// newProviderWith is newProvider with a client builder of the test's and
+// Google's token services at endpoints.
+func newProviderWith(t *testing.T, b *fake.ClientBuilder, endpoints gcpauth.Endpoints, spec provv1.GCPSecretManagerSpec, opts []option.ClientOption, objs ...client.Object) providers.Provider {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	_ = corev1.AddToScheme(scheme)
 	_ = provv1.AddToScheme(scheme)
 	cfg := &provv1.GCPSecretManager{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "gcp"}, Spec: spec}
 	c := b.WithScheme(scheme).WithObjects(append(objs, cfg)...).Build()
-	return New(providers.Deps{Client: c, APIReader: c}, opts...)
+	return Definition(endpoints, opts...).New(providers.Deps{Client: c, APIReader: c})
 }
 
-func connect(t *testing.T, p *Provider) providers.SecretsClient {
+func connect(t *testing.T, p providers.Provider) providers.SecretsClient {
 	t.Helper()
 	cl, err := p.NewClient(context.Background(), providers.Ref{Kind: Kind, Namespace: "team", Name: "gcp"}, providers.Scope{Namespace: "team"})
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/kit"
 )
 
 // remoteSecret is what a write needs to know of a remote secret.
@@ -142,41 +143,34 @@ func (c *Client) addVersion(ctx context.Context, key string, value []byte) error
 // property, only that field goes (a new version without it), and the secret
 // when it was the last.
 func (c *Client) DeleteSecret(ctx context.Context, remoteKey, property string) error {
-	remote, err := c.remote(ctx, remoteKey)
-	if err != nil || !remote.exists {
-		return err
-	}
-	if !remote.managed {
-		return errNotManaged(remoteKey)
-	}
-	if property != "" {
-		current, found, err := c.current(ctx, remoteKey)
-		if err != nil {
-			return err
-		}
-		if !found {
-			return fmt.Errorf("%w: secret %q has no enabled version to delete property %q from", providers.ErrSecretNotFound, remoteKey, property)
-		}
-		rest, empty, err := providers.DeleteProperty(current, property)
-		if errors.Is(err, providers.ErrPropertyNotFound) {
-			return nil // already gone: no new version
-		}
-		if err != nil {
-			return err
-		}
-		if !empty {
-			return c.addVersion(ctx, remoteKey, rest)
-		}
-	}
-	err = c.api.DeleteSecret(ctx, &smpb.DeleteSecretRequest{Name: c.secretName(remoteKey), Etag: remote.etag})
-	switch status.Code(err) {
-	case codes.OK, codes.NotFound: // NotFound: deleted meanwhile
-		return nil
-	case codes.FailedPrecondition:
-		return fmt.Errorf("secret %q changed since it was read (etag mismatch): not deleted", remoteKey)
-	default:
-		return apiError(err, fmt.Sprintf("deleting secret %q", remoteKey))
-	}
+	var etag string // guards the delete
+	return kit.Deletion{
+		Key: remoteKey, Property: property,
+		State: func(ctx context.Context) (bool, bool, error) {
+			remote, err := c.remote(ctx, remoteKey)
+			etag = remote.etag
+			return remote.exists, remote.managed, err
+		},
+		Current: func(ctx context.Context) ([]byte, error) {
+			current, found, err := c.current(ctx, remoteKey)
+			if err == nil && !found {
+				return nil, fmt.Errorf("%w: secret %q has no enabled version to delete property %q from", providers.ErrSecretNotFound, remoteKey, property)
+			}
+			return current, err
+		},
+		Rewrite: func(ctx context.Context, rest []byte) error { return c.addVersion(ctx, remoteKey, rest) },
+		Delete: func(ctx context.Context) error {
+			err := c.api.DeleteSecret(ctx, &smpb.DeleteSecretRequest{Name: c.secretName(remoteKey), Etag: etag})
+			switch status.Code(err) {
+			case codes.OK, codes.NotFound: // NotFound: deleted meanwhile
+				return nil
+			case codes.FailedPrecondition:
+				return fmt.Errorf("secret %q changed since it was read (etag mismatch): not deleted", remoteKey)
+			default:
+				return apiError(err, fmt.Sprintf("deleting secret %q", remoteKey))
+			}
+		},
+	}.Run(ctx)
 }
 
 // SecretExists implements providers.Writer.

@@ -1,0 +1,59 @@
+package awsauth
+
+import (
+	"context"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	genv1 "github.com/eso-dev/eso/apis/generatorproviders/v2alpha1"
+	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
+	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/kit"
+)
+
+// Session is the one way every AWS provider and generator gets its AWS
+// configuration: Config's credentials, and spec.Endpoint as the base
+// endpoint of every service client made from it. Role assumption keeps its
+// own STS client (stsEndpoint), built before the endpoint is set.
+func Session(ctx context.Context, deps providers.Deps, spec *provv1.AWSSpec, scope providers.Scope) (aws.Config, error) {
+	cfg, err := Config(ctx, deps, spec, scope)
+	if err != nil {
+		return aws.Config{}, err
+	}
+	if spec.Endpoint != "" {
+		cfg.BaseEndpoint = aws.String(spec.Endpoint)
+	}
+	return cfg, nil
+}
+
+// GeneratorSpec is the connection part of an AWS generator's configuration
+// in the providers' terms.
+func GeneratorSpec(spec *genv1.AWSGeneratorSpec) *provv1.AWSSpec {
+	return &provv1.AWSSpec{Region: spec.Region, Role: spec.Role, Auth: spec.Auth, Endpoint: spec.Endpoint, STSEndpoint: spec.STSEndpoint}
+}
+
+// Definition is the kit definition of a provider for one AWS service whose
+// configuration kind C carries an AWSSpec: Validate resolves the
+// credentials without calling AWS, and connect builds the service's client
+// from the Session.
+func Definition[C client.Object](name, kind string, newConfig func() C, spec func(C) *provv1.AWSSpec,
+	connect func(session aws.Config, spec *provv1.AWSSpec) providers.SecretsClient) kit.Definition[C] {
+	return kit.Definition[C]{
+		Name:        name,
+		Kind:        kind,
+		AddToScheme: provv1.AddToScheme,
+		NewConfig:   newConfig,
+		CheckCredentials: func(ctx context.Context, deps providers.Deps, cfg C, scope providers.Scope) error {
+			_, err := Config(ctx, deps, spec(cfg), scope)
+			return err
+		},
+		NewClient: func(ctx context.Context, deps providers.Deps, cfg C, scope providers.Scope) (providers.SecretsClient, error) {
+			session, err := Session(ctx, deps, spec(cfg), scope)
+			if err != nil {
+				return nil, err
+			}
+			return connect(session, spec(cfg)), nil
+		},
+	}
+}

@@ -1,0 +1,88 @@
+package kit
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/eso-dev/eso/providers"
+)
+
+// Definition is a provider whose configuration objects are of type C (a
+// pointer to the API type, e.g. *provv1.Vault): its names and what it does
+// with a configuration once read.
+type Definition[C client.Object] struct {
+	// Name is the short name, e.g. "vault"; Kind the configuration kind.
+	Name, Kind string
+	// AddToScheme registers the configuration kind; NewConfig returns an
+	// empty configuration object.
+	AddToScheme func(*runtime.Scheme) error
+	NewConfig   func() C
+	// Check, if set, rejects a configuration that cannot work whatever the
+	// namespace, e.g. inconsistent fields. It runs before Validate's
+	// credential check and before every NewClient.
+	Check func(cfg C) error
+	// CheckCredentials, if set, resolves the credentials cfg references in
+	// scope without calling the backend. Validate skips it when the scope
+	// has no namespace yet (a ClusterSecretStore whose credentials resolve
+	// per request).
+	CheckCredentials func(ctx context.Context, deps providers.Deps, cfg C, scope providers.Scope) error
+	// NewClient builds a client of cfg bound to scope.
+	NewClient func(ctx context.Context, deps providers.Deps, cfg C, scope providers.Scope) (providers.SecretsClient, error)
+}
+
+// Registration is d as the registry lists it.
+func (d Definition[C]) Registration() providers.Registration {
+	return providers.Registration{
+		Name:        d.Name,
+		Kind:        d.Kind,
+		AddToScheme: d.AddToScheme,
+		NewConfig:   func() client.Object { return d.NewConfig() },
+		New:         d.New,
+	}
+}
+
+// New builds the provider of d with deps.
+func (d Definition[C]) New(deps providers.Deps) providers.Provider {
+	return &provider[C]{def: d, deps: deps}
+}
+
+type provider[C client.Object] struct {
+	def  Definition[C]
+	deps providers.Deps
+}
+
+func (p *provider[C]) Kind() string { return p.def.Kind }
+
+// read reads the configuration ref names and runs Check on it.
+func (p *provider[C]) read(ctx context.Context, ref providers.Ref) (C, error) {
+	cfg := p.def.NewConfig()
+	if err := providers.ReadConfig(ctx, p.deps.Client, ref, cfg); err != nil {
+		var zero C
+		return zero, err
+	}
+	if p.def.Check != nil {
+		if err := p.def.Check(cfg); err != nil {
+			var zero C
+			return zero, err
+		}
+	}
+	return cfg, nil
+}
+
+func (p *provider[C]) Validate(ctx context.Context, ref providers.Ref, scope providers.Scope) error {
+	cfg, err := p.read(ctx, ref)
+	if err != nil || scope.Namespace == "" || p.def.CheckCredentials == nil {
+		return err
+	}
+	return p.def.CheckCredentials(ctx, p.deps, cfg, scope)
+}
+
+func (p *provider[C]) NewClient(ctx context.Context, ref providers.Ref, scope providers.Scope) (providers.SecretsClient, error) {
+	cfg, err := p.read(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	return p.def.NewClient(ctx, p.deps, cfg, scope)
+}
