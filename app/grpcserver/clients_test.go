@@ -73,7 +73,7 @@ func TestClientCacheDropsIdleAndForgottenClients(t *testing.T) {
 	p, c := newScripted(), newClientCache(time.Hour)
 	var now atomic.Int64
 	now.Store(time.Now().UnixNano())
-	c.now = func() time.Time { return time.Unix(0, now.Load()) }
+	c.SetClock(func() time.Time { return time.Unix(0, now.Load()) })
 	ctx := context.Background()
 	ref := providers.Ref{Kind: "Scripted", Name: "a", Namespace: "ns"}
 	for _, ns := range []string{"ns-1", "ns-2"} {
@@ -84,7 +84,7 @@ func TestClientCacheDropsIdleAndForgottenClients(t *testing.T) {
 	_, release, _ := c.Get(ctx, idle, "uid/1", countingBuild(p))
 	release()
 
-	c.ForgetConfig(ctx, ref)
+	c.ForgetWhere(ctx, ofConfig(ref))
 	if c.Len() != 1 || p.closes.Load() != 2 {
 		t.Fatalf("after ForgetConfig: %d cached, %d closed", c.Len(), p.closes.Load())
 	}

@@ -48,7 +48,7 @@ type Server struct {
 	providerKinds  []string
 	generatorKinds []string
 	configs        *configFingerprints
-	clients        *clientCache
+	clients        *providers.ClientCache[clientKey]
 	log            logr.Logger
 }
 
@@ -180,7 +180,7 @@ func (s *Server) withClient(ctx context.Context, t *providerv1.Target, call func
 	fingerprint, err := s.configs.Fingerprint(ctx, ref, p.reg.NewConfig)
 	if err != nil {
 		if errors.Is(err, providers.ErrConfigNotFound) {
-			s.clients.ForgetConfig(ctx, ref)
+			s.clients.ForgetWhere(ctx, ofConfig(ref))
 		}
 		return grpcwire.ToStatus(err)
 	}

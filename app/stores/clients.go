@@ -8,108 +8,67 @@ import (
 	"github.com/eso-dev/eso/providers"
 )
 
+// maxClients bounds the provider clients core keeps at once (one per store
+// and credentials namespace). Beyond it the least recently used client
+// goes; it costs a login on its next use, never a failed sync.
+const maxClients = 4096
+
 // clientKey identifies clients that may be shared: same store, same scope.
 type clientKey struct {
 	storeKind, storeNamespace, storeName string
 	scope                                providers.Scope
 }
 
-type clientEntry struct {
-	mu          sync.Mutex
+// ClientCache keeps one provider client per store and scope while the store
+// and its provider configuration are unchanged, so a refresh does not log in to
+// the provider again; a changed fingerprint replaces the client. Beside each
+// client it keeps the store's answer cache (cachingPolicy Secrets or All).
+type ClientCache struct {
+	clients *providers.ClientCache[clientKey]
+
+	mu     sync.Mutex
+	values map[clientKey]*valuesEntry
+	// budget bounds the bytes of all answer caches together.
+	budget *valueBudget
+}
+
+// valuesEntry is the answer cache of a key, made for one fingerprint.
+type valuesEntry struct {
+	cache       *valueCache
 	fingerprint string
-	client      *providers.SharedClient
-	// forgotten is set once Forget has dropped the entry from the cache.
-	forgotten bool
-	// values caches provider answers (cachingPolicy Secrets or All) for the
-	// same fingerprint; valuesFingerprint is the one it was made for.
-	values            *valueCache
-	valuesFingerprint string
+}
+
+// NewClientCache returns an empty cache.
+func NewClientCache() *ClientCache {
+	return &ClientCache{
+		clients: providers.NewClientCache[clientKey](providers.ClientCacheOptions{MaxEntries: maxClients}),
+		values:  map[clientKey]*valuesEntry{},
+		budget:  newValueBudget(maxCacheBytesTotal),
+	}
+}
+
+// Get returns the cached client of key if its fingerprint matches, else builds
+// one, and a release function the caller calls when done with it.
+func (c *ClientCache) Get(ctx context.Context, key clientKey, fingerprint string,
+	build func(context.Context) (providers.SecretsClient, error)) (providers.SecretsClient, func(), error) {
+	return c.clients.Get(ctx, key, fingerprint, build)
 }
 
 // Values returns the answer cache of key for fingerprint, made with cfg; a
 // new fingerprint starts an empty cache, and the old one's bytes go back to
 // the shared budget.
 func (c *ClientCache) Values(key clientKey, fingerprint string, cfg *ssv2.CacheConfig) *valueCache {
-	e := c.lockedEntry(key)
-	defer e.mu.Unlock()
-	if e.values == nil || e.valuesFingerprint != fingerprint {
-		if e.values != nil {
-			e.values.clear()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.values[key]
+	if e == nil || e.fingerprint != fingerprint {
+		if e != nil {
+			e.cache.clear()
 		}
-		e.values, e.valuesFingerprint = newValueCache(cfg, c.budget), fingerprint
+		e = &valuesEntry{cache: newValueCache(cfg, c.budget), fingerprint: fingerprint}
+		c.values[key] = e
 	}
-	return e.values
-}
-
-// ClientCache keeps one provider client per store and scope while the store
-// and its provider configuration are unchanged, so a refresh does not log in to
-// the provider again. A changed fingerprint replaces the client.
-type ClientCache struct {
-	mu      sync.Mutex
-	entries map[clientKey]*clientEntry
-	// budget bounds the bytes of all answer caches together.
-	budget *valueBudget
-}
-
-// NewClientCache returns an empty cache.
-func NewClientCache() *ClientCache {
-	return &ClientCache{entries: map[clientKey]*clientEntry{}, budget: newValueBudget(maxCacheBytesTotal)}
-}
-
-// Get returns the cached client of key if its fingerprint matches, else builds
-// one, and a release function the caller calls when done with it. Builds of
-// different keys run in parallel; builds of one key do not.
-func (c *ClientCache) Get(ctx context.Context, key clientKey, fingerprint string,
-	build func(context.Context) (providers.SecretsClient, error)) (providers.SecretsClient, func(), error) {
-	e := c.lockedEntry(key)
-	shared, err := e.get(ctx, fingerprint, build)
-	e.mu.Unlock()
-	if err != nil {
-		return nil, nil, err
-	}
-	return shared.Client, shared.Releaser(ctx), nil
-}
-
-// lockedEntry returns key's entry, created if needed, with its lock held.
-func (c *ClientCache) lockedEntry(key clientKey) *clientEntry {
-	for {
-		c.mu.Lock()
-		e, ok := c.entries[key]
-		if !ok {
-			e = &clientEntry{}
-			c.entries[key] = e
-		}
-		c.mu.Unlock()
-
-		e.mu.Lock()
-		if !e.forgotten {
-			return e
-		}
-		// Forget removed the entry while we waited for it: start over rather
-		// than build a client (or a cache) nobody would ever drop.
-		e.mu.Unlock()
-	}
-}
-
-// get returns the entry's client, acquired for the caller, rebuilding it when
-// the fingerprint changed. The caller holds e.mu.
-func (e *clientEntry) get(ctx context.Context, fingerprint string,
-	build func(context.Context) (providers.SecretsClient, error)) (*providers.SharedClient, error) {
-	if e.client != nil && e.fingerprint == fingerprint {
-		e.client.Acquire()
-		return e.client, nil
-	}
-	if e.client != nil {
-		e.client.Retire(ctx)
-		e.client = nil
-	}
-	cl, err := build(ctx)
-	if err != nil {
-		return nil, err
-	}
-	e.client, e.fingerprint = providers.NewSharedClient(cl), fingerprint
-	e.client.Acquire()
-	return e.client, nil
+	return e.cache
 }
 
 // Forget drops every client of a store, e.g. when it is deleted or its
@@ -130,33 +89,16 @@ func (c *ClientCache) ForgetScope(ctx context.Context, namespace string) {
 }
 
 func (c *ClientCache) forgetWhere(ctx context.Context, match func(clientKey) bool) {
+	c.clients.ForgetWhere(ctx, match)
 	c.mu.Lock()
-	var drop []*clientEntry
-	for k, e := range c.entries {
+	defer c.mu.Unlock()
+	for k, e := range c.values {
 		if match(k) {
-			drop = append(drop, e)
-			delete(c.entries, k)
+			e.cache.clear()
+			delete(c.values, k)
 		}
-	}
-	c.mu.Unlock()
-	for _, e := range drop {
-		e.mu.Lock()
-		e.forgotten = true
-		if e.client != nil {
-			e.client.Retire(ctx)
-			e.client = nil
-		}
-		if e.values != nil {
-			e.values.clear()
-			e.values = nil
-		}
-		e.mu.Unlock()
 	}
 }
 
 // Len is the number of cached clients.
-func (c *ClientCache) Len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.entries)
-}
+func (c *ClientCache) Len() int { return c.clients.Len() }
