@@ -2,6 +2,7 @@ package awsauth
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -56,4 +57,20 @@ func Definition[C client.Object](name, kind string, newConfig func() C, spec fun
 			return connect(session, spec(cfg)), nil
 		},
 	}
+}
+
+// writeLocks serialise this process's read-merge-write cycles on one remote
+// secret: AWS has no check-and-set, so two property pushes must not overlap.
+var writeLocks providers.KeyedMutex
+
+// BeginWrite returns api's write side W, with the remote secret named by
+// lockKey (service, account and name) locked for a read-merge-write cycle;
+// the caller defers unlock. A client without a write side is
+// ErrNotSupported.
+func BeginWrite[W any](api any, lockKey string) (w W, unlock func(), err error) {
+	w, ok := api.(W)
+	if !ok {
+		return w, func() {}, fmt.Errorf("%w: this client cannot write", providers.ErrNotSupported)
+	}
+	return w, writeLocks.Lock(lockKey), nil
 }

@@ -42,11 +42,11 @@ func (c *Client) managed(ctx context.Context, key string) (exists, managed bool,
 // PushSecret implements providers.Writer: SecureString parameters, created
 // tagged as eso's; only those are updated. Unchanged values are not rewritten.
 func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) error {
-	defer c.lockKey(req.RemoteKey)()
-	w, ok := c.api.(WriteAPI)
-	if !ok {
-		return fmt.Errorf("%w: this client cannot write", providers.ErrNotSupported)
+	w, unlock, err := awsauth.BeginWrite[WriteAPI](c.api, c.lockKey(req.RemoteKey))
+	if err != nil {
+		return err
 	}
+	defer unlock()
 	exists, managed, err := c.managed(ctx, req.RemoteKey)
 	if err != nil {
 		return err
@@ -84,11 +84,11 @@ func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) erro
 
 // DeleteSecret implements providers.Writer: only parameters eso created.
 func (c *Client) DeleteSecret(ctx context.Context, remoteKey, property string) error {
-	defer c.lockKey(remoteKey)()
-	w, ok := c.api.(WriteAPI)
-	if !ok {
-		return fmt.Errorf("%w: this client cannot write", providers.ErrNotSupported)
+	w, unlock, err := awsauth.BeginWrite[WriteAPI](c.api, c.lockKey(remoteKey))
+	if err != nil {
+		return err
 	}
+	defer unlock()
 	name := aws.String(c.prefix + remoteKey)
 	return kit.Deletion{
 		Key: remoteKey, Property: property,
@@ -116,10 +116,8 @@ func (c *Client) SecretExists(ctx context.Context, remoteKey string) (bool, erro
 	return exists, err
 }
 
-// writeLocks serialise this process's read-merge-write cycles on one remote
-// secret: AWS has no check-and-set, so two property pushes must not overlap.
-var writeLocks providers.KeyedMutex
-
-func (c *Client) lockKey(remoteKey string) (unlock func()) {
-	return writeLocks.Lock(c.account + "|" + c.prefix + remoteKey)
+// lockKey names a remote secret for awsauth.BeginWrite: service, account
+// and full name.
+func (c *Client) lockKey(remoteKey string) string {
+	return "parameterstore|" + c.account + "|" + c.prefix + remoteKey
 }

@@ -10,6 +10,7 @@ import (
 	smtypes "github.com/aws/aws-sdk-go-v2/service/secretsmanager/types"
 
 	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/aws/awsauth"
 	"github.com/eso-dev/eso/providers/kit"
 )
 
@@ -42,11 +43,11 @@ func (c *Client) managed(ctx context.Context, key string) (exists, managed, dele
 // eso's, or updates one eso created; a property is merged into the JSON
 // object the secret holds. Nothing is written when the value is unchanged.
 func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) error {
-	defer c.lockKey(req.RemoteKey)()
-	w, ok := c.api.(WriteAPI)
-	if !ok {
-		return fmt.Errorf("%w: this client cannot write", providers.ErrNotSupported)
+	w, unlock, err := awsauth.BeginWrite[WriteAPI](c.api, c.lockKey(req.RemoteKey))
+	if err != nil {
+		return err
 	}
+	defer unlock()
 	exists, managed, deleted, err := c.managed(ctx, req.RemoteKey)
 	if err != nil {
 		return err
@@ -93,11 +94,11 @@ func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) erro
 // deleted; with a property, only that field goes, and the secret when it was
 // the last.
 func (c *Client) DeleteSecret(ctx context.Context, remoteKey, property string) error {
-	defer c.lockKey(remoteKey)()
-	w, ok := c.api.(WriteAPI)
-	if !ok {
-		return fmt.Errorf("%w: this client cannot write", providers.ErrNotSupported)
+	w, unlock, err := awsauth.BeginWrite[WriteAPI](c.api, c.lockKey(remoteKey))
+	if err != nil {
+		return err
 	}
+	defer unlock()
 	name := aws.String(c.prefix + remoteKey)
 	return kit.Deletion{
 		Key: remoteKey, Property: property,
@@ -139,10 +140,8 @@ func apiErrorOrNil(key string, err error) error {
 	return apiError(fmt.Sprintf("writing secret %q", key), err)
 }
 
-// writeLocks serialise this process's read-merge-write cycles on one remote
-// secret: AWS has no check-and-set, so two property pushes must not overlap.
-var writeLocks providers.KeyedMutex
-
-func (c *Client) lockKey(remoteKey string) (unlock func()) {
-	return writeLocks.Lock(c.account + "|" + c.prefix + remoteKey)
+// lockKey names a remote secret for awsauth.BeginWrite: service, account
+// and full name.
+func (c *Client) lockKey(remoteKey string) string {
+	return "secretsmanager|" + c.account + "|" + c.prefix + remoteKey
 }
