@@ -53,6 +53,7 @@ demo: build envtest ## Start a local control plane, run eso, sync the examples a
 .PHONY: test
 test: envtest vault verify moto $(HELM) $(CYCLONEDX) ## Run unit and integration tests with -race against a real kube-apiserver + etcd, moto, a Vault dev server and helm.
 	CGO_ENABLED=1 KUBEBUILDER_ASSETS=$(ENVTEST_DIR) VAULT_BIN=$(VAULT_DIR)/vault HELM_BIN=$(HELM) $(GO) test -race -count=1 -timeout 20m ./...
+	cd examples/provider-inmemory && CGO_ENABLED=1 $(GO) test -race -count=1 ./...
 
 .PHONY: bench
 bench: build envtest ## Benchmark bin/eso as its own process: sync time, RSS, CPU, steady-state writes (BENCH_FLAGS="-namespaces 10"; -h lists flags).
@@ -150,6 +151,7 @@ verify: generate ## Fail when generated code is stale, code is not gofmt-clean, 
 		echo "gofmt needed on: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy: run 'go mod tidy' and commit the result"; exit 1; }
+	cd examples/provider-inmemory && $(GO) vet ./... && { $(GO) mod tidy -diff >/dev/null || { echo "examples/provider-inmemory: go.mod/go.sum are not tidy: run 'go mod tidy' there and commit the result"; exit 1; }; }
 
 .PHONY: moto
 moto: ## Check that moto_server (the AWS API emulator the AWS provider tests run) is installed.

@@ -3,14 +3,8 @@ package grpcserver
 import (
 	"context"
 	"crypto/tls"
-	"errors"
-	"fmt"
-	"net"
-	"net/http"
-	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/fx"
 	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -56,84 +50,26 @@ func run(lc fx.Lifecycle, shutdowner fx.Shutdowner, cfg config.Config, s *Server
 	if err != nil {
 		return err
 	}
-	m, err := NewMetrics(ctrlmetrics.Registry)
-	if err != nil {
-		return err
-	}
-	var endpoint *Endpoint
-	var httpServers []*http.Server
+	var running *Running
 	lc.Append(fx.Hook{
-		OnStart: func(ctx context.Context) error {
-			var err error
-			if endpoint, err = Listen(cfg.GRPCAddr, s, ServeOptions{TLS: tlsConfig, Metrics: m, Log: log}); err != nil {
-				return err
-			}
-			log.Info("serving", "address", endpoint.Addr().String(), "mtls", tlsConfig != nil,
-				"providerKinds", s.ProviderKinds(), "generatorKinds", s.GeneratorKinds())
-			go func() {
-				if err := endpoint.Serve(); err != nil {
-					log.Error(err, "gRPC server stopped")
-					_ = shutdowner.Shutdown(fx.ExitCode(1))
-				}
-			}()
-			if httpServers, err = startOps(cfg, endpoint, log, shutdowner); err != nil {
-				// fx does not stop a hook whose start failed.
-				for _, hs := range httpServers {
-					_ = hs.Close()
-				}
-				endpoint.Shutdown(ctx)
-				return err
-			}
-			return nil
+		OnStart: func(context.Context) error {
+			running, err = Start(s, RunOptions{
+				GRPCAddress:    cfg.GRPCAddr,
+				MetricsAddress: cfg.MetricsAddr,
+				HealthAddress:  cfg.HealthAddr,
+				TLS:            tlsConfig,
+				Registry:       ctrlmetrics.Registry,
+				Log:            log,
+				OnFailure:      func(error) { _ = shutdowner.Shutdown(fx.ExitCode(1)) },
+			})
+			return err
 		},
 		OnStop: func(ctx context.Context) error {
-			var errs []error
-			for _, hs := range httpServers {
-				errs = append(errs, hs.Shutdown(ctx))
+			if running == nil {
+				return nil
 			}
-			if endpoint != nil {
-				endpoint.Shutdown(ctx)
-			}
-			return errors.Join(errs...)
+			return running.Stop(ctx)
 		},
 	})
 	return nil
-}
-
-// startOps serves Prometheus metrics and the HTTP probes kubelet uses (it
-// cannot speak mTLS gRPC health checks). "0" turns either off.
-func startOps(cfg config.Config, endpoint *Endpoint, log logr.Logger, shutdowner fx.Shutdowner) ([]*http.Server, error) {
-	metricsMux := http.NewServeMux()
-	metricsMux.Handle("/metrics", promhttp.HandlerFor(ctrlmetrics.Registry, promhttp.HandlerOpts{}))
-	probesMux := http.NewServeMux()
-	probesMux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
-	probesMux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if !endpoint.Serving() {
-			http.Error(w, "not serving", http.StatusServiceUnavailable)
-			return
-		}
-		_, _ = w.Write([]byte("ok"))
-	})
-	var servers []*http.Server
-	for _, ep := range []struct {
-		name, addr string
-		handler    http.Handler
-	}{{"metrics", cfg.MetricsAddr, metricsMux}, {"probes", cfg.HealthAddr, probesMux}} {
-		if ep.addr == "0" {
-			continue
-		}
-		lis, err := net.Listen("tcp", ep.addr)
-		if err != nil {
-			return servers, fmt.Errorf("%s listener: %w", ep.name, err)
-		}
-		hs := &http.Server{Handler: ep.handler, ReadHeaderTimeout: 10 * time.Second}
-		servers = append(servers, hs)
-		go func() {
-			if err := hs.Serve(lis); !errors.Is(err, http.ErrServerClosed) {
-				log.Error(err, "HTTP server stopped", "server", ep.name)
-				_ = shutdowner.Shutdown(fx.ExitCode(1))
-			}
-		}()
-	}
-	return servers, nil
 }

@@ -7,9 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	ctrlfake "sigs.k8s.io/controller-runtime/pkg/client/fake"
 
-	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/grpcclient"
 	"github.com/eso-dev/eso/providers"
 )
@@ -43,23 +41,13 @@ func TestRunningProvider(t *testing.T) {
 		scope.Namespace = ns
 	}
 
-	const certNamespace, certName = "eso", "core-tls"
-	var auth *ssv2.ProviderAuth
-	certs := ctrlfake.NewClientBuilder()
-	insecure := os.Getenv(envInsecure) == "true"
-	if !insecure {
-		certs = certs.WithObjects(clientCertificate(t, required(t, envCertDir), certNamespace, certName))
-		auth = &ssv2.ProviderAuth{ClientCertificate: &ssv2.SecretRef{Name: certName}}
-	}
-	remote := grpcclient.New(certs.Build(), grpcclient.Options{Insecure: insecure})
-	t.Cleanup(remote.Close)
-	ep, err := remote.Endpoint(address, auth, certNamespace, certNamespace)
-	if err != nil {
-		t.Fatal(err)
+	var clientCert *corev1.Secret
+	if os.Getenv(envInsecure) != "true" {
+		clientCert = clientCertificate(t, required(t, envCertDir), "eso", "core-tls")
 	}
 	prefix := os.Getenv(envKeyPrefix)
 	Run(t, Subject{
-		Provider: remote.Provider(ep, ref.Kind),
+		Provider: Remote(t, address, ref.Kind, clientCert),
 		Ref:      ref,
 		Scope:    scope,
 		Key:      func(k string) string { return prefix + k },

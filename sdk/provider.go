@@ -1,0 +1,312 @@
+package sdk
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
+	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/kit"
+)
+
+// Errors a provider wraps (fmt.Errorf("%w: ...")) so core reports the right
+// condition; an error must name keys, never values.
+var (
+	// ErrNotFound: the secret or version does not exist.
+	ErrNotFound = providers.ErrSecretNotFound
+	// ErrInvalidConfig: the configuration cannot work as written.
+	ErrInvalidConfig = providers.ErrInvalidConfig
+	// ErrAuthFailed: the store refused the credentials.
+	ErrAuthFailed = providers.ErrAuthFailed
+	// ErrNotSupported: the store cannot do what was asked.
+	ErrNotSupported = providers.ErrNotSupported
+)
+
+// GroupVersion is the API group and version of every provider
+// configuration kind, in tree or out: a SecretStore's providerRef names
+// only the kind.
+var GroupVersion = provv1.GroupVersion
+
+// Provider describes a provider whose configuration spec is of type C.
+type Provider[C any] struct {
+	// Kind of the configuration custom resource, e.g. "InMemory". Its CRD
+	// is the provider's to install.
+	Kind string
+	// Validate, if set, rejects a spec that cannot work; Connect is only
+	// called with specs it accepts.
+	Validate func(spec *C) error
+	// Connect returns a client of the store spec describes. env is the
+	// namespace whose credentials the request may use.
+	Connect func(ctx context.Context, spec *C, env Env) (Client, error)
+}
+
+// Client reads a store's secrets.
+type Client interface {
+	// Read returns key's value at version ("" for the current one); a
+	// missing key or version wraps ErrNotFound. Structured secrets are
+	// JSON objects: the kit extracts properties and field maps from them.
+	Read(ctx context.Context, key, version string) ([]byte, error)
+}
+
+// Lister is implemented by clients whose store can list its keys, for an
+// ExternalSecret's find. The kit filters names, reads the values and
+// bounds the work.
+type Lister interface {
+	List(ctx context.Context) ([]string, error)
+}
+
+// Writer is implemented by clients whose store can be written. The store
+// remembers which keys eso created: eso never overwrites or deletes any
+// other.
+type Writer interface {
+	// State reports whether key exists and whether eso created it.
+	State(ctx context.Context, key string) (exists, managed bool, err error)
+	// Write creates key (marked as eso's) or replaces its value.
+	Write(ctx context.Context, key string, value []byte) error
+	// Delete deletes key; deleting what is gone is not an error.
+	Delete(ctx context.Context, key string) error
+}
+
+// Closer is implemented by clients holding something to release
+// (connections, tokens) when core no longer uses them.
+type Closer interface {
+	Close(ctx context.Context) error
+}
+
+// AuthChecker is implemented by clients that can prove the store accepts
+// their credentials without reading a secret; a refusal wraps
+// ErrAuthFailed.
+type AuthChecker interface {
+	CheckAuth(ctx context.Context) error
+}
+
+// Env is what a client may use beyond its spec.
+type Env struct {
+	// Config is the namespace and name of the configuration object.
+	Config types.NamespacedName
+	// Namespace is where the request's credentials resolve: the only
+	// namespace whose Secrets the provider may read for it.
+	Namespace string
+	deps      providers.Deps
+}
+
+// SecretValue reads key of the Secret name in Namespace, e.g. a token the
+// spec references.
+func (e Env) SecretValue(ctx context.Context, name, key string) ([]byte, error) {
+	return providers.CredentialValue(ctx, e.deps.APIReader, e.Namespace, name, key)
+}
+
+// Registrar is what Serve takes: a Provider of any spec type.
+type Registrar interface {
+	Registration() providers.Registration
+}
+
+// Registration is p as eso's registry lists it. A provider moved into
+// eso's tree exports it as its package's Registration and takes one line
+// in providers/catalog.
+func (p Provider[C]) Registration() providers.Registration {
+	return kit.Definition[*unstructured.Unstructured]{
+		Name:        strings.ToLower(p.Kind),
+		Kind:        p.Kind,
+		AddToScheme: func(*runtime.Scheme) error { return nil },
+		NewConfig: func() *unstructured.Unstructured {
+			u := &unstructured.Unstructured{}
+			u.SetGroupVersionKind(GroupVersion.WithKind(p.Kind))
+			return u
+		},
+		Check: func(u *unstructured.Unstructured) error {
+			_, err := p.spec(u)
+			return err
+		},
+		NewClient: func(ctx context.Context, deps providers.Deps, u *unstructured.Unstructured, scope providers.Scope) (providers.SecretsClient, error) {
+			spec, err := p.spec(u)
+			if err != nil {
+				return nil, err
+			}
+			c, err := p.Connect(ctx, spec, Env{Config: types.NamespacedName{Namespace: u.GetNamespace(), Name: u.GetName()}, Namespace: scope.Namespace, deps: deps})
+			if err != nil {
+				return nil, err
+			}
+			return newAdapter(c, u.GetNamespace()+"/"+u.GetName()), nil
+		},
+	}.Registration()
+}
+
+// spec decodes the object's spec strictly into C and validates it.
+func (p Provider[C]) spec(u *unstructured.Unstructured) (*C, error) {
+	raw, err := json.Marshal(u.Object["spec"])
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s spec: %w", ErrInvalidConfig, p.Kind, err)
+	}
+	spec := new(C)
+	if !bytes.Equal(raw, []byte("null")) {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(spec); err != nil {
+			return nil, fmt.Errorf("%w: %s spec: %w", ErrInvalidConfig, p.Kind, err)
+		}
+	}
+	if p.Validate != nil {
+		if err := p.Validate(spec); err != nil {
+			if !errors.Is(err, ErrInvalidConfig) {
+				err = fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+			}
+			return nil, err
+		}
+	}
+	return spec, nil
+}
+
+// writeLocks serialise read-merge-write cycles of one key in this process.
+var writeLocks providers.KeyedMutex
+
+// adapter is a Client as eso's provider contract sees it.
+type adapter struct {
+	kit.JSONValues
+	client Client
+	// store names the configuration, for write locks.
+	store string
+}
+
+func newAdapter(c Client, store string) *adapter {
+	a := &adapter{client: c, store: store}
+	a.JSONValues = kit.JSONValues{Value: c.Read}
+	return a
+}
+
+// GetAllSecrets reads every listed key the find's name and path select.
+func (a *adapter) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind) (map[string][]byte, error) {
+	lister, ok := a.client.(Lister)
+	if !ok {
+		return nil, fmt.Errorf("%w: this store cannot list its keys (find)", ErrNotSupported)
+	}
+	if len(find.Tags) > 0 {
+		return nil, fmt.Errorf("%w: this store has no tags (find.tags)", ErrNotSupported)
+	}
+	match, err := providers.NameMatcher(find)
+	if err != nil {
+		return nil, err
+	}
+	names, err := lister.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var budget providers.FindBudget
+	if err := budget.Listed(len(names)); err != nil {
+		return nil, fmt.Errorf("find: %w", err)
+	}
+	out := map[string][]byte{}
+	for _, name := range names {
+		if !match(name) {
+			continue
+		}
+		v, err := a.client.Read(ctx, name, "")
+		if errors.Is(err, ErrNotFound) {
+			continue // deleted since the list
+		}
+		if err != nil {
+			return nil, err
+		}
+		if err := budget.Result(v); err != nil {
+			return nil, fmt.Errorf("find: %w", err)
+		}
+		out[name] = v
+	}
+	return out, nil
+}
+
+func (a *adapter) writer() (Writer, error) {
+	if w, ok := a.client.(Writer); ok {
+		return w, nil
+	}
+	return nil, fmt.Errorf("%w: this store is read-only", ErrNotSupported)
+}
+
+// PushSecret writes a value or one property of a JSON object, only over
+// keys eso created, and not at all when nothing would change.
+func (a *adapter) PushSecret(ctx context.Context, req providers.PushRequest) error {
+	w, err := a.writer()
+	if err != nil {
+		return err
+	}
+	defer writeLocks.Lock(a.store + "/" + req.RemoteKey)()
+	exists, managed, err := w.State(ctx, req.RemoteKey)
+	if err != nil {
+		return err
+	}
+	if exists && !managed {
+		return fmt.Errorf("%w: key %q", providers.ErrNotManaged, req.RemoteKey)
+	}
+	var current []byte
+	if exists {
+		if current, err = a.client.Read(ctx, req.RemoteKey, ""); err != nil && !errors.Is(err, ErrNotFound) {
+			return err
+		}
+	}
+	value := req.Value
+	if req.Property != "" {
+		if value, err = providers.SetProperty(current, req.Property, req.Value); err != nil {
+			return err
+		}
+	}
+	if exists && bytes.Equal(current, value) {
+		return nil
+	}
+	return w.Write(ctx, req.RemoteKey, value)
+}
+
+// DeleteSecret deletes a key eso created, or one property of it.
+func (a *adapter) DeleteSecret(ctx context.Context, remoteKey, property string) error {
+	w, err := a.writer()
+	if err != nil {
+		return err
+	}
+	defer writeLocks.Lock(a.store + "/" + remoteKey)()
+	return kit.Deletion{
+		Key: remoteKey, Property: property,
+		State:   func(ctx context.Context) (bool, bool, error) { return w.State(ctx, remoteKey) },
+		Current: func(ctx context.Context) ([]byte, error) { return a.client.Read(ctx, remoteKey, "") },
+		Rewrite: func(ctx context.Context, rest []byte) error { return w.Write(ctx, remoteKey, rest) },
+		Delete:  func(ctx context.Context) error { return w.Delete(ctx, remoteKey) },
+	}.Run(ctx)
+}
+
+// SecretExists reports whether the key exists.
+func (a *adapter) SecretExists(ctx context.Context, remoteKey string) (bool, error) {
+	w, err := a.writer()
+	if err != nil {
+		return false, err
+	}
+	exists, _, err := w.State(ctx, remoteKey)
+	return exists, err
+}
+
+func (a *adapter) Capabilities() providers.Capabilities {
+	if _, ok := a.client.(Writer); ok {
+		return providers.ReadWrite
+	}
+	return providers.ReadOnly
+}
+
+func (a *adapter) CheckAuth(ctx context.Context) error {
+	if c, ok := a.client.(AuthChecker); ok {
+		return c.CheckAuth(ctx)
+	}
+	return nil
+}
+
+func (a *adapter) Close(ctx context.Context) error {
+	if c, ok := a.client.(Closer); ok {
+		return c.Close(ctx)
+	}
+	return nil
+}
