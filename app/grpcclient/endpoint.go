@@ -34,9 +34,9 @@ var (
 	ErrCertificateNamespace = errors.New("the client certificate Secret must be in the object's own namespace")
 	// ErrIncompatibleProvider: the server does not speak this core's
 	// protocol major, or is no eso provider at all.
-	ErrIncompatibleProvider = errors.New("incompatible remote provider")
+	ErrIncompatibleProvider = fmt.Errorf("remote provider: %w", providers.ErrIncompatible)
 	// ErrKindNotServed: the server does not serve the configuration kind.
-	ErrKindNotServed = errors.New("kind not served by the remote provider")
+	ErrKindNotServed = fmt.Errorf("%w: kind not served by the remote provider", providers.ErrIncompatible)
 )
 
 // Endpoint is the endpoint of a providerConfig. ownNamespace is the

@@ -20,28 +20,29 @@ import (
 
 // ErrUnavailable: the provider process could not be reached or did not
 // answer in time. It is transient: core keeps the last verdict and retries.
-var ErrUnavailable = errors.New("remote provider unavailable")
+var ErrUnavailable = fmt.Errorf("remote %w", providers.ErrUnavailable)
 
-// reasons are the contract's errors with their protocol names and codes.
-var reasons = []struct {
-	err    error
-	reason string
-	code   codes.Code
-}{
-	// Most specific first: a property error is also a not-found.
-	{providers.ErrPropertyNotFound, "PropertyNotFound", codes.NotFound},
-	{providers.ErrSecretNotFound, "SecretNotFound", codes.NotFound},
-	{providers.ErrConfigNotFound, "ConfigNotFound", codes.FailedPrecondition},
-	{providers.ErrInvalidConfig, "InvalidConfig", codes.InvalidArgument},
-	{providers.ErrNotSupported, "NotSupported", codes.Unimplemented},
-	{providers.ErrAuthFailed, "AuthFailed", codes.Unauthenticated},
-	{providers.ErrOutOfScope, "OutOfScope", codes.PermissionDenied},
-	{providers.ErrNotManaged, "NotManaged", codes.FailedPrecondition},
+// wireCodes are the gRPC codes of the error classes (providers.Class) that
+// cross the wire; the class itself travels as the ErrorReason detail, so an
+// error arrives as the error it was. A client that does not know a class
+// falls back on its code, so a new class never reads as a worse one.
+var wireCodes = map[providers.Class]codes.Code{
+	providers.ClassPropertyNotFound: codes.NotFound,
+	providers.ClassSecretNotFound:   codes.NotFound,
+	providers.ClassConfigNotFound:   codes.FailedPrecondition,
+	providers.ClassInvalidConfig:    codes.InvalidArgument,
+	providers.ClassTooLarge:         codes.Unimplemented,
+	providers.ClassNotSupported:     codes.Unimplemented,
+	providers.ClassAuthFailed:       codes.Unauthenticated,
+	providers.ClassOutOfScope:       codes.PermissionDenied,
+	providers.ClassNotManaged:       codes.FailedPrecondition,
+	providers.ClassThrottled:        codes.ResourceExhausted,
+	providers.ClassUnavailable:      codes.Unavailable,
 }
 
 // ToStatus turns a provider's error into the status the server returns. The
-// message is the error's own (which never holds a value); the contract error
-// it wraps travels as an ErrorReason detail.
+// message is the error's own (which never holds a value); its class travels
+// as an ErrorReason detail.
 func ToStatus(err error) error {
 	if err == nil {
 		return nil
@@ -49,24 +50,20 @@ func ToStatus(err error) error {
 	if _, ok := status.FromError(err); ok {
 		return err
 	}
-	code, reason := codes.Unknown, ""
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
-		code = codes.DeadlineExceeded
+		return status.Error(codes.DeadlineExceeded, err.Error())
 	case errors.Is(err, context.Canceled):
-		code = codes.Canceled
+		return status.Error(codes.Canceled, err.Error())
 	}
-	for _, r := range reasons {
-		if errors.Is(err, r.err) {
-			code, reason = r.code, r.reason
-			break
-		}
+	class := providers.ClassOf(err)
+	code, ok := wireCodes[class]
+	if !ok {
+		return status.Error(codes.Unknown, err.Error())
 	}
 	st := status.New(code, err.Error())
-	if reason != "" {
-		if withReason, dErr := st.WithDetails(&providerv1.ErrorReason{Reason: reason}); dErr == nil {
-			st = withReason
-		}
+	if withReason, dErr := st.WithDetails(&providerv1.ErrorReason{Reason: string(class)}); dErr == nil {
+		st = withReason
 	}
 	return st.Err()
 }
@@ -84,10 +81,9 @@ func FromStatus(err error) error {
 	}
 	for _, d := range st.Details() {
 		if r, ok := d.(*providerv1.ErrorReason); ok {
-			for _, known := range reasons {
-				if known.reason == r.Reason {
-					return &remoteError{sentinel: known.err, msg: st.Message()}
-				}
+			class := providers.Class(r.Reason)
+			if _, known := wireCodes[class]; known && class != providers.ClassUnavailable {
+				return &remoteError{sentinel: class.Sentinel(), msg: st.Message()}
 			}
 		}
 	}

@@ -15,16 +15,19 @@ import (
 // TestContractErrorsCrossTheWire: every contract error a provider returns
 // arrives at core as the same error with the same message.
 func TestContractErrorsCrossTheWire(t *testing.T) {
-	for _, r := range reasons {
-		t.Run(r.reason, func(t *testing.T) {
-			sent := fmt.Errorf("%w: secret %q", r.err, "db")
+	for class, code := range wireCodes {
+		t.Run(string(class), func(t *testing.T) {
+			sent := fmt.Errorf("%w: secret %q", class.Sentinel(), "db")
 			st := ToStatus(sent)
-			if got := status.Code(st); got != r.code {
-				t.Fatalf("code %s, want %s", got, r.code)
+			if got := status.Code(st); got != code {
+				t.Fatalf("code %s, want %s", got, code)
 			}
 			got := FromStatus(st)
-			if !errors.Is(got, r.err) || got.Error() != sent.Error() {
-				t.Fatalf("arrived as %q (%T), want %q wrapping %v", got, got, sent, r.err)
+			if providers.ClassOf(got) != class {
+				t.Fatalf("arrived as %q (%T), class %s, want %s", got, got, providers.ClassOf(got), class)
+			}
+			if class != providers.ClassUnavailable && got.Error() != sent.Error() {
+				t.Fatalf("arrived as %q, want %q", got, sent)
 			}
 		})
 	}

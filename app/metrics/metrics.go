@@ -69,11 +69,18 @@ var (
 		Help: "Number of calls to providers, by provider kind, call and outcome.",
 	}, []string{"provider", "call", "status"})
 
+	// ProviderErrors counts failed provider calls by error class
+	// (providers.Class), the taxonomy conditions and the gRPC wire use too.
+	ProviderErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "eso_provider_errors_total",
+		Help: "Failed calls to providers, by provider kind, call and error class (AuthFailed, SecretNotFound, Throttled, Unavailable, ...).",
+	}, []string{"provider", "call", "class"})
+
 	// ProviderLogins counts provider clients built: each is a login or
 	// credential exchange with the provider.
 	ProviderLogins = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "eso_provider_client_builds_total",
-		Help: "Provider clients built (logins); clients are reused while their store is unchanged.",
+		Help: "Provider clients built (logins), by status: success or the error class; clients are reused while their store is unchanged.",
 	}, []string{"provider", "status"})
 
 	// SecretWrites counts writes to target Secrets.
@@ -91,7 +98,7 @@ var (
 
 func init() {
 	ctrlmetrics.Registry.MustRegister(SyncCalls, SyncErrors, ExternalSecretCondition, StoreCondition,
-		ClusterStoreCondition, ReconcileDuration, ProviderCalls, ProviderLogins, SecretWrites, StatusWrites, RemoteCallDuration)
+		ClusterStoreCondition, ReconcileDuration, ProviderCalls, ProviderErrors, ProviderLogins, SecretWrites, StatusWrites, RemoteCallDuration)
 }
 
 var conditionStatuses = []metav1.ConditionStatus{metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionUnknown}
@@ -147,19 +154,19 @@ type instrumentedClient struct {
 
 func (c *instrumentedClient) GetSecret(ctx context.Context, ref esv1.ExternalSecretDataRemoteRef) ([]byte, error) {
 	v, err := c.SecretsClient.GetSecret(ctx, ref)
-	ProviderCalls.WithLabelValues(c.kind, "GetSecret", outcome(err)).Inc()
+	countCall(c.kind, "GetSecret", err)
 	return v, err
 }
 
 func (c *instrumentedClient) GetSecretMap(ctx context.Context, ref esv1.ExternalSecretDataRemoteRef) (map[string][]byte, error) {
 	v, err := c.SecretsClient.GetSecretMap(ctx, ref)
-	ProviderCalls.WithLabelValues(c.kind, "GetSecretMap", outcome(err)).Inc()
+	countCall(c.kind, "GetSecretMap", err)
 	return v, err
 }
 
 func (c *instrumentedClient) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind) (map[string][]byte, error) {
 	v, err := c.SecretsClient.GetAllSecrets(ctx, find)
-	ProviderCalls.WithLabelValues(c.kind, "GetAllSecrets", outcome(err)).Inc()
+	countCall(c.kind, "GetAllSecrets", err)
 	return v, err
 }
 
@@ -171,7 +178,7 @@ func (c *instrumentedClient) PushSecret(ctx context.Context, req providers.PushR
 	if err == nil {
 		err = w.PushSecret(ctx, req)
 	}
-	ProviderCalls.WithLabelValues(c.kind, "PushSecret", outcome(err)).Inc()
+	countCall(c.kind, "PushSecret", err)
 	return err
 }
 
@@ -180,7 +187,7 @@ func (c *instrumentedClient) DeleteSecret(ctx context.Context, remoteKey, proper
 	if err == nil {
 		err = w.DeleteSecret(ctx, remoteKey, property)
 	}
-	ProviderCalls.WithLabelValues(c.kind, "DeleteSecret", outcome(err)).Inc()
+	countCall(c.kind, "DeleteSecret", err)
 	return err
 }
 
@@ -190,7 +197,7 @@ func (c *instrumentedClient) SecretExists(ctx context.Context, remoteKey string)
 	if err == nil {
 		exists, err = w.SecretExists(ctx, remoteKey)
 	}
-	ProviderCalls.WithLabelValues(c.kind, "SecretExists", outcome(err)).Inc()
+	countCall(c.kind, "SecretExists", err)
 	return exists, err
 }
 
@@ -209,7 +216,7 @@ func (c *instrumentedClient) CheckAuth(ctx context.Context) error {
 		return nil
 	}
 	err := checker.CheckAuth(ctx)
-	ProviderCalls.WithLabelValues(c.kind, "CheckAuth", outcome(err)).Inc()
+	countCall(c.kind, "CheckAuth", err)
 	return err
 }
 
@@ -220,8 +227,23 @@ func outcome(err error) string {
 	return "success"
 }
 
-// Outcome is the status label value for err.
-func Outcome(err error) string { return outcome(err) }
+// Outcome is the status label value of eso's own metrics for err:
+// "success" or the error's class.
+func Outcome(err error) string {
+	if err == nil {
+		return "success"
+	}
+	return string(providers.ClassOf(err))
+}
+
+// countCall counts one provider call: upstream's success/error count, and
+// failures by class.
+func countCall(kind, call string, err error) {
+	ProviderCalls.WithLabelValues(kind, call, outcome(err)).Inc()
+	if err != nil {
+		ProviderErrors.WithLabelValues(kind, call, string(providers.ClassOf(err))).Inc()
+	}
+}
 
 // Since observes the duration of a reconcile that started at start.
 func Since(start time.Time, synced bool) {

@@ -24,11 +24,10 @@ import (
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	"github.com/eso-dev/eso/apis/lenient"
 	"github.com/eso-dev/eso/app/generation"
-	"github.com/eso-dev/eso/app/grpcclient"
 	"github.com/eso-dev/eso/app/metrics"
+	"github.com/eso-dev/eso/app/outcomes"
 	"github.com/eso-dev/eso/app/refresh"
 	"github.com/eso-dev/eso/app/stores"
-	"github.com/eso-dev/eso/providers"
 )
 
 // Reconciler syncs ExternalSecrets.
@@ -141,7 +140,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	fetched, err := fetch(ctx, srcs, &es, rotation.Generated())
 	if err != nil {
-		if errors.Is(err, providers.ErrOutOfScope) || errors.Is(err, providers.ErrAuthFailed) || errors.Is(err, grpcclient.ErrIncompatibleProvider) {
+		if outcomes.Of(err).DropClient {
 			// Refused: the credentials may have been rotated since the client
 			// logged in, or the provider process replaced. The next attempt
 			// starts from the current Secret and a new connection.

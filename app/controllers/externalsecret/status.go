@@ -14,11 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
-	"github.com/eso-dev/eso/apis/lenient"
-	"github.com/eso-dev/eso/app/grpcclient"
-	"github.com/eso-dev/eso/app/secrettemplate"
-	"github.com/eso-dev/eso/app/stores"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/app/outcomes"
 )
 
 // syncedVersion is what status.syncedResourceVersion records: the spec
@@ -82,22 +78,10 @@ func setReady(es *esv1.ExternalSecret, status metav1.ConditionStatus, reason, ms
 	})
 }
 
-// failureReason maps an error to the Ready condition's reason.
+// failureReason maps an error to the Ready condition's reason: the target's
+// own failures here, everything else as the outcomes table says.
 func failureReason(err error) string {
 	switch {
-	case errors.Is(err, lenient.ErrUndecodable):
-		return esv1.ReasonInvalidSpec
-	case errors.Is(err, stores.ErrStoreNotFound):
-		return esv1.ReasonStoreNotFound
-	case errors.Is(err, stores.ErrStoreNotReady):
-		return esv1.ReasonStoreNotReady
-	case errors.Is(err, stores.ErrNotAllowed), errors.Is(err, providers.ErrOutOfScope), errors.Is(err, stores.ErrCrossNamespace):
-		return esv1.ReasonStoreNotAllowed
-	case errors.Is(err, stores.ErrUnsupportedVersion), errors.Is(err, stores.ErrNotCompiledIn), errors.Is(err, stores.ErrRemoteNotEnabled),
-		errors.Is(err, grpcclient.ErrIncompatibleProvider), errors.Is(err, grpcclient.ErrKindNotServed):
-		return esv1.ReasonUnsupportedStore
-	case errors.Is(err, providers.ErrSecretNotFound), errors.Is(err, providers.ErrPropertyNotFound):
-		return esv1.ReasonSecretNotFound
 	case errors.Is(err, errTargetMissing):
 		return esv1.ReasonTargetMissing
 	case errors.Is(err, errTargetConflict):
@@ -106,13 +90,8 @@ func failureReason(err error) string {
 		return esv1.ReasonTargetImmutable
 	case errors.Is(err, errNoStore):
 		return esv1.ReasonStoreNotFound
-	case errors.Is(err, secrettemplate.ErrTemplate):
-		return esv1.ReasonTemplateError
-	case errors.Is(err, providers.ErrConfigNotFound), errors.Is(err, providers.ErrInvalidConfig), errors.Is(err, providers.ErrNotSupported):
-		return esv1.ReasonProviderError
-	default:
-		return esv1.ReasonSecretSyncedError
 	}
+	return outcomes.Of(err).ExternalSecretReason
 }
 
 // retryable reports whether an error may go away by itself (network, API
@@ -120,19 +99,17 @@ func failureReason(err error) string {
 // for a change (of the ExternalSecret, store, configuration or Secret) or the
 // next refresh.
 func retryable(err error) bool {
-	if apierrors.IsInvalid(err) || errors.Is(err, errInvalidTarget) {
+	switch {
+	case apierrors.IsInvalid(err), errors.Is(err, errInvalidTarget):
 		return false // the API server refused what eso would write; retrying sends the same
-	}
-	switch failureReason(err) {
-	case esv1.ReasonTargetConflict, esv1.ReasonTargetMissing:
+	case errors.Is(err, errTargetConflict), errors.Is(err, errTargetMissing):
 		return true // the Secret that would fix it is not watched until eso manages it
-	case esv1.ReasonSecretSyncedError, esv1.ReasonProviderError:
-		return !errors.Is(err, providers.ErrConfigNotFound) && !errors.Is(err, providers.ErrInvalidConfig) &&
-			!errors.Is(err, providers.ErrNotSupported) && !errors.Is(err, errBadValue) && !errors.Is(err, errBadRewrite) &&
-			!errors.Is(err, errBadSyncWindow)
-	default:
-		return false
+	case errors.Is(err, errTargetImmutable), errors.Is(err, errNoStore), errors.Is(err, errBadValue),
+		errors.Is(err, errBadRewrite), errors.Is(err, errBadSyncWindow):
+		return false // the ExternalSecret as written cannot sync
 	}
+	// What a store rechecks, an ExternalSecret retries with backoff.
+	return outcomes.Of(err).Retry != outcomes.Wait
 }
 
 func readyCondition(es *esv1.ExternalSecret) *metav1.Condition {

@@ -25,8 +25,8 @@ import (
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/config"
 	"github.com/eso-dev/eso/app/generation"
-	"github.com/eso-dev/eso/app/grpcclient"
 	"github.com/eso-dev/eso/app/metrics"
+	"github.com/eso-dev/eso/app/outcomes"
 	"github.com/eso-dev/eso/app/stores"
 	"github.com/eso-dev/eso/providers"
 )
@@ -88,7 +88,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if g.spec.Controller != r.Class {
 		return ctrl.Result{}, nil
 	}
-	reason, message, transient := r.check(ctx, g)
+	reason, message, failure := r.check(ctx, g)
+	var transient error
+	recheck := false
+	if failure != nil {
+		out := outcomes.Of(failure)
+		if out.Retry == outcomes.Backoff {
+			transient = failure
+		}
+		recheck = out.Retry == outcomes.Recheck
+	}
 	if transient != nil && meta.FindStatusCondition(g.status.Conditions, ssv2.ConditionReady) != nil {
 		return ctrl.Result{}, transient // keep the last verdict while the check cannot finish
 	}
@@ -122,49 +131,39 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if g.spec.RefreshInterval != nil {
 		interval = g.spec.RefreshInterval.Duration
 	}
+	if recheck && (interval == 0 || interval > outcomes.RecheckInterval) {
+		interval = outcomes.RecheckInterval
+	}
 	return ctrl.Result{RequeueAfter: interval}, nil
 }
 
 // check validates step by step; the first failing step decides the reason.
-// transient is set when the check could not finish.
-func (r *Reconciler) check(ctx context.Context, g *generatorObject) (reason, message string, transient error) {
+// failure is the error the outcomes table judges, nil when the generator is
+// valid or breaks a rule of its own (namespace, conditions).
+func (r *Reconciler) check(ctx context.Context, g *generatorObject) (reason, message string, failure error) {
+	fail := func(err error, message string) (string, string, error) {
+		return outcomes.Of(err).StoreReason, message, err
+	}
 	switch {
 	case lenient.Error(g.obj) != nil:
 		// Nothing of its spec arrived: report that, validate nothing.
-		return ssv2.ReasonInvalidSpec, lenient.Error(g.obj).Error(), nil
+		return fail(lenient.Error(g.obj), lenient.Error(g.obj).Error())
 	case g.crossNSErr != nil:
 		return ssv2.ReasonCrossNamespaceRefused, g.crossNSErr.Error(), nil
 	case g.condsErr != nil:
 		return ssv2.ReasonInvalidConditions, g.condsErr.Error(), nil
 	}
-	ownNamespace := g.obj.GetNamespace()
-	gen, err := r.Resolver.ServedBy(g.spec, g.ref, ownNamespace)
+	gen, err := r.Resolver.ServedBy(g.spec, g.ref, g.obj.GetNamespace())
 	switch {
-	case errors.Is(err, stores.ErrRemoteNotEnabled):
-		return ssv2.ReasonRemoteProviderNotEnabled, err.Error(), nil
 	case errors.Is(err, stores.ErrNotCompiledIn):
-		return ssv2.ReasonProviderNotCompiledIn, "generator kind " + g.ref.Kind + " is not compiled into this eso binary (see `eso providers`)", nil
-	case errors.Is(err, stores.ErrCrossNamespace):
-		return ssv2.ReasonCrossNamespaceRefused, err.Error(), nil
+		return fail(err, "generator kind "+g.ref.Kind+" is not compiled into this eso binary (see `eso providers`)")
 	case err != nil:
-		return ssv2.ReasonValidationFailed, err.Error(), err
+		return fail(err, err.Error())
 	}
-	switch err := gen.Validate(ctx, g.ref, g.scope); {
-	case err == nil:
-		return ssv2.ReasonValid, "generator configuration " + g.ref.Kind + " " + g.ref.Namespace + "/" + g.ref.Name + " is valid", nil
-	case errors.Is(err, providers.ErrConfigNotFound):
-		return ssv2.ReasonProviderRefNotFound, err.Error(), nil
-	case errors.Is(err, providers.ErrInvalidConfig):
-		return ssv2.ReasonInvalidProviderConfig, err.Error(), nil
-	case errors.Is(err, providers.ErrAuthFailed):
-		return ssv2.ReasonAuthenticationFailed, err.Error(), nil
-	case errors.Is(err, providers.ErrOutOfScope):
-		return ssv2.ReasonCrossNamespaceRefused, err.Error(), nil
-	case errors.Is(err, grpcclient.ErrIncompatibleProvider), errors.Is(err, grpcclient.ErrKindNotServed):
-		return ssv2.ReasonIncompatibleProvider, err.Error(), nil
-	default:
-		return ssv2.ReasonValidationFailed, err.Error(), err
+	if err := gen.Validate(ctx, g.ref, g.scope); err != nil {
+		return fail(err, err.Error())
 	}
+	return ssv2.ReasonValid, "generator configuration " + g.ref.Kind + " " + g.ref.Namespace + "/" + g.ref.Name + " is valid", nil
 }
 
 // SetupWithManager watches the generators of this kind and every compiled-in

@@ -27,6 +27,7 @@ import (
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/config"
 	"github.com/eso-dev/eso/app/metrics"
+	"github.com/eso-dev/eso/app/outcomes"
 	"github.com/eso-dev/eso/app/registry"
 	"github.com/eso-dev/eso/app/stores"
 )
@@ -99,8 +100,8 @@ func (c *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, result.transient
 	}
 	d := refreshInterval(store)
-	if result.authFailed && (d == 0 || d > authRetry) {
-		d = authRetry
+	if result.recheck && (d == 0 || d > outcomes.RecheckInterval) {
+		d = outcomes.RecheckInterval
 	}
 	if d > 0 {
 		return ctrl.Result{RequeueAfter: d}, nil
@@ -149,10 +150,6 @@ func (c *Reconciler) recordTransition(obj client.Object, before *ssv2.SecretStor
 	}
 	c.Recorder.Event(obj, eventType, r.reason, r.message)
 }
-
-// authRetry bounds how long a store whose credentials were refused waits
-// before checking again: fixing the credential Secret is not an event eso sees.
-const authRetry = 30 * time.Second
 
 func refreshInterval(s *stores.Store) time.Duration {
 	if s.Spec.RefreshInterval == nil {

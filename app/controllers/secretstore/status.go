@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
-	"github.com/eso-dev/eso/app/grpcclient"
+	"github.com/eso-dev/eso/app/outcomes"
 	"github.com/eso-dev/eso/app/stores"
 	"github.com/eso-dev/eso/providers"
 )
@@ -20,27 +20,34 @@ type readiness struct {
 	// transient is set when validation could not finish (e.g. the API server
 	// was unreachable) and should be retried with backoff.
 	transient error
-	// authFailed: the provider refused the credentials. The credential
-	// Secrets are not watched, so the store is checked again soon.
-	authFailed bool
+	// recheck: what would fix the failure is not watched (the provider
+	// refused the credentials, which live in Secrets eso does not watch), so
+	// the store is checked again soon.
+	recheck bool
 }
 
 func (r readiness) ready() bool { return r.reason == ssv2.ReasonValid }
+
+// failed is the readiness of a store whose validation failed with err, as
+// the outcomes table says.
+func failed(err error, message string) readiness {
+	out := outcomes.Of(err)
+	r := readiness{reason: out.StoreReason, message: message, recheck: out.Retry == outcomes.Recheck}
+	if out.Retry == outcomes.Backoff {
+		r.transient = err
+	}
+	return r
+}
 
 // checkReady validates the store step by step; the first failing step decides
 // the reason.
 func (c *Reconciler) checkReady(ctx context.Context, s *stores.Store) readiness {
 	prov, ref, err := c.Resolver.Provider(s)
 	switch {
-	case errors.Is(err, stores.ErrRemoteNotEnabled):
-		return readiness{reason: ssv2.ReasonRemoteProviderNotEnabled, message: err.Error()}
 	case errors.Is(err, stores.ErrNotCompiledIn):
-		return readiness{reason: ssv2.ReasonProviderNotCompiledIn,
-			message: "provider kind " + ref.Kind + " is not compiled into this eso binary (see `eso providers`)"}
-	case errors.Is(err, stores.ErrCrossNamespace):
-		return readiness{reason: ssv2.ReasonCrossNamespaceRefused, message: err.Error()}
+		return failed(err, "provider kind "+ref.Kind+" is not compiled into this eso binary (see `eso providers`)")
 	case err != nil:
-		return readiness{reason: ssv2.ReasonValidationFailed, message: err.Error(), transient: err}
+		return failed(err, err.Error())
 	}
 	if s.Cluster != nil {
 		if err := stores.ValidateConditions(s.Cluster.Conditions); err != nil {
@@ -51,22 +58,10 @@ func (c *Reconciler) checkReady(ctx context.Context, s *stores.Store) readiness 
 	if err == nil {
 		err = c.checkAuth(ctx, s)
 	}
-	switch {
-	case err == nil:
-		return readiness{reason: ssv2.ReasonValid, message: "provider configuration " + ref.Kind + " " + ref.Namespace + "/" + ref.Name + " is valid"}
-	case errors.Is(err, providers.ErrAuthFailed):
-		return readiness{reason: ssv2.ReasonAuthenticationFailed, message: err.Error(), authFailed: true}
-	case errors.Is(err, grpcclient.ErrIncompatibleProvider), errors.Is(err, grpcclient.ErrKindNotServed):
-		return readiness{reason: ssv2.ReasonIncompatibleProvider, message: err.Error()}
-	case errors.Is(err, providers.ErrConfigNotFound):
-		return readiness{reason: ssv2.ReasonProviderRefNotFound, message: err.Error()}
-	case errors.Is(err, providers.ErrInvalidConfig):
-		return readiness{reason: ssv2.ReasonInvalidProviderConfig, message: err.Error()}
-	case errors.Is(err, providers.ErrOutOfScope):
-		return readiness{reason: ssv2.ReasonCrossNamespaceRefused, message: err.Error()}
-	default:
-		return readiness{reason: ssv2.ReasonValidationFailed, message: err.Error(), transient: err}
+	if err != nil {
+		return failed(err, err.Error())
 	}
+	return readiness{reason: ssv2.ReasonValid, message: "provider configuration " + ref.Kind + " " + ref.Namespace + "/" + ref.Name + " is valid"}
 }
 
 // checkAuth proves the provider accepts the store's credentials, on the client
@@ -89,8 +84,7 @@ func (c *Reconciler) checkAuth(ctx context.Context, s *stores.Store) error {
 			err = checker.CheckAuth(ctx)
 		}
 	}
-	if errors.Is(err, providers.ErrAuthFailed) || errors.Is(err, grpcclient.ErrIncompatibleProvider) {
-		// Log in, or connect to the provider process, afresh next time.
+	if err != nil && outcomes.Of(err).DropClient {
 		c.Resolver.Clients().Forget(ctx, s.Kind, s.Namespace, s.Name)
 	}
 	return err

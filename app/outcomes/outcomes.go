@@ -1,0 +1,101 @@
+// Package outcomes is the one table from what went wrong to what eso says
+// and does about it: the Ready reason of a store or generator and of an
+// ExternalSecret, whether and when to try again, and whether the cached
+// provider client is dropped. Every controller reads it; the error's class
+// (providers.Class) is what the gRPC wire carries and metrics count.
+package outcomes
+
+import (
+	"errors"
+	"time"
+
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	"github.com/eso-dev/eso/apis/lenient"
+	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
+	"github.com/eso-dev/eso/app/secrettemplate"
+	"github.com/eso-dev/eso/app/stores"
+	"github.com/eso-dev/eso/providers"
+)
+
+// Retry is when an object that failed is tried again.
+type Retry int
+
+const (
+	// Wait: only when something it depends on changes (it is watched):
+	// retrying sends the same request and gets the same answer.
+	Wait Retry = iota
+	// Backoff: with exponential backoff; the failure may pass by itself.
+	Backoff
+	// Recheck: after RecheckInterval, since what would fix it is not
+	// watched (credential Secrets). An ExternalSecret backs off instead.
+	Recheck
+)
+
+// RecheckInterval is how soon a Recheck outcome is tried again.
+const RecheckInterval = 30 * time.Second
+
+// Outcome is what eso says and does about one failure.
+type Outcome struct {
+	// Class is the error's class in the provider contract's taxonomy.
+	Class providers.Class
+	// StoreReason is the Ready reason of a store or generator that fails
+	// validation with the error.
+	StoreReason string
+	// ExternalSecretReason is the Ready reason of an ExternalSecret whose
+	// sync fails with the error.
+	ExternalSecretReason string
+	Retry                Retry
+	// DropClient: the cached provider client is dropped, so the next
+	// attempt logs in (or connects) afresh.
+	DropClient bool
+}
+
+// table is read top down: the first row whose error err wraps decides.
+var table = []struct {
+	err error
+	out Outcome
+}{
+	// The object itself, and the store or generator it names.
+	{lenient.ErrUndecodable, Outcome{StoreReason: ssv2.ReasonInvalidSpec, ExternalSecretReason: esv1.ReasonInvalidSpec}},
+	{stores.ErrStoreNotFound, Outcome{ExternalSecretReason: esv1.ReasonStoreNotFound}},
+	{stores.ErrStoreNotReady, Outcome{ExternalSecretReason: esv1.ReasonStoreNotReady}},
+	{stores.ErrNotAllowed, Outcome{ExternalSecretReason: esv1.ReasonStoreNotAllowed}},
+	{stores.ErrCrossNamespace, Outcome{StoreReason: ssv2.ReasonCrossNamespaceRefused, ExternalSecretReason: esv1.ReasonStoreNotAllowed}},
+	{stores.ErrUnsupportedVersion, Outcome{ExternalSecretReason: esv1.ReasonUnsupportedStore}},
+	{stores.ErrNotCompiledIn, Outcome{StoreReason: ssv2.ReasonProviderNotCompiledIn, ExternalSecretReason: esv1.ReasonUnsupportedStore}},
+	{stores.ErrRemoteNotEnabled, Outcome{StoreReason: ssv2.ReasonRemoteProviderNotEnabled, ExternalSecretReason: esv1.ReasonUnsupportedStore}},
+	{secrettemplate.ErrTemplate, Outcome{ExternalSecretReason: esv1.ReasonTemplateError}},
+
+	// The provider contract's classes.
+	{providers.ErrPropertyNotFound, Outcome{StoreReason: ssv2.ReasonValidationFailed, ExternalSecretReason: esv1.ReasonSecretNotFound}},
+	{providers.ErrSecretNotFound, Outcome{StoreReason: ssv2.ReasonValidationFailed, ExternalSecretReason: esv1.ReasonSecretNotFound}},
+	{providers.ErrConfigNotFound, Outcome{StoreReason: ssv2.ReasonProviderRefNotFound, ExternalSecretReason: esv1.ReasonProviderError}},
+	{providers.ErrInvalidConfig, Outcome{StoreReason: ssv2.ReasonInvalidProviderConfig, ExternalSecretReason: esv1.ReasonProviderError}},
+	{providers.ErrNotSupported, Outcome{StoreReason: ssv2.ReasonInvalidProviderConfig, ExternalSecretReason: esv1.ReasonProviderError}},
+	{providers.ErrAuthFailed, Outcome{StoreReason: ssv2.ReasonAuthenticationFailed, ExternalSecretReason: esv1.ReasonSecretSyncedError,
+		Retry: Recheck, DropClient: true}},
+	{providers.ErrOutOfScope, Outcome{StoreReason: ssv2.ReasonCrossNamespaceRefused, ExternalSecretReason: esv1.ReasonStoreNotAllowed,
+		DropClient: true}},
+	{providers.ErrNotManaged, Outcome{StoreReason: ssv2.ReasonValidationFailed, ExternalSecretReason: esv1.ReasonSecretSyncedError}},
+	{providers.ErrIncompatible, Outcome{StoreReason: ssv2.ReasonIncompatibleProvider, ExternalSecretReason: esv1.ReasonUnsupportedStore,
+		DropClient: true}},
+}
+
+// transient is the outcome of everything else: throttling, the provider or
+// the API server unreachable, any error without a class.
+var transient = Outcome{StoreReason: ssv2.ReasonValidationFailed, ExternalSecretReason: esv1.ReasonSecretSyncedError, Retry: Backoff}
+
+// Of is the outcome of err, which must not be nil.
+func Of(err error) Outcome {
+	class := providers.ClassOf(err)
+	for _, row := range table {
+		if errors.Is(err, row.err) {
+			out := row.out
+			out.Class = class
+			return out
+		}
+	}
+	out := transient
+	out.Class = class
+	return out
+}

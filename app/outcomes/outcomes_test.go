@@ -1,0 +1,60 @@
+package outcomes
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
+	"github.com/eso-dev/eso/app/grpcclient"
+	"github.com/eso-dev/eso/app/grpcwire"
+	"github.com/eso-dev/eso/app/stores"
+	"github.com/eso-dev/eso/providers"
+)
+
+// TestOutcomes: what eso says and does for the failures people meet,
+// however deeply the error is wrapped.
+func TestOutcomes(t *testing.T) {
+	cases := []struct {
+		err        error
+		store, es  string
+		retry      Retry
+		dropClient bool
+		class      providers.Class
+	}{
+		{providers.ErrAuthFailed, ssv2.ReasonAuthenticationFailed, esv1.ReasonSecretSyncedError, Recheck, true, providers.ClassAuthFailed},
+		{providers.ErrOutOfScope, ssv2.ReasonCrossNamespaceRefused, esv1.ReasonStoreNotAllowed, Wait, true, providers.ClassOutOfScope},
+		{providers.ErrInvalidConfig, ssv2.ReasonInvalidProviderConfig, esv1.ReasonProviderError, Wait, false, providers.ClassInvalidConfig},
+		{providers.ErrNoAmbientCredentials, ssv2.ReasonInvalidProviderConfig, esv1.ReasonProviderError, Wait, false, providers.ClassInvalidConfig},
+		{providers.ErrConfigNotFound, ssv2.ReasonProviderRefNotFound, esv1.ReasonProviderError, Wait, false, providers.ClassConfigNotFound},
+		{providers.ErrTooLarge, ssv2.ReasonInvalidProviderConfig, esv1.ReasonProviderError, Wait, false, providers.ClassTooLarge},
+		{fmt.Errorf("%w: %w", providers.ErrSecretNotFound, providers.ErrPropertyNotFound), ssv2.ReasonValidationFailed, esv1.ReasonSecretNotFound, Wait, false, providers.ClassPropertyNotFound},
+		{grpcclient.ErrIncompatibleProvider, ssv2.ReasonIncompatibleProvider, esv1.ReasonUnsupportedStore, Wait, true, providers.ClassIncompatible},
+		{grpcclient.ErrKindNotServed, ssv2.ReasonIncompatibleProvider, esv1.ReasonUnsupportedStore, Wait, true, providers.ClassIncompatible},
+		{grpcwire.ErrUnavailable, ssv2.ReasonValidationFailed, esv1.ReasonSecretSyncedError, Backoff, false, providers.ClassUnavailable},
+		{providers.ErrThrottled, ssv2.ReasonValidationFailed, esv1.ReasonSecretSyncedError, Backoff, false, providers.ClassThrottled},
+		{errors.New("connection reset by peer"), ssv2.ReasonValidationFailed, esv1.ReasonSecretSyncedError, Backoff, false, providers.ClassUnknown},
+		{stores.ErrNotCompiledIn, ssv2.ReasonProviderNotCompiledIn, esv1.ReasonUnsupportedStore, Wait, false, providers.ClassUnknown},
+		{stores.ErrStoreNotReady, "", esv1.ReasonStoreNotReady, Wait, false, providers.ClassUnknown},
+	}
+	for _, tc := range cases {
+		got := Of(fmt.Errorf("reading db: %w", tc.err))
+		want := Outcome{Class: tc.class, StoreReason: tc.store, ExternalSecretReason: tc.es, Retry: tc.retry, DropClient: tc.dropClient}
+		if got != want {
+			t.Errorf("Of(%v) = %+v, want %+v", tc.err, got, want)
+		}
+	}
+}
+
+// TestEveryRowIsReachable: no row hides behind an earlier one, so each
+// says what happens to its error.
+func TestEveryRowIsReachable(t *testing.T) {
+	for _, row := range table {
+		got := Of(fmt.Errorf("wrapped: %w", row.err))
+		got.Class = ""
+		if got != row.out {
+			t.Errorf("%v: an earlier row decides (%+v), not its own (%+v)", row.err, got, row.out)
+		}
+	}
+}
