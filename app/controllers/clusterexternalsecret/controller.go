@@ -30,7 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
-	"github.com/eso-dev/eso/app/metrics"
+	"github.com/eso-dev/eso/app/statuswrite"
 )
 
 // Reconciler reconciles ClusterExternalSecrets.
@@ -202,15 +202,12 @@ func setReady(ces *esv1.ClusterExternalSecret, status metav1.ConditionStatus, re
 
 // writeStatus patches the status only when it changed.
 func (r *Reconciler) writeStatus(ctx context.Context, ces *esv1.ClusterExternalSecret, before *esv1.ClusterExternalSecretStatus) error {
-	if equality.Semantic.DeepEqual(before, &ces.Status) {
-		return nil
+	wrote, err := statuswrite.IfChanged(ctx, r.Client, ces, *before, func(o client.Object) *esv1.ClusterExternalSecretStatus {
+		return &o.(*esv1.ClusterExternalSecret).Status
+	}, "ClusterExternalSecret")
+	if err != nil || !wrote {
+		return err
 	}
-	orig := ces.DeepCopy()
-	orig.Status = *before
-	if err := r.Client.Status().Patch(ctx, ces, client.MergeFrom(orig)); err != nil {
-		return fmt.Errorf("writing ClusterExternalSecret status: %w", err)
-	}
-	metrics.StatusWrites.WithLabelValues("ClusterExternalSecret").Inc()
 	if c := meta.FindStatusCondition(ces.Status.Conditions, esv1.ConditionReady); c != nil && c.Status != metav1.ConditionTrue {
 		r.Recorder.Event(ces, corev1.EventTypeWarning, c.Reason, c.Message)
 	}

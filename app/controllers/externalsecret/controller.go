@@ -6,14 +6,12 @@ package externalsecret
 import (
 	"context"
 	"errors"
-	"fmt"
 	"hash/fnv"
 	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -27,6 +25,7 @@ import (
 	"github.com/eso-dev/eso/app/metrics"
 	"github.com/eso-dev/eso/app/outcomes"
 	"github.com/eso-dev/eso/app/refresh"
+	"github.com/eso-dev/eso/app/statuswrite"
 	"github.com/eso-dev/eso/app/stores"
 )
 
@@ -318,16 +317,12 @@ const defaultRetryInterval = 5 * time.Minute
 // writeStatus patches the status only when it changed.
 func (r *Reconciler) writeStatus(ctx context.Context, es *esv1.ExternalSecret, before *esv1.ExternalSecretStatus) error {
 	metrics.SetConditions(metrics.ExternalSecretCondition, es.Status.Conditions, es.Name, es.Namespace)
-	if equality.Semantic.DeepEqual(before, &es.Status) {
-		return nil
-	}
-	orig := es.DeepCopy()
-	orig.Status = *before
-	if err := r.Client.Status().Patch(ctx, es, client.MergeFrom(orig)); err != nil {
-		return fmt.Errorf("writing ExternalSecret status: %w", err)
-	}
-	metrics.StatusWrites.WithLabelValues("ExternalSecret").Inc()
-	return nil
+	_, err := statuswrite.IfChanged(ctx, r.Client, es, *before, externalSecretStatus, "ExternalSecret")
+	return err
+}
+
+func externalSecretStatus(o client.Object) *esv1.ExternalSecretStatus {
+	return &o.(*esv1.ExternalSecret).Status
 }
 
 func (r *Reconciler) schedule(key types.NamespacedName, after time.Duration) {

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"go.uber.org/fx"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -25,8 +24,8 @@ import (
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/config"
 	"github.com/eso-dev/eso/app/generation"
-	"github.com/eso-dev/eso/app/metrics"
 	"github.com/eso-dev/eso/app/outcomes"
+	"github.com/eso-dev/eso/app/statuswrite"
 	"github.com/eso-dev/eso/app/stores"
 	"github.com/eso-dev/eso/providers"
 )
@@ -102,7 +101,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, transient // keep the last verdict while the check cannot finish
 	}
 	before := g.status.DeepCopy()
-	orig := g.obj.DeepCopyObject().(client.Object)
 	status := metav1.ConditionFalse
 	switch {
 	case reason == ssv2.ReasonValid:
@@ -113,16 +111,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	meta.SetStatusCondition(&g.status.Conditions, metav1.Condition{Type: ssv2.ConditionReady, Status: status,
 		Reason: reason, Message: message, ObservedGeneration: g.obj.GetGeneration()})
 	g.status.ObservedGeneration = g.obj.GetGeneration()
-	if !equality.Semantic.DeepEqual(before, g.status) {
-		// A merge patch, as for stores: a concurrent spec edit is no conflict.
-		if err := r.Client.Status().Patch(ctx, g.obj, client.MergeFrom(orig)); err != nil {
-			return ctrl.Result{}, err
-		}
-		kind := generation.KindGenerator
-		if r.Cluster {
-			kind = generation.KindClusterGenerator
-		}
-		metrics.StatusWrites.WithLabelValues(kind).Inc()
+	kind := generation.KindGenerator
+	if r.Cluster {
+		kind = generation.KindClusterGenerator
+	}
+	if _, err := statuswrite.IfChanged(ctx, r.Client, g.obj, *before, generatorStatus, kind); err != nil {
+		return ctrl.Result{}, err
 	}
 	if transient != nil {
 		return ctrl.Result{}, transient
@@ -135,6 +129,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		interval = outcomes.RecheckInterval
 	}
 	return ctrl.Result{RequeueAfter: interval}, nil
+}
+
+// generatorStatus is the status of either generator kind.
+func generatorStatus(obj client.Object) *genv2.GeneratorStatus {
+	if cg, ok := obj.(*genv2.ClusterGenerator); ok {
+		return &cg.Status
+	}
+	return &obj.(*genv2.Generator).Status
 }
 
 // check validates step by step; the first failing step decides the reason.

@@ -29,6 +29,7 @@ import (
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	genv2 "github.com/eso-dev/eso/apis/generator/v2alpha1"
 	"github.com/eso-dev/eso/app/generation"
+	"github.com/eso-dev/eso/app/statuswrite"
 	"github.com/eso-dev/eso/generators"
 	"github.com/eso-dev/eso/providers"
 )
@@ -144,33 +145,34 @@ func (r *Reconciler) revoke(ctx context.Context, st *genv2.GeneratorState) error
 // disown marks a state eso cannot prove it wrote and drops eso's finalizer,
 // so its owner can delete it; nothing it names is ever used.
 func (r *Reconciler) disown(ctx context.Context, st *genv2.GeneratorState, cause error) error {
-	orig := st.DeepCopy()
-	if meta.SetStatusCondition(&st.Status.Conditions, metav1.Condition{
+	before := *st.Status.DeepCopy()
+	meta.SetStatusCondition(&st.Status.Conditions, metav1.Condition{
 		Type: genv2.ConditionVerified, Status: metav1.ConditionFalse, Reason: "ProvenanceInvalid", Message: cause.Error(),
-	}) {
-		if err := r.Client.Status().Patch(ctx, st, client.MergeFrom(orig)); err != nil {
-			return client.IgnoreNotFound(err)
-		}
+	})
+	if _, err := statuswrite.IfChanged(ctx, r.Client, st, before, stateStatus, "GeneratorState"); err != nil {
+		return client.IgnoreNotFound(err)
 	}
 	if !controllerutil.ContainsFinalizer(st, genv2.FinalizerCleanup) {
 		return nil
 	}
-	orig = st.DeepCopy()
+	orig := st.DeepCopy()
 	controllerutil.RemoveFinalizer(st, genv2.FinalizerCleanup)
 	return client.IgnoreNotFound(r.Client.Patch(ctx, st, client.MergeFrom(orig)))
 }
 
 // setCleanupCondition records why a revocation failed, writing only on change.
 func (r *Reconciler) setCleanupCondition(ctx context.Context, st *genv2.GeneratorState, cause error) {
-	orig := st.DeepCopy()
-	changed := meta.SetStatusCondition(&st.Status.Conditions, metav1.Condition{
+	before := *st.Status.DeepCopy()
+	meta.SetStatusCondition(&st.Status.Conditions, metav1.Condition{
 		Type: genv2.ConditionCleanup, Status: metav1.ConditionFalse, Reason: "RevocationFailed", Message: cause.Error(),
 	})
-	if changed {
-		if err := r.Client.Status().Patch(ctx, st, client.MergeFrom(orig)); err != nil && !apierrors.IsNotFound(err) {
-			ctrl.LoggerFrom(ctx).Error(errors.Join(cause, err), "recording a failed revocation")
-		}
+	if _, err := statuswrite.IfChanged(ctx, r.Client, st, before, stateStatus, "GeneratorState"); err != nil && !apierrors.IsNotFound(err) {
+		ctrl.LoggerFrom(ctx).Error(errors.Join(cause, err), "recording a failed revocation")
 	}
+}
+
+func stateStatus(o client.Object) *genv2.GeneratorStateStatus {
+	return &o.(*genv2.GeneratorState).Status
 }
 
 // SetupWithManager watches GeneratorStates.

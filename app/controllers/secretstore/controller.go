@@ -11,7 +11,6 @@ import (
 
 	"go.uber.org/fx"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/tools/record"
@@ -29,6 +28,7 @@ import (
 	"github.com/eso-dev/eso/app/metrics"
 	"github.com/eso-dev/eso/app/outcomes"
 	"github.com/eso-dev/eso/app/registry"
+	"github.com/eso-dev/eso/app/statuswrite"
 	"github.com/eso-dev/eso/app/stores"
 )
 
@@ -116,25 +116,16 @@ func (c *Reconciler) writeStatus(ctx context.Context, obj client.Object, before 
 	} else {
 		metrics.SetConditions(metrics.StoreCondition, store.Status.Conditions, store.Name, store.Namespace)
 	}
-	if equality.Semantic.DeepEqual(before, store.Status) {
-		return nil
-	}
-	orig := obj.DeepCopyObject().(client.Object)
-	setStatus(orig, *before)
-	if err := c.Client.Status().Patch(ctx, obj, client.MergeFrom(orig)); err != nil {
-		return fmt.Errorf("writing %s status: %w", store, err)
-	}
-	metrics.StatusWrites.WithLabelValues(store.Kind).Inc()
-	return nil
+	_, err := statuswrite.IfChanged(ctx, c.Client, obj, *before, storeStatus, store.Kind)
+	return err
 }
 
-func setStatus(obj client.Object, st ssv2.SecretStoreStatus) {
-	switch o := obj.(type) {
-	case *ssv2.SecretStore:
-		o.Status = st
-	case *ssv2.ClusterSecretStore:
-		o.Status = st
+// storeStatus is the status of either store kind.
+func storeStatus(obj client.Object) *ssv2.SecretStoreStatus {
+	if css, ok := obj.(*ssv2.ClusterSecretStore); ok {
+		return &css.Status
 	}
+	return &obj.(*ssv2.SecretStore).Status
 }
 
 // recordTransition emits one Event when the Ready reason changes, not one per
