@@ -10,20 +10,16 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
-	"github.com/eso-dev/eso/apis/lenient"
 	"github.com/eso-dev/eso/app/generation"
 	"github.com/eso-dev/eso/app/metrics"
-	"github.com/eso-dev/eso/app/outcomes"
 	"github.com/eso-dev/eso/app/refresh"
 	"github.com/eso-dev/eso/app/statuswrite"
 	"github.com/eso-dev/eso/app/stores"
@@ -60,12 +56,10 @@ type syncRecord struct {
 	fingerprint string
 }
 
-// Reconcile runs the steps of a sync: load, resolve the store, decide whether
-// the provider must be read, read it, write the target, record the result.
+// Reconcile loads the ExternalSecret and runs the steps of a sync on it
+// (steps.go). A step's error is recorded in one place, fail; a step may end
+// the sync early, when nothing is due or the sync is already complete.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	log := logr.FromContextOrDiscard(ctx)
-	start, synced := time.Now(), false
-	defer func() { metrics.Since(start, synced) }()
 	var es esv1.ExternalSecret
 	if err := r.Client.Get(ctx, req.NamespacedName, &es); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -78,130 +72,28 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !es.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
-	before := es.Status.DeepCopy()
-	if err := lenient.Error(&es); err != nil {
-		return r.fail(ctx, &es, before, err)
-	}
-
-	srcs, ours, err := resolveSources(ctx, r.Resolver, &es)
-	if !ours {
-		return ctrl.Result{}, nil // another eso's store
-	}
-	if err != nil {
-		return r.fail(ctx, &es, before, err)
-	}
-	defer srcs.release()
-	fingerprint := srcs.fingerprint()
-
-	target, err := r.readTarget(ctx, &es)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	if err := checkTarget(&es, target); err != nil {
-		return r.fail(ctx, &es, before, err)
-	}
-	now := r.Now()
-	due, wait, refreshOnly := r.syncDue(&es, target, fingerprint, now)
-	if due && refreshOnly {
-		// A periodic refresh: the sync windows may hold it back.
-		closed, err := windowWait(es.Spec.SyncWindows, now)
-		if err != nil {
-			return r.fail(ctx, &es, before, err)
-		}
-		if closed > 0 {
-			due, wait = false, closed
+	sc := &syncScope{es: &es, before: es.Status.DeepCopy(), now: r.Now()}
+	start := time.Now()
+	defer func() { metrics.Since(start, sc.due) }()
+	defer sc.release()
+	for _, st := range r.steps() {
+		end, err := st.run(ctx, sc)
+		var unrecorded unrecordedError
+		switch {
+		case errors.As(err, &unrecorded):
+			return ctrl.Result{}, unrecorded.err
+		case err != nil:
+			return r.fail(ctx, sc.es, sc.before, err)
+		case end == endQuietly:
+			return ctrl.Result{}, nil
+		case end == endUntil:
+			r.schedule(req.NamespacedName, sc.wait)
+			return ctrl.Result{}, nil
+		case end == endSynced:
+			return r.finish(ctx, sc.es, sc.before, sc.record())
 		}
 	}
-	if !due {
-		r.schedule(req.NamespacedName, wait)
-		return ctrl.Result{}, nil
-	}
-
-	synced = true
-	metrics.SyncCalls.WithLabelValues(es.Name, es.Namespace).Inc()
-	var rotation *generation.Rotation
-	if generation.HasGenerators(&es) {
-		if target != nil && !drifted(&es, target) {
-			done, at, err := r.Generation.Completed(ctx, &es, target)
-			if err != nil {
-				return r.fail(ctx, &es, before, err)
-			}
-			if done {
-				// eso wrote this rotation and stopped before recording it:
-				// record it now rather than generate a second time.
-				setSynced(&es, true, metav1.NewTime(at))
-				return r.finish(ctx, &es, before, syncRecord{at: at, uid: es.UID, version: syncedVersion(&es), fingerprint: fingerprint})
-			}
-		}
-		if rotation, err = r.Generation.Generate(ctx, &es); err != nil {
-			return r.fail(ctx, &es, before, err)
-		}
-	}
-	fetched, err := fetch(ctx, srcs, &es, rotation.Generated())
-	if err != nil {
-		if outcomes.Of(err).DropClient {
-			// Refused: the credentials may have been rotated since the client
-			// logged in, or the provider process replaced. The next attempt
-			// starts from the current Secret and a new connection.
-			srcs.forget(ctx)
-		}
-		return r.fail(ctx, &es, before, err)
-	}
-	// As upstream: under Delete and Merge a vanished remote secret is skipped
-	// and an empty result applies the policy; under Retain it is an error and
-	// the Secret stays as it was.
-	policy := es.Spec.Target.DeletionPolicy
-	deleting := policy == esv1.DeletionPolicyDelete || policy == esv1.DeletionPolicyMerge
-	if !deleting && fetched.gone != nil {
-		return r.fail(ctx, &es, before, fetched.gone)
-	}
-	if !deleting && len(fetched.data) == 0 {
-		return r.fail(ctx, &es, before, errNothingFound)
-	}
-	stamp := metav1.NewTime(now)
-	switch {
-	case len(fetched.data) == 0 && policy == esv1.DeletionPolicyDelete:
-		deleted, err := r.deleteTarget(ctx, &es, target)
-		if err != nil {
-			return r.fail(ctx, &es, before, err)
-		}
-		if deleted {
-			r.Recorder.Event(&es, corev1.EventTypeNormal, esv1.ReasonSecretDeleted, "deleted Secret "+es.TargetName()+": its remote secrets are gone")
-		}
-		setDeleted(&es, deleted, stamp)
-	case len(fetched.data) == 0 && policy == esv1.DeletionPolicyMerge:
-		removed, err := r.removeKeys(ctx, &es, target)
-		if err != nil {
-			return r.fail(ctx, &es, before, err)
-		}
-		if removed {
-			r.Recorder.Event(&es, corev1.EventTypeNormal, esv1.ReasonSecretDeleted, "removed the keys of Secret "+es.TargetName()+": its remote secrets are gone")
-		}
-		setDeleted(&es, removed, stamp)
-	default:
-		out, err := r.render(ctx, &es, fetched.data)
-		if err != nil {
-			return r.fail(ctx, &es, before, err)
-		}
-		rotation.Annotate(out)
-		wrote, err := r.writeTarget(ctx, &es, target, out)
-		if err != nil {
-			return r.fail(ctx, &es, before, err)
-		}
-		if rotation != nil {
-			// The states' deadlines are reconciled later if this fails:
-			// the target lists what it holds.
-			if err := r.Generation.Commit(ctx, &es, rotation, generation.TargetStates(target)); err != nil {
-				log.Error(err, "committing generator states")
-			}
-		}
-		if wrote {
-			log.V(1).Info("target Secret written", "secret", es.TargetName(), "keys", len(fetched.data))
-			r.Recorder.Event(&es, corev1.EventTypeNormal, esv1.ReasonSecretSynced, "Secret "+es.TargetName()+" synced")
-		}
-		setSynced(&es, wrote, stamp)
-	}
-	return r.finish(ctx, &es, before, syncRecord{at: now, uid: es.UID, version: syncedVersion(&es), fingerprint: fingerprint})
+	return r.finish(ctx, sc.es, sc.before, sc.record())
 }
 
 // finish records a successful sync (in memory and in the status) and

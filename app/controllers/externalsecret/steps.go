@@ -1,0 +1,247 @@
+package externalsecret
+
+import (
+	"context"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	"github.com/eso-dev/eso/apis/lenient"
+	"github.com/eso-dev/eso/app/generation"
+	"github.com/eso-dev/eso/app/metrics"
+	"github.com/eso-dev/eso/app/outcomes"
+)
+
+// syncScope is one sync of one ExternalSecret: built once by Reconcile,
+// read and filled in by the steps in order.
+type syncScope struct {
+	es *esv1.ExternalSecret
+	// before is the status as read, so the status is written only if it
+	// changed.
+	before *esv1.ExternalSecretStatus
+	// now is the sync's clock reading.
+	now time.Time
+
+	srcs        *sources
+	fingerprint string
+	// target is the Secret as it is, nil when it does not exist.
+	target *corev1.Secret
+	// due: the provider is read in this sync; wait: when the next one is due
+	// if not.
+	due      bool
+	wait     time.Duration
+	rotation *generation.Rotation
+	fetched  fetchResult
+	// syncedAt is when the synced data was read: now, or the time of a
+	// rotation recorded late.
+	syncedAt time.Time
+}
+
+// release gives back the store clients the sync used.
+func (sc *syncScope) release() {
+	if sc.srcs != nil {
+		sc.srcs.release()
+	}
+}
+
+// record is what the in-memory sync record keeps of a successful sync.
+func (sc *syncScope) record() syncRecord {
+	at := sc.syncedAt
+	if at.IsZero() {
+		at = sc.now
+	}
+	return syncRecord{at: at, uid: sc.es.UID, version: syncedVersion(sc.es), fingerprint: sc.fingerprint}
+}
+
+// end is how a step ends the sync early.
+type end int
+
+const (
+	// next: go on with the next step.
+	next end = iota
+	// endQuietly: nothing to do or to record (another eso's store).
+	endQuietly
+	// endUntil: nothing is due; the next sync is scheduled after sc.wait.
+	endUntil
+	// endSynced: the sync is complete; it is recorded as a success.
+	endSynced
+)
+
+// step is one named stage of a sync.
+type step struct {
+	name string
+	run  func(ctx context.Context, sc *syncScope) (end, error)
+}
+
+// unrecordedError ends a sync without recording anything on the
+// ExternalSecret: the failure is the API server's, and the retry will
+// read everything afresh.
+type unrecordedError struct{ err error }
+
+func (e unrecordedError) Error() string { return e.err.Error() }
+
+// steps are the stages of a sync, in order.
+func (r *Reconciler) steps() []step {
+	return []step{
+		{"decode", decodeSpec},
+		{"resolve store", r.resolveStore},
+		{"read target", r.loadTarget},
+		{"check due", r.checkDue},
+		{"generate", r.generate},
+		{"fetch", fetchData},
+		{"apply", r.apply},
+	}
+}
+
+// decodeSpec refuses an ExternalSecret whose spec did not decode: nothing
+// of it is used.
+func decodeSpec(_ context.Context, sc *syncScope) (end, error) {
+	return next, lenient.Error(sc.es)
+}
+
+// resolveStore finds the stores the ExternalSecret reads through and the
+// fingerprint of their configuration; another eso's store ends the sync.
+func (r *Reconciler) resolveStore(ctx context.Context, sc *syncScope) (end, error) {
+	srcs, ours, err := resolveSources(ctx, r.Resolver, sc.es)
+	if !ours {
+		return endQuietly, nil
+	}
+	if err != nil {
+		return next, err
+	}
+	sc.srcs, sc.fingerprint = srcs, srcs.fingerprint()
+	return next, nil
+}
+
+// loadTarget reads the target Secret and checks eso may write it.
+func (r *Reconciler) loadTarget(ctx context.Context, sc *syncScope) (end, error) {
+	target, err := r.readTarget(ctx, sc.es)
+	if err != nil {
+		return next, unrecordedError{err}
+	}
+	sc.target = target
+	return next, checkTarget(sc.es, target)
+}
+
+// checkDue decides whether the provider is read now: a periodic refresh
+// may be held back by the sync windows.
+func (r *Reconciler) checkDue(_ context.Context, sc *syncScope) (end, error) {
+	due, wait, refreshOnly := r.syncDue(sc.es, sc.target, sc.fingerprint, sc.now)
+	if due && refreshOnly {
+		closed, err := windowWait(sc.es.Spec.SyncWindows, sc.now)
+		if err != nil {
+			return next, err
+		}
+		if closed > 0 {
+			due, wait = false, closed
+		}
+	}
+	if !due {
+		sc.wait = wait
+		return endUntil, nil
+	}
+	sc.due = true
+	metrics.SyncCalls.WithLabelValues(sc.es.Name, sc.es.Namespace).Inc()
+	return next, nil
+}
+
+// generate runs the generators of dataFrom, unless the target already holds
+// a rotation eso wrote and stopped before recording: that one is recorded
+// now rather than generated a second time.
+func (r *Reconciler) generate(ctx context.Context, sc *syncScope) (end, error) {
+	if !generation.HasGenerators(sc.es) {
+		return next, nil
+	}
+	if sc.target != nil && !drifted(sc.es, sc.target) {
+		done, at, err := r.Generation.Completed(ctx, sc.es, sc.target)
+		if err != nil {
+			return next, err
+		}
+		if done {
+			setSynced(sc.es, true, metav1.NewTime(at))
+			sc.syncedAt = at
+			return endSynced, nil
+		}
+	}
+	rotation, err := r.Generation.Generate(ctx, sc.es)
+	sc.rotation = rotation
+	return next, err
+}
+
+// fetchData reads every entry from the provider. A refused read drops the
+// store's client: the credentials may have been rotated since it logged
+// in, or the provider process replaced.
+func fetchData(ctx context.Context, sc *syncScope) (end, error) {
+	fetched, err := fetch(ctx, sc.srcs, sc.es, sc.rotation.Generated())
+	if err != nil {
+		if outcomes.Of(err).DropClient {
+			sc.srcs.forget(ctx)
+		}
+		return next, err
+	}
+	sc.fetched = fetched
+	return next, nil
+}
+
+// apply writes what was fetched to the target, or applies the deletion
+// policy when nothing was. As upstream: under Delete and Merge a vanished
+// remote secret is skipped and an empty result applies the policy; under
+// Retain it is an error and the Secret stays as it was.
+func (r *Reconciler) apply(ctx context.Context, sc *syncScope) (end, error) {
+	es, target, fetched := sc.es, sc.target, sc.fetched
+	policy := es.Spec.Target.DeletionPolicy
+	deleting := policy == esv1.DeletionPolicyDelete || policy == esv1.DeletionPolicyMerge
+	switch {
+	case !deleting && fetched.gone != nil:
+		return next, fetched.gone
+	case !deleting && len(fetched.data) == 0:
+		return next, errNothingFound
+	}
+	stamp := metav1.NewTime(sc.now)
+	switch {
+	case len(fetched.data) == 0 && policy == esv1.DeletionPolicyDelete:
+		deleted, err := r.deleteTarget(ctx, es, target)
+		if err != nil {
+			return next, err
+		}
+		if deleted {
+			r.Recorder.Event(es, corev1.EventTypeNormal, esv1.ReasonSecretDeleted, "deleted Secret "+es.TargetName()+": its remote secrets are gone")
+		}
+		setDeleted(es, deleted, stamp)
+	case len(fetched.data) == 0 && policy == esv1.DeletionPolicyMerge:
+		removed, err := r.removeKeys(ctx, es, target)
+		if err != nil {
+			return next, err
+		}
+		if removed {
+			r.Recorder.Event(es, corev1.EventTypeNormal, esv1.ReasonSecretDeleted, "removed the keys of Secret "+es.TargetName()+": its remote secrets are gone")
+		}
+		setDeleted(es, removed, stamp)
+	default:
+		out, err := r.render(ctx, es, fetched.data)
+		if err != nil {
+			return next, err
+		}
+		sc.rotation.Annotate(out)
+		wrote, err := r.writeTarget(ctx, es, target, out)
+		if err != nil {
+			return next, err
+		}
+		if sc.rotation != nil {
+			// The states' deadlines are reconciled later if this fails:
+			// the target lists what it holds.
+			if err := r.Generation.Commit(ctx, es, sc.rotation, generation.TargetStates(target)); err != nil {
+				logr.FromContextOrDiscard(ctx).Error(err, "committing generator states")
+			}
+		}
+		if wrote {
+			logr.FromContextOrDiscard(ctx).V(1).Info("target Secret written", "secret", es.TargetName(), "keys", len(fetched.data))
+			r.Recorder.Event(es, corev1.EventTypeNormal, esv1.ReasonSecretSynced, "Secret "+es.TargetName()+" synced")
+		}
+		setSynced(es, wrote, stamp)
+	}
+	return next, nil
+}

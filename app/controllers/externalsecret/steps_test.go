@@ -1,0 +1,218 @@
+package externalsecret
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlfake "sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	"github.com/eso-dev/eso/apis/lenient"
+	"github.com/eso-dev/eso/app/refresh"
+	"github.com/eso-dev/eso/providers"
+)
+
+// These are the table tests of the sync's steps (steps.go), one per step
+// that decides something on its own; resolving stores, generating and
+// fetching are exercised against a real API server in reconcile_test.go.
+
+var t0 = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+
+func stepES(mutate func(*esv1.ExternalSecret)) *esv1.ExternalSecret {
+	es := &esv1.ExternalSecret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "app", UID: "uid-1", ResourceVersion: "1", Generation: 1},
+		Spec:       esv1.ExternalSecretSpec{RefreshInterval: &metav1.Duration{Duration: time.Hour}},
+	}
+	if mutate != nil {
+		mutate(es)
+	}
+	return es
+}
+
+// synced marks es as synced at when, as a status written by an earlier eso
+// would say.
+func synced(at time.Time) func(*esv1.ExternalSecret) {
+	return func(es *esv1.ExternalSecret) {
+		es.Status.SyncedResourceVersion = syncedVersion(es)
+		es.Status.RefreshTime = metav1.NewTime(at)
+		setReady(es, metav1.ConditionTrue, esv1.ReasonSecretSynced, "")
+	}
+}
+
+func ownedTarget(es *esv1.ExternalSecret) *corev1.Secret {
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: es.Namespace, Name: es.TargetName()}}
+	return s
+}
+
+// writtenTarget is the target as eso wrote it: its data hash matches.
+func writtenTarget() *corev1.Secret {
+	data := map[string][]byte{"a": []byte("1")}
+	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{esv1.AnnotationDataHash: dataHash(data)}}, Data: data}
+}
+
+func TestDecodeSpecStep(t *testing.T) {
+	undecodable := stepES(func(es *esv1.ExternalSecret) {
+		es.Annotations = map[string]string{"eso.external-secrets.io/decode-error": "spec.refreshInterval: bad"}
+	})
+	for name, tc := range map[string]struct {
+		es      *esv1.ExternalSecret
+		wantErr error
+	}{
+		"decoded":     {stepES(nil), nil},
+		"undecodable": {undecodable, lenient.ErrUndecodable},
+	} {
+		end, err := decodeSpec(context.Background(), &syncScope{es: tc.es})
+		if end != next || !errors.Is(err, tc.wantErr) || (tc.wantErr == nil) != (err == nil) {
+			t.Errorf("%s: %v, %v; want next, %v", name, end, err, tc.wantErr)
+		}
+	}
+}
+
+func TestCheckDueStep(t *testing.T) {
+	r := &Reconciler{}
+	cases := map[string]struct {
+		es       *esv1.ExternalSecret
+		// target: nil is a target that is gone
+		target   *corev1.Secret
+		now      time.Time
+		wantEnd  end
+		wantWait time.Duration // upper bound when > 0 (jitter is added)
+		wantErr  bool
+	}{
+		"new": {es: stepES(nil), now: t0, wantEnd: next},
+		"target gone": {es: stepES(synced(t0.Add(-time.Minute))), now: t0, wantEnd: next},
+		"target edited": {es: stepES(synced(t0.Add(-time.Minute))), target: &corev1.Secret{Data: map[string][]byte{"a": []byte("x")}}, now: t0, wantEnd: next},
+		"synced a minute ago": {es: stepES(synced(t0.Add(-time.Minute))), target: writtenTarget(), now: t0, wantEnd: endUntil,
+			wantWait: 59*time.Minute + 6*time.Minute},
+		"refresh due": {es: stepES(synced(t0.Add(-2 * time.Hour))), target: writtenTarget(), now: t0, wantEnd: next},
+		"edited since its sync": {es: func() *esv1.ExternalSecret {
+			es := stepES(synced(t0.Add(-time.Minute)))
+			es.Generation = 2
+			return es
+		}(), target: writtenTarget(), now: t0, wantEnd: next},
+		"last attempt failed": {es: func() *esv1.ExternalSecret {
+			es := stepES(synced(t0.Add(-time.Minute)))
+			setReady(es, metav1.ConditionFalse, esv1.ReasonSecretSyncedError, "boom")
+			return es
+		}(), target: writtenTarget(), now: t0, wantEnd: next},
+		"refresh interval 0 after a sync": {es: stepES(func(es *esv1.ExternalSecret) {
+			es.Spec.RefreshInterval = &metav1.Duration{}
+			synced(t0.Add(-48 * time.Hour))(es)
+		}), target: writtenTarget(), now: t0, wantEnd: endUntil},
+		"created once, target there": {es: stepES(func(es *esv1.ExternalSecret) {
+			es.Spec.RefreshPolicy = esv1.RefreshPolicyCreatedOnce
+			synced(t0.Add(-48 * time.Hour))(es)
+		}), target: &corev1.Secret{}, now: t0, wantEnd: endUntil},
+		"refresh held back by a closed window": {es: stepES(func(es *esv1.ExternalSecret) {
+			synced(t0.Add(-2 * time.Hour))(es)
+			es.Spec.SyncWindows = []esv1.SyncWindow{{Kind: "allow", Schedule: "0 0 * * *", Duration: metav1.Duration{Duration: time.Hour}}}
+		}), target: writtenTarget(), now: t0, wantEnd: endUntil, wantWait: 12 * time.Hour},
+		"invalid window": {es: stepES(func(es *esv1.ExternalSecret) {
+			synced(t0.Add(-2 * time.Hour))(es)
+			es.Spec.SyncWindows = []esv1.SyncWindow{{Kind: "allow", Schedule: "not a schedule", Duration: metav1.Duration{Duration: time.Hour}}}
+		}), target: writtenTarget(), now: t0, wantErr: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			sc := &syncScope{es: tc.es, target: tc.target, now: tc.now}
+			got, err := r.checkDue(context.Background(), sc)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v", err)
+			}
+			if err != nil {
+				return
+			}
+			if got != tc.wantEnd || sc.due != (got == next) {
+				t.Fatalf("end %v due %v, want end %v", got, sc.due, tc.wantEnd)
+			}
+			if tc.wantWait > 0 && (sc.wait <= 0 || sc.wait > tc.wantWait) {
+				t.Errorf("wait %v, want in (0, %v]", sc.wait, tc.wantWait)
+			}
+		})
+	}
+}
+
+// applyReconciler is a Reconciler whose API server is a fake holding objs.
+func applyReconciler(t *testing.T, objs ...client.Object) *Reconciler {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	if err := corev1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := esv1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	c := ctrlfake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build()
+	return &Reconciler{Client: c, APIReader: c, Recorder: record.NewFakeRecorder(10), Now: func() time.Time { return t0 },
+		Scheduler: refresh.NewScheduler()}
+}
+
+func TestApplyStep(t *testing.T) {
+	gone := fmt.Errorf("data[0]: %w", providers.ErrSecretNotFound)
+	cases := map[string]struct {
+		policy     esv1.DeletionPolicy
+		fetched    fetchResult
+		withTarget bool
+		wantErr    error
+		wantReason string
+		wantData   map[string]string // nil: no target Secret afterwards
+	}{
+		"retain, a secret gone": {policy: esv1.DeletionPolicyRetain, fetched: fetchResult{data: map[string][]byte{"a": []byte("1")}, gone: gone},
+			withTarget: true, wantErr: providers.ErrSecretNotFound, wantData: map[string]string{"old": "v"}},
+		"retain, nothing found": {policy: esv1.DeletionPolicyRetain, fetched: fetchResult{data: map[string][]byte{}},
+			withTarget: true, wantErr: errNothingFound, wantData: map[string]string{"old": "v"}},
+		"delete, nothing found": {policy: esv1.DeletionPolicyDelete, fetched: fetchResult{data: map[string][]byte{}, gone: gone},
+			withTarget: true, wantReason: esv1.ReasonSecretDeleted},
+		"written": {policy: esv1.DeletionPolicyRetain, fetched: fetchResult{data: map[string][]byte{"a": []byte("1")}},
+			wantReason: esv1.ReasonSecretSynced, wantData: map[string]string{"a": "1"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			es := stepES(func(es *esv1.ExternalSecret) { es.Spec.Target.DeletionPolicy = tc.policy })
+			var objs []client.Object
+			var target *corev1.Secret
+			if tc.withTarget {
+				target = ownedTarget(es)
+				target.Labels = map[string]string{esv1.LabelManaged: esv1.LabelManagedValue}
+				target.OwnerReferences = []metav1.OwnerReference{{APIVersion: esv1.GroupVersion.String(), Kind: "ExternalSecret",
+					Name: es.Name, UID: es.UID, Controller: new(true)}}
+				target.Data = map[string][]byte{"old": []byte("v")}
+				objs = append(objs, target)
+			}
+			r := applyReconciler(t, append(objs, es)...)
+			sc := &syncScope{es: es, target: target, now: t0, fetched: tc.fetched}
+			_, err := r.apply(context.Background(), sc)
+			if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil && err != nil) {
+				t.Fatalf("err = %v, want %v", err, tc.wantErr)
+			}
+			if c := readyCondition(es); tc.wantReason != "" && (c == nil || c.Reason != tc.wantReason) {
+				t.Errorf("Ready %+v, want reason %s", c, tc.wantReason)
+			}
+			var s corev1.Secret
+			err = r.Client.Get(context.Background(), types.NamespacedName{Namespace: "ns", Name: es.TargetName()}, &s)
+			switch {
+			case tc.wantData == nil && err == nil:
+				t.Errorf("the target still exists: %v", s.Data)
+			case tc.wantData != nil && err != nil:
+				t.Errorf("the target is gone: %v", err)
+			case tc.wantData != nil:
+				for k, v := range tc.wantData {
+					if string(s.Data[k]) != v || len(s.Data) != len(tc.wantData) {
+						t.Errorf("target data %q, want %v", s.Data, tc.wantData)
+					}
+				}
+			}
+		})
+	}
+}
+
+
