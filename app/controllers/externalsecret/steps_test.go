@@ -80,7 +80,7 @@ func TestDecodeSpecStep(t *testing.T) {
 func TestCheckDueStep(t *testing.T) {
 	r := &Reconciler{}
 	cases := map[string]struct {
-		es       *esv1.ExternalSecret
+		es *esv1.ExternalSecret
 		// target: nil is a target that is gone
 		target   *corev1.Secret
 		now      time.Time
@@ -88,8 +88,8 @@ func TestCheckDueStep(t *testing.T) {
 		wantWait time.Duration // upper bound when > 0 (jitter is added)
 		wantErr  bool
 	}{
-		"new": {es: stepES(nil), now: t0, wantEnd: next},
-		"target gone": {es: stepES(synced(t0.Add(-time.Minute))), now: t0, wantEnd: next},
+		"new":           {es: stepES(nil), now: t0, wantEnd: next},
+		"target gone":   {es: stepES(synced(t0.Add(-time.Minute))), now: t0, wantEnd: next},
 		"target edited": {es: stepES(synced(t0.Add(-time.Minute))), target: &corev1.Secret{Data: map[string][]byte{"a": []byte("x")}}, now: t0, wantEnd: next},
 		"synced a minute ago": {es: stepES(synced(t0.Add(-time.Minute))), target: writtenTarget(), now: t0, wantEnd: endUntil,
 			wantWait: 59*time.Minute + 6*time.Minute},
@@ -214,5 +214,3 @@ func TestApplyStep(t *testing.T) {
 		})
 	}
 }
-
-
