@@ -22,7 +22,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/eso-dev/eso/apis/lenient"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/config"
 	"github.com/eso-dev/eso/app/metrics"
@@ -72,13 +71,7 @@ func (c *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 
 	before := store.Status.DeepCopy()
-	var result readiness
-	if err := lenient.Error(obj); err != nil {
-		// Nothing of its spec arrived: report that, validate nothing.
-		result = readiness{reason: ssv2.ReasonInvalidSpec, message: err.Error()}
-	} else {
-		result = c.checkReady(ctx, store)
-	}
+	result := c.checkReady(ctx, store)
 	if result.transient != nil {
 		// Validation could not finish (e.g. the API server hiccuped): keep the
 		// last verdict rather than gate every ExternalSecret of the store, and

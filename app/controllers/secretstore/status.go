@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/eso-dev/eso/apis/lenient"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/outcomes"
 	"github.com/eso-dev/eso/app/stores"
@@ -30,38 +31,101 @@ func (r readiness) ready() bool { return r.reason == ssv2.ReasonValid }
 
 // failed is the readiness of a store whose validation failed with err, as
 // the outcomes table says.
-func failed(err error, message string) readiness {
+func failed(err error, message string) *readiness {
 	out := outcomes.Of(err)
-	r := readiness{reason: out.StoreReason, message: message, recheck: out.Retry == outcomes.Recheck}
+	r := &readiness{reason: out.StoreReason, message: message, recheck: out.Retry == outcomes.Recheck}
 	if out.Retry == outcomes.Backoff {
 		r.transient = err
 	}
 	return r
 }
 
-// checkReady validates the store step by step; the first failing step decides
-// the reason.
+// storeScope is one validation of one store, filled in by the steps.
+type storeScope struct {
+	store *stores.Store
+	prov  providers.Provider
+	ref   providers.Ref
+}
+
+// validationStep is one check of a store; it returns the failure, or nil
+// when the store passes it.
+type validationStep struct {
+	name  string
+	check func(ctx context.Context, sc *storeScope) *readiness
+}
+
+// validationSteps check a store in order; the first failure decides its
+// Ready reason.
+func (c *Reconciler) validationSteps() []validationStep {
+	return []validationStep{
+		{"decode", decodeStore},
+		{"resolve provider", c.resolveProvider},
+		{"namespace conditions", checkConditions},
+		{"validate configuration", validateConfig},
+		{"check credentials", c.checkCredentials},
+	}
+}
+
+// checkReady runs the validation steps.
 func (c *Reconciler) checkReady(ctx context.Context, s *stores.Store) readiness {
-	prov, ref, err := c.Resolver.Provider(s)
+	sc := &storeScope{store: s}
+	for _, step := range c.validationSteps() {
+		if r := step.check(ctx, sc); r != nil {
+			return *r
+		}
+	}
+	return readiness{reason: ssv2.ReasonValid, message: "provider configuration " + sc.ref.Kind + " " + sc.ref.Namespace + "/" + sc.ref.Name + " is valid"}
+}
+
+// decodeStore refuses a store whose spec did not decode: nothing of it is
+// validated.
+func decodeStore(_ context.Context, sc *storeScope) *readiness {
+	if err := lenient.Error(sc.store.Object); err != nil {
+		return &readiness{reason: ssv2.ReasonInvalidSpec, message: err.Error()}
+	}
+	return nil
+}
+
+// resolveProvider finds the provider serving the store's configuration
+// kind, in process or remote.
+func (c *Reconciler) resolveProvider(_ context.Context, sc *storeScope) *readiness {
+	prov, ref, err := c.Resolver.Provider(sc.store)
 	switch {
 	case errors.Is(err, stores.ErrNotCompiledIn):
 		return failed(err, "provider kind "+ref.Kind+" is not compiled into this eso binary (see `eso providers`)")
 	case err != nil:
 		return failed(err, err.Error())
 	}
-	if s.Cluster != nil {
-		if err := stores.ValidateConditions(s.Cluster.Conditions); err != nil {
-			return readiness{reason: ssv2.ReasonInvalidConditions, message: err.Error()}
-		}
+	sc.prov, sc.ref = prov, ref
+	return nil
+}
+
+// checkConditions checks a ClusterSecretStore's namespace conditions.
+func checkConditions(_ context.Context, sc *storeScope) *readiness {
+	if sc.store.Cluster == nil {
+		return nil
 	}
-	err = prov.Validate(ctx, ref, s.Scope(""))
-	if err == nil {
-		err = c.checkAuth(ctx, s)
+	if err := stores.ValidateConditions(sc.store.Cluster.Conditions); err != nil {
+		return &readiness{reason: ssv2.ReasonInvalidConditions, message: err.Error()}
 	}
-	if err != nil {
+	return nil
+}
+
+// validateConfig has the provider check its configuration, without reading
+// a secret.
+func validateConfig(ctx context.Context, sc *storeScope) *readiness {
+	if err := sc.prov.Validate(ctx, sc.ref, sc.store.Scope("")); err != nil {
 		return failed(err, err.Error())
 	}
-	return readiness{reason: ssv2.ReasonValid, message: "provider configuration " + ref.Kind + " " + ref.Namespace + "/" + ref.Name + " is valid"}
+	return nil
+}
+
+// checkCredentials proves the provider accepts the store's credentials.
+func (c *Reconciler) checkCredentials(ctx context.Context, sc *storeScope) *readiness {
+	if err := c.checkAuth(ctx, sc.store); err != nil {
+		return failed(err, err.Error())
+	}
+	return nil
 }
 
 // checkAuth proves the provider accepts the store's credentials, on the client

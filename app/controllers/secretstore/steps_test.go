@@ -1,0 +1,83 @@
+package secretstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
+	"github.com/eso-dev/eso/app/stores"
+	"github.com/eso-dev/eso/providers"
+)
+
+// scripted is a provider whose Validate and CheckAuth fail as told.
+type scripted struct {
+	providers.Provider
+	validate, auth error
+}
+
+func (s *scripted) Validate(context.Context, providers.Ref, providers.Scope) error { return s.validate }
+
+func (s *scripted) NewClient(context.Context, providers.Ref, providers.Scope) (providers.SecretsClient, error) {
+	return authClient{s.auth}, nil
+}
+
+type authClient struct{ err error }
+
+func (authClient) GetSecret(context.Context, esv1.ExternalSecretDataRemoteRef) ([]byte, error) {
+	return nil, nil
+}
+func (authClient) GetSecretMap(context.Context, esv1.ExternalSecretDataRemoteRef) (map[string][]byte, error) {
+	return nil, nil
+}
+func (authClient) GetAllSecrets(context.Context, esv1.ExternalSecretFind) (map[string][]byte, error) {
+	return nil, nil
+}
+func (authClient) Capabilities() providers.Capabilities { return providers.ReadOnly }
+func (authClient) Close(context.Context) error          { return nil }
+func (c authClient) CheckAuth(context.Context) error    { return c.err }
+
+// TestValidationSteps: each step's failure gives the store its reason and
+// retry; the first failing step decides.
+func TestValidationSteps(t *testing.T) {
+	network := errors.New("dial tcp: connection refused")
+	cases := map[string]struct {
+		kind           string
+		conditions     []ssv2.ClusterSecretStoreCondition
+		validate, auth error
+		reason         string
+		transient      bool
+		recheck        bool
+	}{
+		"valid":                     {reason: ssv2.ReasonValid},
+		"kind not compiled in":      {kind: "Nope", reason: ssv2.ReasonProviderNotCompiledIn},
+		"invalid conditions":        {conditions: []ssv2.ClusterSecretStoreCondition{{NamespaceRegexes: []string{"("}}}, reason: ssv2.ReasonInvalidConditions},
+		"configuration not found":   {validate: fmt.Errorf("%w: Recorder team-a/config", providers.ErrConfigNotFound), reason: ssv2.ReasonProviderRefNotFound},
+		"invalid configuration":     {validate: fmt.Errorf("%w: region", providers.ErrInvalidConfig), reason: ssv2.ReasonInvalidProviderConfig},
+		"provider unreachable":      {validate: network, reason: ssv2.ReasonValidationFailed, transient: true},
+		"credentials refused":       {auth: fmt.Errorf("%w: token revoked", providers.ErrAuthFailed), reason: ssv2.ReasonAuthenticationFailed, recheck: true},
+		"validation fails first":    {validate: providers.ErrInvalidConfig, auth: providers.ErrAuthFailed, reason: ssv2.ReasonInvalidProviderConfig},
+		"permission denied on auth": {auth: providers.ErrOutOfScope, reason: ssv2.ReasonCrossNamespaceRefused},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			css := &ssv2.ClusterSecretStore{ObjectMeta: metav1.ObjectMeta{Name: "s", Generation: 1}}
+			css.Spec.ProviderConfig.ProviderRef = ssv2.ProviderRef{Kind: "Recorder", Name: "config", Namespace: "team-a"}
+			if tc.kind != "" {
+				css.Spec.ProviderConfig.ProviderRef.Kind = tc.kind
+			}
+			css.Spec.Conditions = tc.conditions
+			r, rec, _ := reconciler(t, css)
+			script := &scripted{Provider: rec, validate: tc.validate, auth: tc.auth}
+			rec.Provider = script
+			got := r.checkReady(context.Background(), stores.FromClusterSecretStore(css))
+			if got.reason != tc.reason || (got.transient != nil) != tc.transient || got.recheck != tc.recheck {
+				t.Errorf("readiness %+v, want reason %s transient %v recheck %v", got, tc.reason, tc.transient, tc.recheck)
+			}
+		})
+	}
+}
