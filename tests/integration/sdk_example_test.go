@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -103,6 +105,19 @@ func TestOutOfTreeProvider(t *testing.T) {
 	waitReady(t, store, metav1.ConditionTrue, ssv2.ReasonValid)
 	waitSecretData(t, ns, "app", map[string]string{"pw": "in-memory-pw"})
 
+	t.Run("a certificate for another namespace reads nothing", func(t *testing.T) {
+		certPEM, keyPEM := clientCA.IssueForNamespaces(t, "tenant-client", "elsewhere")
+		tenantCert := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "elsewhere", Name: "tenant-tls"}, Type: corev1.SecretTypeTLS,
+			Data: map[string][]byte{corev1.TLSCertKey: certPEM, corev1.TLSPrivateKeyKey: keyPEM, "ca.crt": serverCA.PEM}}
+		tenant := conformance.Remote(t, grpcAddr, kind, tenantCert)
+		c, err := tenant.NewClient(context.Background(), providers.Ref{Kind: kind, Namespace: ns, Name: "memory"}, providers.Scope{Namespace: ns})
+		if err == nil {
+			_, err = c.GetSecret(context.Background(), esv1.ExternalSecretDataRemoteRef{Key: "db", Property: "password"})
+		}
+		if !errors.Is(err, providers.ErrOutOfScope) {
+			t.Fatalf("a tenant of another namespace read %s/memory: %v, want OutOfScope", ns, err)
+		}
+	})
 	t.Run("conformance", func(t *testing.T) {
 		conformance.Run(t, conformance.Subject{
 			Provider: conformance.Remote(t, grpcAddr, kind, clientCert),
