@@ -139,33 +139,83 @@ func generatorStatus(obj client.Object) *genv2.GeneratorStatus {
 	return &obj.(*genv2.Generator).Status
 }
 
-// check validates step by step; the first failing step decides the reason.
-// failure is the error the outcomes table judges, nil when the generator is
-// valid or breaks a rule of its own (namespace, conditions).
+// verdict is a generator's Ready reason and message, and the failure the
+// outcomes table judges (nil when valid, or for a rule of its own).
+type verdict struct {
+	reason, message string
+	failure         error
+}
+
+// validationStep is one check of a generator; nil when it passes.
+type validationStep struct {
+	name  string
+	check func(ctx context.Context, g *generatorObject) *verdict
+}
+
+// validationSteps check a generator in order; the first failure decides
+// its Ready reason.
+func (r *Reconciler) validationSteps() []validationStep {
+	return []validationStep{
+		{"decode", decodeGenerator},
+		{"namespace", checkNamespace},
+		{"namespace conditions", checkConditions},
+		{"resolve and validate", r.validate},
+	}
+}
+
+func failedWith(err error, message string) *verdict {
+	return &verdict{reason: outcomes.Of(err).StoreReason, message: message, failure: err}
+}
+
+// check runs the validation steps.
 func (r *Reconciler) check(ctx context.Context, g *generatorObject) (reason, message string, failure error) {
-	fail := func(err error, message string) (string, string, error) {
-		return outcomes.Of(err).StoreReason, message, err
+	for _, step := range r.validationSteps() {
+		if v := step.check(ctx, g); v != nil {
+			return v.reason, v.message, v.failure
+		}
 	}
-	switch {
-	case lenient.Error(g.obj) != nil:
-		// Nothing of its spec arrived: report that, validate nothing.
-		return fail(lenient.Error(g.obj), lenient.Error(g.obj).Error())
-	case g.crossNSErr != nil:
-		return ssv2.ReasonCrossNamespaceRefused, g.crossNSErr.Error(), nil
-	case g.condsErr != nil:
-		return ssv2.ReasonInvalidConditions, g.condsErr.Error(), nil
+	return ssv2.ReasonValid, "generator configuration " + g.ref.Kind + " " + g.ref.Namespace + "/" + g.ref.Name + " is valid", nil
+}
+
+// decodeGenerator refuses a generator whose spec did not decode.
+func decodeGenerator(_ context.Context, g *generatorObject) *verdict {
+	if err := lenient.Error(g.obj); err != nil {
+		return failedWith(err, err.Error())
 	}
+	return nil
+}
+
+// checkNamespace refuses a Generator naming another namespace's
+// configuration.
+func checkNamespace(_ context.Context, g *generatorObject) *verdict {
+	if g.crossNSErr != nil {
+		return &verdict{reason: ssv2.ReasonCrossNamespaceRefused, message: g.crossNSErr.Error()}
+	}
+	return nil
+}
+
+// checkConditions checks a ClusterGenerator's namespace conditions.
+func checkConditions(_ context.Context, g *generatorObject) *verdict {
+	if g.condsErr != nil {
+		return &verdict{reason: ssv2.ReasonInvalidConditions, message: g.condsErr.Error()}
+	}
+	return nil
+}
+
+// validate finds the generator serving the kind, in process or remote, and
+// has it check the configuration.
+func (r *Reconciler) validate(ctx context.Context, g *generatorObject) *verdict {
 	gen, err := r.Resolver.ServedBy(g.spec, g.ref, g.obj.GetNamespace())
 	switch {
 	case errors.Is(err, stores.ErrNotCompiledIn):
-		return fail(err, "generator kind "+g.ref.Kind+" is not compiled into this eso binary (see `eso providers`)")
+		return failedWith(err, "generator kind "+g.ref.Kind+" is not compiled into this eso binary (see `eso providers`)")
 	case err != nil:
-		return fail(err, err.Error())
+		return failedWith(err, err.Error())
 	}
 	if err := gen.Validate(ctx, g.ref, g.scope); err != nil {
-		return fail(err, err.Error())
+		return failedWith(err, err.Error())
 	}
-	return ssv2.ReasonValid, "generator configuration " + g.ref.Kind + " " + g.ref.Namespace + "/" + g.ref.Name + " is valid", nil
+	return nil
 }
 
 // SetupWithManager watches the generators of this kind and every compiled-in

@@ -26,6 +26,8 @@ import (
 type recorder struct {
 	mu        sync.Mutex
 	validated []string
+	// fail is what Validate answers.
+	fail error
 }
 
 func (r *recorder) Kind() string { return "Recorder" }
@@ -39,7 +41,7 @@ func (r *recorder) Validate(_ context.Context, ref providers.Ref, scope provider
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.validated = append(r.validated, ref.Namespace+"/"+ref.Name+" as "+scope.Namespace)
-	return nil
+	return r.fail
 }
 
 func reconciler(t *testing.T, cluster bool, objs ...client.Object) (*Reconciler, *recorder) {
