@@ -214,3 +214,52 @@ func TestApplyStep(t *testing.T) {
 		})
 	}
 }
+
+// TestLoadTargetStep: the target as read decides whether eso may write it,
+// before the provider is asked anything.
+func TestLoadTargetStep(t *testing.T) {
+	es := stepES(nil)
+	secret := func(mutate func(*corev1.Secret)) *corev1.Secret {
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: es.TargetName()}}
+		mutate(s)
+		return s
+	}
+	controlledBy := func(uid string) func(*corev1.Secret) {
+		return func(s *corev1.Secret) {
+			s.OwnerReferences = []metav1.OwnerReference{{APIVersion: esv1.GroupVersion.String(), Kind: "ExternalSecret",
+				Name: "app", UID: types.UID(uid), Controller: new(true)}}
+		}
+	}
+	cases := map[string]struct {
+		policy  esv1.CreationPolicy
+		target  *corev1.Secret
+		wantErr error
+	}{
+		"missing, owner creates it":      {policy: esv1.CreatePolicyOwner},
+		"missing, merge needs it":        {policy: esv1.CreatePolicyMerge, wantErr: errTargetMissing},
+		"eso's own":                      {policy: esv1.CreatePolicyOwner, target: secret(controlledBy("uid-1"))},
+		"another ExternalSecret's":       {policy: esv1.CreatePolicyOwner, target: secret(controlledBy("uid-2")), wantErr: errTargetConflict},
+		"the user's, not taken over":     {policy: esv1.CreatePolicyOwner, target: secret(func(*corev1.Secret) {}), wantErr: errTargetConflict},
+		"the user's, merged into":        {policy: esv1.CreatePolicyMerge, target: secret(func(*corev1.Secret) {})},
+		"a token Secret, never merged":   {policy: esv1.CreatePolicyMerge, target: secret(func(s *corev1.Secret) { s.Type = corev1.SecretTypeServiceAccountToken }), wantErr: errTargetConflict},
+		"creation policy None, not read": {policy: esv1.CreatePolicyNone, target: secret(controlledBy("uid-2"))},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			es := stepES(func(es *esv1.ExternalSecret) { es.Spec.Target.CreationPolicy = tc.policy })
+			var objs []client.Object
+			if tc.target != nil {
+				objs = append(objs, tc.target)
+			}
+			r := applyReconciler(t, objs...)
+			sc := &syncScope{es: es}
+			_, err := r.loadTarget(context.Background(), sc)
+			if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil && err != nil) {
+				t.Fatalf("err = %v, want %v", err, tc.wantErr)
+			}
+			if tc.policy == esv1.CreatePolicyNone && sc.target != nil {
+				t.Error("creationPolicy None read the target")
+			}
+		})
+	}
+}
