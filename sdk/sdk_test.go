@@ -107,3 +107,19 @@ func TestListenRefusesPlaintextUnlessAsked(t *testing.T) {
 		t.Error("Listen without providers succeeded")
 	}
 }
+
+// TestFlags: the process takes eso's provider-mode flags, so eso's
+// provider chart runs it unchanged, and refuses what it cannot be.
+func TestFlags(t *testing.T) {
+	opts, err := parseFlags("p", []string{"--mode=provider", "--grpc-bind-address=:9443", "--tls-cert-file=a", "--tls-key-file=b",
+		"--tls-client-ca-file=c", "--provider-kinds=InMemory,Other", "--metrics-bind-address=:9090",
+		"--health-probe-bind-address=:9091", "--log-level=error", "--log-format=console"})
+	if err != nil || opts.GRPCAddress != ":9443" || opts.TLSClientCAFile != "c" || len(opts.Kinds) != 2 || opts.MetricsAddress != ":9090" {
+		t.Fatalf("parseFlags = %+v, %v", opts, err)
+	}
+	for _, bad := range [][]string{{"--mode=core"}, {"--log-level=loud"}, {"--log-format=xml"}, {"extra"}, {"--no-such-flag"}} {
+		if _, err := parseFlags("p", bad); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+}

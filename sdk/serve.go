@@ -9,10 +9,12 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
@@ -45,7 +47,10 @@ type Options struct {
 	// file, or in-cluster configuration when empty).
 	Kubernetes client.Client
 	KubeConfig string
-	Log        logr.Logger
+	// Kinds, if set, are the only configuration kinds served; a kind no
+	// provider serves is an error.
+	Kinds []string
+	Log   logr.Logger
 }
 
 // Server is a provider process bound to its addresses.
@@ -96,6 +101,7 @@ func Listen(opts Options, provs ...Registrar) (*Server, error) {
 		Providers:    registry.NewProviders(catalog, deps),
 		Generators:   registry.NewGenerators(genCatalog, deps),
 		ConfigReader: kube,
+		Kinds:        opts.Kinds,
 		Log:          log,
 	})
 	if err != nil {
@@ -144,10 +150,27 @@ func Serve(ctx context.Context, opts Options, provs ...Registrar) error {
 // Main is a provider process's whole main function: it reads eso's
 // provider-mode flags (--grpc-bind-address, --metrics-bind-address,
 // --health-probe-bind-address, --tls-cert-file, --tls-key-file,
-// --tls-client-ca-file, --insecure, --kubeconfig), serves the providers
-// until SIGTERM or SIGINT, and exits.
+// --tls-client-ca-file, --insecure, --kubeconfig, --provider-kinds,
+// --log-level, --log-format, and --mode=provider, so charts/eso-provider
+// runs it as it runs eso), serves the providers until SIGTERM or SIGINT,
+// and exits.
 func Main(provs ...Registrar) {
-	fs := flag.NewFlagSet(os.Args[0], flag.ExitOnError)
+	opts, err := parseFlags(os.Args[0], os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	if err := Serve(ctx, opts, provs...); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+// parseFlags reads the command line of a provider process.
+func parseFlags(name string, args []string) (Options, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	opts := Options{}
 	fs.StringVar(&opts.GRPCAddress, "grpc-bind-address", ":8443", "address of the gRPC server")
 	fs.StringVar(&opts.MetricsAddress, "metrics-bind-address", ":8080", `address of /metrics; "0" turns it off`)
@@ -157,14 +180,38 @@ func Main(provs ...Registrar) {
 	fs.StringVar(&opts.TLSClientCAFile, "tls-client-ca-file", "", "the CA of the callers' client certificates (PEM)")
 	fs.BoolVar(&opts.Insecure, "insecure", false, "serve plaintext gRPC without client authentication")
 	fs.StringVar(&opts.KubeConfig, "kubeconfig", "", "kubeconfig file; in-cluster configuration when empty")
-	_ = fs.Parse(os.Args[1:])
-	opts.Log = zap.New()
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	if err := Serve(ctx, opts, provs...); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+	mode := fs.String("mode", "provider", "always provider: accepted so eso's provider chart runs this process")
+	kinds := fs.String("provider-kinds", "", "comma-separated configuration kinds to serve (default: all)")
+	level := fs.String("log-level", "info", "debug, info or error")
+	format := fs.String("log-format", "json", "json or console")
+	if err := fs.Parse(args); err != nil {
+		return Options{}, err
 	}
+	if fs.NArg() > 0 {
+		return Options{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if *mode != "provider" {
+		return Options{}, fmt.Errorf("invalid --mode %q: this process only serves providers (--mode=provider)", *mode)
+	}
+	if *kinds != "" {
+		opts.Kinds = strings.Split(*kinds, ",")
+	}
+	zopts := zap.Options{Development: *format == "console"}
+	switch *level {
+	case "debug":
+		zopts.Level = zapcore.DebugLevel
+	case "info":
+		zopts.Level = zapcore.InfoLevel
+	case "error":
+		zopts.Level = zapcore.ErrorLevel
+	default:
+		return Options{}, fmt.Errorf("invalid --log-level %q: debug, info or error", *level)
+	}
+	if *format != "json" && *format != "console" {
+		return Options{}, fmt.Errorf("invalid --log-format %q: json or console", *format)
+	}
+	opts.Log = zap.New(zap.UseFlagOptions(&zopts))
+	return opts, nil
 }
 
 // kubernetesClient reads objects straight from the API server: a provider

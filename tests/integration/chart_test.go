@@ -224,6 +224,9 @@ func TestProviderChartRendersWhatTheAPIServerAccepts(t *testing.T) {
 	for name, set := range map[string][]string{
 		"defaults":     nil,
 		"cert-manager": {"tls.certManager.enabled=true", "tls.certManager.issuerRef.name=eso-ca", "providerKinds={AWSSecretManager,Vault}", "image.airgapped=true", "replicas=3"},
+		"sdk provider": {"image.repository=registry.example/provider-inmemory", "image.tag=v1",
+			"rbac.extraRules[0].apiGroups={provider.secretstore.external-secrets.io}", "rbac.extraRules[0].resources={inmemories}",
+			"rbac.extraRules[0].verbs={get}"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			lint := []string{"lint", providerChart, "--strict"}
@@ -255,7 +258,15 @@ func TestProviderChartRendersWhatTheAPIServerAccepts(t *testing.T) {
 					}
 				}
 			}
-			if name == "defaults" {
+			switch name {
+			case "defaults":
+				return
+			case "sdk provider":
+				if c.Image != "registry.example/provider-inmemory:v1" || !slices.ContainsFunc(role.Rules, func(r rbacv1.PolicyRule) bool {
+					return slices.Equal(r.Resources, []string{"inmemories"}) && slices.Equal(r.Verbs, []string{"get"})
+				}) {
+					t.Errorf("image %s, rules %v: the SDK provider's image or rule is missing", c.Image, role.Rules)
+				}
 				return
 			}
 			if !strings.Contains(args, "--provider-kinds=AWSSecretManager,Vault") || c.ImagePullPolicy != "Never" || got["Certificate"] != 1 {

@@ -57,7 +57,9 @@ func TestOutOfTreeProvider(t *testing.T) {
 		}
 	}
 	grpcAddr, probeAddr := freeAddr(t), freeAddr(t)
-	proc := exec.Command(bin, "--kubeconfig="+kubeconfig, "--grpc-bind-address="+grpcAddr,
+	// The arguments charts/eso-provider gives it.
+	proc := exec.Command(bin, "--mode=provider", "--provider-kinds="+kind, "--log-level=info", "--log-format=json",
+		"--kubeconfig="+kubeconfig, "--grpc-bind-address="+grpcAddr,
 		"--metrics-bind-address=0", "--health-probe-bind-address="+probeAddr,
 		"--tls-cert-file="+filepath.Join(dir, "tls.crt"), "--tls-key-file="+filepath.Join(dir, "tls.key"),
 		"--tls-client-ca-file="+filepath.Join(dir, "ca.crt"))
