@@ -136,12 +136,17 @@ func (b *limitedBody) tooLarge() error {
 }
 
 // TooLargeMessage is ErrTooLarge naming limit when err is gRPC refusing a
-// message past its size bound (ResourceExhausted, "received message larger
-// than max"), nil otherwise. Such a refusal is not an overload: retrying
-// brings the same message.
+// message past its size bound (ResourceExhausted: "received message larger
+// than max" on the receiving side, "trying to send message larger than
+// max" on the sending one), nil otherwise. Such a refusal is not an
+// overload: retrying brings the same message.
 func TooLargeMessage(err error, limit int64) error {
 	st, ok := status.FromError(err)
-	if !ok || st.Code() != codes.ResourceExhausted || !strings.HasPrefix(st.Message(), "grpc: received message larger than max") {
+	if !ok || st.Code() != codes.ResourceExhausted {
+		return nil
+	}
+	if msg := st.Message(); !strings.HasPrefix(msg, "grpc: received message larger than max") &&
+		!strings.HasPrefix(msg, "grpc: trying to send message larger than max") {
 		return nil
 	}
 	return fmt.Errorf("%w: a message is larger than eso exchanges with this endpoint (%s)", ErrTooLarge, FormatBytes(limit))

@@ -101,13 +101,3 @@ func (c Class) Sentinel() error {
 	}
 	return nil
 }
-
-// Transient reports whether errors of the class may pass by themselves and
-// are retried with backoff. The others wait for something to change.
-func (c Class) Transient() bool {
-	switch c {
-	case ClassThrottled, ClassUnavailable, ClassUnknown:
-		return true
-	}
-	return false
-}

@@ -23,12 +23,22 @@ import (
 var (
 	// ErrNotFound: the secret or version does not exist.
 	ErrNotFound = providers.ErrSecretNotFound
-	// ErrInvalidConfig: the configuration cannot work as written.
+	// ErrPropertyNotFound: the secret exists but has no such field.
+	ErrPropertyNotFound = providers.ErrPropertyNotFound
+	// ErrInvalidConfig: the configuration cannot work as written; it waits
+	// for a change.
 	ErrInvalidConfig = providers.ErrInvalidConfig
-	// ErrAuthFailed: the store refused the credentials.
+	// ErrAuthFailed: the store refused the credentials; checked again soon.
 	ErrAuthFailed = providers.ErrAuthFailed
+	// ErrPermissionDenied: the credentials are accepted but may not do
+	// this.
+	ErrPermissionDenied = providers.ErrOutOfScope
 	// ErrNotSupported: the store cannot do what was asked.
 	ErrNotSupported = providers.ErrNotSupported
+	// ErrThrottled: the store asked to slow down; retried with backoff.
+	ErrThrottled = providers.ErrThrottled
+	// ErrUnavailable: the store could not be reached; retried with backoff.
+	ErrUnavailable = providers.ErrUnavailable
 )
 
 // GroupVersion is the API group and version of every provider
@@ -58,10 +68,12 @@ type Client interface {
 }
 
 // Lister is implemented by clients whose store can list its keys, for an
-// ExternalSecret's find. The kit filters names, reads the values and
-// bounds the work.
+// ExternalSecret's find. List returns the keys that start with prefix (""
+// for all), at most limit of them: more than limit - 1 fails the find as
+// too large, so a store need never hold more in memory. The kit filters
+// names, reads the values and bounds the bytes.
 type Lister interface {
-	List(ctx context.Context) ([]string, error)
+	List(ctx context.Context, prefix string, limit int) ([]string, error)
 }
 
 // Writer is implemented by clients whose store can be written. The store
@@ -179,8 +191,18 @@ type adapter struct {
 
 func newAdapter(c Client, store string) *adapter {
 	a := &adapter{client: c, store: store}
-	a.JSONValues = kit.JSONValues{Value: c.Read}
+	a.JSONValues = kit.JSONValues{Value: a.read}
 	return a
+}
+
+// read is the client's Read, bounded as every provider's answers are: a
+// value must fit a Kubernetes Secret and one message to core.
+func (a *adapter) read(ctx context.Context, key, version string) ([]byte, error) {
+	v, err := a.client.Read(ctx, key, version)
+	if err == nil && int64(len(v)) > providers.MaxResponseBytes {
+		return nil, fmt.Errorf("%w: secret %q is larger than %s", providers.ErrTooLarge, key, providers.FormatBytes(providers.MaxResponseBytes))
+	}
+	return v, err
 }
 
 // GetAllSecrets reads every listed key the find's name and path select.
@@ -196,7 +218,11 @@ func (a *adapter) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFin
 	if err != nil {
 		return nil, err
 	}
-	names, err := lister.List(ctx)
+	prefix := ""
+	if find.Path != nil {
+		prefix = *find.Path
+	}
+	names, err := lister.List(ctx, prefix, providers.MaxFindListed+1)
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +235,7 @@ func (a *adapter) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFin
 		if !match(name) {
 			continue
 		}
-		v, err := a.client.Read(ctx, name, "")
+		v, err := a.read(ctx, name, "")
 		if errors.Is(err, ErrNotFound) {
 			continue // deleted since the list
 		}
@@ -248,7 +274,7 @@ func (a *adapter) PushSecret(ctx context.Context, req providers.PushRequest) err
 	}
 	var current []byte
 	if exists {
-		if current, err = a.client.Read(ctx, req.RemoteKey, ""); err != nil && !errors.Is(err, ErrNotFound) {
+		if current, err = a.read(ctx, req.RemoteKey, ""); err != nil && !errors.Is(err, ErrNotFound) {
 			return err
 		}
 	}
@@ -274,7 +300,7 @@ func (a *adapter) DeleteSecret(ctx context.Context, remoteKey, property string) 
 	return kit.Deletion{
 		Key: remoteKey, Property: property,
 		State:   func(ctx context.Context) (bool, bool, error) { return w.State(ctx, remoteKey) },
-		Current: func(ctx context.Context) ([]byte, error) { return a.client.Read(ctx, remoteKey, "") },
+		Current: func(ctx context.Context) ([]byte, error) { return a.read(ctx, remoteKey, "") },
 		Rewrite: func(ctx context.Context, rest []byte) error { return w.Write(ctx, remoteKey, rest) },
 		Delete:  func(ctx context.Context) error { return w.Delete(ctx, remoteKey) },
 	}.Run(ctx)

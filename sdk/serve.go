@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/eso-dev/eso/app/grpcserver"
 	"github.com/eso-dev/eso/app/registry"
@@ -121,13 +122,26 @@ func Listen(opts Options, provs ...Registrar) (*Server, error) {
 		MetricsAddress: opts.MetricsAddress,
 		HealthAddress:  opts.HealthAddress,
 		TLS:            tlsConfig,
-		Registry:       prometheus.NewRegistry(),
+		Registry:       newRegistry(),
 		Log:            log,
 	})
 	if err != nil {
 		return nil, err
 	}
 	return &Server{running: running}, nil
+}
+
+// metricsRegistry holds the process's gRPC metrics and serves them with eso's
+// provider metrics (logins, errors by class), which live in the
+// controller-runtime registry every eso process shares.
+type metricsRegistry struct {
+	prometheus.Registerer
+	prometheus.Gatherer
+}
+
+func newRegistry() metricsRegistry {
+	own := prometheus.NewRegistry()
+	return metricsRegistry{Registerer: own, Gatherer: prometheus.Gatherers{own, ctrlmetrics.Registry}}
 }
 
 // Addr is the gRPC address the server listens on.

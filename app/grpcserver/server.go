@@ -187,7 +187,7 @@ func (s *Server) withClient(ctx context.Context, t *providerv1.Target, call func
 	key := clientKey{ref: ref, scope: scope}
 	cl, release, err := s.clients.Get(ctx, key, fingerprint, func(ctx context.Context) (providers.SecretsClient, error) {
 		cl, err := p.provider.NewClient(ctx, ref, scope)
-		metrics.ProviderLogins.WithLabelValues(ref.Kind, metrics.Outcome(err)).Inc()
+		metrics.CountLogin(ref.Kind, err)
 		if err != nil {
 			return nil, err
 		}

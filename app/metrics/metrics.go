@@ -73,14 +73,14 @@ var (
 	// (providers.Class), the taxonomy conditions and the gRPC wire use too.
 	ProviderErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "eso_provider_errors_total",
-		Help: "Failed calls to providers, by provider kind, call and error class (AuthFailed, SecretNotFound, Throttled, Unavailable, ...).",
+		Help: "Failed calls to providers and logins (call NewClient), by provider kind, call and error class (AuthFailed, SecretNotFound, Throttled, Unavailable, ...).",
 	}, []string{"provider", "call", "class"})
 
 	// ProviderLogins counts provider clients built: each is a login or
 	// credential exchange with the provider.
 	ProviderLogins = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "eso_provider_client_builds_total",
-		Help: "Provider clients built (logins), by status: success or the error class; clients are reused while their store is unchanged.",
+		Help: "Provider clients built (logins); clients are reused while their store is unchanged.",
 	}, []string{"provider", "status"})
 
 	// SecretWrites counts writes to target Secrets.
@@ -227,13 +227,13 @@ func outcome(err error) string {
 	return "success"
 }
 
-// Outcome is the status label value of eso's own metrics for err:
-// "success" or the error's class.
-func Outcome(err error) string {
-	if err == nil {
-		return "success"
+// CountLogin counts one provider client built (a login): success or
+// error, and a failure by its class.
+func CountLogin(kind string, err error) {
+	ProviderLogins.WithLabelValues(kind, outcome(err)).Inc()
+	if err != nil {
+		ProviderErrors.WithLabelValues(kind, "NewClient", string(providers.ClassOf(err))).Inc()
 	}
-	return string(providers.ClassOf(err))
 }
 
 // countCall counts one provider call: upstream's success/error count, and

@@ -39,7 +39,8 @@ type Outcome struct {
 	// Class is the error's class in the provider contract's taxonomy.
 	Class providers.Class
 	// StoreReason is the Ready reason of a store or generator that fails
-	// validation with the error.
+	// validation with the error; empty for failures only syncs meet (see
+	// ForStore).
 	StoreReason string
 	// ExternalSecretReason is the Ready reason of an ExternalSecret whose
 	// sync fails with the error.
@@ -67,8 +68,8 @@ var table = []struct {
 	{secrettemplate.ErrTemplate, Outcome{ExternalSecretReason: esv1.ReasonTemplateError}},
 
 	// The provider contract's classes.
-	{providers.ErrPropertyNotFound, Outcome{StoreReason: ssv2.ReasonValidationFailed, ExternalSecretReason: esv1.ReasonSecretNotFound}},
-	{providers.ErrSecretNotFound, Outcome{StoreReason: ssv2.ReasonValidationFailed, ExternalSecretReason: esv1.ReasonSecretNotFound}},
+	{providers.ErrPropertyNotFound, Outcome{ExternalSecretReason: esv1.ReasonSecretNotFound}},
+	{providers.ErrSecretNotFound, Outcome{ExternalSecretReason: esv1.ReasonSecretNotFound}},
 	{providers.ErrConfigNotFound, Outcome{StoreReason: ssv2.ReasonProviderRefNotFound, ExternalSecretReason: esv1.ReasonProviderError}},
 	{providers.ErrInvalidConfig, Outcome{StoreReason: ssv2.ReasonInvalidProviderConfig, ExternalSecretReason: esv1.ReasonProviderError}},
 	{providers.ErrNotSupported, Outcome{StoreReason: ssv2.ReasonInvalidProviderConfig, ExternalSecretReason: esv1.ReasonProviderError}},
@@ -76,7 +77,7 @@ var table = []struct {
 		Retry: Recheck, DropClient: true}},
 	{providers.ErrOutOfScope, Outcome{StoreReason: ssv2.ReasonCrossNamespaceRefused, ExternalSecretReason: esv1.ReasonStoreNotAllowed,
 		DropClient: true}},
-	{providers.ErrNotManaged, Outcome{StoreReason: ssv2.ReasonValidationFailed, ExternalSecretReason: esv1.ReasonSecretSyncedError}},
+	{providers.ErrNotManaged, Outcome{ExternalSecretReason: esv1.ReasonSecretSyncedError}},
 	{providers.ErrIncompatible, Outcome{StoreReason: ssv2.ReasonIncompatibleProvider, ExternalSecretReason: esv1.ReasonUnsupportedStore,
 		DropClient: true}},
 }
@@ -84,6 +85,16 @@ var table = []struct {
 // transient is the outcome of everything else: throttling, the provider or
 // the API server unreachable, any error without a class.
 var transient = Outcome{StoreReason: ssv2.ReasonValidationFailed, ExternalSecretReason: esv1.ReasonSecretSyncedError, Retry: Backoff}
+
+// ForStore is o as a store or generator sees it: a failure that names no
+// store reason (one of an ExternalSecret's own, which validation does not
+// meet) counts as a validation that could not finish, retried with backoff.
+func (o Outcome) ForStore() Outcome {
+	if o.StoreReason == "" {
+		o.StoreReason, o.Retry = ssv2.ReasonValidationFailed, Backoff
+	}
+	return o
+}
 
 // Of is the outcome of err, which must not be nil.
 func Of(err error) Outcome {

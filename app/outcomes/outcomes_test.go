@@ -29,7 +29,7 @@ func TestOutcomes(t *testing.T) {
 		{providers.ErrNoAmbientCredentials, ssv2.ReasonInvalidProviderConfig, esv1.ReasonProviderError, Wait, false, providers.ClassInvalidConfig},
 		{providers.ErrConfigNotFound, ssv2.ReasonProviderRefNotFound, esv1.ReasonProviderError, Wait, false, providers.ClassConfigNotFound},
 		{providers.ErrTooLarge, ssv2.ReasonInvalidProviderConfig, esv1.ReasonProviderError, Wait, false, providers.ClassTooLarge},
-		{fmt.Errorf("%w: %w", providers.ErrSecretNotFound, providers.ErrPropertyNotFound), ssv2.ReasonValidationFailed, esv1.ReasonSecretNotFound, Wait, false, providers.ClassPropertyNotFound},
+		{fmt.Errorf("%w: %w", providers.ErrSecretNotFound, providers.ErrPropertyNotFound), "", esv1.ReasonSecretNotFound, Wait, false, providers.ClassPropertyNotFound},
 		{grpcclient.ErrIncompatibleProvider, ssv2.ReasonIncompatibleProvider, esv1.ReasonUnsupportedStore, Wait, true, providers.ClassIncompatible},
 		{grpcclient.ErrKindNotServed, ssv2.ReasonIncompatibleProvider, esv1.ReasonUnsupportedStore, Wait, true, providers.ClassIncompatible},
 		{grpcwire.ErrUnavailable, ssv2.ReasonValidationFailed, esv1.ReasonSecretSyncedError, Backoff, false, providers.ClassUnavailable},
@@ -56,5 +56,20 @@ func TestEveryRowIsReachable(t *testing.T) {
 		if got != row.out {
 			t.Errorf("%v: an earlier row decides (%+v), not its own (%+v)", row.err, got, row.out)
 		}
+	}
+}
+
+// TestForStore: a failure only syncs meet reads, for a store or generator,
+// as a validation that could not finish: retried with backoff, never an
+// empty reason.
+func TestForStore(t *testing.T) {
+	for _, err := range []error{providers.ErrSecretNotFound, providers.ErrNotManaged, stores.ErrStoreNotReady} {
+		got := Of(err).ForStore()
+		if got.StoreReason != ssv2.ReasonValidationFailed || got.Retry != Backoff {
+			t.Errorf("ForStore(%v) = %+v", err, got)
+		}
+	}
+	if got := Of(providers.ErrAuthFailed).ForStore(); got.StoreReason != ssv2.ReasonAuthenticationFailed || got.Retry != Recheck {
+		t.Errorf("a store reason of its own was replaced: %+v", got)
 	}
 }

@@ -222,7 +222,7 @@ func (r *Resolver) Client(ctx context.Context, s *Store, namespace, fingerprint 
 	key := clientKey{storeKind: s.Kind, storeNamespace: s.Namespace, storeName: s.Name, scope: scope}
 	build := func(ctx context.Context) (providers.SecretsClient, error) {
 		cl, err := prov.NewClient(ctx, ref, scope)
-		metrics.ProviderLogins.WithLabelValues(ref.Kind, metrics.Outcome(err)).Inc()
+		metrics.CountLogin(ref.Kind, err)
 		if err != nil {
 			return nil, err
 		}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/eso-dev/eso/sdk"
@@ -85,12 +86,14 @@ func (s *store) Read(_ context.Context, key, version string) ([]byte, error) {
 }
 
 // List implements sdk.Lister.
-func (s *store) List(context.Context) ([]string, error) {
+func (s *store) List(_ context.Context, prefix string, limit int) ([]string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	keys := make([]string, 0, len(s.values))
+	var keys []string
 	for k := range s.values {
-		keys = append(keys, k)
+		if strings.HasPrefix(k, prefix) && len(keys) < limit {
+			keys = append(keys, k)
+		}
 	}
 	return keys, nil
 }

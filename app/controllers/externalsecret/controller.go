@@ -60,6 +60,8 @@ type syncRecord struct {
 // (steps.go). A step's error is recorded in one place, fail; a step may end
 // the sync early, when nothing is due or the sync is already complete.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	start, due := time.Now(), false
+	defer func() { metrics.Since(start, due) }()
 	var es esv1.ExternalSecret
 	if err := r.Client.Get(ctx, req.NamespacedName, &es); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -73,8 +75,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 	sc := &syncScope{es: &es, before: es.Status.DeepCopy(), now: r.Now()}
-	start := time.Now()
-	defer func() { metrics.Since(start, sc.due) }()
+	defer func() { due = sc.due }()
 	defer sc.release()
 	for _, st := range r.steps() {
 		end, err := st.run(ctx, sc)

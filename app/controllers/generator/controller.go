@@ -91,7 +91,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var transient error
 	recheck := false
 	if failure != nil {
-		out := outcomes.Of(failure)
+		out := outcomes.Of(failure).ForStore()
 		if out.Retry == outcomes.Backoff {
 			transient = failure
 		}
@@ -164,7 +164,7 @@ func (r *Reconciler) validationSteps() []validationStep {
 }
 
 func failedWith(err error, message string) *verdict {
-	return &verdict{reason: outcomes.Of(err).StoreReason, message: message, failure: err}
+	return &verdict{reason: outcomes.Of(err).ForStore().StoreReason, message: message, failure: err}
 }
 
 // check runs the validation steps.

@@ -32,7 +32,7 @@ func (r readiness) ready() bool { return r.reason == ssv2.ReasonValid }
 // failed is the readiness of a store whose validation failed with err, as
 // the outcomes table says.
 func failed(err error, message string) *readiness {
-	out := outcomes.Of(err)
+	out := outcomes.Of(err).ForStore()
 	r := &readiness{reason: out.StoreReason, message: message, recheck: out.Retry == outcomes.Recheck}
 	if out.Retry == outcomes.Backoff {
 		r.transient = err
