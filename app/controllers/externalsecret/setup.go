@@ -125,6 +125,18 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, catalog *registry.Catalo
 			return r.usingClusterStores(ctx, ns.GetName())
 		}), builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		WatchesRawSource(r.Scheduler.Source())
+	// A generator kind referenced directly (Password, UUID, ...) is its own
+	// configuration: its creation or change requeues the ExternalSecrets
+	// naming it, so one created before its generator converges by itself.
+	if r.Generation != nil && r.Generation.Resolver != nil {
+		for _, reg := range r.Generation.Resolver.Generators().Catalog().Registrations() {
+			kind := reg.Kind
+			b = b.Watches(reg.NewConfig(), handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, cfg client.Object) []reconcile.Request {
+				return r.list(ctx, client.InNamespace(cfg.GetNamespace()),
+					client.MatchingFields{indexGenerator: generatorIndexKey(kind, cfg.GetNamespace(), cfg.GetName())})
+			}), builder.WithPredicates(predicate.GenerationChangedPredicate{}))
+		}
+	}
 	for _, reg := range catalog.Registrations() {
 		kind := reg.Kind
 		b = b.Watches(reg.NewConfig(), handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, cfg client.Object) []reconcile.Request {
