@@ -30,7 +30,9 @@ func TestConvergesInAnyOrder(t *testing.T) {
 		key       string
 	}{
 		"a Password referenced directly": {
-			es:        func(ns string) *esv1.ExternalSecret { return generatedSecret(ns, "app", esv1.GeneratorRef{Kind: "Password", Name: "pw"}) },
+			es: func(ns string) *esv1.ExternalSecret {
+				return generatedSecret(ns, "app", esv1.GeneratorRef{Kind: "Password", Name: "pw"})
+			},
 			referents: func(ns string) []client.Object { return []client.Object{passwordConfig(ns, "pw", 16)} },
 			key:       "password",
 		},
