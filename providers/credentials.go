@@ -9,6 +9,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
+// ErrCredentialsNotFound: a credentials Secret, or the key in it, does not
+// exist (yet). It is an invalid configuration, but one that fixes itself
+// when the Secret is created, which eso does not watch (it caches only the
+// Secrets it manages): core checks again soon rather than waiting for a
+// change of the store.
+var ErrCredentialsNotFound = fmt.Errorf("%w", ErrInvalidConfig)
+
 // CredentialValue reads key of the Secret name in namespace, the credentials
 // namespace of the request (Scope.Namespace): providers never take a
 // namespace from their configuration. Errors name the Secret and key, never
@@ -17,13 +24,13 @@ func CredentialValue(ctx context.Context, r client.Reader, namespace, name, key 
 	var s corev1.Secret
 	if err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &s); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("%w: credentials Secret %s/%s not found", ErrInvalidConfig, namespace, name)
+			return nil, fmt.Errorf("%w: credentials Secret %s/%s not found", ErrCredentialsNotFound, namespace, name)
 		}
 		return nil, fmt.Errorf("reading credentials Secret %s/%s: %w", namespace, name, err)
 	}
 	v, ok := s.Data[key]
 	if !ok || len(v) == 0 {
-		return nil, fmt.Errorf("%w: credentials Secret %s/%s has no key %q", ErrInvalidConfig, namespace, name, key)
+		return nil, fmt.Errorf("%w: credentials Secret %s/%s has no key %q", ErrCredentialsNotFound, namespace, name, key)
 	}
 	return v, nil
 }

@@ -70,6 +70,8 @@ var table = []struct {
 	// The provider contract's classes.
 	{providers.ErrPropertyNotFound, Outcome{ExternalSecretReason: esv1.ReasonSecretNotFound}},
 	{providers.ErrSecretNotFound, Outcome{ExternalSecretReason: esv1.ReasonSecretNotFound}},
+	{providers.ErrCredentialsNotFound, Outcome{StoreReason: ssv2.ReasonInvalidProviderConfig, ExternalSecretReason: esv1.ReasonProviderError,
+		Retry: Recheck}},
 	{providers.ErrConfigNotFound, Outcome{StoreReason: ssv2.ReasonProviderRefNotFound, ExternalSecretReason: esv1.ReasonProviderError}},
 	{providers.ErrInvalidConfig, Outcome{StoreReason: ssv2.ReasonInvalidProviderConfig, ExternalSecretReason: esv1.ReasonProviderError}},
 	{providers.ErrNotSupported, Outcome{StoreReason: ssv2.ReasonInvalidProviderConfig, ExternalSecretReason: esv1.ReasonProviderError}},

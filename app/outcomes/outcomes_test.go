@@ -73,3 +73,17 @@ func TestForStore(t *testing.T) {
 		t.Errorf("a store reason of its own was replaced: %+v", got)
 	}
 }
+
+// TestMissingCredentialsAreRechecked: a credentials Secret that does not
+// exist yet is an invalid configuration that fixes itself when the Secret
+// arrives, which eso does not watch: checked again soon, not left waiting.
+func TestMissingCredentialsAreRechecked(t *testing.T) {
+	err := fmt.Errorf("%w: credentials Secret team/vault-token not found", providers.ErrCredentialsNotFound)
+	got := Of(err)
+	if got.StoreReason != ssv2.ReasonInvalidProviderConfig || got.Retry != Recheck || got.Class != providers.ClassInvalidConfig {
+		t.Errorf("Of(missing credentials) = %+v", got)
+	}
+	if err.Error() != "invalid provider configuration: credentials Secret team/vault-token not found" {
+		t.Errorf("message %q", err)
+	}
+}

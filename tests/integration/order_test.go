@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +12,9 @@ import (
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	genv2 "github.com/eso-dev/eso/apis/generator/v2alpha1"
+	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
+	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
+	"github.com/eso-dev/eso/providers/vault/vaulttest"
 )
 
 // convergeBound is how soon after its last referent arrives a dependent
@@ -93,4 +97,60 @@ func readyCondition(es *esv1.ExternalSecret) *metav1.Condition {
 		}
 	}
 	return nil
+}
+
+// credentialsBound is how soon a store whose credentials Secret arrives
+// after it becomes Ready: eso does not cache Secrets it does not manage, so
+// it checks again every outcomes.RecheckInterval (30 s) instead of watching.
+const credentialsBound = 40 * time.Second
+
+// TestCredentialsArrivingLate: a Vault store, its ExternalSecret and its
+// configuration exist before the credentials Secret; the store says the
+// Secret is missing, and once it is created the store turns Ready and the
+// ExternalSecret syncs within credentialsBound, without a restart.
+func TestCredentialsArrivingLate(t *testing.T) {
+	root := vaulttest.Start(t)
+	if _, err := root.Logical().Write("secret/data/app/db", map[string]any{"data": map[string]any{"password": "pw"}}); err != nil {
+		t.Fatal(err)
+	}
+	ns := env.Namespace(t, "late-creds", nil)
+	runEso(t, testConfig())
+	store := secretStore(ns, "vault", storeSpec("Vault", "vault", ""))
+	create(t,
+		externalSecret(ns, "app", "SecretStore", "vault", map[string]esv1.ExternalSecretDataRemoteRef{"pw": ref("app/db", "password")}),
+		store,
+		&provv1.Vault{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "vault"}, Spec: provv1.VaultSpec{
+			Server: root.Address(), Path: "secret", Version: "v2",
+			Auth: provv1.VaultAuth{TokenSecretRef: &provv1.SecretKeySelector{Name: "vault-token", Key: "token"}}}},
+	)
+	if msg := waitReady(t, store, metav1.ConditionFalse, ssv2.ReasonInvalidProviderConfig); !strings.Contains(msg, "vault-token not found") {
+		t.Errorf("store condition %q does not name the missing Secret", msg)
+	}
+	create(t, plainSecret(ns, "vault-token", map[string]string{"token": vaulttest.RootToken}))
+	start := time.Now()
+	eventually40 := func(what string, cond func() error) {
+		t.Helper()
+		for deadline := time.Now().Add(credentialsBound); ; time.Sleep(200 * time.Millisecond) {
+			err := cond()
+			if err == nil {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not within %v: %v", what, credentialsBound, err)
+			}
+		}
+	}
+	eventually40("the store to turn Ready", func() error {
+		if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(store), store); err != nil {
+			return err
+		}
+		for _, c := range store.Status.Conditions {
+			if c.Type == ssv2.ConditionReady && c.Status == metav1.ConditionTrue {
+				return nil
+			}
+		}
+		return fmt.Errorf("conditions %+v", store.Status.Conditions)
+	})
+	waitSecretData(t, ns, "app", map[string]string{"pw": "pw"})
+	t.Logf("synced %v after the credentials Secret arrived", time.Since(start).Round(time.Millisecond))
 }

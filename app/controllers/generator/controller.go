@@ -97,8 +97,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		recheck = out.Retry == outcomes.Recheck
 	}
-	if transient != nil && meta.FindStatusCondition(g.status.Conditions, ssv2.ConditionReady) != nil {
-		return ctrl.Result{}, transient // keep the last verdict while the check cannot finish
+	if c := meta.FindStatusCondition(g.status.Conditions, ssv2.ConditionReady); transient != nil && c != nil && c.Status == metav1.ConditionTrue {
+		// A generator that was Ready keeps that verdict through a blip; any
+		// other shows the current cause (Unknown, which does not gate).
+		return ctrl.Result{}, transient
 	}
 	before := g.status.DeepCopy()
 	status := metav1.ConditionFalse

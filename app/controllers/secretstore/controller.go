@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -73,11 +74,12 @@ func (c *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	before := store.Status.DeepCopy()
 	result := c.checkReady(ctx, store)
 	if result.transient != nil {
-		// Validation could not finish (e.g. the API server hiccuped): keep the
-		// last verdict rather than gate every ExternalSecret of the store, and
-		// retry with backoff. A store never validated gets Unknown, which does
-		// not gate.
-		if meta.FindStatusCondition(store.Status.Conditions, ssv2.ConditionReady) != nil {
+		// Validation could not finish (the provider or the API server is
+		// unreachable): a store that was Ready keeps that verdict rather than
+		// gate every ExternalSecret on a blip, and is retried with backoff.
+		// Any other store shows the current cause as Unknown, which does not
+		// gate: never an old reason that no longer holds.
+		if c := meta.FindStatusCondition(store.Status.Conditions, ssv2.ConditionReady); c != nil && c.Status == metav1.ConditionTrue {
 			return ctrl.Result{}, result.transient
 		}
 		setUnknownCondition(store.Status, store.Generation, result)

@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
@@ -79,5 +82,45 @@ func TestValidationSteps(t *testing.T) {
 				t.Errorf("readiness %+v, want reason %s transient %v recheck %v", got, tc.reason, tc.transient, tc.recheck)
 			}
 		})
+	}
+}
+
+// TestStatusFollowsTheCurrentCause: a store that failed for one reason and
+// now cannot be validated for another (its provider unreachable) shows the
+// new cause, as Unknown, which does not gate; a store that was Ready keeps
+// that verdict through the blip; once validation passes it is Ready.
+func TestStatusFollowsTheCurrentCause(t *testing.T) {
+	s := store("team-a", "s", "")
+	r, rec, _ := reconciler(t, s)
+	script := &scripted{Provider: rec.Provider}
+	rec.Provider = script
+	step := func(validate error) *metav1.Condition {
+		t.Helper()
+		script.validate = validate
+		_, _ = r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(s)})
+		var got ssv2.SecretStore
+		if err := r.Client.Get(context.Background(), client.ObjectKeyFromObject(s), &got); err != nil {
+			t.Fatal(err)
+		}
+		return meta.FindStatusCondition(got.Status.Conditions, ssv2.ConditionReady)
+	}
+	unreachable := errors.New("dial tcp 10.0.0.1:8200: connection refused")
+	for i, want := range []struct {
+		validate error
+		status   metav1.ConditionStatus
+		reason   string
+	}{
+		{fmt.Errorf("%w: credentials Secret team-a/token not found", providers.ErrCredentialsNotFound), metav1.ConditionFalse, ssv2.ReasonInvalidProviderConfig},
+		{unreachable, metav1.ConditionUnknown, ssv2.ReasonValidationFailed},
+		{nil, metav1.ConditionTrue, ssv2.ReasonValid},
+		{unreachable, metav1.ConditionTrue, ssv2.ReasonValid},
+	} {
+		c := step(want.validate)
+		if c == nil || c.Status != want.status || c.Reason != want.reason {
+			t.Fatalf("step %d (%v): Ready %+v, want %s/%s", i, want.validate, c, want.status, want.reason)
+		}
+		if want.status == metav1.ConditionUnknown && c.Message != unreachable.Error() {
+			t.Errorf("step %d: message %q, want the current cause", i, c.Message)
+		}
 	}
 }
