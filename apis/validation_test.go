@@ -37,6 +37,13 @@ func TestInvalidManifestsAreRejectedWithAReadableMessage(t *testing.T) {
 		manifest string
 		want     string
 	}{
+		{"AWS configuration naming no AWS region", `
+apiVersion: provider.secretstore.external-secrets.io/v2alpha1
+kind: AWSSecretManager
+metadata: {name: bad-region}
+spec:
+  region: Frankfurt`,
+			"region must be an AWS region name, such as eu-central-1"},
 		{"ExternalSecret deleting a Secret it does not own", `
 apiVersion: external-secrets.io/v1
 kind: ExternalSecret

@@ -13,6 +13,7 @@ type AWSGeneratorSpec struct {
 	// Region of the service, e.g. eu-central-1.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z]{2,4}(-[a-z]+)+-[0-9]{1,2}$')",message="region must be an AWS region name, such as eu-central-1"
 	Region string `json:"region"`
 
 	// Role is an IAM role ARN to assume with the credentials from auth.

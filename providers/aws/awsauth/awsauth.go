@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"time"
 
@@ -27,12 +28,22 @@ import (
 	"github.com/eso-dev/eso/providers"
 )
 
+// regionName is the shape of AWS region names (eu-central-1,
+// us-gov-west-1, us-isob-east-1), as the schema checks it.
+var regionName = regexp.MustCompile(`^[a-z]{2,4}(-[a-z]+)+-[0-9]{1,2}$`)
+
 // stsAudience is the audience AWS expects in web identity tokens.
 const stsAudience = "sts.amazonaws.com"
 
 // Config returns an AWS configuration for spec, resolving credential
 // references in scope.Namespace only.
 func Config(ctx context.Context, deps providers.Deps, spec *provv1.AWSSpec, scope providers.Scope) (aws.Config, error) {
+	if !regionName.MatchString(spec.Region) {
+		// The schema says so too; this covers objects that bypassed it. An
+		// unknown region would otherwise fail as an unreachable endpoint,
+		// retried for ever.
+		return aws.Config{}, fmt.Errorf("%w: region %q is not an AWS region name, such as eu-central-1", providers.ErrInvalidConfig, spec.Region)
+	}
 	// Only eso's own identity comes from its environment (variables, shared
 	// files, IRSA, instance role); a configuration with auth gets nothing of
 	// it, not even an endpoint override.

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
+	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	"github.com/eso-dev/eso/providers"
 )
 
@@ -73,5 +75,21 @@ func TestCheckAuth(t *testing.T) {
 				t.Fatalf("CheckAuth = %v; want passes=%v refused=%v", err, tc.passes, tc.refused)
 			}
 		})
+	}
+}
+
+// TestRegionNames: AWS region names of every partition pass; anything else
+// is an invalid configuration, not an endpoint to retry for ever.
+func TestRegionNames(t *testing.T) {
+	for _, region := range []string{"eu-central-1", "us-east-1", "ap-southeast-4", "us-gov-west-1", "cn-north-1", "us-isob-east-1", "il-central-1", "eusc-de-east-1"} {
+		if !regionName.MatchString(region) {
+			t.Errorf("%s refused", region)
+		}
+	}
+	for _, region := range []string{"Frankfurt", "eu-central", "eu_central_1", "eu-central-1 ", "https://eu-central-1"} {
+		_, err := Config(context.Background(), providers.Deps{}, &provv1.AWSSpec{Region: region}, providers.Scope{Namespace: "team"})
+		if !errors.Is(err, providers.ErrInvalidConfig) || !strings.Contains(err.Error(), "not an AWS region name") {
+			t.Errorf("region %q: %v, want an invalid configuration", region, err)
+		}
 	}
 }
