@@ -2,7 +2,7 @@
 //
 //	eso [flags]            run (--mode=core, the default: controllers + in-process providers)
 //	eso --mode=provider    serve the compiled-in providers and generators over gRPC with mTLS
-//	eso providers          list the providers compiled into this binary
+//	eso providers [-o json] list the providers compiled into this binary
 //	eso version            print version, commit, Go version and build tags (also --version)
 package main
 
@@ -33,17 +33,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		switch args[0] {
 		case "providers":
-			if err := app.PrintProviders(stdout); err != nil {
-				fmt.Fprintln(stderr, "eso:", err)
-				return 1
-			}
-			return 0
+			return providers(args[1:], stdout, stderr)
 		case "version", "--version":
 			app.PrintVersion(stdout)
 			return 0
 		}
 	}
-	cfg, err := config.Parse(args, stderr)
+	cfg, err := config.Parse(args, stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
@@ -57,6 +53,26 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	return serve(application, stderr)
+}
+
+// providers is `eso providers [-o table|json]`.
+func providers(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("eso providers", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	output := fs.String("o", "table", "output format: table or json")
+	if err := fs.Parse(args); err != nil || fs.NArg() > 0 || (*output != "table" && *output != "json") {
+		fmt.Fprintln(stderr, "eso: usage: eso providers [-o table|json]")
+		return 2
+	}
+	print := app.PrintProviders
+	if *output == "json" {
+		print = app.PrintProvidersJSON
+	}
+	if err := print(stdout); err != nil {
+		fmt.Fprintln(stderr, "eso:", err)
+		return 1
+	}
+	return 0
 }
 
 // serve starts the application, waits for a signal or for a module to shut it

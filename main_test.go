@@ -45,7 +45,14 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"--mode=provider", "--insecure", "--kubeconfig=" + kubeconfig, "--provider-kinds=Fake,NoSuchKind"}, 1, "", "NoSuchKind is not compiled into this binary"},
 		{[]string{"--concurrent=0"}, 2, "", "--concurrent and --store-concurrent must be at least 1"},
 		{[]string{"--client-qps=-1"}, 2, "", "--client-qps may not be negative"},
-		{[]string{"--no-such-flag"}, 2, "", "flag provided but not defined"},
+		{[]string{"--no-such-flag"}, 2, "", "unknown flag --no-such-flag (eso --help lists the flags)"},
+		{[]string{"--concurent=3"}, 2, "", "unknown flag --concurent: did you mean --concurrent?"},
+		{[]string{"provders"}, 2, "", `unknown command "provders": did you mean "providers"?`},
+		{[]string{"--help"}, 0, "Provider mode (--mode=provider):\n  --grpc-bind-address", ""},
+		{[]string{"--mode=provider", "--insecure", "--kubeconfig=" + kubeconfig, "--provider-kinds=Fakee"}, 1, "", "unknown kind Fakee: did you mean Fake?"},
+		{[]string{"providers", "-o", "json"}, 0, `"kind": "Fake"`, ""},
+		{[]string{"providers", "-o", "yaml"}, 2, "", "usage: eso providers [-o table|json]"},
+		{[]string{"--version"}, 0, "build tags: ", ""},
 		{[]string{"extra"}, 2, "", `unexpected argument "extra"`},
 		{[]string{"--kubeconfig=/nonexistent/kubeconfig"}, 1, "", "/nonexistent/kubeconfig"},
 		{[]string{"providers"}, 0, "Kubernetes.provider.secretstore.external-secrets.io/v2alpha1", ""},
@@ -233,3 +240,18 @@ users:
   user:
     token: none
 `
+
+// TestNoKubeconfig: with no way to reach a cluster, eso says so in one
+// sentence that names the ways to give one.
+func TestNoKubeconfig(t *testing.T) {
+	t.Setenv("KUBECONFIG", "")
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	var stderr bytes.Buffer
+	if code := run([]string{"--log-level=error"}, io.Discard, &stderr); code != 1 {
+		t.Fatalf("exit code %d", code)
+	}
+	if got := strings.TrimSpace(stderr.String()); got != "eso: no Kubernetes configuration found: pass --kubeconfig, set $KUBECONFIG or write ~/.kube/config, or run eso in a pod" {
+		t.Errorf("stderr %q", got)
+	}
+}

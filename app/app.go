@@ -3,12 +3,14 @@
 package app
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"text/tabwriter"
 
 	"go.uber.org/fx"
 	"go.uber.org/fx/fxevent"
+	uberzap "go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -66,8 +68,21 @@ func New(cfg config.Config) (*fx.App, error) {
 	), nil
 }
 
+// setupLogging logs at --log-level in --log-format. Stack traces are kept
+// for panics: an expected error (a provider refusing, an API conflict) is
+// one line, not a page.
 func setupLogging(cfg config.Config) {
-	opts := zap.Options{Development: cfg.LogFormat == "console"}
+	opts := zap.Options{StacktraceLevel: zapcore.PanicLevel}
+	if cfg.LogFormat != "json" {
+		opts.NewEncoder = func(o ...zap.EncoderConfigOption) zapcore.Encoder {
+			ec := uberzap.NewProductionEncoderConfig()
+			ec.EncodeTime = zapcore.ISO8601TimeEncoder
+			for _, f := range o {
+				f(&ec)
+			}
+			return zapcore.NewConsoleEncoder(ec)
+		}
+	}
 	switch cfg.LogLevel {
 	case "debug":
 		opts.Level = zapcore.DebugLevel
@@ -77,6 +92,34 @@ func setupLogging(cfg config.Config) {
 		opts.Level = zapcore.InfoLevel
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
+}
+
+// component is one row of `eso providers -o json`.
+type component struct {
+	Name       string `json:"name"`
+	Kind       string `json:"kind"`
+	APIVersion string `json:"apiVersion"`
+	// BuildTag is the tag that selects it; empty: always compiled in.
+	BuildTag string `json:"buildTag,omitempty"`
+}
+
+// PrintProvidersJSON writes the providers and generators compiled into the
+// binary as one JSON object, for scripts.
+func PrintProvidersJSON(w io.Writer) error {
+	out := struct {
+		Providers  []component `json:"providers"`
+		Generators []component `json:"generators"`
+		BuildTags  string      `json:"buildTags"`
+	}{Providers: []component{}, Generators: []component{}, BuildTags: register.Selection()}
+	for _, r := range register.Providers() {
+		out.Providers = append(out.Providers, component{r.Name, r.Kind, "provider.secretstore.external-secrets.io/v2alpha1", r.BuildTag})
+	}
+	for _, r := range register.Generators() {
+		out.Generators = append(out.Generators, component{r.Name, r.Kind, "provider.generator.external-secrets.io/v2alpha1", r.BuildTag})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
 }
 
 // PrintProviders writes every provider, then every generator, compiled

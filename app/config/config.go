@@ -166,12 +166,24 @@ func Parse(args []string, out io.Writer) (Config, error) {
 		return nil
 	})
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "debug, info or error")
-	fs.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "json or console")
+	fs.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "json, or text (also: console)")
+	// Errors are reported in one line below, not with the whole usage;
+	// --help prints it.
+	fs.Usage = func() {}
+	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
-		return cfg, err
+		if errors.Is(err, flag.ErrHelp) {
+			usage(out, fs)
+			return cfg, err
+		}
+		return cfg, flagError(err, fs)
 	}
 	if fs.NArg() > 0 {
-		return cfg, fmt.Errorf("unexpected argument %q (commands: providers, version)", fs.Arg(0))
+		msg := fmt.Sprintf("unexpected argument %q (commands: providers, version)", fs.Arg(0))
+		if c := Closest(fs.Arg(0), Commands); c != "" {
+			msg = fmt.Sprintf("unknown command %q: did you mean %q?", fs.Arg(0), c)
+		}
+		return cfg, errors.New(msg)
 	}
 	cfg.Mode = Mode(mode)
 	return cfg, cfg.Validate()
@@ -206,8 +218,8 @@ func (c Config) Validate() error {
 	if !slices.Contains([]string{"debug", "info", "error"}, c.LogLevel) {
 		errs = append(errs, fmt.Errorf("invalid --log-level %q: debug, info or error", c.LogLevel))
 	}
-	if !slices.Contains([]string{"json", "console"}, c.LogFormat) {
-		errs = append(errs, fmt.Errorf("invalid --log-format %q: json or console", c.LogFormat))
+	if !slices.Contains([]string{"json", "text", "console"}, c.LogFormat) {
+		errs = append(errs, fmt.Errorf("invalid --log-format %q: json or text", c.LogFormat))
 	}
 	if c.Mode == ModeProvider {
 		errs = append(errs, c.validateProviderMode()...)

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	providerv1 "github.com/eso-dev/eso/apis/proto/provider/v1"
+	"github.com/eso-dev/eso/app/config"
 	"github.com/eso-dev/eso/app/grpcwire"
 	"github.com/eso-dev/eso/app/metrics"
 	"github.com/eso-dev/eso/app/registry"
@@ -88,6 +89,9 @@ func New(opts Options) (*Server, error) {
 	}
 	for _, k := range opts.Kinds {
 		if !slices.Contains(compiled, k) {
+			if near := config.Closest(k, compiled); near != "" {
+				return nil, fmt.Errorf("--provider-kinds: unknown kind %s: did you mean %s?", k, near)
+			}
 			slices.Sort(compiled)
 			return nil, fmt.Errorf("--provider-kinds: %s is not compiled into this binary (compiled in: %s)", k, strings.Join(compiled, ", "))
 		}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"time"
 
 	"go.uber.org/fx"
@@ -20,7 +21,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/client/config"
 	ctrlcfg "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -61,16 +61,27 @@ func NewScheme(catalog *registry.Catalog, genCatalog *registry.GeneratorCatalog)
 func RESTConfig(cfg config.Config) (*rest.Config, error) {
 	var rc *rest.Config
 	var err error
-	if cfg.Kubeconfig != "" {
+	switch {
+	case cfg.Kubeconfig != "":
 		rc, err = clientcmd.BuildConfigFromFlags("", cfg.Kubeconfig)
-	} else {
-		rc, err = ctrlconfig.GetConfig()
+	case os.Getenv("KUBECONFIG") == "" && os.Getenv("KUBERNETES_SERVICE_HOST") != "":
+		rc, err = rest.InClusterConfig()
+	default:
+		// $KUBECONFIG, else ~/.kube/config.
+		rules := clientcmd.NewDefaultClientConfigLoadingRules()
+		rc, err = clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
+		if clientcmd.IsEmptyConfig(err) {
+			return nil, errNoKubeconfig
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("loading kubeconfig: %w", err)
 	}
 	return rc, nil
 }
+
+// errNoKubeconfig: eso found no way to reach a cluster.
+var errNoKubeconfig = errors.New("no Kubernetes configuration found: pass --kubeconfig, set $KUBECONFIG or write ~/.kube/config, or run eso in a pod")
 
 // WithClientLimits copies rc with userAgent and client-side rate
 // limits. As everywhere in client-go, the limit applies per resource client
