@@ -94,7 +94,7 @@ const (
 // +kubebuilder:printcolumn:name="ExternalSecret",type=string,JSONPath=`.metadata.labels.generator\.external-secrets\.io/external-secret`
 // +kubebuilder:printcolumn:name="Generator",type=string,JSONPath=`.spec.generator.name`
 // +kubebuilder:printcolumn:name="Kind",type=string,JSONPath=`.spec.providerRef.kind`
-// +kubebuilder:printcolumn:name="Deadline",type=date,JSONPath=`.spec.garbageCollectionDeadline`
+// +kubebuilder:printcolumn:name="Deadline",type=string,JSONPath=`.spec.garbageCollectionDeadline`,description="When the state is revoked unless in use (a future time prints as a time, not an age)"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 
 // GeneratorState records what one generation made for an ExternalSecret, so
