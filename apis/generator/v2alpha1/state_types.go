@@ -86,6 +86,11 @@ type GeneratorStateStatus struct {
 const (
 	ConditionCleanup  = "Cleanup"
 	ConditionVerified = "Verified"
+
+	// ReasonProvenanceInvalid: Verified=False, eso did not sign the state.
+	ReasonProvenanceInvalid = "ProvenanceInvalid"
+	// ReasonRevocationFailed: Cleanup=False, revoking the value failed.
+	ReasonRevocationFailed = "RevocationFailed"
 )
 
 // +kubebuilder:object:root=true

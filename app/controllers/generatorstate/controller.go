@@ -147,7 +147,7 @@ func (r *Reconciler) revoke(ctx context.Context, st *genv2.GeneratorState) error
 func (r *Reconciler) disown(ctx context.Context, st *genv2.GeneratorState, cause error) error {
 	before := *st.Status.DeepCopy()
 	meta.SetStatusCondition(&st.Status.Conditions, metav1.Condition{
-		Type: genv2.ConditionVerified, Status: metav1.ConditionFalse, Reason: "ProvenanceInvalid", Message: cause.Error(),
+		Type: genv2.ConditionVerified, Status: metav1.ConditionFalse, Reason: genv2.ReasonProvenanceInvalid, Message: cause.Error(),
 	})
 	if _, err := statuswrite.IfChanged(ctx, r.Client, st, before, stateStatus, "GeneratorState"); err != nil {
 		return client.IgnoreNotFound(err)
@@ -164,7 +164,7 @@ func (r *Reconciler) disown(ctx context.Context, st *genv2.GeneratorState, cause
 func (r *Reconciler) setCleanupCondition(ctx context.Context, st *genv2.GeneratorState, cause error) {
 	before := *st.Status.DeepCopy()
 	meta.SetStatusCondition(&st.Status.Conditions, metav1.Condition{
-		Type: genv2.ConditionCleanup, Status: metav1.ConditionFalse, Reason: "RevocationFailed", Message: cause.Error(),
+		Type: genv2.ConditionCleanup, Status: metav1.ConditionFalse, Reason: genv2.ReasonRevocationFailed, Message: cause.Error(),
 	})
 	if _, err := statuswrite.IfChanged(ctx, r.Client, st, before, stateStatus, "GeneratorState"); err != nil && !apierrors.IsNotFound(err) {
 		ctrl.LoggerFrom(ctx).Error(errors.Join(cause, err), "recording a failed revocation")
