@@ -29,6 +29,7 @@ import (
 	genv2 "github.com/eso-dev/eso/apis/generator/v2alpha1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/config"
+	"github.com/eso-dev/eso/app/logging"
 	"github.com/eso-dev/eso/app/registry"
 	"github.com/eso-dev/eso/providers"
 )
@@ -147,6 +148,9 @@ func New(cfg config.Config, rc *rest.Config, scheme *runtime.Scheme) (ctrl.Manag
 		RenewDeadline:                 &cfg.LeaderElectionRenew,
 		RetryPeriod:                   &cfg.LeaderElectionRetry,
 		Controller:                    ctrlcfg.Controller{SkipNameValidation: &cfg.SkipControllerNameValidation},
+		// One line per state change, logged by eso's controllers, not one
+		// per retry of a failing object.
+		Logger: logging.DemoteReconcileErrors(ctrl.Log),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)

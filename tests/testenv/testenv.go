@@ -204,6 +204,18 @@ var logLevel = uberzap.NewAtomicLevel()
 // request and response bodies.)
 func CaptureLogs(t testing.TB) (logged func() string) {
 	t.Helper()
+	return captureLogs(t, zapcore.DebugLevel)
+}
+
+// CaptureInfoLogs is CaptureLogs at eso's default level (--log-level=info):
+// for tests of what an operator reads.
+func CaptureInfoLogs(t testing.TB) (logged func() string) {
+	t.Helper()
+	return captureLogs(t, zapcore.InfoLevel)
+}
+
+func captureLogs(t testing.TB, level zapcore.Level) (logged func() string) {
+	t.Helper()
 	if logFile == nil {
 		t.Skip("eso's logs go to stderr (ESO_TEST_DEBUG); this test reads them from their file")
 	}
@@ -212,7 +224,7 @@ func CaptureLogs(t testing.TB) (logged func() string) {
 		t.Fatal(err)
 	}
 	before := logLevel.Level()
-	logLevel.SetLevel(zapcore.DebugLevel)
+	logLevel.SetLevel(level)
 	t.Cleanup(func() { logLevel.SetLevel(before) })
 	return func() string {
 		t.Helper()

@@ -10,8 +10,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -101,6 +103,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // schedules the next refresh.
 func (r *Reconciler) finish(ctx context.Context, es *esv1.ExternalSecret, before *esv1.ExternalSecretStatus, rec syncRecord) (ctrl.Result, error) {
 	key := types.NamespacedName{Namespace: es.Namespace, Name: es.Name}
+	if prev := readyCondition(&esv1.ExternalSecret{Status: *before}); prev != nil && prev.Status != metav1.ConditionTrue {
+		logr.FromContextOrDiscard(ctx).Info("ExternalSecret is ready again", "reason", readyCondition(es).Reason)
+	}
 	r.synced.Store(key, rec)
 	if err := r.writeStatus(ctx, es, before); err != nil {
 		return ctrl.Result{}, err
@@ -188,6 +193,10 @@ func (r *Reconciler) fail(ctx context.Context, es *esv1.ExternalSecret, before *
 	cur := readyCondition(es)
 	if prev == nil || prev.Reason != cur.Reason || prev.Message != cur.Message {
 		r.Recorder.Event(es, corev1.EventTypeWarning, cur.Reason, cur.Message)
+	}
+	if prev == nil || prev.Status != cur.Status || prev.Reason != cur.Reason {
+		// One line per change of state, not per retry (those are at debug).
+		logr.FromContextOrDiscard(ctx).Info("ExternalSecret is not ready", "reason", cur.Reason, "message", cur.Message)
 	}
 	if err := r.writeStatus(ctx, es, before); err != nil {
 		return ctrl.Result{}, errors.Join(cause, err)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/go-logr/logr"
 	"go.uber.org/fx"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -89,7 +90,7 @@ func (c *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := c.writeStatus(ctx, obj, before, store); err != nil {
 		return ctrl.Result{}, err
 	}
-	c.recordTransition(obj, before, result)
+	c.recordTransition(ctx, obj, before, result)
 
 	if result.transient != nil {
 		return ctrl.Result{}, result.transient
@@ -125,10 +126,18 @@ func storeStatus(obj client.Object) *ssv2.SecretStoreStatus {
 
 // recordTransition emits one Event when the Ready reason changes, not one per
 // reconcile.
-func (c *Reconciler) recordTransition(obj client.Object, before *ssv2.SecretStoreStatus, r readiness) {
+func (c *Reconciler) recordTransition(ctx context.Context, obj client.Object, before *ssv2.SecretStoreStatus, r readiness) {
 	prev := meta.FindStatusCondition(before.Conditions, ssv2.ConditionReady)
 	if prev != nil && prev.Reason == r.reason && prev.Message == r.message {
 		return
+	}
+	if prev == nil || prev.Reason != r.reason {
+		// One line per change of state, not per retry (those are at debug).
+		if r.ready() {
+			logr.FromContextOrDiscard(ctx).Info("store is ready", "reason", r.reason)
+		} else {
+			logr.FromContextOrDiscard(ctx).Info("store is not ready", "reason", r.reason, "message", r.message)
+		}
 	}
 	eventType := corev1.EventTypeNormal
 	if !r.ready() {
