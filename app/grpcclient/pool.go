@@ -277,11 +277,30 @@ func (p *pool) dial(ctx context.Context, key connKey, secret *corev1.Secret) (*g
 		return nil, nil, fmt.Errorf("%w: address %q: %v", providers.ErrInvalidConfig, key.address, err)
 	}
 	info, err := handshake(ctx, p.opts, providerv1.NewInfoClient(cc), key.address)
+	err = transportHint(err, secret == nil)
 	if err != nil {
 		_ = cc.Close()
 		return nil, nil, err
 	}
 	return cc, info, nil
+}
+
+// transportHint names the likely cause when the two ends disagree about
+// TLS, which gRPC's own message ("error reading server preface", "first
+// record does not look like a TLS handshake") does not say. The error keeps
+// its class.
+func transportHint(err error, plaintext bool) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	switch {
+	case plaintext && strings.Contains(msg, "error reading server preface"):
+		return fmt.Errorf("%w (eso connected without TLS; the provider process probably serves mTLS: give the store providerConfig.auth.clientCertificate)", err)
+	case !plaintext && strings.Contains(msg, "first record does not look like a TLS handshake"):
+		return fmt.Errorf("%w (the provider process serves plaintext, started with --insecure: serve it with TLS)", err)
+	}
+	return err
 }
 
 // handshake asks the server what it serves and refuses one without this

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -437,5 +438,27 @@ func TestConnectionsSharedAndClosedWhenIdle(t *testing.T) {
 	f.client()
 	if f.server.Calls("Handshake") != 2 {
 		t.Errorf("a new connection after idling made %d handshakes in all", f.server.Calls("Handshake"))
+	}
+}
+
+// TestTLSMismatchIsNamed: a plaintext connection to an mTLS provider
+// process, and a TLS one to a plaintext process, say that TLS is what
+// differs, not only that the provider is unavailable.
+func TestTLSMismatchIsNamed(t *testing.T) {
+	f := newFixture(t, Options{Insecure: true, Attempts: 1})
+	plain, err := f.remote.Endpoint(f.server.Addr(), nil, "team", "team")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.remote.Provider(plain, "Fake").NewClient(context.Background(), fakeRef, teamScope)
+	if !errors.Is(err, grpcwire.ErrUnavailable) || !strings.Contains(err.Error(), "probably serves mTLS") {
+		t.Errorf("plaintext to an mTLS server: %v", err)
+	}
+
+	plainServer := grpcclienttest.NewServer(insecure.NewCredentials())
+	plainServer.Start(t)
+	_, err = f.remote.Provider(f.endpoint(plainServer.Addr()), "Fake").NewClient(context.Background(), fakeRef, teamScope)
+	if !errors.Is(err, grpcwire.ErrUnavailable) || !strings.Contains(err.Error(), "serves plaintext") {
+		t.Errorf("TLS to a plaintext server: %v", err)
 	}
 }
