@@ -27,7 +27,7 @@ const (
 	// Backoff: with exponential backoff; the failure may pass by itself.
 	Backoff
 	// Recheck: after RecheckInterval, since what would fix it is not
-	// watched (credential Secrets). An ExternalSecret backs off instead.
+	// watched (credential Secrets, template sources).
 	Recheck
 )
 
@@ -65,6 +65,7 @@ var table = []struct {
 	{stores.ErrUnsupportedVersion, Outcome{ExternalSecretReason: esv1.ReasonUnsupportedStore}},
 	{stores.ErrNotCompiledIn, Outcome{StoreReason: ssv2.ReasonProviderNotCompiledIn, ExternalSecretReason: esv1.ReasonUnsupportedStore}},
 	{stores.ErrRemoteNotEnabled, Outcome{StoreReason: ssv2.ReasonRemoteProviderNotEnabled, ExternalSecretReason: esv1.ReasonUnsupportedStore}},
+	{secrettemplate.ErrSourceNotFound, Outcome{ExternalSecretReason: esv1.ReasonTemplateError, Retry: Recheck}},
 	{secrettemplate.ErrTemplate, Outcome{ExternalSecretReason: esv1.ReasonTemplateError}},
 
 	// The provider contract's classes.

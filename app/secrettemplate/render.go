@@ -23,6 +23,12 @@ import (
 // template, never the values it was rendered with.
 var ErrTemplate = errors.New("template error")
 
+// ErrSourceNotFound: a ConfigMap or Secret templateFrom names does not
+// exist (yet). eso does not watch them (it caches only the Secrets it
+// manages), so the ExternalSecret is tried again soon rather than waiting
+// for a change of its own.
+var ErrSourceNotFound = fmt.Errorf("%w", ErrTemplate)
+
 // Sources holds the templates templateFrom names, read by the caller from the
 // ExternalSecret's namespace: ConfigMaps and Secrets by name, then by key.
 type Sources struct {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -107,7 +108,9 @@ const credentialsBound = 40 * time.Second
 // TestCredentialsArrivingLate: a Vault store, its ExternalSecret and its
 // configuration exist before the credentials Secret; the store says the
 // Secret is missing, and once it is created the store turns Ready and the
-// ExternalSecret syncs within credentialsBound, without a restart.
+// ExternalSecret syncs within credentialsBound, without a restart. The same
+// for an ExternalSecret whose template ConfigMap arrives after it (eso
+// does not watch ConfigMaps either).
 func TestCredentialsArrivingLate(t *testing.T) {
 	root := vaulttest.Start(t)
 	if _, err := root.Logical().Write("secret/data/app/db", map[string]any{"data": map[string]any{"password": "pw"}}); err != nil {
@@ -123,10 +126,18 @@ func TestCredentialsArrivingLate(t *testing.T) {
 			Server: root.Address(), Path: "secret", Version: "v2",
 			Auth: provv1.VaultAuth{TokenSecretRef: &provv1.SecretKeySelector{Name: "vault-token", Key: "token"}}}},
 	)
+	templated := externalSecret(ns, "templated", "SecretStore", "fake", map[string]esv1.ExternalSecretDataRemoteRef{"user": ref("user", "")})
+	templated.Spec.Target.Template = &esv1.ExternalSecretTemplate{TemplateFrom: []esv1.TemplateFrom{
+		{ConfigMap: &esv1.TemplateRef{Name: "tpl", Items: []esv1.TemplateRefItem{{Key: "greeting"}}}}}}
+	create(t, fakeConfig(ns, "fake", map[string]string{"user": "app"}), secretStore(ns, "fake", storeSpec("Fake", "fake", "")), templated)
 	if msg := waitReady(t, store, metav1.ConditionFalse, ssv2.ReasonInvalidProviderConfig); !strings.Contains(msg, "vault-token not found") {
 		t.Errorf("store condition %q does not name the missing Secret", msg)
 	}
-	create(t, plainSecret(ns, "vault-token", map[string]string{"token": vaulttest.RootToken}))
+	if msg := waitReady(t, templated, metav1.ConditionFalse, esv1.ReasonTemplateError); !strings.Contains(msg, "tpl not found") {
+		t.Errorf("ExternalSecret condition %q does not name the missing ConfigMap", msg)
+	}
+	create(t, plainSecret(ns, "vault-token", map[string]string{"token": vaulttest.RootToken}),
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tpl"}, Data: map[string]string{"greeting": "hello {{ .user }}"}})
 	start := time.Now()
 	eventually40 := func(what string, cond func() error) {
 		t.Helper()
@@ -153,4 +164,15 @@ func TestCredentialsArrivingLate(t *testing.T) {
 	})
 	waitSecretData(t, ns, "app", map[string]string{"pw": "pw"})
 	t.Logf("synced %v after the credentials Secret arrived", time.Since(start).Round(time.Millisecond))
+	eventually40("the templated ExternalSecret to sync", func() error {
+		var s corev1.Secret
+		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "templated"}, &s); err != nil {
+			return err
+		}
+		if string(s.Data["greeting"]) != "hello app" {
+			return fmt.Errorf("data %q", s.Data)
+		}
+		return nil
+	})
+	t.Logf("the templated one %v after its ConfigMap arrived", time.Since(start).Round(time.Millisecond))
 }

@@ -22,6 +22,7 @@ import (
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	"github.com/eso-dev/eso/app/generation"
 	"github.com/eso-dev/eso/app/metrics"
+	"github.com/eso-dev/eso/app/outcomes"
 	"github.com/eso-dev/eso/app/refresh"
 	"github.com/eso-dev/eso/app/statuswrite"
 	"github.com/eso-dev/eso/app/stores"
@@ -202,6 +203,12 @@ func (r *Reconciler) fail(ctx context.Context, es *esv1.ExternalSecret, before *
 		return ctrl.Result{}, errors.Join(cause, err)
 	}
 	if retryable(cause) {
+		if outcomes.Of(cause).Retry == outcomes.Recheck {
+			// What would fix it is not watched: look again soon, at a
+			// steady pace rather than a growing backoff.
+			r.schedule(types.NamespacedName{Namespace: es.Namespace, Name: es.Name}, outcomes.RecheckInterval)
+			return ctrl.Result{}, nil
+		}
 		return ctrl.Result{}, cause
 	}
 	interval := refreshInterval(es)

@@ -108,7 +108,7 @@ func retryable(err error) bool {
 		errors.Is(err, errBadRewrite), errors.Is(err, errBadSyncWindow):
 		return false // the ExternalSecret as written cannot sync
 	}
-	// What a store rechecks, an ExternalSecret retries with backoff.
+	// Backoff and Recheck (which fail schedules at a steady pace).
 	return outcomes.Of(err).Retry != outcomes.Wait
 }
 

@@ -43,7 +43,7 @@ func (r *Reconciler) render(ctx context.Context, es *esv1.ExternalSecret, data m
 // timeout, throttling) passes by itself and is retried with backoff.
 func templateSourceError(kind, name string, err error) error {
 	if apierrors.IsNotFound(err) {
-		return fmt.Errorf("%w: template %s %s not found", secrettemplate.ErrTemplate, kind, name)
+		return fmt.Errorf("%w: template %s %s not found", secrettemplate.ErrSourceNotFound, kind, name)
 	}
 	return fmt.Errorf("reading template %s %s: %w", kind, name, err)
 }
