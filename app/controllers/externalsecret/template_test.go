@@ -7,15 +7,18 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	"github.com/eso-dev/eso/app/outcomes"
 	"github.com/eso-dev/eso/app/secrettemplate"
 )
 
-// TestTemplateSourceErrors: a missing templateFrom source waits for a change;
-// an API server hiccup reading it is retried with backoff.
+// TestTemplateSourceErrors: a missing templateFrom source is a template
+// error looked for again every 30 s (eso does not watch ConfigMaps); an API
+// server hiccup reading it is retried with backoff.
 func TestTemplateSourceErrors(t *testing.T) {
 	missing := templateSourceError("ConfigMap", "tpl", apierrors.NewNotFound(schema.GroupResource{Resource: "configmaps"}, "tpl"))
-	if !errors.Is(missing, secrettemplate.ErrTemplate) || retryable(missing) {
-		t.Errorf("a missing source: %v (retryable %v)", missing, retryable(missing))
+	if !errors.Is(missing, secrettemplate.ErrTemplate) || failureReason(missing) != esv1.ReasonTemplateError || outcomes.Of(missing).Retry != outcomes.Recheck {
+		t.Errorf("a missing source: %v (reason %s, retry %v)", missing, failureReason(missing), outcomes.Of(missing).Retry)
 	}
 	hiccup := templateSourceError("ConfigMap", "tpl", apierrors.NewTimeoutError("slow", 1))
 	if errors.Is(hiccup, secrettemplate.ErrTemplate) || !retryable(hiccup) {
