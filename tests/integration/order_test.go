@@ -176,3 +176,35 @@ func TestCredentialsArrivingLate(t *testing.T) {
 	})
 	t.Logf("the templated one %v after its ConfigMap arrived", time.Since(start).Round(time.Millisecond))
 }
+
+// TestNamespaceLabelArrivingLate: an ExternalSecret on a ClusterSecretStore
+// whose conditions admit namespaces by label is refused until its
+// namespace gets the label, then syncs within convergeBound, without a
+// restart or an annotation.
+func TestNamespaceLabelArrivingLate(t *testing.T) {
+	runEso(t, testConfig())
+	platform := env.Namespace(t, "platform", nil)
+	tenant := env.Namespace(t, "late-label", nil)
+	css := clusterStore("late-label-"+platform, ssv2.ClusterSecretStoreSpec{
+		SecretStoreSpec: storeSpec("Fake", "shared", platform),
+		Conditions: []ssv2.ClusterSecretStoreCondition{
+			{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"eso.example/admitted": "yes"}}}},
+	})
+	es := externalSecret(tenant, "app", "ClusterSecretStore", css.Name, map[string]esv1.ExternalSecretDataRemoteRef{"k": ref("k", "")})
+	create(t, fakeConfig(platform, "shared", map[string]string{"k": "v"}), css, es)
+	waitReady(t, es, metav1.ConditionFalse, esv1.ReasonStoreNotAllowed)
+
+	var ns corev1.Namespace
+	if err := env.Client.Get(context.Background(), client.ObjectKey{Name: tenant}, &ns); err != nil {
+		t.Fatal(err)
+	}
+	ns.Labels["eso.example/admitted"] = "yes"
+	if err := env.Client.Update(context.Background(), &ns); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	waitSecretData(t, tenant, "app", map[string]string{"k": "v"})
+	if took := time.Since(start); took > convergeBound {
+		t.Errorf("synced %v after the label arrived, want within %v", took.Round(time.Millisecond), convergeBound)
+	}
+}
