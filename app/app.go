@@ -8,6 +8,7 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/go-logr/zapr"
 	"go.uber.org/fx"
 	"go.uber.org/fx/fxevent"
 	uberzap "go.uber.org/zap"
@@ -22,6 +23,7 @@ import (
 	"github.com/eso-dev/eso/app/controllers/generatorstate"
 	"github.com/eso-dev/eso/app/controllers/secretstore"
 	"github.com/eso-dev/eso/app/generation"
+	"github.com/eso-dev/eso/app/logging"
 	"github.com/eso-dev/eso/app/manager"
 	"github.com/eso-dev/eso/app/provcerts"
 	"github.com/eso-dev/eso/app/registry"
@@ -91,7 +93,9 @@ func setupLogging(cfg config.Config) {
 	default:
 		opts.Level = zapcore.InfoLevel
 	}
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
+	zl := zap.NewRaw(zap.UseFlagOptions(&opts))
+	ctrl.SetLogger(zapr.NewLogger(zl))
+	logging.SetWarner(zl.Sugar().Warnw)
 }
 
 // component is one row of `eso providers -o json`.

@@ -24,6 +24,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/eso-dev/eso/app/grpcserver"
+	"github.com/eso-dev/eso/app/logging"
 	"github.com/eso-dev/eso/app/registry"
 	"github.com/eso-dev/eso/providers"
 )
@@ -114,7 +115,7 @@ func Listen(opts Options, provs ...Registrar) (*Server, error) {
 			return nil, err
 		}
 	} else {
-		log.Error(nil, "WARNING: serving plaintext gRPC without client authentication (Insecure)")
+		logging.Warn(log, "serving plaintext gRPC without client authentication (Insecure): anyone who reaches this port can read every secret the served configurations can")
 	}
 	running, err := grpcserver.Start(server, grpcserver.RunOptions{
 		GRPCAddress:    opts.GRPCAddress,

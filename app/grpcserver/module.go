@@ -10,6 +10,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/eso-dev/eso/app/config"
+	"github.com/eso-dev/eso/app/logging"
 	"github.com/eso-dev/eso/app/registry"
 	"github.com/eso-dev/eso/providers"
 )
@@ -35,8 +36,8 @@ func newServer(cfg config.Config, provs *registry.Providers, gens *registry.Gene
 // plaintext when --insecure was given, which it warns about.
 func TransportSecurity(cfg config.Config, log logr.Logger) (*tls.Config, error) {
 	if cfg.Insecure {
-		// At error level, so --log-level=error does not hide it.
-		log.Error(nil, "WARNING: serving plaintext gRPC without client authentication (--insecure): "+
+		// A warning (hidden only by --log-level=error).
+		logging.Warn(log, "serving plaintext gRPC without client authentication (--insecure): "+
 			"anyone who reaches this port can read every secret the served configurations can")
 		return nil, nil
 	}

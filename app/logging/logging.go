@@ -41,3 +41,20 @@ func (d demoting) WithCallDepth(depth int) logr.LogSink {
 	}
 	return d
 }
+
+// warner writes warnings; set by the process's logging setup (zap has a
+// warning level, logr does not).
+var warner func(msg string, kv ...any)
+
+// SetWarner makes Warn write through w, e.g. a zap logger's Warnw.
+func SetWarner(w func(msg string, kv ...any)) { warner = w }
+
+// Warn logs msg as a warning: at warning level where the process's logger
+// has one, else as an info line of l.
+func Warn(l logr.Logger, msg string, kv ...any) {
+	if warner != nil {
+		warner(msg, kv...)
+		return
+	}
+	l.Info("WARNING: "+msg, kv...)
+}

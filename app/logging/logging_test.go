@@ -29,3 +29,21 @@ func TestDemoteReconcileErrors(t *testing.T) {
 		t.Fatalf("at debug the reconcile error is gone: %v", lines)
 	}
 }
+
+// TestWarn: a warning goes through the process's warning level when there
+// is one, else it is an info line marked WARNING.
+func TestWarn(t *testing.T) {
+	var lines []string
+	l := funcr.New(func(_, args string) { lines = append(lines, args) }, funcr.Options{})
+	Warn(l, "plaintext")
+	if len(lines) != 1 || !strings.Contains(lines[0], "WARNING: plaintext") {
+		t.Fatalf("without a warner: %v", lines)
+	}
+	var warned []string
+	SetWarner(func(msg string, _ ...any) { warned = append(warned, msg) })
+	defer SetWarner(nil)
+	Warn(l, "plaintext")
+	if len(warned) != 1 || len(lines) != 1 {
+		t.Fatalf("with a warner: warned %v, info %v", warned, lines)
+	}
+}
