@@ -114,3 +114,12 @@ var Module = fx.Module("registry",
 		NewProviders,
 	),
 )
+
+// Kinds are the configuration kinds of the catalog.
+func (c *Catalog) Kinds() []string {
+	var kinds []string
+	for _, r := range c.Registrations() {
+		kinds = append(kinds, r.Kind)
+	}
+	return kinds
+}

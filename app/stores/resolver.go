@@ -56,6 +56,9 @@ func (r *Resolver) WithRemote(remote *grpcclient.Remote) *Resolver {
 // Clients is the resolver's client cache.
 func (r *Resolver) Clients() *ClientCache { return r.clients }
 
+// Providers are the providers compiled into this binary.
+func (r *Resolver) Providers() *registry.Providers { return r.providers }
+
 // Get finds the store an object of namespace refers to.
 func (r *Resolver) Get(ctx context.Context, namespace string, ref esv1.SecretStoreRef) (*Store, error) {
 	if ref.APIVersion != "" && ref.APIVersion != esv1.StoreAPIVersionV2Alpha1 {

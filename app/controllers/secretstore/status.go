@@ -9,6 +9,7 @@ import (
 
 	"github.com/eso-dev/eso/apis/lenient"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
+	"github.com/eso-dev/eso/app/config"
 	"github.com/eso-dev/eso/app/outcomes"
 	"github.com/eso-dev/eso/app/stores"
 	"github.com/eso-dev/eso/providers"
@@ -92,6 +93,9 @@ func (c *Reconciler) resolveProvider(_ context.Context, sc *storeScope) *readine
 	prov, ref, err := c.Resolver.Provider(sc.store)
 	switch {
 	case errors.Is(err, stores.ErrNotCompiledIn):
+		if near := config.Closest(ref.Kind, c.Resolver.Providers().Catalog().Kinds()); near != "" {
+			return failed(err, "unknown provider kind "+ref.Kind+": did you mean "+near+"?")
+		}
 		return failed(err, "provider kind "+ref.Kind+" is not compiled into this eso binary (see `eso providers`)")
 	case err != nil:
 		return failed(err, err.Error())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -121,6 +122,24 @@ func TestStatusFollowsTheCurrentCause(t *testing.T) {
 		}
 		if want.status == metav1.ConditionUnknown && c.Message != unreachable.Error() {
 			t.Errorf("step %d: message %q, want the current cause", i, c.Message)
+		}
+	}
+}
+
+// TestMisspelledKindNamesTheNearest: a kind that is a typo of a compiled-in
+// one is reported as unknown with the nearest kind; one far from every
+// kind as not compiled in.
+func TestMisspelledKindNamesTheNearest(t *testing.T) {
+	for kind, want := range map[string]string{
+		"Recordr":          "unknown provider kind Recordr: did you mean Recorder?",
+		"AWSSecretManager": "provider kind AWSSecretManager is not compiled into this eso binary",
+	} {
+		s := store("team-a", "s", "")
+		s.Spec.ProviderConfig.ProviderRef.Kind = kind
+		r, _, _ := reconciler(t, s)
+		got := r.checkReady(context.Background(), stores.FromSecretStore(s))
+		if got.reason != ssv2.ReasonProviderNotCompiledIn || !strings.HasPrefix(got.message, want) {
+			t.Errorf("kind %s: %s %q, want %q", kind, got.reason, got.message, want)
 		}
 	}
 }
