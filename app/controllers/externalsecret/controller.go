@@ -112,7 +112,9 @@ func (r *Reconciler) finish(ctx context.Context, es *esv1.ExternalSecret, before
 		return ctrl.Result{}, err
 	}
 	if interval := refreshInterval(es); interval > 0 {
-		r.schedule(key, interval-r.Now().Sub(rec.at)+jitter(es, interval))
+		// A sync that took longer than the interval (a provider retrying
+		// through an outage) is due again at once: never unscheduled.
+		r.schedule(key, max(interval-r.Now().Sub(rec.at)+jitter(es, interval), time.Millisecond))
 	}
 	return ctrl.Result{}, nil
 }
