@@ -34,18 +34,18 @@ const (
 // RecheckInterval is how soon a Recheck outcome is tried again.
 const RecheckInterval = 30 * time.Second
 
-// Outcome is what eso says and does about one failure.
+// Outcome is what eso says and does about one failure. (The error's class,
+// which metrics and the wire carry, is providers.ClassOf.)
 type Outcome struct {
-	// Class is the error's class in the provider contract's taxonomy.
-	Class providers.Class
 	// StoreReason is the Ready reason of a store or generator that fails
 	// validation with the error; empty for failures only syncs meet (see
-	// ForStore).
+	// ForStore). StoreRetry is when it is validated again.
 	StoreReason string
+	StoreRetry  Retry
 	// ExternalSecretReason is the Ready reason of an ExternalSecret whose
-	// sync fails with the error.
+	// sync fails with the error; SyncRetry is when it is tried again.
 	ExternalSecretReason string
-	Retry                Retry
+	SyncRetry            Retry
 	// DropClient: the cached provider client is dropped, so the next
 	// attempt logs in (or connects) afresh.
 	DropClient bool
@@ -65,19 +65,21 @@ var table = []struct {
 	{stores.ErrUnsupportedVersion, Outcome{ExternalSecretReason: esv1.ReasonUnsupportedStore}},
 	{stores.ErrNotCompiledIn, Outcome{StoreReason: ssv2.ReasonProviderNotCompiledIn, ExternalSecretReason: esv1.ReasonUnsupportedStore}},
 	{stores.ErrRemoteNotEnabled, Outcome{StoreReason: ssv2.ReasonRemoteProviderNotEnabled, ExternalSecretReason: esv1.ReasonUnsupportedStore}},
-	{secrettemplate.ErrSourceNotFound, Outcome{ExternalSecretReason: esv1.ReasonTemplateError, Retry: Recheck}},
+	{secrettemplate.ErrSourceNotFound, Outcome{ExternalSecretReason: esv1.ReasonTemplateError, SyncRetry: Recheck}},
 	{secrettemplate.ErrTemplate, Outcome{ExternalSecretReason: esv1.ReasonTemplateError}},
 
 	// The provider contract's classes.
 	{providers.ErrPropertyNotFound, Outcome{ExternalSecretReason: esv1.ReasonSecretNotFound}},
 	{providers.ErrSecretNotFound, Outcome{ExternalSecretReason: esv1.ReasonSecretNotFound}},
-	{providers.ErrCredentialsNotFound, Outcome{StoreReason: ssv2.ReasonInvalidProviderConfig, ExternalSecretReason: esv1.ReasonProviderError,
-		Retry: Recheck}},
+	{providers.ErrCredentialsNotFound, Outcome{StoreReason: ssv2.ReasonInvalidProviderConfig, StoreRetry: Recheck,
+		ExternalSecretReason: esv1.ReasonProviderError, SyncRetry: Recheck}},
 	{providers.ErrConfigNotFound, Outcome{StoreReason: ssv2.ReasonProviderRefNotFound, ExternalSecretReason: esv1.ReasonProviderError}},
 	{providers.ErrInvalidConfig, Outcome{StoreReason: ssv2.ReasonInvalidProviderConfig, ExternalSecretReason: esv1.ReasonProviderError}},
 	{providers.ErrNotSupported, Outcome{StoreReason: ssv2.ReasonInvalidProviderConfig, ExternalSecretReason: esv1.ReasonProviderError}},
-	{providers.ErrAuthFailed, Outcome{StoreReason: ssv2.ReasonAuthenticationFailed, ExternalSecretReason: esv1.ReasonSecretSyncedError,
-		Retry: Recheck, DropClient: true}},
+	// A store rechecks refused credentials (the Secret holding them is not
+	// watched); a sync retries at once with backoff, logging in afresh.
+	{providers.ErrAuthFailed, Outcome{StoreReason: ssv2.ReasonAuthenticationFailed, StoreRetry: Recheck,
+		ExternalSecretReason: esv1.ReasonSecretSyncedError, SyncRetry: Backoff, DropClient: true}},
 	{providers.ErrOutOfScope, Outcome{StoreReason: ssv2.ReasonCrossNamespaceRefused, ExternalSecretReason: esv1.ReasonStoreNotAllowed,
 		DropClient: true}},
 	{providers.ErrNotManaged, Outcome{ExternalSecretReason: esv1.ReasonSecretSyncedError}},
@@ -87,29 +89,25 @@ var table = []struct {
 
 // transient is the outcome of everything else: throttling, the provider or
 // the API server unreachable, any error without a class.
-var transient = Outcome{StoreReason: ssv2.ReasonValidationFailed, ExternalSecretReason: esv1.ReasonSecretSyncedError, Retry: Backoff}
+var transient = Outcome{StoreReason: ssv2.ReasonValidationFailed, StoreRetry: Backoff,
+	ExternalSecretReason: esv1.ReasonSecretSyncedError, SyncRetry: Backoff}
 
 // ForStore is o as a store or generator sees it: a failure that names no
 // store reason (one of an ExternalSecret's own, which validation does not
 // meet) counts as a validation that could not finish, retried with backoff.
 func (o Outcome) ForStore() Outcome {
 	if o.StoreReason == "" {
-		o.StoreReason, o.Retry = ssv2.ReasonValidationFailed, Backoff
+		o.StoreReason, o.StoreRetry = ssv2.ReasonValidationFailed, Backoff
 	}
 	return o
 }
 
 // Of is the outcome of err, which must not be nil.
 func Of(err error) Outcome {
-	class := providers.ClassOf(err)
 	for _, row := range table {
 		if errors.Is(err, row.err) {
-			out := row.out
-			out.Class = class
-			return out
+			return row.out
 		}
 	}
-	out := transient
-	out.Class = class
-	return out
+	return transient
 }

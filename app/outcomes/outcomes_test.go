@@ -17,32 +17,38 @@ import (
 // however deeply the error is wrapped.
 func TestOutcomes(t *testing.T) {
 	cases := []struct {
-		err        error
-		store, es  string
+		err       error
+		store, es string
+		// retry is the store's, syncRetry the ExternalSecret's.
 		retry      Retry
 		dropClient bool
 		class      providers.Class
+		syncRetry  Retry
 	}{
-		{providers.ErrAuthFailed, ssv2.ReasonAuthenticationFailed, esv1.ReasonSecretSyncedError, Recheck, true, providers.ClassAuthFailed},
-		{providers.ErrOutOfScope, ssv2.ReasonCrossNamespaceRefused, esv1.ReasonStoreNotAllowed, Wait, true, providers.ClassOutOfScope},
-		{providers.ErrInvalidConfig, ssv2.ReasonInvalidProviderConfig, esv1.ReasonProviderError, Wait, false, providers.ClassInvalidConfig},
-		{providers.ErrNoAmbientCredentials, ssv2.ReasonInvalidProviderConfig, esv1.ReasonProviderError, Wait, false, providers.ClassInvalidConfig},
-		{providers.ErrConfigNotFound, ssv2.ReasonProviderRefNotFound, esv1.ReasonProviderError, Wait, false, providers.ClassConfigNotFound},
-		{providers.ErrTooLarge, ssv2.ReasonInvalidProviderConfig, esv1.ReasonProviderError, Wait, false, providers.ClassTooLarge},
-		{fmt.Errorf("%w: %w", providers.ErrSecretNotFound, providers.ErrPropertyNotFound), "", esv1.ReasonSecretNotFound, Wait, false, providers.ClassPropertyNotFound},
-		{grpcclient.ErrIncompatibleProvider, ssv2.ReasonIncompatibleProvider, esv1.ReasonUnsupportedStore, Wait, true, providers.ClassIncompatible},
-		{grpcclient.ErrKindNotServed, ssv2.ReasonIncompatibleProvider, esv1.ReasonUnsupportedStore, Wait, true, providers.ClassIncompatible},
-		{grpcwire.ErrUnavailable, ssv2.ReasonValidationFailed, esv1.ReasonSecretSyncedError, Backoff, false, providers.ClassUnavailable},
-		{providers.ErrThrottled, ssv2.ReasonValidationFailed, esv1.ReasonSecretSyncedError, Backoff, false, providers.ClassThrottled},
-		{errors.New("connection reset by peer"), ssv2.ReasonValidationFailed, esv1.ReasonSecretSyncedError, Backoff, false, providers.ClassUnknown},
-		{stores.ErrNotCompiledIn, ssv2.ReasonProviderNotCompiledIn, esv1.ReasonUnsupportedStore, Wait, false, providers.ClassUnknown},
-		{stores.ErrStoreNotReady, "", esv1.ReasonStoreNotReady, Wait, false, providers.ClassUnknown},
+		{providers.ErrAuthFailed, ssv2.ReasonAuthenticationFailed, esv1.ReasonSecretSyncedError, Recheck, true, providers.ClassAuthFailed, Backoff},
+		{providers.ErrOutOfScope, ssv2.ReasonCrossNamespaceRefused, esv1.ReasonStoreNotAllowed, Wait, true, providers.ClassOutOfScope, Wait},
+		{providers.ErrInvalidConfig, ssv2.ReasonInvalidProviderConfig, esv1.ReasonProviderError, Wait, false, providers.ClassInvalidConfig, Wait},
+		{providers.ErrNoAmbientCredentials, ssv2.ReasonInvalidProviderConfig, esv1.ReasonProviderError, Wait, false, providers.ClassInvalidConfig, Wait},
+		{providers.ErrConfigNotFound, ssv2.ReasonProviderRefNotFound, esv1.ReasonProviderError, Wait, false, providers.ClassConfigNotFound, Wait},
+		{providers.ErrTooLarge, ssv2.ReasonInvalidProviderConfig, esv1.ReasonProviderError, Wait, false, providers.ClassTooLarge, Wait},
+		{fmt.Errorf("%w: %w", providers.ErrSecretNotFound, providers.ErrPropertyNotFound), "", esv1.ReasonSecretNotFound, Wait, false, providers.ClassPropertyNotFound, Wait},
+		{grpcclient.ErrIncompatibleProvider, ssv2.ReasonIncompatibleProvider, esv1.ReasonUnsupportedStore, Wait, true, providers.ClassIncompatible, Wait},
+		{grpcclient.ErrKindNotServed, ssv2.ReasonIncompatibleProvider, esv1.ReasonUnsupportedStore, Wait, true, providers.ClassIncompatible, Wait},
+		{grpcwire.ErrUnavailable, ssv2.ReasonValidationFailed, esv1.ReasonSecretSyncedError, Backoff, false, providers.ClassUnavailable, Backoff},
+		{providers.ErrThrottled, ssv2.ReasonValidationFailed, esv1.ReasonSecretSyncedError, Backoff, false, providers.ClassThrottled, Backoff},
+		{errors.New("connection reset by peer"), ssv2.ReasonValidationFailed, esv1.ReasonSecretSyncedError, Backoff, false, providers.ClassUnknown, Backoff},
+		{stores.ErrNotCompiledIn, ssv2.ReasonProviderNotCompiledIn, esv1.ReasonUnsupportedStore, Wait, false, providers.ClassUnknown, Wait},
+		{stores.ErrStoreNotReady, "", esv1.ReasonStoreNotReady, Wait, false, providers.ClassUnknown, Wait},
 	}
 	for _, tc := range cases {
-		got := Of(fmt.Errorf("reading db: %w", tc.err))
-		want := Outcome{Class: tc.class, StoreReason: tc.store, ExternalSecretReason: tc.es, Retry: tc.retry, DropClient: tc.dropClient}
+		err := fmt.Errorf("reading db: %w", tc.err)
+		got := Of(err)
+		want := Outcome{StoreReason: tc.store, StoreRetry: tc.retry, ExternalSecretReason: tc.es, SyncRetry: tc.syncRetry, DropClient: tc.dropClient}
 		if got != want {
 			t.Errorf("Of(%v) = %+v, want %+v", tc.err, got, want)
+		}
+		if class := providers.ClassOf(err); class != tc.class {
+			t.Errorf("ClassOf(%v) = %s, want %s", tc.err, class, tc.class)
 		}
 	}
 }
@@ -52,7 +58,6 @@ func TestOutcomes(t *testing.T) {
 func TestEveryRowIsReachable(t *testing.T) {
 	for _, row := range table {
 		got := Of(fmt.Errorf("wrapped: %w", row.err))
-		got.Class = ""
 		if got != row.out {
 			t.Errorf("%v: an earlier row decides (%+v), not its own (%+v)", row.err, got, row.out)
 		}
@@ -65,11 +70,11 @@ func TestEveryRowIsReachable(t *testing.T) {
 func TestForStore(t *testing.T) {
 	for _, err := range []error{providers.ErrSecretNotFound, providers.ErrNotManaged, stores.ErrStoreNotReady} {
 		got := Of(err).ForStore()
-		if got.StoreReason != ssv2.ReasonValidationFailed || got.Retry != Backoff {
+		if got.StoreReason != ssv2.ReasonValidationFailed || got.StoreRetry != Backoff {
 			t.Errorf("ForStore(%v) = %+v", err, got)
 		}
 	}
-	if got := Of(providers.ErrAuthFailed).ForStore(); got.StoreReason != ssv2.ReasonAuthenticationFailed || got.Retry != Recheck {
+	if got := Of(providers.ErrAuthFailed).ForStore(); got.StoreReason != ssv2.ReasonAuthenticationFailed || got.StoreRetry != Recheck {
 		t.Errorf("a store reason of its own was replaced: %+v", got)
 	}
 }
@@ -80,7 +85,8 @@ func TestForStore(t *testing.T) {
 func TestMissingCredentialsAreRechecked(t *testing.T) {
 	err := fmt.Errorf("%w: credentials Secret team/vault-token not found", providers.ErrCredentialsNotFound)
 	got := Of(err)
-	if got.StoreReason != ssv2.ReasonInvalidProviderConfig || got.Retry != Recheck || got.Class != providers.ClassInvalidConfig {
+	if got.StoreReason != ssv2.ReasonInvalidProviderConfig || got.StoreRetry != Recheck || got.SyncRetry != Recheck ||
+		providers.ClassOf(err) != providers.ClassInvalidConfig {
 		t.Errorf("Of(missing credentials) = %+v", got)
 	}
 	if err.Error() != "invalid provider configuration: credentials Secret team/vault-token not found" {

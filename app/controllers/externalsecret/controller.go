@@ -204,16 +204,15 @@ func (r *Reconciler) fail(ctx context.Context, es *esv1.ExternalSecret, before *
 	if err := r.writeStatus(ctx, es, before); err != nil {
 		return ctrl.Result{}, errors.Join(cause, err)
 	}
-	if retryable(cause) {
-		if out := outcomes.Of(cause); out.Retry == outcomes.Recheck && !out.DropClient {
-			// What would fix it is not watched (a Secret or ConfigMap not
-			// there yet): look again soon, at a steady pace rather than a
-			// growing backoff. A refused login instead retries with backoff
-			// at once: the next attempt reads the credentials afresh.
-			r.schedule(types.NamespacedName{Namespace: es.Namespace, Name: es.Name}, outcomes.RecheckInterval)
-			return ctrl.Result{}, nil
-		}
+	switch syncRetry(cause) {
+	case outcomes.Backoff:
 		return ctrl.Result{}, cause
+	case outcomes.Recheck:
+		// What would fix it is not watched (a Secret or ConfigMap not there
+		// yet): look again soon, at a steady pace rather than a growing
+		// backoff.
+		r.schedule(types.NamespacedName{Namespace: es.Namespace, Name: es.Name}, outcomes.RecheckInterval)
+		return ctrl.Result{}, nil
 	}
 	interval := refreshInterval(es)
 	if interval <= 0 {

@@ -94,23 +94,25 @@ func failureReason(err error) string {
 	return outcomes.Of(err).ExternalSecretReason
 }
 
-// retryable reports whether an error may go away by itself (network, API
-// server, provider hiccups) and is worth retrying with backoff. The others wait
-// for a change (of the ExternalSecret, store, configuration or Secret) or the
-// next refresh.
-func retryable(err error) bool {
+// syncRetry is when an ExternalSecret whose sync failed with err is tried
+// again: the target's own failures here, everything else as the outcomes
+// table says.
+func syncRetry(err error) outcomes.Retry {
 	switch {
 	case apierrors.IsInvalid(err), errors.Is(err, errInvalidTarget):
-		return false // the API server refused what eso would write; retrying sends the same
+		return outcomes.Wait // the API server refused what eso would write; retrying sends the same
 	case errors.Is(err, errTargetConflict), errors.Is(err, errTargetMissing):
-		return true // the Secret that would fix it is not watched until eso manages it
+		return outcomes.Backoff // the Secret that would fix it is not watched until eso manages it
 	case errors.Is(err, errTargetImmutable), errors.Is(err, errNoStore), errors.Is(err, errBadValue),
 		errors.Is(err, errBadRewrite), errors.Is(err, errBadSyncWindow):
-		return false // the ExternalSecret as written cannot sync
+		return outcomes.Wait // the ExternalSecret as written cannot sync
 	}
-	// Backoff and Recheck (which fail schedules at a steady pace).
-	return outcomes.Of(err).Retry != outcomes.Wait
+	return outcomes.Of(err).SyncRetry
 }
+
+// retryable reports whether a failed sync is tried again without waiting
+// for a change.
+func retryable(err error) bool { return syncRetry(err) != outcomes.Wait }
 
 func readyCondition(es *esv1.ExternalSecret) *metav1.Condition {
 	return meta.FindStatusCondition(es.Status.Conditions, esv1.ConditionReady)

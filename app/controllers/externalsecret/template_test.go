@@ -17,8 +17,8 @@ import (
 // server hiccup reading it is retried with backoff.
 func TestTemplateSourceErrors(t *testing.T) {
 	missing := templateSourceError("ConfigMap", "tpl", apierrors.NewNotFound(schema.GroupResource{Resource: "configmaps"}, "tpl"))
-	if !errors.Is(missing, secrettemplate.ErrTemplate) || failureReason(missing) != esv1.ReasonTemplateError || outcomes.Of(missing).Retry != outcomes.Recheck {
-		t.Errorf("a missing source: %v (reason %s, retry %v)", missing, failureReason(missing), outcomes.Of(missing).Retry)
+	if !errors.Is(missing, secrettemplate.ErrTemplate) || failureReason(missing) != esv1.ReasonTemplateError || syncRetry(missing) != outcomes.Recheck {
+		t.Errorf("a missing source: %v (reason %s, retry %v)", missing, failureReason(missing), syncRetry(missing))
 	}
 	hiccup := templateSourceError("ConfigMap", "tpl", apierrors.NewTimeoutError("slow", 1))
 	if errors.Is(hiccup, secrettemplate.ErrTemplate) || !retryable(hiccup) {

@@ -92,10 +92,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	recheck := false
 	if failure != nil {
 		out := outcomes.Of(failure).ForStore()
-		if out.Retry == outcomes.Backoff {
+		if out.StoreRetry == outcomes.Backoff {
 			transient = failure
 		}
-		recheck = out.Retry == outcomes.Recheck
+		recheck = out.StoreRetry == outcomes.Recheck
 	}
 	if c := meta.FindStatusCondition(g.status.Conditions, ssv2.ConditionReady); transient != nil && c != nil && c.Status == metav1.ConditionTrue {
 		// A generator that was Ready keeps that verdict through a blip; any

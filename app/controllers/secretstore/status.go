@@ -34,8 +34,8 @@ func (r readiness) ready() bool { return r.reason == ssv2.ReasonValid }
 // the outcomes table says.
 func failed(err error, message string) *readiness {
 	out := outcomes.Of(err).ForStore()
-	r := &readiness{reason: out.StoreReason, message: message, recheck: out.Retry == outcomes.Recheck}
-	if out.Retry == outcomes.Backoff {
+	r := &readiness{reason: out.StoreReason, message: message, recheck: out.StoreRetry == outcomes.Recheck}
+	if out.StoreRetry == outcomes.Backoff {
 		r.transient = err
 	}
 	return r
