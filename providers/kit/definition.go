@@ -55,15 +55,28 @@ type provider[C client.Object] struct {
 
 func (p *provider[C]) Kind() string { return p.def.Kind }
 
-// read reads the configuration ref names and runs Check on it.
-func (p *provider[C]) read(ctx context.Context, ref providers.Ref) (C, error) {
-	cfg := p.def.NewConfig()
-	if err := providers.ReadConfig(ctx, p.deps.Client, ref, cfg); err != nil {
+func (p *provider[C]) Validate(ctx context.Context, ref providers.Ref, scope providers.Scope) error {
+	return validate(ctx, p.deps, ref, scope, p.def.NewConfig, p.def.Check, p.def.CheckCredentials)
+}
+
+func (p *provider[C]) NewClient(ctx context.Context, ref providers.Ref, scope providers.Scope) (providers.SecretsClient, error) {
+	cfg, err := read(ctx, p.deps, ref, p.def.NewConfig, p.def.Check)
+	if err != nil {
+		return nil, err
+	}
+	return p.def.NewClient(ctx, p.deps, cfg, scope)
+}
+
+// read reads the configuration ref names and runs check (if set) on it:
+// what providers and generators share.
+func read[C client.Object](ctx context.Context, deps providers.Deps, ref providers.Ref, newConfig func() C, check func(C) error) (C, error) {
+	cfg := newConfig()
+	if err := providers.ReadConfig(ctx, deps.Client, ref, cfg); err != nil {
 		var zero C
 		return zero, err
 	}
-	if p.def.Check != nil {
-		if err := p.def.Check(cfg); err != nil {
+	if check != nil {
+		if err := check(cfg); err != nil {
 			var zero C
 			return zero, err
 		}
@@ -71,18 +84,13 @@ func (p *provider[C]) read(ctx context.Context, ref providers.Ref) (C, error) {
 	return cfg, nil
 }
 
-func (p *provider[C]) Validate(ctx context.Context, ref providers.Ref, scope providers.Scope) error {
-	cfg, err := p.read(ctx, ref)
-	if err != nil || scope.Namespace == "" || p.def.CheckCredentials == nil {
+// validate reads and checks the configuration, and resolves its credentials
+// once the scope has a namespace.
+func validate[C client.Object](ctx context.Context, deps providers.Deps, ref providers.Ref, scope providers.Scope, newConfig func() C,
+	check func(C) error, checkCredentials func(context.Context, providers.Deps, C, providers.Scope) error) error {
+	cfg, err := read(ctx, deps, ref, newConfig, check)
+	if err != nil || scope.Namespace == "" || checkCredentials == nil {
 		return err
 	}
-	return p.def.CheckCredentials(ctx, p.deps, cfg, scope)
-}
-
-func (p *provider[C]) NewClient(ctx context.Context, ref providers.Ref, scope providers.Scope) (providers.SecretsClient, error) {
-	cfg, err := p.read(ctx, ref)
-	if err != nil {
-		return nil, err
-	}
-	return p.def.NewClient(ctx, p.deps, cfg, scope)
+	return checkCredentials(ctx, deps, cfg, scope)
 }

@@ -58,31 +58,12 @@ type generator[C client.Object] struct {
 
 func (g *generator[C]) Kind() string { return g.def.Kind }
 
-func (g *generator[C]) read(ctx context.Context, ref providers.Ref) (C, error) {
-	cfg := g.def.NewConfig()
-	if err := providers.ReadConfig(ctx, g.deps.Client, ref, cfg); err != nil {
-		var zero C
-		return zero, err
-	}
-	if g.def.Check != nil {
-		if err := g.def.Check(cfg); err != nil {
-			var zero C
-			return zero, err
-		}
-	}
-	return cfg, nil
-}
-
 func (g *generator[C]) Validate(ctx context.Context, ref providers.Ref, scope providers.Scope) error {
-	cfg, err := g.read(ctx, ref)
-	if err != nil || scope.Namespace == "" || g.def.CheckCredentials == nil {
-		return err
-	}
-	return g.def.CheckCredentials(ctx, g.deps, cfg, scope)
+	return validate(ctx, g.deps, ref, scope, g.def.NewConfig, g.def.Check, g.def.CheckCredentials)
 }
 
 func (g *generator[C]) Generate(ctx context.Context, ref providers.Ref, scope providers.Scope) (map[string][]byte, generators.State, error) {
-	cfg, err := g.read(ctx, ref)
+	cfg, err := read(ctx, g.deps, ref, g.def.NewConfig, g.def.Check)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -94,7 +75,7 @@ func (g *generator[C]) Cleanup(ctx context.Context, ref providers.Ref, scope pro
 	if g.def.Cleanup == nil || len(state) == 0 {
 		return nil
 	}
-	cfg, err := g.read(ctx, ref)
+	cfg, err := read(ctx, g.deps, ref, g.def.NewConfig, g.def.Check)
 	if err != nil {
 		return err
 	}

@@ -81,7 +81,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	defer func() { due = sc.due }()
 	defer sc.release()
 	for _, st := range r.steps() {
-		end, err := st.run(ctx, sc)
+		end, err := st(ctx, sc)
 		var unrecorded unrecordedError
 		switch {
 		case errors.As(err, &unrecorded):

@@ -70,11 +70,8 @@ const (
 	endSynced
 )
 
-// step is one named stage of a sync.
-type step struct {
-	name string
-	run  func(ctx context.Context, sc *syncScope) (end, error)
-}
+// step is one stage of a sync; its function's name is its name.
+type step func(ctx context.Context, sc *syncScope) (end, error)
 
 // unrecordedError ends a sync without recording anything on the
 // ExternalSecret: the failure is the API server's, and the retry will
@@ -86,13 +83,13 @@ func (e unrecordedError) Error() string { return e.err.Error() }
 // steps are the stages of a sync, in order.
 func (r *Reconciler) steps() []step {
 	return []step{
-		{"decode", decodeSpec},
-		{"resolve store", r.resolveStore},
-		{"read target", r.loadTarget},
-		{"check due", r.checkDue},
-		{"generate", r.generate},
-		{"fetch", fetchData},
-		{"apply", r.apply},
+		decodeSpec,
+		r.resolveStore,
+		r.loadTarget,
+		r.checkDue,
+		r.generate,
+		fetchData,
+		r.apply,
 	}
 }
 

@@ -149,19 +149,16 @@ type verdict struct {
 }
 
 // validationStep is one check of a generator; nil when it passes.
-type validationStep struct {
-	name  string
-	check func(ctx context.Context, g *generatorObject) *verdict
-}
+type validationStep func(ctx context.Context, g *generatorObject) *verdict
 
 // validationSteps check a generator in order; the first failure decides
 // its Ready reason.
 func (r *Reconciler) validationSteps() []validationStep {
 	return []validationStep{
-		{"decode", decodeGenerator},
-		{"namespace", checkNamespace},
-		{"namespace conditions", checkConditions},
-		{"resolve and validate", r.validate},
+		decodeGenerator,
+		checkNamespace,
+		checkConditions,
+		r.validate,
 	}
 }
 
@@ -172,7 +169,7 @@ func failedWith(err error, message string) *verdict {
 // check runs the validation steps.
 func (r *Reconciler) check(ctx context.Context, g *generatorObject) (reason, message string, failure error) {
 	for _, step := range r.validationSteps() {
-		if v := step.check(ctx, g); v != nil {
+		if v := step(ctx, g); v != nil {
 			return v.reason, v.message, v.failure
 		}
 	}

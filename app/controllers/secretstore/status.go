@@ -50,20 +50,17 @@ type storeScope struct {
 
 // validationStep is one check of a store; it returns the failure, or nil
 // when the store passes it.
-type validationStep struct {
-	name  string
-	check func(ctx context.Context, sc *storeScope) *readiness
-}
+type validationStep func(ctx context.Context, sc *storeScope) *readiness
 
 // validationSteps check a store in order; the first failure decides its
 // Ready reason.
 func (c *Reconciler) validationSteps() []validationStep {
 	return []validationStep{
-		{"decode", decodeStore},
-		{"resolve provider", c.resolveProvider},
-		{"namespace conditions", checkConditions},
-		{"validate configuration", validateConfig},
-		{"check credentials", c.checkCredentials},
+		decodeStore,
+		c.resolveProvider,
+		checkConditions,
+		validateConfig,
+		c.checkCredentials,
 	}
 }
 
@@ -71,7 +68,7 @@ func (c *Reconciler) validationSteps() []validationStep {
 func (c *Reconciler) checkReady(ctx context.Context, s *stores.Store) readiness {
 	sc := &storeScope{store: s}
 	for _, step := range c.validationSteps() {
-		if r := step.check(ctx, sc); r != nil {
+		if r := step(ctx, sc); r != nil {
 			return *r
 		}
 	}
