@@ -8,13 +8,9 @@ import (
 	"io"
 	"text/tabwriter"
 
-	"github.com/go-logr/zapr"
 	"go.uber.org/fx"
 	"go.uber.org/fx/fxevent"
-	uberzap "go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/eso-dev/eso/app/config"
 	"github.com/eso-dev/eso/app/controllers/clusterexternalsecret"
@@ -70,32 +66,12 @@ func New(cfg config.Config) (*fx.App, error) {
 	), nil
 }
 
-// setupLogging logs at --log-level in --log-format. Stack traces are kept
-// for panics: an expected error (a provider refusing, an API conflict) is
-// one line, not a page.
+// setupLogging logs at --log-level in --log-format (config.Validate has
+// checked both).
 func setupLogging(cfg config.Config) {
-	opts := zap.Options{StacktraceLevel: zapcore.PanicLevel}
-	if cfg.LogFormat != "json" {
-		opts.NewEncoder = func(o ...zap.EncoderConfigOption) zapcore.Encoder {
-			ec := uberzap.NewProductionEncoderConfig()
-			ec.EncodeTime = zapcore.ISO8601TimeEncoder
-			for _, f := range o {
-				f(&ec)
-			}
-			return zapcore.NewConsoleEncoder(ec)
-		}
+	if log, err := logging.New(cfg.LogLevel, cfg.LogFormat); err == nil {
+		ctrl.SetLogger(log)
 	}
-	switch cfg.LogLevel {
-	case "debug":
-		opts.Level = zapcore.DebugLevel
-	case "error":
-		opts.Level = zapcore.ErrorLevel
-	default:
-		opts.Level = zapcore.InfoLevel
-	}
-	zl := zap.NewRaw(zap.UseFlagOptions(&opts))
-	ctrl.SetLogger(zapr.NewLogger(zl))
-	logging.SetWarner(zl.Sugar().Warnw)
 }
 
 // component is one row of `eso providers -o json`.

@@ -14,17 +14,15 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
-	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	esoconfig "github.com/eso-dev/eso/app/config"
 	"github.com/eso-dev/eso/app/grpcserver"
 	"github.com/eso-dev/eso/app/logging"
+	"github.com/eso-dev/eso/app/manager"
 	"github.com/eso-dev/eso/app/registry"
 	"github.com/eso-dev/eso/providers"
 )
@@ -194,11 +192,11 @@ func parseFlags(name string, args []string) (Options, error) {
 	fs.StringVar(&opts.TLSKeyFile, "tls-key-file", "", "the server's private key (PEM)")
 	fs.StringVar(&opts.TLSClientCAFile, "tls-client-ca-file", "", "the CA of the callers' client certificates (PEM)")
 	fs.BoolVar(&opts.Insecure, "insecure", false, "serve plaintext gRPC without client authentication")
-	fs.StringVar(&opts.KubeConfig, "kubeconfig", "", "kubeconfig file; in-cluster configuration when empty")
+	fs.StringVar(&opts.KubeConfig, "kubeconfig", "", "kubeconfig file; empty uses $KUBECONFIG, in-cluster config, then ~/.kube/config")
 	mode := fs.String("mode", "provider", "always provider: accepted so eso's provider chart runs this process")
 	kinds := fs.String("provider-kinds", "", "comma-separated configuration kinds to serve (default: all)")
 	level := fs.String("log-level", "info", "debug, info or error")
-	format := fs.String("log-format", "json", "json or console")
+	format := fs.String("log-format", "json", "json or text")
 	if err := fs.Parse(args); err != nil {
 		return Options{}, err
 	}
@@ -211,36 +209,21 @@ func parseFlags(name string, args []string) (Options, error) {
 	if *kinds != "" {
 		opts.Kinds = strings.Split(*kinds, ",")
 	}
-	zopts := zap.Options{Development: *format == "console"}
-	switch *level {
-	case "debug":
-		zopts.Level = zapcore.DebugLevel
-	case "info":
-		zopts.Level = zapcore.InfoLevel
-	case "error":
-		zopts.Level = zapcore.ErrorLevel
-	default:
-		return Options{}, fmt.Errorf("invalid --log-level %q: debug, info or error", *level)
+	log, err := logging.New(*level, *format)
+	if err != nil {
+		return Options{}, err
 	}
-	if *format != "json" && *format != "console" {
-		return Options{}, fmt.Errorf("invalid --log-format %q: json or console", *format)
-	}
-	opts.Log = zap.New(zap.UseFlagOptions(&zopts))
+	opts.Log = log
 	return opts, nil
 }
 
 // kubernetesClient reads objects straight from the API server: a provider
-// process caches and watches nothing.
+// process caches and watches nothing. The configuration is found as eso
+// finds its own (manager.RESTConfig).
 func kubernetesClient(kubeconfig string) (client.Client, error) {
-	var rc *rest.Config
-	var err error
-	if kubeconfig != "" {
-		rc, err = clientcmd.BuildConfigFromFlags("", kubeconfig)
-	} else {
-		rc, err = rest.InClusterConfig()
-	}
+	rc, err := manager.RESTConfig(esoconfig.Config{Kubeconfig: kubeconfig})
 	if err != nil {
-		return nil, fmt.Errorf("sdk: Kubernetes configuration: %w", err)
+		return nil, fmt.Errorf("sdk: %w", err)
 	}
 	rc.UserAgent = "eso-sdk-provider"
 	scheme := runtime.NewScheme()
