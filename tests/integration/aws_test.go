@@ -13,7 +13,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
@@ -185,13 +184,7 @@ func TestAWSRefusedCredentialsAndOutages(t *testing.T) {
 			if proxy.Failed() == failedBefore {
 				t.Fatal("the proxy answered no request with the fault")
 			}
-			var now corev1.Secret
-			if err := env.Client.Get(ctx, client.ObjectKeyFromObject(synced), &now); err != nil {
-				t.Fatal(err)
-			}
-			if now.ResourceVersion != synced.ResourceVersion || string(now.Data["password"]) != "s3cr3t-value" {
-				t.Fatalf("the Secret changed during the outage: resourceVersion %s -> %s", synced.ResourceVersion, now.ResourceVersion)
-			}
+			requireUnchanged(t, synced)
 			proxy.Pass()
 			waitReady(t, es, metav1.ConditionTrue, esv1.ReasonSecretSynced)
 		})

@@ -1,8 +1,10 @@
 package integration
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"testing"
 	"time"
 
@@ -188,5 +190,18 @@ func annotate(t *testing.T, obj client.Object, key, value string) {
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, key, value)
 	if err := env.Client.Patch(context.Background(), obj, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// requireUnchanged fails t unless the Secret is exactly as synced was:
+// same resourceVersion, same data (an outage must not touch it).
+func requireUnchanged(t *testing.T, synced *corev1.Secret) {
+	t.Helper()
+	var now corev1.Secret
+	if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(synced), &now); err != nil {
+		t.Fatal(err)
+	}
+	if now.ResourceVersion != synced.ResourceVersion || !maps.EqualFunc(now.Data, synced.Data, bytes.Equal) {
+		t.Fatalf("Secret %s changed: resourceVersion %s -> %s", synced.Name, synced.ResourceVersion, now.ResourceVersion)
 	}
 }

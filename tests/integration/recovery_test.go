@@ -1,16 +1,13 @@
 package integration
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
@@ -26,7 +23,6 @@ import (
 // syncs by itself within the wait bound, without an annotation, and goes on
 // refreshing.
 func TestVaultOutageAndRecovery(t *testing.T) {
-	ctx := context.Background()
 	root := vaulttest.Start(t)
 	if _, err := root.Logical().Write("secret/data/app/db", map[string]any{"data": map[string]any{"password": "s3cr3t-value"}}); err != nil {
 		t.Fatal(err)
@@ -65,13 +61,7 @@ func TestVaultOutageAndRecovery(t *testing.T) {
 			if proxy.Failed() == failedBefore {
 				t.Fatal("the proxy answered no request with the fault")
 			}
-			var now corev1.Secret
-			if err := env.Client.Get(ctx, client.ObjectKeyFromObject(synced), &now); err != nil {
-				t.Fatal(err)
-			}
-			if now.ResourceVersion != synced.ResourceVersion {
-				t.Fatalf("the Secret changed during the outage: %s -> %s", synced.ResourceVersion, now.ResourceVersion)
-			}
+			requireUnchanged(t, synced)
 			waitReady(t, store, metav1.ConditionTrue, ssv2.ReasonValid)
 			proxy.Pass()
 			waitReady(t, es, metav1.ConditionTrue, esv1.ReasonSecretSynced)
