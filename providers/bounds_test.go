@@ -3,6 +3,8 @@ package providers
 import (
 	"bytes"
 	"errors"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -92,5 +94,23 @@ func TestFindBudget(t *testing.T) {
 	}
 	if err := b.Depth(MaxFindDepth + 1); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("depth %d: %v, want ErrTooLarge", MaxFindDepth+1, err)
+	}
+}
+
+// TestTooLargeMessage: gRPC refusing a message for its size, on either
+// side, is too large (not an overload to retry); other exhaustion is not.
+func TestTooLargeMessage(t *testing.T) {
+	for msg, want := range map[string]bool{
+		"grpc: received message larger than max (5000000 vs. 4194304)":       true,
+		"grpc: trying to send message larger than max (5000000 vs. 4194304)": true,
+		"quota exceeded": false,
+	} {
+		err := TooLargeMessage(status.Error(codes.ResourceExhausted, msg), 4<<20)
+		if got := errors.Is(err, ErrTooLarge); got != want {
+			t.Errorf("%q: too large %v, want %v", msg, got, want)
+		}
+	}
+	if TooLargeMessage(status.Error(codes.Unavailable, "grpc: received message larger than max"), 4<<20) != nil {
+		t.Error("a code other than ResourceExhausted read as too large")
 	}
 }
