@@ -1,6 +1,8 @@
 package providers
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -43,4 +45,21 @@ func HasTags(have, want map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// ReadFound reads the secret name a find selected into out with read: one
+// gone since it was listed is left out, the rest count against budget.
+func ReadFound(ctx context.Context, out map[string][]byte, name string, read func(ctx context.Context, key, version string) ([]byte, error), budget *FindBudget) error {
+	v, err := read(ctx, name, "")
+	if errors.Is(err, ErrSecretNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := budget.Result(v); err != nil {
+		return fmt.Errorf("find: %w", err)
+	}
+	out[name] = v
+	return nil
 }

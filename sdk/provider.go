@@ -235,17 +235,9 @@ func (a *adapter) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFin
 		if !match(name) {
 			continue
 		}
-		v, err := a.read(ctx, name, "")
-		if errors.Is(err, ErrNotFound) {
-			continue // deleted since the list
-		}
-		if err != nil {
+		if err := providers.ReadFound(ctx, out, name, a.read, &budget); err != nil {
 			return nil, err
 		}
-		if err := budget.Result(v); err != nil {
-			return nil, fmt.Errorf("find: %w", err)
-		}
-		out[name] = v
 	}
 	return out, nil
 }

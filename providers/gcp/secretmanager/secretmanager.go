@@ -4,7 +4,6 @@ package secretmanager
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -210,17 +209,10 @@ func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind
 		if !providers.HasTags(s.Labels, find.Tags) || (re != nil && !re.MatchString(name)) {
 			continue
 		}
-		v, err := c.value(ctx, name, "")
-		if errors.Is(err, providers.ErrSecretNotFound) {
-			continue // no enabled version (or deleted since the list): not part of the result
-		}
-		if err != nil {
+		// No enabled version (or deleted since the list): not part of the result.
+		if err := providers.ReadFound(ctx, out, name, c.value, &budget); err != nil {
 			return nil, err
 		}
-		if err := budget.Result(v); err != nil {
-			return nil, fmt.Errorf("find: %w", err)
-		}
-		out[name] = v
 	}
 	return out, nil
 }
