@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/eso-dev/eso/app/logging"
 	"io"
 	"os"
 	"slices"
@@ -215,12 +216,7 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("invalid --namespace %q: %s", ns, strings.Join(msgs, "; ")))
 		}
 	}
-	if !slices.Contains([]string{"debug", "info", "error"}, c.LogLevel) {
-		errs = append(errs, fmt.Errorf("invalid --log-level %q: debug, info or error", c.LogLevel))
-	}
-	if !slices.Contains([]string{"json", "text", "console"}, c.LogFormat) {
-		errs = append(errs, fmt.Errorf("invalid --log-format %q: json or text", c.LogFormat))
-	}
+	errs = append(errs, logging.CheckLevel(c.LogLevel), logging.CheckFormat(c.LogFormat))
 	if c.Mode == ModeProvider {
 		errs = append(errs, c.validateProviderMode()...)
 	} else if c.usesProviderModeFlags() {

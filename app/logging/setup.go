@@ -1,6 +1,7 @@
 package logging
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/go-logr/logr"
@@ -10,26 +11,38 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 )
 
+// levels are the values of --log-level.
+var levels = map[string]zapcore.Level{"debug": zapcore.DebugLevel, "info": zapcore.InfoLevel, "error": zapcore.ErrorLevel}
+
+// CheckLevel refuses a --log-level that is not debug, info or error.
+func CheckLevel(level string) error {
+	if _, ok := levels[level]; !ok {
+		return fmt.Errorf("invalid --log-level %q: debug, info or error", level)
+	}
+	return nil
+}
+
+// CheckFormat refuses a --log-format that is not json or text (console is
+// text's older name).
+func CheckFormat(format string) error {
+	switch format {
+	case "json", "text", "console":
+		return nil
+	}
+	return fmt.Errorf("invalid --log-format %q: json or text", format)
+}
+
 // New is the logger of an eso process, or of a provider built with the
 // sdk package: level is debug, info or error; format json, or text (also
 // console). Stack traces are kept for panics: an expected error (a
 // provider refusing, an API conflict) is one line, not a page. Warnings
 // (Warn) go through it at zap's warning level.
 func New(level, format string) (logr.Logger, error) {
-	opts := zap.Options{StacktraceLevel: zapcore.PanicLevel}
-	switch level {
-	case "debug":
-		opts.Level = zapcore.DebugLevel
-	case "info":
-		opts.Level = zapcore.InfoLevel
-	case "error":
-		opts.Level = zapcore.ErrorLevel
-	default:
-		return logr.Logger{}, fmt.Errorf("invalid --log-level %q: debug, info or error", level)
+	if err := errors.Join(CheckLevel(level), CheckFormat(format)); err != nil {
+		return logr.Logger{}, err
 	}
-	switch format {
-	case "json":
-	case "text", "console":
+	opts := zap.Options{StacktraceLevel: zapcore.PanicLevel, Level: levels[level]}
+	if format != "json" {
 		opts.NewEncoder = func(o ...zap.EncoderConfigOption) zapcore.Encoder {
 			ec := uberzap.NewProductionEncoderConfig()
 			ec.EncodeTime = zapcore.ISO8601TimeEncoder
@@ -38,8 +51,6 @@ func New(level, format string) (logr.Logger, error) {
 			}
 			return zapcore.NewConsoleEncoder(ec)
 		}
-	default:
-		return logr.Logger{}, fmt.Errorf("invalid --log-format %q: json or text", format)
 	}
 	zl := zap.NewRaw(zap.UseFlagOptions(&opts))
 	SetWarner(zl.Sugar().Warnw)
