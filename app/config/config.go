@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/eso-dev/eso/app/logging"
 	"io"
 	"os"
 	"slices"
@@ -13,6 +12,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/eso-dev/eso/app/logging"
 )
 
 // Mode is what the binary runs as.
