@@ -22,6 +22,7 @@ import (
 	"github.com/eso-dev/eso/app/logging"
 	"github.com/eso-dev/eso/app/manager"
 	"github.com/eso-dev/eso/app/provcerts"
+	"github.com/eso-dev/eso/app/referents"
 	"github.com/eso-dev/eso/app/registry"
 	"github.com/eso-dev/eso/app/stores"
 	"github.com/eso-dev/eso/app/version"
@@ -37,6 +38,7 @@ func CoreModules() fx.Option {
 		registry.GeneratorsModule,
 		manager.Module,
 		stores.Module,
+		referents.Module,
 		generation.Module,
 		secretstore.Module,
 		externalsecret.Module,

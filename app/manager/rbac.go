@@ -23,10 +23,12 @@ package manager
 
 // Target Secrets in every namespace (the cache watches only those labelled
 // as eso's), credential and template Secrets read by name, the key that
-// signs GeneratorStates. There is no deletecollection.
+// signs GeneratorStates; an awaited credentials Secret is watched by name
+// (app/referents). There is no deletecollection.
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch;delete
-// templateFrom and Vault caProvider ConfigMaps, read by name.
-// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get
+// templateFrom and Vault caProvider ConfigMaps, read by name; one that is
+// awaited is watched by name (app/referents), never listed.
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;watch
 // ServiceAccount-based provider auth and GCP workload identity.
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get
 // +kubebuilder:rbac:groups="",resources=serviceaccounts/token,verbs=create

@@ -26,8 +26,10 @@ const (
 	Wait Retry = iota
 	// Backoff: with exponential backoff; the failure may pass by itself.
 	Backoff
-	// Recheck: after RecheckInterval, since what would fix it is not
-	// watched (credential Secrets, template sources).
+	// Recheck: after RecheckInterval, since what would fix it is not in
+	// eso's caches (credential Secrets, template sources). When the error
+	// names the object (providers.Awaiting), a watch on it re-queues the
+	// waiter sooner (app/referents).
 	Recheck
 )
 

@@ -36,7 +36,8 @@ func trustedCA(ctx context.Context, r client.Reader, spec *provv1.VaultSpec, nam
 		var cm corev1.ConfigMap
 		if err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: p.Name}, &cm); err != nil {
 			if apierrors.IsNotFound(err) {
-				return nil, fmt.Errorf("%w: caProvider ConfigMap %s/%s not found", providers.ErrInvalidConfig, namespace, p.Name)
+				return nil, providers.Awaiting(providers.ObjectRef{Kind: "ConfigMap", Namespace: namespace, Name: p.Name},
+					fmt.Errorf("%w: caProvider ConfigMap %s/%s not found", providers.ErrCredentialsNotFound, namespace, p.Name))
 			}
 			return nil, fmt.Errorf("reading caProvider ConfigMap %s/%s: %w", namespace, p.Name, err)
 		}
@@ -46,7 +47,8 @@ func trustedCA(ctx context.Context, r client.Reader, spec *provv1.VaultSpec, nam
 		if v := cm.BinaryData[p.Key]; len(v) > 0 {
 			return v, nil
 		}
-		return nil, fmt.Errorf("%w: caProvider ConfigMap %s/%s has no key %q", providers.ErrInvalidConfig, namespace, p.Name, p.Key)
+		return nil, providers.Awaiting(providers.ObjectRef{Kind: "ConfigMap", Namespace: namespace, Name: p.Name, ResourceVersion: cm.ResourceVersion},
+			fmt.Errorf("%w: caProvider ConfigMap %s/%s has no key %q", providers.ErrCredentialsNotFound, namespace, p.Name, p.Key))
 	default:
 		return nil, fmt.Errorf("%w: caProvider type %q (want Secret or ConfigMap)", providers.ErrInvalidConfig, p.Type)
 	}

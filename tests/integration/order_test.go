@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -19,162 +20,245 @@ import (
 )
 
 // convergeBound is how soon after its last referent arrives a dependent
-// must be Ready: a watch's requeue, not a refresh (an hour here) or a
-// restart.
+// must be Ready: a watch's requeue, not a refresh (an hour here), the
+// recheck (outcomes.RecheckInterval, 30 s) or a restart.
 const convergeBound = 10 * time.Second
 
-// TestConvergesInAnyOrder creates an ExternalSecret first, lets it fail on
-// its missing referent, then creates the referent: the ExternalSecret syncs
-// within convergeBound, without a restart or an annotation. The objects of
-// each case are created in the order listed, the ExternalSecret first.
+// lateBy is how long the referents of the late order arrive after their
+// dependents: past the first backoffs and a recheck, so only a watch can
+// make the bound.
+const lateBy = 30 * time.Second
+
+// orderCase is one reference between objects: dependents name referents.
+type orderCase struct {
+	dependents func(ns string) []client.Object
+	referents  func(ns string) []client.Object
+	// failing waits until the dependents report the missing referent
+	// (default: ExternalSecret "app" of ns not Ready).
+	failing func(t *testing.T, ns string)
+	// synced waits for the end state (default: Secret "app" of ns holds key).
+	synced func(t *testing.T, ns string)
+	key    string
+}
+
+// TestConvergesInAnyOrder creates every pair of related objects in three
+// orders: referents first; dependents first, the referents once the
+// dependents report them missing; and the referents lateBy later. In each,
+// the ExternalSecret syncs within convergeBound of the last object's
+// creation, without a restart or an annotation. All cases run at once on
+// one eso.
 func TestConvergesInAnyOrder(t *testing.T) {
-	runEso(t, testConfig())
-	for name, tc := range map[string]struct {
-		es        func(ns string) *esv1.ExternalSecret
-		referents func(ns string) []client.Object
-		key       string
-	}{
-		"a Password referenced directly": {
-			es: func(ns string) *esv1.ExternalSecret {
-				return generatedSecret(ns, "app", esv1.GeneratorRef{Kind: "Password", Name: "pw"})
-			},
-			referents: func(ns string) []client.Object { return []client.Object{passwordConfig(ns, "pw", 16)} },
-			key:       "password",
-		},
-		"a Generator, then its Password": {
-			es: func(ns string) *esv1.ExternalSecret {
-				return generatedSecret(ns, "app", esv1.GeneratorRef{Kind: "Generator", Name: "gen"})
-			},
-			referents: func(ns string) []client.Object {
-				return []client.Object{
-					&genv2.Generator{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "gen"}, Spec: genv2.GeneratorSpec{
-						ProviderConfig: genv2.ProviderConfig{ProviderRef: genv2.ProviderRef{Kind: "Password", Name: "pw"}}}},
-					passwordConfig(ns, "pw", 16),
-				}
-			},
-			key: "password",
-		},
-		"a SecretStore, then its Fake configuration": {
-			es: func(ns string) *esv1.ExternalSecret {
-				return externalSecret(ns, "app", "SecretStore", "store", map[string]esv1.ExternalSecretDataRemoteRef{"password": ref("db", "")})
-			},
-			referents: func(ns string) []client.Object {
-				return []client.Object{secretStore(ns, "store", storeSpec("Fake", "fake", "")),
-					fakeConfig(ns, "fake", map[string]string{"db": "s3cr3t"})}
-			},
-			key: "password",
-		},
-	} {
-		t.Run(name, func(t *testing.T) {
-			ns := env.Namespace(t, "order", nil)
-			es := tc.es(ns)
-			create(t, es)
-			eventually(t, "the ExternalSecret to fail on its missing referent", func() error {
-				if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(es), es); err != nil {
-					return err
-				}
-				if c := readyCondition(es); c == nil || c.Status != metav1.ConditionFalse {
-					return fmt.Errorf("Ready %+v", c)
-				}
-				return nil
-			})
-			for _, obj := range tc.referents(ns) {
-				time.Sleep(time.Second) // let the dependent see each referent arrive
-				create(t, obj)
-			}
-			start := time.Now()
-			waitGenerated(t, ns, "app", tc.key, "")
-			if took := time.Since(start); took > convergeBound {
-				t.Errorf("synced %v after its last referent arrived, want within %v", took.Round(time.Millisecond), convergeBound)
-			}
-		})
-	}
-}
-
-func readyCondition(es *esv1.ExternalSecret) *metav1.Condition {
-	for i := range es.Status.Conditions {
-		if es.Status.Conditions[i].Type == esv1.ConditionReady {
-			return &es.Status.Conditions[i]
-		}
-	}
-	return nil
-}
-
-// credentialsBound is how soon a store whose credentials Secret arrives
-// after it becomes Ready: eso does not cache Secrets it does not manage, so
-// it checks again every outcomes.RecheckInterval (30 s) instead of watching.
-const credentialsBound = 40 * time.Second
-
-// TestCredentialsArrivingLate: a Vault store, its ExternalSecret and its
-// configuration exist before the credentials Secret; the store says the
-// Secret is missing, and once it is created the store turns Ready and the
-// ExternalSecret syncs within credentialsBound, without a restart. The same
-// for an ExternalSecret whose template ConfigMap arrives after it (eso
-// does not watch ConfigMaps either).
-func TestCredentialsArrivingLate(t *testing.T) {
 	root := vaulttest.Start(t)
 	if _, err := root.Logical().Write("secret/data/app/db", map[string]any{"data": map[string]any{"password": "pw"}}); err != nil {
 		t.Fatal(err)
 	}
-	ns := env.Namespace(t, "late-creds", nil)
 	runEso(t, testConfig())
-	store := secretStore(ns, "vault", storeSpec("Vault", "vault", ""))
-	create(t,
-		externalSecret(ns, "app", "SecretStore", "vault", map[string]esv1.ExternalSecretDataRemoteRef{"pw": ref("app/db", "password")}),
-		store,
-		&provv1.Vault{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "vault"}, Spec: provv1.VaultSpec{
-			Server: root.Address(), Path: "secret", Version: "v2",
-			Auth: provv1.VaultAuth{TokenSecretRef: &provv1.SecretKeySelector{Name: "vault-token", Key: "token"}}}},
-	)
-	templated := externalSecret(ns, "templated", "SecretStore", "fake", map[string]esv1.ExternalSecretDataRemoteRef{"user": ref("user", "")})
-	templated.Spec.Target.Template = &esv1.ExternalSecretTemplate{TemplateFrom: []esv1.TemplateFrom{
-		{ConfigMap: &esv1.TemplateRef{Name: "tpl", Items: []esv1.TemplateRefItem{{Key: "greeting"}}}}}}
-	create(t, fakeConfig(ns, "fake", map[string]string{"user": "app"}), secretStore(ns, "fake", storeSpec("Fake", "fake", "")), templated)
-	if msg := waitReady(t, store, metav1.ConditionFalse, ssv2.ReasonInvalidProviderConfig); !strings.Contains(msg, "vault-token not found") {
-		t.Errorf("store condition %q does not name the missing Secret", msg)
+	fakeStore := func(ns string) []client.Object {
+		return []client.Object{fakeConfig(ns, "fake", map[string]string{"user": "app"}), secretStore(ns, "fake", storeSpec("Fake", "fake", ""))}
 	}
-	if msg := waitReady(t, templated, metav1.ConditionFalse, esv1.ReasonTemplateError); !strings.Contains(msg, "tpl not found") {
-		t.Errorf("ExternalSecret condition %q does not name the missing ConfigMap", msg)
+	templated := func(ns string, from esv1.TemplateFrom) *esv1.ExternalSecret {
+		es := externalSecret(ns, "app", "SecretStore", "fake", map[string]esv1.ExternalSecretDataRemoteRef{"user": ref("user", "")})
+		es.Spec.Target.Template = &esv1.ExternalSecretTemplate{TemplateFrom: []esv1.TemplateFrom{from}}
+		return es
 	}
-	create(t, plainSecret(ns, "vault-token", map[string]string{"token": vaulttest.RootToken}),
-		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tpl"}, Data: map[string]string{"greeting": "hello {{ .user }}"}})
-	start := time.Now()
-	eventually40 := func(what string, cond func() error) {
-		t.Helper()
-		for deadline := time.Now().Add(credentialsBound); ; time.Sleep(200 * time.Millisecond) {
-			err := cond()
-			if err == nil {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: not within %v: %v", what, credentialsBound, err)
-			}
+	cases := map[string]orderCase{
+		"ExternalSecret → SecretStore and its configuration": {
+			dependents: func(ns string) []client.Object {
+				return []client.Object{externalSecret(ns, "app", "SecretStore", "fake", map[string]esv1.ExternalSecretDataRemoteRef{"user": ref("user", "")})}
+			},
+			referents: fakeStore, key: "user",
+		},
+		"SecretStore → its Fake configuration": {
+			dependents: func(ns string) []client.Object {
+				return []client.Object{externalSecret(ns, "app", "SecretStore", "fake", map[string]esv1.ExternalSecretDataRemoteRef{"user": ref("user", "")}),
+					secretStore(ns, "fake", storeSpec("Fake", "fake", ""))}
+			},
+			referents: func(ns string) []client.Object {
+				return []client.Object{fakeConfig(ns, "fake", map[string]string{"user": "app"})}
+			},
+			key: "user",
+		},
+		"ExternalSecret → ClusterSecretStore": {
+			dependents: func(ns string) []client.Object {
+				return []client.Object{fakeConfig(ns, "fake", map[string]string{"user": "app"}),
+					externalSecret(ns, "app", "ClusterSecretStore", "order-"+ns, map[string]esv1.ExternalSecretDataRemoteRef{"user": ref("user", "")})}
+			},
+			referents: func(ns string) []client.Object {
+				return []client.Object{clusterStore("order-"+ns, ssv2.ClusterSecretStoreSpec{SecretStoreSpec: storeSpec("Fake", "fake", ns)})}
+			},
+			key: "user",
+		},
+		"SecretStore → its credentials Secret": {
+			dependents: func(ns string) []client.Object {
+				return []client.Object{
+					externalSecret(ns, "app", "SecretStore", "vault", map[string]esv1.ExternalSecretDataRemoteRef{"pw": ref("app/db", "password")}),
+					secretStore(ns, "vault", storeSpec("Vault", "vault", "")),
+					&provv1.Vault{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "vault"}, Spec: provv1.VaultSpec{
+						Server: root.Address(), Path: "secret", Version: "v2",
+						Auth: provv1.VaultAuth{TokenSecretRef: &provv1.SecretKeySelector{Name: "vault-token", Key: "token"}}}},
+				}
+			},
+			referents: func(ns string) []client.Object {
+				return []client.Object{plainSecret(ns, "vault-token", map[string]string{"token": vaulttest.RootToken})}
+			},
+			failing: func(t *testing.T, ns string) {
+				store := &ssv2.SecretStore{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "vault"}}
+				if msg := waitReady(t, store, metav1.ConditionFalse, ssv2.ReasonInvalidProviderConfig); !strings.Contains(msg, "vault-token not found") {
+					t.Errorf("store condition %q does not name the missing Secret", msg)
+				}
+			},
+			key: "pw",
+		},
+		"ExternalSecret → template ConfigMap": {
+			dependents: func(ns string) []client.Object {
+				return append(fakeStore(ns), templated(ns, esv1.TemplateFrom{
+					ConfigMap: &esv1.TemplateRef{Name: "tpl", Items: []esv1.TemplateRefItem{{Key: "greeting"}}}}))
+			},
+			referents: func(ns string) []client.Object {
+				return []client.Object{&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tpl"},
+					Data: map[string]string{"greeting": "hello {{ .user }}"}}}
+			},
+			failing: func(t *testing.T, ns string) {
+				es := &esv1.ExternalSecret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app"}}
+				if msg := waitReady(t, es, metav1.ConditionFalse, esv1.ReasonTemplateError); !strings.Contains(msg, "tpl not found") {
+					t.Errorf("ExternalSecret condition %q does not name the missing ConfigMap", msg)
+				}
+			},
+			key: "greeting",
+		},
+		"ExternalSecret → template Secret": {
+			dependents: func(ns string) []client.Object {
+				return append(fakeStore(ns), templated(ns, esv1.TemplateFrom{
+					Secret: &esv1.TemplateRef{Name: "tpl", Items: []esv1.TemplateRefItem{{Key: "greeting"}}}}))
+			},
+			referents: func(ns string) []client.Object {
+				return []client.Object{plainSecret(ns, "tpl", map[string]string{"greeting": "hello {{ .user }}"})}
+			},
+			key: "greeting",
+		},
+		"ExternalSecret → Password": {
+			dependents: func(ns string) []client.Object {
+				return []client.Object{generatedSecret(ns, "app", esv1.GeneratorRef{Kind: "Password", Name: "pw"})}
+			},
+			referents: func(ns string) []client.Object { return []client.Object{passwordConfig(ns, "pw", 16)} },
+			key:       "password",
+		},
+		"ExternalSecret → Generator": {
+			dependents: func(ns string) []client.Object {
+				return []client.Object{passwordConfig(ns, "pw", 16), generatedSecret(ns, "app", esv1.GeneratorRef{Kind: "Generator", Name: "gen"})}
+			},
+			referents: func(ns string) []client.Object { return []client.Object{generator(ns, "gen", "pw")} },
+			key:       "password",
+		},
+		"Generator → Password": {
+			dependents: func(ns string) []client.Object {
+				return []client.Object{generatedSecret(ns, "app", esv1.GeneratorRef{Kind: "Generator", Name: "gen"}), generator(ns, "gen", "pw")}
+			},
+			referents: func(ns string) []client.Object { return []client.Object{passwordConfig(ns, "pw", 16)} },
+			key:       "password",
+		},
+		"ExternalSecret → ClusterGenerator": {
+			dependents: func(ns string) []client.Object {
+				return []client.Object{passwordConfig(ns, "pw", 16), generatedSecret(ns, "app", esv1.GeneratorRef{Kind: "ClusterGenerator", Name: "order-" + ns})}
+			},
+			referents: func(ns string) []client.Object {
+				return []client.Object{&genv2.ClusterGenerator{ObjectMeta: metav1.ObjectMeta{Name: "order-" + ns}, Spec: genv2.ClusterGeneratorSpec{
+					GeneratorSpec: genv2.GeneratorSpec{ProviderConfig: genv2.ProviderConfig{
+						ProviderRef: genv2.ProviderRef{Kind: "Password", Name: "pw", Namespace: ns}}},
+					Conditions: []ssv2.ClusterSecretStoreCondition{{Namespaces: []string{ns}}}}}}
+			},
+			key: "password",
+		},
+		"ClusterExternalSecret → namespace": {
+			dependents: func(ns string) []client.Object {
+				css := clusterStore("order-"+ns, ssv2.ClusterSecretStoreSpec{SecretStoreSpec: storeSpec("Fake", "fake", ns)})
+				return []client.Object{fakeConfig(ns, "fake", map[string]string{"user": "app"}), css,
+					&esv1.ClusterExternalSecret{ObjectMeta: metav1.ObjectMeta{Name: "order-" + ns}, Spec: esv1.ClusterExternalSecretSpec{
+						ExternalSecretName: "app",
+						NamespaceSelectors: []*metav1.LabelSelector{{MatchLabels: map[string]string{"eso.example/order": ns}}},
+						ExternalSecretSpec: externalSecret("", "", "ClusterSecretStore", css.Name,
+							map[string]esv1.ExternalSecretDataRemoteRef{"user": ref("user", "")}).Spec,
+					}}}
+			},
+			referents: func(ns string) []client.Object {
+				return []client.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns + "-late",
+					Labels: map[string]string{"eso.example/order": ns}}}}
+			},
+			failing: func(t *testing.T, ns string) {
+				waitReady(t, &esv1.ClusterExternalSecret{ObjectMeta: metav1.ObjectMeta{Name: "order-" + ns}},
+					metav1.ConditionTrue, esv1.ReasonProvisioned)
+			},
+			synced: func(t *testing.T, ns string) {
+				waitSecretData(t, ns+"-late", "app", map[string]string{"user": "app"})
+			},
+		},
+	}
+	for name, tc := range cases {
+		for _, order := range []string{"referents first", "dependents first", "referents late"} {
+			t.Run(name+"/"+order, func(t *testing.T) {
+				t.Parallel()
+				ns := env.Namespace(t, "order", nil)
+				dependents, referents := tc.dependents(ns), tc.referents(ns)
+				cleanUpClusterObjects(t, append(dependents, referents...))
+				if order == "referents first" {
+					create(t, referents...)
+					create(t, dependents...)
+				} else {
+					create(t, dependents...)
+					if tc.failing != nil {
+						tc.failing(t, ns)
+					} else {
+						waitNotReady(t, &esv1.ExternalSecret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app"}})
+					}
+					if order == "referents late" {
+						time.Sleep(lateBy)
+					}
+					create(t, referents...)
+				}
+				start := time.Now()
+				if tc.synced != nil {
+					tc.synced(t, ns)
+				} else {
+					waitGenerated(t, ns, "app", tc.key, "")
+				}
+				took := time.Since(start)
+				t.Logf("synced %v after the last object", took.Round(time.Millisecond))
+				if took > convergeBound {
+					t.Errorf("synced %v after the last object was created, want within %v", took.Round(time.Millisecond), convergeBound)
+				}
+			})
 		}
 	}
-	eventually40("the store to turn Ready", func() error {
-		if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(store), store); err != nil {
+}
+
+func generator(ns, name, password string) *genv2.Generator {
+	return &genv2.Generator{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: genv2.GeneratorSpec{
+		ProviderConfig: genv2.ProviderConfig{ProviderRef: genv2.ProviderRef{Kind: "Password", Name: password}}}}
+}
+
+// cleanUpClusterObjects deletes the cluster-scoped objects among objs
+// (cluster stores, generators, namespaces) when t ends.
+func cleanUpClusterObjects(t *testing.T, objs []client.Object) {
+	for _, o := range objs {
+		if o.GetNamespace() == "" {
+			t.Cleanup(func() { _ = env.Client.Delete(context.Background(), o) })
+		}
+	}
+}
+
+// waitNotReady waits until obj has a Ready condition that is not True.
+func waitNotReady(t *testing.T, obj client.Object) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("%T %s to report what it misses", obj, obj.GetName()), func() error {
+		if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); err != nil {
 			return err
 		}
-		for _, c := range store.Status.Conditions {
-			if c.Type == ssv2.ConditionReady && c.Status == metav1.ConditionTrue {
-				return nil
-			}
-		}
-		return fmt.Errorf("conditions %+v", store.Status.Conditions)
-	})
-	waitSecretData(t, ns, "app", map[string]string{"pw": "pw"})
-	t.Logf("synced %v after the credentials Secret arrived", time.Since(start).Round(time.Millisecond))
-	eventually40("the templated ExternalSecret to sync", func() error {
-		var s corev1.Secret
-		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "templated"}, &s); err != nil {
-			return err
-		}
-		if string(s.Data["greeting"]) != "hello app" {
-			return fmt.Errorf("data %q", s.Data)
+		c := meta.FindStatusCondition(conditions(obj), "Ready")
+		if c == nil || c.Status == metav1.ConditionTrue {
+			return fmt.Errorf("Ready %+v", c)
 		}
 		return nil
 	})
-	t.Logf("the templated one %v after its ConfigMap arrived", time.Since(start).Round(time.Millisecond))
 }
 
 // TestNamespaceLabelArrivingLate: an ExternalSecret on a ClusterSecretStore

@@ -18,11 +18,13 @@ import (
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	"github.com/eso-dev/eso/app/generation"
 	"github.com/eso-dev/eso/app/metrics"
 	"github.com/eso-dev/eso/app/outcomes"
+	"github.com/eso-dev/eso/app/referents"
 	"github.com/eso-dev/eso/app/refresh"
 	"github.com/eso-dev/eso/app/statuswrite"
 	"github.com/eso-dev/eso/app/stores"
@@ -41,6 +43,9 @@ type Reconciler struct {
 	Generation *generation.Runner
 	Recorder   record.EventRecorder
 	Scheduler  *refresh.Scheduler
+	// Awaits re-queues an ExternalSecret when the object its failure names
+	// (a template's ConfigMap) arrives; nil checks again at the recheck only.
+	Awaits *referents.Queue
 	// Now is the clock; tests may replace it.
 	Now func() time.Time
 
@@ -211,7 +216,9 @@ func (r *Reconciler) fail(ctx context.Context, es *esv1.ExternalSecret, before *
 		// What would fix it is not watched (a Secret or ConfigMap not there
 		// yet): look again soon, at a steady pace rather than a growing
 		// backoff.
-		r.schedule(types.NamespacedName{Namespace: es.Namespace, Name: es.Name}, outcomes.RecheckInterval)
+		key := types.NamespacedName{Namespace: es.Namespace, Name: es.Name}
+		r.schedule(key, outcomes.RecheckInterval)
+		r.Awaits.Await(cause, reconcile.Request{NamespacedName: key})
 		return ctrl.Result{}, nil
 	}
 	interval := refreshInterval(es)

@@ -24,6 +24,7 @@ import (
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/config"
 	"github.com/eso-dev/eso/app/generation"
+	"github.com/eso-dev/eso/app/referents"
 	"github.com/eso-dev/eso/app/refresh"
 	"github.com/eso-dev/eso/app/registry"
 	"github.com/eso-dev/eso/app/stores"
@@ -125,6 +126,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, catalog *registry.Catalo
 			return r.usingClusterStores(ctx, ns.GetName())
 		}), builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		WatchesRawSource(r.Scheduler.Source())
+	if r.Awaits != nil {
+		b = b.WatchesRawSource(r.Awaits.Source())
+	}
 	// A generator kind referenced directly (Password, UUID, ...) is its own
 	// configuration: its creation or change requeues the ExternalSecrets
 	// naming it, so one created before its generator converges by itself.
@@ -220,7 +224,8 @@ func readyStatus(o client.Object) string {
 // Module runs the ExternalSecret controller.
 var Module = fx.Module("externalsecret-controller",
 	fx.Provide(refresh.NewScheduler),
-	fx.Invoke(func(mgr ctrl.Manager, resolver *stores.Resolver, runner *generation.Runner, scheduler *refresh.Scheduler, catalog *registry.Catalog, cfg config.Config) error {
+	fx.Invoke(func(mgr ctrl.Manager, resolver *stores.Resolver, runner *generation.Runner, scheduler *refresh.Scheduler, awaits *referents.Watcher,
+		catalog *registry.Catalog, cfg config.Config) error {
 		r := &Reconciler{
 			Client:     mgr.GetClient(),
 			APIReader:  mgr.GetAPIReader(),
@@ -228,6 +233,7 @@ var Module = fx.Module("externalsecret-controller",
 			Generation: runner,
 			Recorder:   mgr.GetEventRecorderFor("eso"),
 			Scheduler:  scheduler,
+			Awaits:     awaits.NewQueue(),
 			Now:        time.Now,
 		}
 		return r.SetupWithManager(mgr, catalog, cfg.Concurrency)

@@ -10,6 +10,7 @@ import (
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	"github.com/eso-dev/eso/app/secrettemplate"
+	"github.com/eso-dev/eso/providers"
 )
 
 // render applies target.template to the fetched data, reading the ConfigMaps
@@ -23,13 +24,13 @@ func (r *Reconciler) render(ctx context.Context, es *esv1.ExternalSecret, data m
 			case from.ConfigMap != nil:
 				var cm corev1.ConfigMap
 				if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: es.Namespace, Name: from.ConfigMap.Name}, &cm); err != nil {
-					return nil, templateSourceError("ConfigMap", from.ConfigMap.Name, err)
+					return nil, templateSourceError("ConfigMap", es.Namespace, from.ConfigMap.Name, err)
 				}
 				src.ConfigMaps[cm.Name] = cm.Data
 			case from.Secret != nil:
 				var s corev1.Secret
 				if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: es.Namespace, Name: from.Secret.Name}, &s); err != nil {
-					return nil, templateSourceError("Secret", from.Secret.Name, err)
+					return nil, templateSourceError("Secret", es.Namespace, from.Secret.Name, err)
 				}
 				src.Secrets[s.Name] = s.Data
 			}
@@ -38,12 +39,14 @@ func (r *Reconciler) render(ctx context.Context, es *esv1.ExternalSecret, data m
 	return secrettemplate.Render(tpl, data, src)
 }
 
-// templateSourceError: a missing source is the ExternalSecret's mistake (a
-// template error, retried at the refresh); any other error reading it (a
-// timeout, throttling) passes by itself and is retried with backoff.
-func templateSourceError(kind, name string, err error) error {
+// templateSourceError: a missing source is a template error that fixes
+// itself when the source is created, which the error names so eso watches
+// for it; any other error reading it (a timeout, throttling) passes by
+// itself and is retried with backoff.
+func templateSourceError(kind, namespace, name string, err error) error {
 	if apierrors.IsNotFound(err) {
-		return fmt.Errorf("%w: template %s %s not found", secrettemplate.ErrSourceNotFound, kind, name)
+		return providers.Awaiting(providers.ObjectRef{Kind: kind, Namespace: namespace, Name: name},
+			fmt.Errorf("%w: template %s %s not found", secrettemplate.ErrSourceNotFound, kind, name))
 	}
 	return fmt.Errorf("reading template %s %s: %w", kind, name, err)
 }

@@ -10,17 +10,22 @@ import (
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	"github.com/eso-dev/eso/app/outcomes"
 	"github.com/eso-dev/eso/app/secrettemplate"
+	"github.com/eso-dev/eso/providers"
 )
 
 // TestTemplateSourceErrors: a missing templateFrom source is a template
-// error looked for again every 30 s (eso does not watch ConfigMaps); an API
-// server hiccup reading it is retried with backoff.
+// error that names the source, so eso awaits it, and is looked for again
+// every 30 s besides; an API server hiccup reading it is retried with
+// backoff.
 func TestTemplateSourceErrors(t *testing.T) {
-	missing := templateSourceError("ConfigMap", "tpl", apierrors.NewNotFound(schema.GroupResource{Resource: "configmaps"}, "tpl"))
+	missing := templateSourceError("ConfigMap", "ns", "tpl", apierrors.NewNotFound(schema.GroupResource{Resource: "configmaps"}, "tpl"))
 	if !errors.Is(missing, secrettemplate.ErrTemplate) || failureReason(missing) != esv1.ReasonTemplateError || syncRetry(missing) != outcomes.Recheck {
 		t.Errorf("a missing source: %v (reason %s, retry %v)", missing, failureReason(missing), syncRetry(missing))
 	}
-	hiccup := templateSourceError("ConfigMap", "tpl", apierrors.NewTimeoutError("slow", 1))
+	if obj, ok := providers.AwaitedObject(missing); !ok || obj != (providers.ObjectRef{Kind: "ConfigMap", Namespace: "ns", Name: "tpl"}) {
+		t.Errorf("a missing source awaits %+v (%v), want ConfigMap ns/tpl", obj, ok)
+	}
+	hiccup := templateSourceError("ConfigMap", "ns", "tpl", apierrors.NewTimeoutError("slow", 1))
 	if errors.Is(hiccup, secrettemplate.ErrTemplate) || !retryable(hiccup) {
 		t.Errorf("a timeout reading the source: %v (retryable %v)", hiccup, retryable(hiccup))
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/eso-dev/eso/app/config"
 	"github.com/eso-dev/eso/app/generation"
 	"github.com/eso-dev/eso/app/outcomes"
+	"github.com/eso-dev/eso/app/referents"
 	"github.com/eso-dev/eso/app/statuswrite"
 	"github.com/eso-dev/eso/app/stores"
 	"github.com/eso-dev/eso/providers"
@@ -38,6 +39,9 @@ type Reconciler struct {
 	Resolver *generation.Resolver
 	Class    string
 	Cluster  bool
+	// Awaits re-queues a generator when the object its failure names (a
+	// credentials Secret) arrives; nil checks again at the recheck only.
+	Awaits *referents.Queue
 }
 
 // generatorObject is what both kinds share.
@@ -129,6 +133,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if recheck && (interval == 0 || interval > outcomes.RecheckInterval) {
 		interval = outcomes.RecheckInterval
+		r.Awaits.Await(failure, req)
 	}
 	return ctrl.Result{RequeueAfter: interval}, nil
 }
@@ -231,6 +236,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		b = b.Watches(reg.NewConfig(), handler.EnqueueRequestsFromMapFunc(r.usersOf(reg.Kind)),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{}))
 	}
+	if r.Awaits != nil {
+		b = b.WatchesRawSource(r.Awaits.Source())
+	}
 	return b.Complete(r)
 }
 
@@ -269,9 +277,10 @@ func (r *Reconciler) usersOf(kind string) handler.MapFunc {
 
 // Module runs the Generator and ClusterGenerator controllers.
 var Module = fx.Module("generator-controllers",
-	fx.Invoke(func(mgr ctrl.Manager, resolver *generation.Resolver, cfg config.Config) error {
+	fx.Invoke(func(mgr ctrl.Manager, resolver *generation.Resolver, awaits *referents.Watcher, cfg config.Config) error {
 		for _, cluster := range []bool{false, true} {
-			r := &Reconciler{Client: mgr.GetClient(), Resolver: resolver, Class: cfg.ControllerClass, Cluster: cluster}
+			r := &Reconciler{Client: mgr.GetClient(), Resolver: resolver, Class: cfg.ControllerClass, Cluster: cluster,
+				Awaits: awaits.NewQueue()}
 			if err := r.SetupWithManager(mgr); err != nil {
 				return err
 			}

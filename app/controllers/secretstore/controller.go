@@ -28,6 +28,7 @@ import (
 	"github.com/eso-dev/eso/app/config"
 	"github.com/eso-dev/eso/app/metrics"
 	"github.com/eso-dev/eso/app/outcomes"
+	"github.com/eso-dev/eso/app/referents"
 	"github.com/eso-dev/eso/app/registry"
 	"github.com/eso-dev/eso/app/statuswrite"
 	"github.com/eso-dev/eso/app/stores"
@@ -40,6 +41,9 @@ type Reconciler struct {
 	Recorder record.EventRecorder
 	// Kind is stores.KindSecretStore or stores.KindClusterSecretStore.
 	Kind string
+	// Awaits re-queues a store when the object its failure names (a
+	// credentials Secret) arrives; nil checks again at the recheck only.
+	Awaits *referents.Queue
 }
 
 func (c *Reconciler) newObject() client.Object {
@@ -98,6 +102,7 @@ func (c *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	d := refreshInterval(store)
 	if result.recheck && (d == 0 || d > outcomes.RecheckInterval) {
 		d = outcomes.RecheckInterval
+		c.Awaits.Await(result.cause, req)
 	}
 	if d > 0 {
 		return ctrl.Result{RequeueAfter: d}, nil
@@ -160,6 +165,9 @@ func (c *Reconciler) SetupWithManager(mgr ctrl.Manager, catalog *registry.Catalo
 		Named(c.Kind).
 		For(c.newObject(), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency})
+	if c.Awaits != nil {
+		b = b.WatchesRawSource(c.Awaits.Source())
+	}
 	for _, reg := range catalog.Registrations() {
 		kind := reg.Kind
 		b = b.Watches(reg.NewConfig(), handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, cfg client.Object) []reconcile.Request {
@@ -182,9 +190,10 @@ func (c *Reconciler) SetupWithManager(mgr ctrl.Manager, catalog *registry.Catalo
 
 // Module runs the SecretStore and ClusterSecretStore controllers.
 var Module = fx.Module("secretstore-controllers",
-	fx.Invoke(func(mgr ctrl.Manager, resolver *stores.Resolver, catalog *registry.Catalog, cfg config.Config) error {
+	fx.Invoke(func(mgr ctrl.Manager, resolver *stores.Resolver, catalog *registry.Catalog, awaits *referents.Watcher, cfg config.Config) error {
 		for _, kind := range []string{stores.KindSecretStore, stores.KindClusterSecretStore} {
-			r := &Reconciler{Client: mgr.GetClient(), Resolver: resolver, Recorder: mgr.GetEventRecorderFor("eso"), Kind: kind}
+			r := &Reconciler{Client: mgr.GetClient(), Resolver: resolver, Recorder: mgr.GetEventRecorderFor("eso"), Kind: kind,
+				Awaits: awaits.NewQueue()}
 			if err := r.SetupWithManager(mgr, catalog, cfg.StoreConcurrency); err != nil {
 				return fmt.Errorf("setting up %s controller: %w", kind, err)
 			}

@@ -26,6 +26,9 @@ type readiness struct {
 	// refused the credentials, which live in Secrets eso does not watch), so
 	// the store is checked again soon.
 	recheck bool
+	// cause is the failure; when it names an object (a credentials Secret
+	// not there yet), the store awaits it.
+	cause error
 }
 
 func (r readiness) ready() bool { return r.reason == ssv2.ReasonValid }
@@ -34,7 +37,7 @@ func (r readiness) ready() bool { return r.reason == ssv2.ReasonValid }
 // the outcomes table says.
 func failed(err error, message string) *readiness {
 	out := outcomes.Of(err).ForStore()
-	r := &readiness{reason: out.StoreReason, message: message, recheck: out.StoreRetry == outcomes.Recheck}
+	r := &readiness{reason: out.StoreReason, message: message, recheck: out.StoreRetry == outcomes.Recheck, cause: err}
 	if out.StoreRetry == outcomes.Backoff {
 		r.transient = err
 	}
