@@ -13,6 +13,8 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/eso-dev/eso/app/config"
+	"github.com/eso-dev/eso/app/registry"
+	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/tests/testenv"
 	"github.com/eso-dev/eso/tests/testeso"
 )
@@ -26,6 +28,21 @@ func testConfig() config.Config { return testeso.Config() }
 // runEso runs eso as users install it: as the chart's ServiceAccount.
 func runEso(t testing.TB, cfg config.Config, extra ...fx.Option) {
 	testeso.Run(t, esoIdentity(t), cfg, extra...)
+}
+
+// withProviders builds the providers of the given kinds with the given
+// constructors instead of the compiled-in ones: to reach test servers the
+// configurations alone could not (plaintext, a proxy).
+func withProviders(news map[string]func(providers.Deps) providers.Provider) fx.Option {
+	return fx.Decorate(func(c *registry.Catalog) (*registry.Catalog, error) {
+		regs := c.Registrations()
+		for i := range regs {
+			if n, ok := news[regs[i].Kind]; ok {
+				regs[i].New = n
+			}
+		}
+		return registry.NewCatalog(regs)
+	})
 }
 
 // The chart's install in these tests: its ServiceAccount and RBAC (with

@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"go.uber.org/fx"
 	"google.golang.org/grpc/codes"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -12,37 +11,33 @@ import (
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
-	"github.com/eso-dev/eso/app/registry"
 	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/gcp/gcpauth"
 	"github.com/eso-dev/eso/providers/gcp/gcptest"
 	"github.com/eso-dev/eso/providers/gcp/secretmanager"
-	"github.com/eso-dev/eso/tests/testeso"
 )
 
 // runEsoForGCP runs eso with its GCP provider dialling gcptest over
-// plaintext (gcptest has no TLS, so no configuration could reach it) and,
-// if wi is set, using wi's token services for workload identity. The
-// configurations still name gcptest as their endpoint and carry real
-// credentials.
+// plaintext (see gcpProvider), using wi's token services for workload
+// identity if wi is set.
 func runEsoForGCP(t *testing.T, ns string, wi *gcptest.WorkloadIdentity) {
 	cfg := testConfig()
 	cfg.Namespace = ns
-	testeso.Run(t, esoIdentity(t), cfg, fx.Decorate(func(c *registry.Catalog) (*registry.Catalog, error) {
-		regs := c.Registrations()
-		for i := range regs {
-			if regs[i].Kind == secretmanager.Kind {
-				regs[i].New = func(d providers.Deps) providers.Provider {
-					endpoints := gcpauth.GoogleEndpoints
-					if wi != nil {
-						endpoints = gcpauth.Endpoints{STS: wi.STS, IAMCredentials: wi.IAMCredentials}
-					}
-					return secretmanager.Definition(endpoints, gcptest.Insecure()).New(d)
-				}
-			}
+	runEso(t, cfg, withProviders(map[string]func(providers.Deps) providers.Provider{secretmanager.Kind: gcpProvider(wi)}))
+}
+
+// gcpProvider is the GCP provider dialling gcptest over plaintext (gcptest
+// has no TLS, so no configuration could reach it) and, if wi is set, using
+// wi's token services for workload identity. The configurations still name
+// gcptest as their endpoint and carry real credentials.
+func gcpProvider(wi *gcptest.WorkloadIdentity) func(providers.Deps) providers.Provider {
+	return func(d providers.Deps) providers.Provider {
+		endpoints := gcpauth.GoogleEndpoints
+		if wi != nil {
+			endpoints = gcpauth.Endpoints{STS: wi.STS, IAMCredentials: wi.IAMCredentials}
 		}
-		return registry.NewCatalog(regs)
-	}))
+		return secretmanager.Definition(endpoints, gcptest.Insecure()).New(d)
+	}
 }
 
 func gcpKeyConfig(ns, name, endpoint, keySecret string) *provv1.GCPSecretManager {

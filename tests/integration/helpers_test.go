@@ -26,7 +26,13 @@ const waitTimeout = 20 * time.Second
 // eventually polls cond until it returns nil or the timeout passes.
 func eventually(t *testing.T, what string, cond func() error) {
 	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
+	eventuallyWithin(t, waitTimeout, what, cond)
+}
+
+// eventuallyWithin polls cond until it returns nil or d passes.
+func eventuallyWithin(t *testing.T, d time.Duration, what string, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(d)
 	var err error
 	for time.Now().Before(deadline) {
 		if err = cond(); err == nil {
@@ -34,7 +40,7 @@ func eventually(t *testing.T, what string, cond func() error) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatalf("timed out waiting for %s: %v", what, err)
+	t.Fatalf("timed out after %v waiting for %s: %v", d, what, err)
 }
 
 // consistently checks cond stays nil for d: for facts that must hold while
@@ -138,8 +144,14 @@ func keys(m map[string][]byte) []string {
 // waitReady waits until obj's Ready condition has status and reason, and returns its message.
 func waitReady(t *testing.T, obj client.Object, status metav1.ConditionStatus, reason string) string {
 	t.Helper()
+	return waitReadyWithin(t, waitTimeout, obj, status, reason)
+}
+
+// waitReadyWithin is waitReady with a wait bound of d.
+func waitReadyWithin(t *testing.T, d time.Duration, obj client.Object, status metav1.ConditionStatus, reason string) string {
+	t.Helper()
 	var msg string
-	eventually(t, fmt.Sprintf("%T %s Ready=%s/%s", obj, obj.GetName(), status, reason), func() error {
+	eventuallyWithin(t, d, fmt.Sprintf("%T %s Ready=%s/%s", obj, obj.GetName(), status, reason), func() error {
 		if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); err != nil {
 			return err
 		}
