@@ -9,6 +9,10 @@ import (
 	"errors"
 	"time"
 
+	"golang.org/x/time/rate"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	"github.com/eso-dev/eso/apis/lenient"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
@@ -35,6 +39,23 @@ const (
 
 // RecheckInterval is how soon a Recheck outcome is tried again.
 const RecheckInterval = 30 * time.Second
+
+// MaxBackoff caps the backoff of a Backoff outcome. controller-runtime's
+// default cap (1000 s) would leave an object that failed through a long
+// outage untried for up to 17 minutes after its provider came back; with
+// this cap every object is tried again within MaxBackoff, and a provider
+// that stays down is asked at most once per object per MaxBackoff.
+const MaxBackoff = 2 * time.Minute
+
+// RetryLimiter is the rate limiter of the controllers that follow this
+// table: per object, exponential from 5 ms to MaxBackoff; overall, the
+// default 10 per second with bursts of 100.
+func RetryLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
+	return workqueue.NewTypedMaxOfRateLimiter(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](5*time.Millisecond, MaxBackoff),
+		&workqueue.TypedBucketRateLimiter[reconcile.Request]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
+	)
+}
 
 // Outcome is what eso says and does about one failure. (The error's class,
 // which metrics and the wire carry, is providers.ClassOf.)

@@ -4,6 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
@@ -91,5 +95,23 @@ func TestMissingCredentialsAreRechecked(t *testing.T) {
 	}
 	if err.Error() != "invalid provider configuration: credentials Secret team/vault-token not found" {
 		t.Errorf("message %q", err)
+	}
+}
+
+// TestBackoffIsCapped: however long an object kept failing (a provider down
+// for hours), its next try is at most MaxBackoff away.
+func TestBackoffIsCapped(t *testing.T) {
+	limiter := RetryLimiter()
+	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "app"}}
+	var last time.Duration
+	for range 100 {
+		last = limiter.When(req)
+	}
+	if last != MaxBackoff {
+		t.Errorf("after 100 failures the next try is %v away, want %v", last, MaxBackoff)
+	}
+	limiter.Forget(req)
+	if d := limiter.When(req); d > time.Second {
+		t.Errorf("after a success the next failure waits %v", d)
 	}
 }

@@ -164,7 +164,7 @@ func (c *Reconciler) SetupWithManager(mgr ctrl.Manager, catalog *registry.Catalo
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(c.Kind).
 		For(c.newObject(), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency})
+		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency, RateLimiter: outcomes.RetryLimiter()})
 	if c.Awaits != nil {
 		b = b.WatchesRawSource(c.Awaits.Source())
 	}
