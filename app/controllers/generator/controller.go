@@ -15,6 +15,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -24,6 +25,7 @@ import (
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/config"
 	"github.com/eso-dev/eso/app/generation"
+	"github.com/eso-dev/eso/app/manager"
 	"github.com/eso-dev/eso/app/outcomes"
 	"github.com/eso-dev/eso/app/statuswrite"
 	"github.com/eso-dev/eso/app/stores"
@@ -226,7 +228,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		obj, name = &genv2.ClusterGenerator{}, "clustergenerator"
 	}
 	b := ctrl.NewControllerManagedBy(mgr).Named(name).
-		For(obj, builder.WithPredicates(predicate.GenerationChangedPredicate{}))
+		For(obj, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		WithOptions(manager.ControllerOptions(mgr, controller.Options{}))
 	for _, reg := range r.Resolver.Generators().Catalog().Registrations() {
 		b = b.Watches(reg.NewConfig(), handler.EnqueueRequestsFromMapFunc(r.usersOf(reg.Kind)),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{}))
