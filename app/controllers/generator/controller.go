@@ -208,6 +208,8 @@ func checkConditions(_ context.Context, g *generatorObject) *verdict {
 func (r *Reconciler) validate(ctx context.Context, g *generatorObject) *verdict {
 	gen, err := r.Resolver.ServedBy(g.spec, g.ref, g.obj.GetNamespace())
 	switch {
+	case errors.Is(err, generation.ErrUnknownKind):
+		return failedWith(err, err.Error())
 	case errors.Is(err, stores.ErrNotCompiledIn):
 		return failedWith(err, "generator kind "+g.ref.Kind+" is not compiled into this eso binary (see `eso providers`)")
 	case err != nil:
