@@ -3,12 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"debug/elf"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -220,6 +222,44 @@ func TestBuildTagSelection(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPlainBuildIsStatic: with cgo on (Go's default wherever a C compiler is
+// found) a plain `go build` stops with a message saying how to build, and
+// with CGO_ENABLED=0 it gives a static binary, as `make build` does.
+func TestPlainBuildIsStatic(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "eso")
+	if cc, err := exec.Command("go", "env", "CC").Output(); err == nil {
+		if _, err := exec.LookPath(strings.TrimSpace(string(cc))); err == nil {
+			build := exec.Command("go", "build", "-o", bin, ".")
+			build.Env = append(os.Environ(), "CGO_ENABLED=1")
+			out, err := build.CombinedOutput()
+			if err == nil || !strings.Contains(string(out), "eso is a static binary: build it with CGO_ENABLED=0") {
+				t.Errorf("go build with cgo on: %v, want a failure saying how to build; output:\n%s", err, out)
+			}
+		}
+	}
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build with CGO_ENABLED=0: %v\n%s", err, out)
+	}
+	if runtime.GOOS != "linux" {
+		return
+	}
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			t.Fatal("the binary is dynamically linked (it has an ELF interpreter)")
+		}
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	genv2 "github.com/eso-dev/eso/apis/generator/v2alpha1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
+	"github.com/eso-dev/eso/app/config"
 	"github.com/eso-dev/eso/app/grpcclient"
 	"github.com/eso-dev/eso/app/registry"
 	"github.com/eso-dev/eso/app/stores"
@@ -133,13 +134,42 @@ func (r *Resolver) Resolve(ctx context.Context, namespace string, ref esv1.Gener
 		source.APIVersion = KindsAPIVersion
 		gen, ok := r.generators.Lookup(ref.Kind)
 		if !ok {
-			return nil, true, fmt.Errorf("%w: generator kind %s (see `eso providers`)", stores.ErrNotCompiledIn, ref.Kind)
+			var also []string
+			if ref.APIVersion == "" {
+				also = []string{KindGenerator, KindClusterGenerator}
+			}
+			return nil, true, r.notServed(ref.Kind, also...)
 		}
 		return &Resolved{Generator: gen, Ref: providers.Ref{Kind: ref.Kind, Namespace: namespace, Name: ref.Name},
 			Scope: providers.Scope{Namespace: namespace}, Source: source, StatePolicy: genv2.StateTrack, GCDeadline: defaultGCDeadline}, true, nil
 	default:
 		return nil, true, fmt.Errorf("%w: %s is not a generator of %s", stores.ErrUnsupportedVersion, ref.Kind, ref.APIVersion)
 	}
+}
+
+// ErrUnknownKind: a generator kind no generator has, but so near one
+// compiled in (by config.Closest) that it is most likely misspelled. It is
+// also stores.ErrNotCompiledIn, so it has that error's outcome.
+var ErrUnknownKind = errors.New("unknown generator kind")
+
+type unknownKindError struct{ kind, near string }
+
+func (e *unknownKindError) Error() string {
+	return fmt.Sprintf("%s %s: did you mean %s?", ErrUnknownKind, e.kind, e.near)
+}
+
+func (e *unknownKindError) Is(target error) bool {
+	return target == ErrUnknownKind || target == stores.ErrNotCompiledIn
+}
+
+// notServed is the error for a generator kind no compiled-in generator
+// serves: a near miss of a compiled-in kind (or of also) as the typo it
+// most likely is, anything else as not compiled in.
+func (r *Resolver) notServed(kind string, also ...string) error {
+	if near := config.Closest(kind, append(r.generators.Catalog().Kinds(), also...)); near != "" {
+		return &unknownKindError{kind: kind, near: near}
+	}
+	return fmt.Errorf("%w: generator kind %s (see `eso providers`)", stores.ErrNotCompiledIn, kind)
 }
 
 // resolved is the generator of spec, in process or in a provider process.
@@ -171,7 +201,7 @@ func (r *Resolver) ServedBy(spec *genv2.GeneratorSpec, ref providers.Ref, ownNam
 	if pc.Address == "" {
 		gen, ok := r.generators.Lookup(ref.Kind)
 		if !ok {
-			return nil, fmt.Errorf("%w: generator kind %s (see `eso providers`)", stores.ErrNotCompiledIn, ref.Kind)
+			return nil, r.notServed(ref.Kind)
 		}
 		return gen, nil
 	}

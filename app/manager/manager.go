@@ -22,7 +22,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlcfg "sigs.k8s.io/controller-runtime/pkg/config"
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
@@ -133,7 +132,9 @@ func MetricsOptions(cfg config.Config) metricsserver.Options {
 // readyWait bounds how long /readyz waits for the informer caches.
 const readyWait = time.Second
 
-// New builds the manager.
+// New builds the manager. /readyz waits for its informer caches and its
+// controllers, /healthz fails when a controller's workers are stuck (see
+// Health); controllers join both through ControllerOptions.
 func New(cfg config.Config, rc *rest.Config, scheme *runtime.Scheme) (ctrl.Manager, error) {
 	mgr, err := ctrl.NewManager(WithClientLimits(rc, cfg, "eso"), ctrl.Options{
 		Scheme:                        scheme,
@@ -155,8 +156,9 @@ func New(cfg config.Config, rc *rest.Config, scheme *runtime.Scheme) (ctrl.Manag
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
 	}
+	health := newHealth(cfg.LeaderElect, mgr.Elected())
 	if cfg.HealthAddr != "0" {
-		if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		if err := mgr.AddHealthzCheck("workers", health.Live); err != nil {
 			return nil, err
 		}
 		if err := mgr.AddReadyzCheck("informers", func(req *http.Request) error {
@@ -171,8 +173,11 @@ func New(cfg config.Config, rc *rest.Config, scheme *runtime.Scheme) (ctrl.Manag
 		}); err != nil {
 			return nil, err
 		}
+		if err := mgr.AddReadyzCheck("controllers", health.Ready); err != nil {
+			return nil, err
+		}
 	}
-	return mgr, nil
+	return &healthManager{Manager: mgr, health: health}, nil
 }
 
 // ProviderDeps gives in-process providers the manager's clients.

@@ -29,6 +29,15 @@ func (c *GeneratorCatalog) Registrations() []generators.Registration {
 	return sortedByName(c.byKind, func(r generators.Registration) string { return r.Name })
 }
 
+// Kinds are the configuration kinds of the catalog.
+func (c *GeneratorCatalog) Kinds() []string {
+	var kinds []string
+	for _, r := range c.Registrations() {
+		kinds = append(kinds, r.Kind)
+	}
+	return kinds
+}
+
 // Generators are the compiled-in generators, built once with their dependencies.
 type Generators struct {
 	catalog *GeneratorCatalog

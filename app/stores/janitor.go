@@ -8,8 +8,11 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	"github.com/eso-dev/eso/app/manager"
 )
 
 // namespaceJanitor drops the clients cached for a namespace's credentials
@@ -42,5 +45,6 @@ var namespaceGoing = predicate.Funcs{
 func setupJanitor(mgr ctrl.Manager, clients *ClientCache) error {
 	return ctrl.NewControllerManagedBy(mgr).Named("client-janitor").
 		For(&corev1.Namespace{}, builder.WithPredicates(namespaceGoing)).
+		WithOptions(manager.ControllerOptions(mgr, controller.Options{})).
 		Complete(&namespaceJanitor{reader: mgr.GetClient(), clients: clients})
 }

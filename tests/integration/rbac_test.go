@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -141,18 +140,7 @@ func TestNotReadyWhileACacheCannotSync(t *testing.T) {
 	cfg := testConfig()
 	cfg.HealthAddr = freeAddr(t)
 	testeso.Run(t, env.UserConfig(t, "eso-refused"), cfg)
-	probe := func(path string) error {
-		client := http.Client{Timeout: 3 * time.Second}
-		resp, err := client.Get("http://" + cfg.HealthAddr + path)
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("%s answered %s", path, resp.Status)
-		}
-		return nil
-	}
+	probe := func(path string) error { return probe(cfg.HealthAddr, path) }
 	eventually(t, "/healthz up", func() error { return probe("/healthz") })
 	consistently(t, 3*time.Second, "/readyz not ready", func() error {
 		start := time.Now()

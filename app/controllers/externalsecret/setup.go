@@ -24,6 +24,7 @@ import (
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/config"
 	"github.com/eso-dev/eso/app/generation"
+	"github.com/eso-dev/eso/app/manager"
 	"github.com/eso-dev/eso/app/outcomes"
 	"github.com/eso-dev/eso/app/referents"
 	"github.com/eso-dev/eso/app/refresh"
@@ -101,8 +102,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, catalog *registry.Catalo
 		For(&esv1.ExternalSecret{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		// A provider that hangs may hold a worker for a minute at most.
-		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency, UsePriorityQueue: ptr.To(true), RateLimiter: outcomes.RetryLimiter(),
-			ReconciliationTimeout: syncTimeout}).
+		WithOptions(manager.ControllerOptions(mgr, controller.Options{MaxConcurrentReconciles: concurrency, UsePriorityQueue: ptr.To(true),
+			RateLimiter: outcomes.RetryLimiter(), ReconciliationTimeout: syncTimeout})).
 		// The cache holds only managed Secrets, so this sees only those.
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, s client.Object) []reconcile.Request {
 			return r.list(ctx, client.InNamespace(s.GetNamespace()), client.MatchingFields{indexTarget: s.GetName()})

@@ -25,6 +25,7 @@ import (
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/config"
 	"github.com/eso-dev/eso/app/generation"
+	"github.com/eso-dev/eso/app/manager"
 	"github.com/eso-dev/eso/app/outcomes"
 	"github.com/eso-dev/eso/app/referents"
 	"github.com/eso-dev/eso/app/statuswrite"
@@ -212,6 +213,8 @@ func checkConditions(_ context.Context, g *generatorObject) *verdict {
 func (r *Reconciler) validate(ctx context.Context, g *generatorObject) *verdict {
 	gen, err := r.Resolver.ServedBy(g.spec, g.ref, g.obj.GetNamespace())
 	switch {
+	case errors.Is(err, generation.ErrUnknownKind):
+		return failedWith(err, err.Error())
 	case errors.Is(err, stores.ErrNotCompiledIn):
 		return failedWith(err, "generator kind "+g.ref.Kind+" is not compiled into this eso binary (see `eso providers`)")
 	case err != nil:
@@ -233,7 +236,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	b := ctrl.NewControllerManagedBy(mgr).Named(name).
 		For(obj, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		WithOptions(controller.Options{RateLimiter: outcomes.RetryLimiter()})
+		WithOptions(manager.ControllerOptions(mgr, controller.Options{RateLimiter: outcomes.RetryLimiter()}))
 	for _, reg := range r.Resolver.Generators().Catalog().Registrations() {
 		b = b.Watches(reg.NewConfig(), handler.EnqueueRequestsFromMapFunc(r.usersOf(reg.Kind)),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{}))

@@ -3,6 +3,7 @@ package generator
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 	"testing"
 
@@ -136,5 +137,23 @@ func TestUndecodableGeneratorIsReportedNotValidated(t *testing.T) {
 	}
 	if len(rec.validated) != 0 {
 		t.Errorf("an undecodable Generator was validated: %v", rec.validated)
+	}
+}
+
+// TestMisspelledKindNamesTheNearest: a Generator whose providerRef.kind is a
+// typo of a compiled-in kind is reported as unknown with the nearest kind,
+// one far from every kind as not compiled in.
+func TestMisspelledKindNamesTheNearest(t *testing.T) {
+	for kind, want := range map[string]string{
+		"Recordr":  "unknown generator kind Recordr: did you mean Recorder?",
+		"Password": "generator kind Password is not compiled into this eso binary",
+	} {
+		g := generatorIn("team-a", "gen", "")
+		g.Spec.ProviderConfig.ProviderRef.Kind = kind
+		r, _ := reconciler(t, false, g)
+		c := readyOf(t, r, g, &g.Status)
+		if c == nil || c.Reason != ssv2.ReasonProviderNotCompiledIn || !strings.HasPrefix(c.Message, want) {
+			t.Errorf("kind %s: Ready %+v, want %s %q", kind, c, ssv2.ReasonProviderNotCompiledIn, want)
+		}
 	}
 }

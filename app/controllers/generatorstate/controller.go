@@ -24,11 +24,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	genv2 "github.com/eso-dev/eso/apis/generator/v2alpha1"
 	"github.com/eso-dev/eso/app/generation"
+	"github.com/eso-dev/eso/app/manager"
 	"github.com/eso-dev/eso/app/statuswrite"
 	"github.com/eso-dev/eso/generators"
 	"github.com/eso-dev/eso/providers"
@@ -177,7 +179,8 @@ func stateStatus(o client.Object) *genv2.GeneratorStateStatus {
 
 // SetupWithManager watches GeneratorStates.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).Named("generatorstate").For(&genv2.GeneratorState{}).Complete(r)
+	return ctrl.NewControllerManagedBy(mgr).Named("generatorstate").For(&genv2.GeneratorState{}).
+		WithOptions(manager.ControllerOptions(mgr, controller.Options{})).Complete(r)
 }
 
 // Module runs the GeneratorState controller.

@@ -26,6 +26,7 @@ import (
 
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/config"
+	"github.com/eso-dev/eso/app/manager"
 	"github.com/eso-dev/eso/app/metrics"
 	"github.com/eso-dev/eso/app/outcomes"
 	"github.com/eso-dev/eso/app/referents"
@@ -164,7 +165,7 @@ func (c *Reconciler) SetupWithManager(mgr ctrl.Manager, catalog *registry.Catalo
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(c.Kind).
 		For(c.newObject(), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency, RateLimiter: outcomes.RetryLimiter()})
+		WithOptions(manager.ControllerOptions(mgr, controller.Options{MaxConcurrentReconciles: concurrency, RateLimiter: outcomes.RetryLimiter()}))
 	if c.Awaits != nil {
 		b = b.WatchesRawSource(c.Awaits.Source())
 	}

@@ -1,0 +1,55 @@
+package generation
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	ctrlfake "sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	genv2 "github.com/eso-dev/eso/apis/generator/v2alpha1"
+	"github.com/eso-dev/eso/app/outcomes"
+	"github.com/eso-dev/eso/app/registry"
+	"github.com/eso-dev/eso/app/stores"
+	"github.com/eso-dev/eso/generators"
+	"github.com/eso-dev/eso/providers"
+)
+
+// TestMisspelledGeneratorKindNamesTheNearest: an ExternalSecret's
+// generatorRef.kind that is a typo of a compiled-in kind (or of Generator,
+// ClusterGenerator) is reported as unknown with the nearest kind, one far
+// from every kind as not compiled in; both keep the not-compiled-in outcome.
+func TestMisspelledGeneratorKindNamesTheNearest(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := genv2.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	catalog, err := registry.NewGeneratorCatalog([]generators.Registration{
+		{Name: "password", Kind: "Password", New: func(providers.Deps) generators.Generator { return nil }},
+		{Name: "uuid", Kind: "UUID", New: func(providers.Deps) generators.Generator { return nil }},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewResolver(ctrlfake.NewClientBuilder().WithScheme(scheme).Build(), registry.NewGenerators(catalog, providers.Deps{}), "")
+	for _, tc := range []struct {
+		ref  esv1.GeneratorRef
+		want string
+	}{
+		{esv1.GeneratorRef{Kind: "Pasword", Name: "p"}, "unknown generator kind Pasword: did you mean Password?"},
+		{esv1.GeneratorRef{Kind: "Pasword", Name: "p", APIVersion: KindsAPIVersion}, "unknown generator kind Pasword: did you mean Password?"},
+		{esv1.GeneratorRef{Kind: "ClusterGenerater", Name: "g"}, "unknown generator kind ClusterGenerater: did you mean ClusterGenerator?"},
+		{esv1.GeneratorRef{Kind: "ECRAuthorizationToken", Name: "e"},
+			"provider not compiled into this binary: generator kind ECRAuthorizationToken (see `eso providers`)"},
+	} {
+		_, _, err := r.Resolve(context.Background(), "team-a", tc.ref)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("kind %s: %v, want %q", tc.ref.Kind, err, tc.want)
+		}
+		if !errors.Is(err, stores.ErrNotCompiledIn) || outcomes.Of(err) != outcomes.Of(stores.ErrNotCompiledIn) {
+			t.Errorf("kind %s: outcome %+v, want that of a kind not compiled in", tc.ref.Kind, outcomes.Of(err))
+		}
+	}
+}
