@@ -88,6 +88,55 @@ spec:
     secretStoreRef: {name: s}
     data: [{secretKey: a, remoteRef: {key: k}}]`,
 			"name the target namespaces with namespaceSelectors or namespaces"},
+		{"PushSecret selecting a Secret and a generator at once", `
+apiVersion: external-secrets.io/v1alpha1
+kind: PushSecret
+metadata: {name: two-sources}
+spec:
+  secretStoreRefs: [{name: s}]
+  selector:
+    secret: {name: src}
+    generatorRef: {kind: Password, name: pw}
+  data: [{match: {secretKey: a, remoteRef: {remoteKey: k}}}]`,
+			"selector needs exactly one of secret or generatorRef"},
+		{"PushSecret naming a store and selecting stores in one reference", `
+apiVersion: external-secrets.io/v1alpha1
+kind: PushSecret
+metadata: {name: store-both}
+spec:
+  secretStoreRefs: [{name: s, labelSelector: {matchLabels: {a: b}}}]
+  selector: {secret: {name: src}}`,
+			"a store reference needs exactly one of name or labelSelector"},
+		{"PushSecret bundling into one remote key and renaming keys", `
+apiVersion: external-secrets.io/v1alpha1
+kind: PushSecret
+metadata: {name: bundle-rewrite}
+spec:
+  secretStoreRefs: [{name: s}]
+  selector: {secret: {name: src}}
+  dataTo: [{storeRef: {name: s}, remoteKey: all, rewrite: [{regexp: {source: a, target: b}}]}]`,
+			"remoteKey and rewrite are mutually exclusive"},
+		{"PushSecret adopting remote secrets it would never write", `
+apiVersion: external-secrets.io/v1alpha1
+kind: PushSecret
+metadata: {name: adopt-ifnotexists}
+spec:
+  secretStoreRefs: [{name: s}]
+  updatePolicy: IfNotExists
+  adoptionPolicy: Adopt
+  selector: {secret: {name: src}}
+  data: [{match: {secretKey: a, remoteRef: {remoteKey: k}}}]`,
+			"adoptionPolicy Adopt needs updatePolicy Replace"},
+		{"PushSecret refreshing every few milliseconds", `
+apiVersion: external-secrets.io/v1alpha1
+kind: PushSecret
+metadata: {name: too-often}
+spec:
+  refreshInterval: 10ms
+  secretStoreRefs: [{name: s}]
+  selector: {secret: {name: src}}
+  data: [{match: {secretKey: a, remoteRef: {remoteKey: k}}}]`,
+			"refreshInterval must be 0s or at least 1s"},
 		{"ExternalSecret with nothing to sync", `
 apiVersion: external-secrets.io/v1
 kind: ExternalSecret

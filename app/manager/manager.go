@@ -25,6 +25,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	esv1alpha1 "github.com/eso-dev/eso/apis/externalsecrets/v1alpha1"
 	genv2 "github.com/eso-dev/eso/apis/generator/v2alpha1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/config"
@@ -40,7 +41,7 @@ func NewScheme(catalog *registry.Catalog, genCatalog *registry.GeneratorCatalog)
 	s := runtime.NewScheme()
 	adders := []func(*runtime.Scheme) error{
 		corev1.AddToScheme, coordinationv1.AddToScheme, authenticationv1.AddToScheme,
-		esv1.AddToScheme, ssv2.AddToScheme, genv2.AddToScheme,
+		esv1.AddToScheme, esv1alpha1.AddToScheme, ssv2.AddToScheme, genv2.AddToScheme,
 	}
 	for _, r := range catalog.Registrations() {
 		adders = append(adders, r.AddToScheme)
