@@ -27,7 +27,9 @@ package manager
 // (app/referents). There is no deletecollection.
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch;delete
 // templateFrom and Vault caProvider ConfigMaps, read by name; one that is
-// awaited is watched by name (app/referents), never listed.
+// awaited is watched by name (app/referents). RBAC cannot narrow a watch to
+// a name, so the account could watch every ConfigMap; eso opens only
+// name-selected watches, and never lists.
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;watch
 // ServiceAccount-based provider auth and GCP workload identity.
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get

@@ -43,7 +43,8 @@ const RecheckInterval = 30 * time.Second
 // MaxBackoff caps the backoff of a Backoff outcome. controller-runtime's
 // default cap (1000 s) would leave an object that failed through a long
 // outage untried for up to 17 minutes after its provider came back; with
-// this cap every object is tried again within MaxBackoff, and a provider
+// this cap an object is tried again within MaxBackoff (or, when N objects
+// fail at once, within N/10 s: the overall pace below), and a provider
 // that stays down is asked at most once per object per MaxBackoff.
 const MaxBackoff = 2 * time.Minute
 

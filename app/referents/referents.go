@@ -41,8 +41,13 @@ const (
 // that was deleted or fixed otherwise is forgotten soon after.
 const waitFor = 3 * outcomes.RecheckInterval
 
-// retryWatch bounds the pause before a watch that broke is opened again.
-const retryWatch = 30 * time.Second
+// retryWatch bounds the pause before a watch that broke is opened again;
+// the pause doubles from a second while watches keep breaking within
+// healthyWatch of opening.
+const (
+	retryWatch   = 30 * time.Second
+	healthyWatch = 10 * time.Second
+)
 
 var resources = map[string]schema.GroupVersionResource{
 	"Secret":    {Version: "v1", Resource: "secrets"},
@@ -65,6 +70,9 @@ type objectKey struct{ kind, namespace, name string }
 type objectWatch struct {
 	cancel  context.CancelFunc
 	waiters map[waiter]waiting
+	// last is the version the watch last reported (empty: none yet), so a
+	// waiter joining after it is re-queued at once if it saw another.
+	last string
 }
 
 type waiter struct {
@@ -172,6 +180,11 @@ func (q *Queue) Await(err error, req reconcile.Request) bool {
 		w.perNamespace[obj.Namespace]++
 		go w.watch(ctx, key, gvr, ow)
 	}
+	if ow.last != "" && ow.last != obj.ResourceVersion {
+		// The watch already reported a version this waiter has not seen.
+		go q.add(req)
+		return true
+	}
 	ow.waiters[waiter{q, req}] = waiting{seen: obj.ResourceVersion, until: w.now().Add(waitFor)}
 	return true
 }
@@ -193,12 +206,15 @@ func (w *Watcher) watch(ctx context.Context, key objectKey, gvr schema.GroupVers
 				return
 			}
 		} else {
+			opened := time.Now()
 			fired := w.follow(ctx, key, ow, events)
 			events.Stop()
 			if fired {
 				return
 			}
-			pause = time.Second
+			if time.Since(opened) > healthyWatch {
+				pause = time.Second
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -236,6 +252,7 @@ func (w *Watcher) follow(ctx context.Context, key objectKey, ow *objectWatch, ev
 // none, the watch is done (true).
 func (w *Watcher) fire(key objectKey, ow *objectWatch, version string) bool {
 	w.mu.Lock()
+	ow.last = version
 	var due []waiter
 	for wt, st := range ow.waiters {
 		if st.seen != version {

@@ -147,6 +147,23 @@ func TestTheVersionSeenFixesNothing(t *testing.T) {
 	}
 }
 
+// TestALateWaiterIsNotMissed: a waiter joining a watch that already
+// reported a version it has not seen is re-queued at once.
+func TestALateWaiterIsNotMissed(t *testing.T) {
+	w, srv, wq, q := newWatcher(t)
+	q.Await(missing("Secret", "ns", "creds", "7"), request("first"))
+	srv.opened(t, "ns", "creds").Add(object("ns", "creds", "7")) // what first saw: the watch stays
+	for deadline := time.Now().Add(5 * time.Second); lastReported(w, "creds") != "7"; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the watch did not report the version")
+		}
+	}
+	q.Await(missing("Secret", "ns", "creds", "6"), request("late"))
+	if r, ok := next(wq); !ok || r != request("late") {
+		t.Fatalf("queued %v (%v), want the late waiter", r, ok)
+	}
+}
+
 func TestOnlyNamedObjectsAreAwaited(t *testing.T) {
 	_, _, _, q := newWatcher(t)
 	for name, err := range map[string]error{
@@ -196,16 +213,19 @@ func TestWatchesAreBounded(t *testing.T) {
 func TestWaitersThatStopAwaitingAreForgotten(t *testing.T) {
 	w, _, _, q := newWatcher(t)
 	now := time.Now()
-	w.mu.Lock()
-	w.now = func() time.Time { return now }
-	w.mu.Unlock()
+	setNow := func(t time.Time) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.now = func() time.Time { return t }
+	}
+	setNow(now)
 	q.Await(missing("Secret", "ns", "creds", ""), request("store"))
-	now = now.Add(waitFor - time.Second)
+	setNow(now.Add(waitFor - time.Second))
 	w.expire()
 	if w.Watching() != 1 {
 		t.Fatal("a waiter was forgotten before waitFor")
 	}
-	now = now.Add(2 * time.Second)
+	setNow(now.Add(waitFor + time.Second))
 	w.expire()
 	if w.Watching() != 0 {
 		t.Fatal("a waiter that stopped awaiting kept its watch")
@@ -225,4 +245,14 @@ func TestRefusedWatchFallsBack(t *testing.T) {
 			t.Fatal("a refused watch kept its place")
 		}
 	}
+}
+
+// lastReported is the version the watch of Secret ns/name last reported.
+func lastReported(w *Watcher, name string) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if ow := w.watches[objectKey{"Secret", "ns", name}]; ow != nil {
+		return ow.last
+	}
+	return ""
 }

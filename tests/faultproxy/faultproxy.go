@@ -111,6 +111,7 @@ type TCP struct {
 	target  string
 	mu      sync.Mutex
 	failing bool
+	closed  bool // the test ended: refuse everything, for good
 	open    map[net.Conn]struct{}
 	dropped atomic.Int64
 }
@@ -135,6 +136,9 @@ func StartTCP(t testing.TB, target string) *TCP {
 	})
 	t.Cleanup(func() {
 		_ = l.Close()
+		p.mu.Lock()
+		p.closed = true // a connection accepted just now is refused, not tracked after closeOpen
+		p.mu.Unlock()
 		p.closeOpen()
 		wg.Wait()
 	})
@@ -170,6 +174,9 @@ func (p *TCP) serve(c net.Conn) {
 func (p *TCP) track(c net.Conn) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.closed {
+		return false
+	}
 	if p.failing {
 		p.dropped.Add(1)
 		return false

@@ -25,8 +25,9 @@ import (
 const convergeBound = 10 * time.Second
 
 // lateBy is how long the referents of the late order arrive after their
-// dependents: past the first backoffs and a recheck, so only a watch can
-// make the bound.
+// dependents: past the first backoffs and a recheck. (That a watch, not the
+// 30 s recheck, makes the bound is shown by the dependents-first order,
+// whose referents arrive right after the dependent reports them missing.)
 const lateBy = 30 * time.Second
 
 // orderCase is one reference between objects: dependents name referents.
@@ -45,8 +46,8 @@ type orderCase struct {
 // orders: referents first; dependents first, the referents once the
 // dependents report them missing; and the referents lateBy later. In each,
 // the ExternalSecret syncs within convergeBound of the last object's
-// creation, without a restart or an annotation. All cases run at once on
-// one eso.
+// creation, without a restart or an annotation. The cases run in parallel
+// on one eso (make test raises -parallel so they all run at once).
 func TestConvergesInAnyOrder(t *testing.T) {
 	root := vaulttest.Start(t)
 	if _, err := root.Logical().Write("secret/data/app/db", map[string]any{"data": map[string]any{"password": "pw"}}); err != nil {

@@ -133,9 +133,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if g.spec.RefreshInterval != nil {
 		interval = g.spec.RefreshInterval.Duration
 	}
-	if recheck && (interval == 0 || interval > outcomes.RecheckInterval) {
-		interval = outcomes.RecheckInterval
+	if recheck {
 		r.Awaits.Await(failure, req)
+		if interval == 0 || interval > outcomes.RecheckInterval {
+			interval = outcomes.RecheckInterval
+		}
 	}
 	return ctrl.Result{RequeueAfter: interval}, nil
 }

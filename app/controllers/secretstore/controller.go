@@ -101,9 +101,11 @@ func (c *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, result.transient
 	}
 	d := refreshInterval(store)
-	if result.recheck && (d == 0 || d > outcomes.RecheckInterval) {
-		d = outcomes.RecheckInterval
+	if result.recheck {
 		c.Awaits.Await(result.cause, req)
+		if d == 0 || d > outcomes.RecheckInterval {
+			d = outcomes.RecheckInterval
+		}
 	}
 	if d > 0 {
 		return ctrl.Result{RequeueAfter: d}, nil
