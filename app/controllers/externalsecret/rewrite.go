@@ -6,11 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
-	"github.com/eso-dev/eso/app/secrettemplate"
+	"github.com/eso-dev/eso/app/secretkeys"
 )
 
 // errBadRewrite: a rewrite rule cannot be applied as written.
@@ -36,39 +35,11 @@ func rewrite(rules []esv1.ExternalSecretRewrite, in map[string][]byte) (map[stri
 
 // renameKeys applies one regexp or transform rule to every key.
 func renameKeys(rule esv1.ExternalSecretRewrite, in map[string][]byte) (map[string][]byte, error) {
-	var rename func(string) (string, error)
-	switch {
-	case rule.Regexp != nil:
-		re, err := regexp.Compile(rule.Regexp.Source)
-		if err != nil {
-			return nil, fmt.Errorf("regexp.source: %v", err)
-		}
-		rename = func(k string) (string, error) { return re.ReplaceAllString(k, rule.Regexp.Target), nil }
-	case rule.Transform != nil:
-		tpl, err := secrettemplate.Compile("transform.template", rule.Transform.Template)
-		if err != nil {
-			return nil, err
-		}
-		rename = func(k string) (string, error) { return tpl.Execute(map[string]string{"value": k}) }
-	default:
-		return in, nil
+	rename, err := secretkeys.Renamer(rule.Regexp, rule.Transform)
+	if err != nil {
+		return nil, err
 	}
-	out := make(map[string][]byte, len(in))
-	for _, k := range slices.Sorted(maps.Keys(in)) {
-		v := in[k]
-		nk, err := rename(k)
-		if err != nil {
-			return nil, err
-		}
-		if nk == "" {
-			return nil, fmt.Errorf("key %q was renamed to an empty key", k)
-		}
-		if _, dup := out[nk]; dup {
-			return nil, fmt.Errorf("two keys were renamed to %q", nk)
-		}
-		out[nk] = v
-	}
-	return out, nil
+	return secretkeys.RenameAll(rename, in)
 }
 
 // mergeValues merges the JSON object values of every key into one object.

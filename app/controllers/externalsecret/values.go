@@ -5,11 +5,9 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"maps"
-	"regexp"
-	"slices"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	"github.com/eso-dev/eso/app/secretkeys"
 )
 
 // errBadValue: a value the provider returned does not fit the ExternalSecret's
@@ -46,26 +44,12 @@ func decodeValue(strategy esv1.DecodingStrategy, key string, v []byte) ([]byte, 
 	}
 }
 
-// invalidKeyChar matches a character a Secret key may not hold.
-var invalidKeyChar = regexp.MustCompile(`[^a-zA-Z0-9._-]`)
-
-// convertKeys makes the keys dataFrom produced valid Secret keys, as upstream
-// ESO does: Default replaces each invalid character by "_", Unicode by
-// "_Uxxxx_" (its code point). Two keys converting to one is an error rather
-// than a coin toss between them.
+// convertKeys makes the keys dataFrom produced valid Secret keys
+// (secretkeys.Convert); a collision is a bad value.
 func convertKeys(strategy esv1.ConversionStrategy, in map[string][]byte) (map[string][]byte, error) {
-	out := make(map[string][]byte, len(in))
-	for _, k := range slices.Sorted(maps.Keys(in)) {
-		converted := invalidKeyChar.ReplaceAllStringFunc(k, func(c string) string {
-			if strategy == esv1.ConversionUnicode {
-				return fmt.Sprintf("_U%04x_", []rune(c)[0])
-			}
-			return "_"
-		})
-		if _, dup := out[converted]; dup {
-			return nil, fmt.Errorf("%w: keys convert to the same Secret key %q (conversionStrategy %s)", errBadValue, converted, strategy)
-		}
-		out[converted] = in[k]
+	out, err := secretkeys.Convert(strategy, in)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errBadValue, err)
 	}
 	return out, nil
 }
