@@ -5,7 +5,8 @@
 // are re-queued within moments. eso caches only the Secrets it manages, so
 // this costs nothing for the Secrets nobody waits for; a waiter that finds
 // no room for its watch is still checked again every
-// outcomes.RecheckInterval.
+// outcomes.RecheckInterval. The same watches follow the Secrets a PushSecret
+// pushes, for as long as it names them (Follow).
 package referents
 
 import (
@@ -63,6 +64,7 @@ type Watcher struct {
 	ctx          context.Context // set by Start; nil before
 	watches      map[objectKey]*objectWatch
 	perNamespace map[string]int
+	follows      map[string]*namespaceFollow // by namespace
 }
 
 type objectKey struct{ kind, namespace, name string }
@@ -89,7 +91,8 @@ type waiting struct {
 
 // New returns a Watcher that watches with client once started.
 func New(client metadata.Interface) *Watcher {
-	return &Watcher{client: client, now: time.Now, watches: map[objectKey]*objectWatch{}, perNamespace: map[string]int{}}
+	return &Watcher{client: client, now: time.Now, watches: map[objectKey]*objectWatch{}, perNamespace: map[string]int{},
+		follows: map[string]*namespaceFollow{}}
 }
 
 // Start runs until ctx ends, forgetting expired waiters; every watch ends

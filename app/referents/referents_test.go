@@ -41,8 +41,12 @@ func newWatcher(t *testing.T) (*Watcher, *fakeServer, workqueue.TypedRateLimitin
 			return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "secrets"}, "", errors.New("no"))
 		}
 		w := watch.NewFakeWithChanSize(10, false)
-		sel := action.(k8stesting.WatchActionImpl).WatchRestrictions.Fields.String()
-		srv.watches[action.GetNamespace()+"/"+sel] = w
+		restrictions := action.(k8stesting.WatchActionImpl).WatchRestrictions
+		key := action.GetNamespace() + "/" + restrictions.Fields.String()
+		if l := restrictions.Labels.String(); l != "" {
+			key += "|" + l
+		}
+		srv.watches[key] = w
 		return true, w, nil
 	})
 	w := New(client)
@@ -70,7 +74,12 @@ func (w *Watcher) ctxSet() bool {
 // opened waits for the watch of namespace/name.
 func (s *fakeServer) opened(t *testing.T, namespace, name string) *watch.FakeWatcher {
 	t.Helper()
-	key := namespace + "/metadata.name=" + name
+	return s.openedAs(t, namespace+"/metadata.name="+name)
+}
+
+// openedAs waits for the watch recorded under key.
+func (s *fakeServer) openedAs(t *testing.T, key string) *watch.FakeWatcher {
+	t.Helper()
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
 		s.mu.Lock()
 		w := s.watches[key]

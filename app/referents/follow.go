@@ -1,0 +1,227 @@
+package referents
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/watch"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// Following, as opposed to awaiting, is for objects an owner reads every
+// time it runs (a PushSecret's source Secrets): the watches last as long as
+// the owner names the Secrets, and every change re-queues it.
+
+// MaxFollowedPerNamespace is how many distinct sources of one namespace get
+// a watch each; past it, the namespace's Secrets are followed by one watch
+// of the whole namespace (metadata only, nothing cached), so the number of
+// watches stays bounded whatever a tenant creates.
+const MaxFollowedPerNamespace = 32
+
+// Source is Secrets of one namespace an owner reads: one by name, or those
+// a label selector matches.
+type Source struct {
+	Namespace string
+	// Name, or else Selector (labels.Selector.String()).
+	Name, Selector string
+}
+
+func (s Source) matches(name string, objLabels map[string]string) bool {
+	if s.Name != "" {
+		return s.Name == name
+	}
+	sel, err := labels.Parse(s.Selector)
+	return err == nil && sel.Matches(labels.Set(objLabels))
+}
+
+// namespaceFollow is what is followed in one namespace.
+type namespaceFollow struct {
+	owners  map[waiter][]Source
+	watches map[Source]context.CancelFunc // one per source, or
+	wide    context.CancelFunc            // one for the namespace
+}
+
+// Follow re-queues req whenever a Secret of sources is created, changed or
+// deleted, until Follow is called again (replacing them) or Unfollow.
+func (q *Queue) Follow(req reconcile.Request, sources []Source) {
+	if q == nil {
+		return
+	}
+	w := q.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ctx == nil || w.ctx.Err() != nil {
+		return
+	}
+	owner := waiter{q, req}
+	touched := map[string]bool{}
+	for ns, nf := range w.follows {
+		if _, ok := nf.owners[owner]; ok {
+			delete(nf.owners, owner)
+			touched[ns] = true
+		}
+	}
+	for _, s := range sources {
+		nf := w.follows[s.Namespace]
+		if nf == nil {
+			nf = &namespaceFollow{owners: map[waiter][]Source{}, watches: map[Source]context.CancelFunc{}}
+			w.follows[s.Namespace] = nf
+		}
+		nf.owners[owner] = append(nf.owners[owner], s)
+		touched[s.Namespace] = true
+	}
+	for ns := range touched {
+		w.rewatchLocked(ns)
+	}
+}
+
+// Unfollow stops re-queueing req for any Secret.
+func (q *Queue) Unfollow(req reconcile.Request) { q.Follow(req, nil) }
+
+// Following is how many watches follow sources now.
+func (w *Watcher) Following() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for _, nf := range w.follows {
+		n += len(nf.watches)
+		if nf.wide != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// rewatchLocked makes namespace ns's watches match what its owners follow.
+func (w *Watcher) rewatchLocked(ns string) {
+	nf := w.follows[ns]
+	wanted := map[Source]bool{}
+	for _, sources := range nf.owners {
+		for _, s := range sources {
+			wanted[s] = true
+		}
+	}
+	wide := len(wanted) > MaxFollowedPerNamespace
+	for s, cancel := range nf.watches {
+		if wide || !wanted[s] {
+			cancel()
+			delete(nf.watches, s)
+		}
+	}
+	if !wide && nf.wide != nil {
+		nf.wide()
+		nf.wide = nil
+	}
+	switch {
+	case len(wanted) == 0:
+		delete(w.follows, ns)
+	case wide:
+		if nf.wide == nil {
+			ctx, cancel := context.WithCancel(w.ctx)
+			nf.wide = cancel
+			go w.followWatch(ctx, ns, metav1.ListOptions{})
+		}
+	default:
+		for s := range wanted {
+			if nf.watches[s] == nil {
+				ctx, cancel := context.WithCancel(w.ctx)
+				nf.watches[s] = cancel
+				opts := metav1.ListOptions{LabelSelector: s.Selector}
+				if s.Name != "" {
+					opts = metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", s.Name).String()}
+				}
+				go w.followWatch(ctx, ns, opts)
+			}
+		}
+	}
+}
+
+// followWatch watches the Secrets of ns that opts select until ctx ends,
+// opening the watch again whenever the server closes it. It remembers the
+// version of each Secret it saw, so the replay of a reopened watch
+// re-queues nobody for a Secret that did not change.
+func (w *Watcher) followWatch(ctx context.Context, ns string, opts metav1.ListOptions) {
+	seen := map[string]string{}
+	pause := time.Second
+	for ctx.Err() == nil {
+		events, err := w.client.Resource(resources["Secret"]).Namespace(ns).Watch(ctx, opts)
+		if err != nil {
+			if apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) {
+				return // eso may not watch there: its owners keep their refresh
+			}
+		} else {
+			w.followEvents(ctx, ns, events, seen)
+			events.Stop()
+			pause = time.Second
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, retryWatch)
+	}
+}
+
+func (w *Watcher) followEvents(ctx context.Context, ns string, events watch.Interface, seen map[string]string) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-events.ResultChan():
+			if !ok {
+				return
+			}
+			obj, ok := ev.Object.(metav1.Object)
+			if !ok {
+				continue // an error: the server ends the watch next
+			}
+			name, version := obj.GetName(), obj.GetResourceVersion()
+			switch ev.Type {
+			case watch.Added, watch.Modified:
+				if seen[name] == version {
+					continue
+				}
+				seen[name] = version
+			case watch.Deleted:
+				delete(seen, name)
+			default:
+				continue
+			}
+			w.notifyFollowers(ns, name, obj.GetLabels())
+		}
+	}
+}
+
+// notifyFollowers re-queues the owners following a Secret of ns.
+func (w *Watcher) notifyFollowers(ns, name string, objLabels map[string]string) {
+	w.mu.Lock()
+	var due []waiter
+	if nf := w.follows[ns]; nf != nil {
+		for owner, sources := range nf.owners {
+			if slices.ContainsFunc(sources, func(s Source) bool { return s.matches(name, objLabels) }) {
+				due = append(due, owner)
+			}
+		}
+	}
+	w.mu.Unlock()
+	for _, owner := range due {
+		owner.queue.add(owner.req)
+	}
+}
+
+// followedSources lists what ns follows, for tests.
+func (w *Watcher) followedSources(ns string) []Source {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	nf := w.follows[ns]
+	if nf == nil {
+		return nil
+	}
+	return slices.Collect(maps.Keys(nf.watches))
+}
