@@ -1,0 +1,98 @@
+package pushsecret
+
+import (
+	"errors"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	esv1alpha1 "github.com/eso-dev/eso/apis/externalsecrets/v1alpha1"
+)
+
+func dataEntry(secretKey, remoteKey, property string) esv1alpha1.PushSecretData {
+	return esv1alpha1.PushSecretData{Match: esv1alpha1.PushSecretMatch{SecretKey: secretKey,
+		RemoteRef: esv1alpha1.PushSecretRemoteRef{RemoteKey: remoteKey, Property: property}}}
+}
+
+func TestDesiredEntries(t *testing.T) {
+	source := map[string][]byte{"db-host": []byte("h"), "db-port": []byte("5432"), "api": []byte("k"), "team_U0040_mail": []byte("m")}
+	store := target{Kind: "SecretStore", Name: "vault", Labels: map[string]string{"tier": "gold"}}
+	byName := &esv1alpha1.PushSecretStoreRef{Name: "vault"}
+	cases := []struct {
+		name string
+		spec esv1alpha1.PushSecretSpec
+		want map[string]string // remoteID → value
+		err  string
+	}{
+		{name: "one key, one property",
+			spec: esv1alpha1.PushSecretSpec{Data: []esv1alpha1.PushSecretData{dataEntry("api", "app", "key")}},
+			want: map[string]string{"app/key": "k"}},
+		{name: "the whole Secret",
+			spec: esv1alpha1.PushSecretSpec{Data: []esv1alpha1.PushSecretData{dataEntry("", "all", "")}},
+			want: map[string]string{"all": `{"api":"k","db-host":"h","db-port":"5432","team_U0040_mail":"m"}`}},
+		{name: "a key the Secret lacks",
+			spec: esv1alpha1.PushSecretSpec{Data: []esv1alpha1.PushSecretData{dataEntry("nope", "x", "")}},
+			err:  `no key "nope"`},
+		{name: "two entries to one remote secret",
+			spec: esv1alpha1.PushSecretSpec{Data: []esv1alpha1.PushSecretData{dataEntry("api", "x", ""), dataEntry("db-host", "x", "")}},
+			err:  "two entries push to x"},
+		{name: "ReverseUnicode",
+			spec: esv1alpha1.PushSecretSpec{Data: []esv1alpha1.PushSecretData{{ConversionStrategy: esv1alpha1.ConversionReverseUnicode,
+				Match: esv1alpha1.PushSecretMatch{SecretKey: "team@mail", RemoteRef: esv1alpha1.PushSecretRemoteRef{RemoteKey: "mail"}}}}},
+			want: map[string]string{"mail": "m"}},
+		{name: "dataTo: matching keys, rewritten, data winning",
+			spec: esv1alpha1.PushSecretSpec{
+				Data: []esv1alpha1.PushSecretData{dataEntry("db-host", "custom/host", "")},
+				DataTo: []esv1alpha1.PushSecretDataTo{{StoreRef: byName, Match: &esv1alpha1.PushSecretDataToMatch{RegExp: "^db-"},
+					Rewrite: []esv1alpha1.PushSecretRewrite{
+						{Regexp: &esv1.ExternalSecretRewriteRegexp{Source: "^db-", Target: ""}},
+						{Transform: &esv1.ExternalSecretRewriteTransform{Template: "prod/{{ .value | upper }}"}}}}}},
+			want: map[string]string{"custom/host": "h", "prod/PORT": "5432"}},
+		{name: "dataTo: bundled into one remote key",
+			spec: esv1alpha1.PushSecretSpec{DataTo: []esv1alpha1.PushSecretDataTo{{StoreRef: byName, RemoteKey: "db",
+				Match: &esv1alpha1.PushSecretDataToMatch{RegExp: "^db-"}}}},
+			want: map[string]string{"db": `{"db-host":"h","db-port":"5432"}`}},
+		{name: "dataTo for another store",
+			spec: esv1alpha1.PushSecretSpec{DataTo: []esv1alpha1.PushSecretDataTo{{StoreRef: &esv1alpha1.PushSecretStoreRef{Name: "aws"}}}},
+			want: map[string]string{}},
+		{name: "dataTo by store labels",
+			spec: esv1alpha1.PushSecretSpec{DataTo: []esv1alpha1.PushSecretDataTo{{Match: &esv1alpha1.PushSecretDataToMatch{RegExp: "^api$"},
+				StoreRef: &esv1alpha1.PushSecretStoreRef{LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"tier": "gold"}}}}}},
+			want: map[string]string{"api": "k"}},
+		{name: "dataTo renaming two keys to one",
+			spec: esv1alpha1.PushSecretSpec{DataTo: []esv1alpha1.PushSecretDataTo{{StoreRef: byName,
+				Rewrite: []esv1alpha1.PushSecretRewrite{{Regexp: &esv1.ExternalSecretRewriteRegexp{Source: ".*", Target: "one"}}}}}},
+			err: "renamed to \"one\""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := desiredEntries(&tc.spec, source, store)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) || !errors.Is(err, errBadEntry) {
+					t.Fatalf("error %v, want one saying %q", err, tc.err)
+				}
+				if strings.Contains(err.Error(), "5432") {
+					t.Fatalf("the error shows a value: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			values := map[string]string{}
+			for id, e := range got {
+				values[id] = string(e.value)
+				if id != remoteID(e.data.Match.RemoteRef) {
+					t.Errorf("entry %s records remote %s", id, remoteID(e.data.Match.RemoteRef))
+				}
+			}
+			if !maps.Equal(values, tc.want) {
+				t.Errorf("entries %v, want %v", slices.Sorted(maps.Keys(values)), slices.Sorted(maps.Keys(tc.want)))
+			}
+		})
+	}
+}
