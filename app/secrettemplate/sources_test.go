@@ -1,4 +1,4 @@
-package externalsecret
+package secrettemplate_test
 
 import (
 	"errors"
@@ -18,15 +18,15 @@ import (
 // every 30 s besides; an API server hiccup reading it is retried with
 // backoff.
 func TestTemplateSourceErrors(t *testing.T) {
-	missing := templateSourceError("ConfigMap", "ns", "tpl", apierrors.NewNotFound(schema.GroupResource{Resource: "configmaps"}, "tpl"))
-	if !errors.Is(missing, secrettemplate.ErrTemplate) || failureReason(missing) != esv1.ReasonTemplateError || syncRetry(missing) != outcomes.Recheck {
-		t.Errorf("a missing source: %v (reason %s, retry %v)", missing, failureReason(missing), syncRetry(missing))
+	missing := secrettemplate.SourceErrorForTest("ConfigMap", "ns", "tpl", apierrors.NewNotFound(schema.GroupResource{Resource: "configmaps"}, "tpl"))
+	if out := outcomes.Of(missing); !errors.Is(missing, secrettemplate.ErrTemplate) || out.ExternalSecretReason != esv1.ReasonTemplateError || out.SyncRetry != outcomes.Recheck {
+		t.Errorf("a missing source: %v (reason %s, retry %v)", missing, out.ExternalSecretReason, out.SyncRetry)
 	}
 	if obj, ok := providers.AwaitedObject(missing); !ok || obj != (providers.ObjectRef{Kind: "ConfigMap", Namespace: "ns", Name: "tpl"}) {
 		t.Errorf("a missing source awaits %+v (%v), want ConfigMap ns/tpl", obj, ok)
 	}
-	hiccup := templateSourceError("ConfigMap", "ns", "tpl", apierrors.NewTimeoutError("slow", 1))
-	if errors.Is(hiccup, secrettemplate.ErrTemplate) || !retryable(hiccup) {
-		t.Errorf("a timeout reading the source: %v (retryable %v)", hiccup, retryable(hiccup))
+	hiccup := secrettemplate.SourceErrorForTest("ConfigMap", "ns", "tpl", apierrors.NewTimeoutError("slow", 1))
+	if errors.Is(hiccup, secrettemplate.ErrTemplate) || outcomes.Of(hiccup).SyncRetry != outcomes.Backoff {
+		t.Errorf("a timeout reading the source: %v (retry %v)", hiccup, outcomes.Of(hiccup).SyncRetry)
 	}
 }
