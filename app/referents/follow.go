@@ -156,9 +156,12 @@ func (w *Watcher) followWatch(ctx context.Context, ns string, opts metav1.ListOp
 				return // eso may not watch there: its owners keep their refresh
 			}
 		} else {
+			opened := time.Now()
 			w.followEvents(ctx, ns, events, seen)
 			events.Stop()
-			pause = time.Second
+			if time.Since(opened) > healthyWatch {
+				pause = time.Second
+			}
 		}
 		select {
 		case <-ctx.Done():
