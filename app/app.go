@@ -17,6 +17,7 @@ import (
 	"github.com/eso-dev/eso/app/controllers/externalsecret"
 	"github.com/eso-dev/eso/app/controllers/generator"
 	"github.com/eso-dev/eso/app/controllers/generatorstate"
+	"github.com/eso-dev/eso/app/controllers/pushsecret"
 	"github.com/eso-dev/eso/app/controllers/secretstore"
 	"github.com/eso-dev/eso/app/generation"
 	"github.com/eso-dev/eso/app/logging"
@@ -43,6 +44,7 @@ func CoreModules() fx.Option {
 		secretstore.Module,
 		externalsecret.Module,
 		clusterexternalsecret.Module,
+		pushsecret.Module,
 		generator.Module,
 		generatorstate.Module,
 		provcerts.Module,

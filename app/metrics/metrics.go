@@ -48,6 +48,12 @@ var (
 		Help: "The status of a ClusterSecretStore's conditions: 1 for the current status, 0 for the others.",
 	}, []string{"name", "condition", "status"})
 
+	// PushSecretCondition is the same for PushSecrets (upstream's name).
+	PushSecretCondition = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "pushsecret_status_condition",
+		Help: "The status of a PushSecret's conditions: 1 for the current status, 0 for the others.",
+	}, []string{"name", "namespace", "condition", "status"})
+
 	// ReconcileDuration is how long ExternalSecret reconciles take.
 	ReconcileDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "externalsecret_reconcile_duration_seconds",
@@ -97,7 +103,7 @@ var (
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(SyncCalls, SyncErrors, ExternalSecretCondition, StoreCondition,
+	ctrlmetrics.Registry.MustRegister(SyncCalls, SyncErrors, ExternalSecretCondition, StoreCondition, PushSecretCondition,
 		ClusterStoreCondition, ReconcileDuration, ProviderCalls, ProviderErrors, ProviderLogins, SecretWrites, StatusWrites, RemoteCallDuration)
 }
 
@@ -122,6 +128,11 @@ func ForgetExternalSecret(name, namespace string) {
 	SyncCalls.DeleteLabelValues(name, namespace)
 	SyncErrors.DeleteLabelValues(name, namespace)
 	ExternalSecretCondition.DeletePartialMatch(prometheus.Labels{"name": name, "namespace": namespace})
+}
+
+// ForgetPushSecret drops the series of a deleted PushSecret.
+func ForgetPushSecret(name, namespace string) {
+	PushSecretCondition.DeletePartialMatch(prometheus.Labels{"name": name, "namespace": namespace})
 }
 
 // ForgetStore drops the series of a deleted store (namespace empty for a ClusterSecretStore).

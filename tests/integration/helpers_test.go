@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	esv1alpha1 "github.com/eso-dev/eso/apis/externalsecrets/v1alpha1"
 	genv2 "github.com/eso-dev/eso/apis/generator/v2alpha1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
@@ -177,6 +178,8 @@ func conditions(obj client.Object) []metav1.Condition {
 	case *ssv2.ClusterSecretStore:
 		return o.Status.Conditions
 	case *esv1.ClusterExternalSecret:
+		return o.Status.Conditions
+	case *esv1alpha1.PushSecret:
 		return o.Status.Conditions
 	case *genv2.Generator:
 		return o.Status.Conditions

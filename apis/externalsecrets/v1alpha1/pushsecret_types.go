@@ -296,6 +296,10 @@ type PushSecretStatus struct {
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
+// ConditionReady is the condition reporting whether every store holds what
+// the PushSecret pushes.
+const ConditionReady = "Ready"
+
 // Reasons of a PushSecret's Ready condition (upstream's names where they exist).
 const (
 	// ReasonSynced: every store holds what it should.

@@ -70,7 +70,7 @@ func setupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 	if err := idx.IndexField(ctx, &esv1.ExternalSecret{}, indexStore, func(o client.Object) []string {
 		es := o.(*esv1.ExternalSecret)
 		var keys []string
-		for _, ref := range storeRefs(es) {
+		for _, ref := range StoreRefs(es) {
 			keys = append(keys, refKey(es.Namespace, ref))
 		}
 		return keys
@@ -111,18 +111,18 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, catalog *registry.Catalo
 		Watches(&ssv2.SecretStore{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, s client.Object) []reconcile.Request {
 			return r.list(ctx, client.InNamespace(s.GetNamespace()),
 				client.MatchingFields{indexStore: storeIndexKey(stores.KindSecretStore, s.GetNamespace(), s.GetName())})
-		}), builder.WithPredicates(storeChanged)).
+		}), builder.WithPredicates(StoreChanged)).
 		Watches(&ssv2.ClusterSecretStore{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, s client.Object) []reconcile.Request {
 			return r.list(ctx, client.MatchingFields{indexStore: storeIndexKey(stores.KindClusterSecretStore, "", s.GetName())})
-		}), builder.WithPredicates(storeChanged)).
+		}), builder.WithPredicates(StoreChanged)).
 		// A generator turning Ready again lets its gated ExternalSecrets sync.
 		Watches(&genv2.Generator{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, g client.Object) []reconcile.Request {
 			return r.list(ctx, client.InNamespace(g.GetNamespace()),
 				client.MatchingFields{indexGenerator: generatorIndexKey(generation.KindGenerator, g.GetNamespace(), g.GetName())})
-		}), builder.WithPredicates(storeChanged)).
+		}), builder.WithPredicates(StoreChanged)).
 		Watches(&genv2.ClusterGenerator{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, g client.Object) []reconcile.Request {
 			return r.list(ctx, client.MatchingFields{indexGenerator: generatorIndexKey(generation.KindClusterGenerator, "", g.GetName())})
-		}), builder.WithPredicates(storeChanged)).
+		}), builder.WithPredicates(StoreChanged)).
 		// A namespace's labels decide whether ClusterSecretStore conditions admit it.
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, ns client.Object) []reconcile.Request {
 			return r.usingClusterStores(ctx, ns.GetName())
@@ -184,7 +184,7 @@ func (r *Reconciler) usingClusterStores(ctx context.Context, namespace string) [
 	}
 	var reqs []reconcile.Request
 	for _, es := range list.Items {
-		for _, ref := range storeRefs(&es) {
+		for _, ref := range StoreRefs(&es) {
 			if ref.Kind == stores.KindClusterSecretStore {
 				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&es)})
 				break
@@ -194,9 +194,9 @@ func (r *Reconciler) usingClusterStores(ctx context.Context, namespace string) [
 	return reqs
 }
 
-// storeChanged passes store events that can change what its ExternalSecrets
+// StoreChanged passes store events that can change what its ExternalSecrets (and PushSecrets)
 // do: creation, deletion, a spec change, or a change of the Ready condition.
-var storeChanged = predicate.Funcs{
+var StoreChanged = predicate.Funcs{
 	UpdateFunc: func(e event.UpdateEvent) bool {
 		if e.ObjectOld.GetGeneration() != e.ObjectNew.GetGeneration() {
 			return true

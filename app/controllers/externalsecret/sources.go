@@ -30,9 +30,9 @@ type source struct {
 	release     func()
 }
 
-// storeRefs lists the distinct stores an ExternalSecret uses, the default
+// StoreRefs lists the distinct stores an ExternalSecret reads from, the default
 // store first.
-func storeRefs(es *esv1.ExternalSecret) []esv1.SecretStoreRef {
+func StoreRefs(es *esv1.ExternalSecret) []esv1.SecretStoreRef {
 	var refs []esv1.SecretStoreRef
 	usesDefault := false
 	note := func(ref *esv1.SecretStoreRef) {
@@ -99,7 +99,7 @@ func refKey(namespace string, r esv1.SecretStoreRef) string {
 // then this eso leaves the ExternalSecret alone.
 func resolveSources(ctx context.Context, resolver *stores.Resolver, es *esv1.ExternalSecret) (s *sources, ours bool, err error) {
 	s = &sources{resolver: resolver, namespace: es.Namespace, byKey: map[string]*source{}}
-	for _, ref := range storeRefs(es) {
+	for _, ref := range StoreRefs(es) {
 		store, err := resolver.Get(ctx, es.Namespace, ref)
 		if err != nil {
 			return nil, true, err

@@ -1,0 +1,427 @@
+// Package pushsecret reconciles PushSecrets: it pushes a Secret of the
+// PushSecret's namespace (or the Secrets a label selector picks) to every
+// store the PushSecret names, writes only what differs, and with
+// deletionPolicy Delete removes exactly what it pushed once it no longer
+// pushes it.
+package pushsecret
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8srecord "k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	esv1alpha1 "github.com/eso-dev/eso/apis/externalsecrets/v1alpha1"
+	"github.com/eso-dev/eso/apis/lenient"
+	"github.com/eso-dev/eso/app/metrics"
+	"github.com/eso-dev/eso/app/referents"
+	"github.com/eso-dev/eso/app/secrettemplate"
+	"github.com/eso-dev/eso/app/statuswrite"
+	"github.com/eso-dev/eso/app/stores"
+)
+
+// Finalizer keeps a PushSecret with deletionPolicy Delete until what it
+// pushed is deleted (upstream's name).
+const Finalizer = "pushsecret.externalsecrets.io/finalizer"
+
+// maxSourceSecrets bounds the Secrets one label selector may pick.
+const maxSourceSecrets = 100
+
+// Reconciler reconciles PushSecrets.
+type Reconciler struct {
+	// Client reads PushSecrets and stores through the cache and writes.
+	Client client.Client
+	// APIReader reads source Secrets, which eso does not cache.
+	APIReader client.Reader
+	Resolver  *stores.Resolver
+	Recorder  k8srecord.EventRecorder
+	// Sources re-queues a PushSecret when a Secret it pushes changes.
+	Sources *referents.Queue
+	Now     func() time.Time
+}
+
+// Reconcile pushes what changed, deletes what was dropped and reports it.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var ps esv1alpha1.PushSecret
+	if err := r.Client.Get(ctx, req.NamespacedName, &ps); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.Sources.Unfollow(req)
+			metrics.ForgetPushSecret(req.Name, req.Namespace)
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	before := ps.Status.DeepCopy()
+	if err := lenient.Error(&ps); err != nil {
+		r.setReady(ctx, &ps, before, metav1.ConditionFalse, esv1alpha1.ReasonInvalidSpec, err.Error())
+		return ctrl.Result{}, r.writeStatus(ctx, &ps, before)
+	}
+	if !ps.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.finalize(ctx, &ps, before)
+	}
+	if err := r.keepFinalizer(ctx, &ps); err != nil {
+		return ctrl.Result{}, err
+	}
+	r.Sources.Follow(req, followed(&ps))
+	return r.sync(ctx, &ps, before)
+}
+
+// keepFinalizer holds the finalizer exactly while deletionPolicy is Delete.
+func (r *Reconciler) keepFinalizer(ctx context.Context, ps *esv1alpha1.PushSecret) error {
+	want := ps.Spec.DeletionPolicy == esv1alpha1.DeletionPolicyDelete
+	if want == controllerutil.ContainsFinalizer(ps, Finalizer) {
+		return nil
+	}
+	if want {
+		controllerutil.AddFinalizer(ps, Finalizer)
+	} else {
+		controllerutil.RemoveFinalizer(ps, Finalizer)
+	}
+	return r.Client.Update(ctx, ps)
+}
+
+// finalize deletes what a PushSecret with deletionPolicy Delete pushed,
+// then lets it go. A failed deletion keeps it, reported, and retried.
+func (r *Reconciler) finalize(ctx context.Context, ps *esv1alpha1.PushSecret, before *esv1alpha1.PushSecretStatus) error {
+	r.Sources.Unfollow(ctrl.Request{NamespacedName: client.ObjectKeyFromObject(ps)})
+	if !controllerutil.ContainsFinalizer(ps, Finalizer) {
+		return nil
+	}
+	if ps.Spec.DeletionPolicy == esv1alpha1.DeletionPolicyDelete {
+		current, err := resolveStores(ctx, r.Client, r.Resolver, ps)
+		if err != nil {
+			current = nil // deletion resolves each recorded store by itself
+		}
+		failed, err := r.deleteRemote(ctx, ps, allRecorded(ps.Status.SyncedPushSecrets), current)
+		if err != nil {
+			ps.Status.SyncedPushSecrets = record(nil, failed)
+			r.setReady(ctx, ps, before, metav1.ConditionFalse, esv1alpha1.ReasonErrored, "deleting what was pushed: "+err.Error())
+			return errors.Join(err, r.writeStatus(ctx, ps, before))
+		}
+	}
+	controllerutil.RemoveFinalizer(ps, Finalizer)
+	return r.Client.Update(ctx, ps)
+}
+
+// followed are the Secrets a PushSecret pushes, to watch.
+func followed(ps *esv1alpha1.PushSecret) []referents.Source {
+	sel := ps.Spec.Selector.Secret
+	switch {
+	case sel == nil:
+		return nil
+	case sel.Name != "":
+		return []referents.Source{{Namespace: ps.Namespace, Name: sel.Name}}
+	default:
+		s, err := metav1.LabelSelectorAsSelector(sel.Selector)
+		if err != nil {
+			return nil
+		}
+		return []referents.Source{{Namespace: ps.Namespace, Selector: s.String()}}
+	}
+}
+
+// sync pushes the source to every store, deletes what was dropped (Delete)
+// and records the outcome. Nothing is asked of the providers when neither
+// the PushSecret, its sources nor its stores changed and no refresh is due.
+func (r *Reconciler) sync(ctx context.Context, ps *esv1alpha1.PushSecret, before *esv1alpha1.PushSecretStatus) (ctrl.Result, error) {
+	sources, err := r.readSources(ctx, ps)
+	if errors.Is(err, errSourceGone) {
+		return r.sourceGone(ctx, ps, before, err)
+	}
+	if err != nil {
+		return r.failed(ctx, ps, before, err)
+	}
+	current, err := resolveStores(ctx, r.Client, r.Resolver, ps)
+	if err != nil {
+		return r.failed(ctx, ps, before, err)
+	}
+	if len(current) == 0 && len(ps.Spec.SecretStoreRefs) > 0 {
+		return ctrl.Result{}, nil // every store is another controller class's
+	}
+	stamp := versionStamp(ps, sources, current)
+	if wait, synced := r.refreshDue(ps, stamp); synced {
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
+	data, err := r.merged(ctx, ps, sources)
+	if err != nil {
+		return r.failed(ctx, ps, before, err)
+	}
+	r.refuseLoops(ctx, ps, sources, current)
+
+	now := map[string]synced{}
+	var problems []string
+	var errs []error
+	for _, s := range current {
+		key := s.target.key()
+		if s.err != nil {
+			now[key] = synced(ps.Status.SyncedPushSecrets[key]) // keep what it holds
+			problems, errs = append(problems, key+": "+s.err.Error()), append(errs, s.err)
+			continue
+		}
+		entries, err := desiredEntries(&ps.Spec, data, s.target)
+		if err == nil {
+			var pushed synced
+			pushed, err = r.push(ctx, ps, s, entries)
+			now[key] = pushed
+		}
+		if err != nil {
+			// Keep the records of what failed to land: they may be there.
+			for id, d := range ps.Status.SyncedPushSecrets[key] {
+				if _, ok := now[key][id]; !ok {
+					if now[key] == nil {
+						now[key] = synced{}
+					}
+					now[key][id] = d
+				}
+			}
+			problems, errs = append(problems, key+": "+err.Error()), append(errs, err)
+		}
+	}
+	var failed []deletion
+	if ps.Spec.DeletionPolicy == esv1alpha1.DeletionPolicyDelete {
+		var err error
+		old := ps.Status.SyncedPushSecrets
+		if failed, err = r.deleteRemote(ctx, ps, dropped(old, now, r.backends(ctx, ps, old, current)), current); err != nil {
+			problems, errs = append(problems, "deleting: "+err.Error()), append(errs, err)
+		}
+	}
+	ps.Status.SyncedPushSecrets = record(now, failed)
+	if len(errs) > 0 {
+		err := errors.Join(errs...)
+		r.setReady(ctx, ps, before, metav1.ConditionFalse, reasonOf(err), strings.Join(problems, "; "))
+		if werr := r.writeStatus(ctx, ps, before); werr != nil {
+			return ctrl.Result{}, werr
+		}
+		return r.retry(ps, err)
+	}
+	ps.Status.RefreshTime = metav1.NewTime(r.Now())
+	ps.Status.SyncedResourceVersion = stamp
+	msg := "PushSecret synced successfully"
+	if ps.Spec.UpdatePolicy == esv1alpha1.UpdatePolicyIfNotExists {
+		msg += ". Existing secrets in providers unchanged."
+	}
+	r.setReady(ctx, ps, before, metav1.ConditionTrue, esv1alpha1.ReasonSynced, msg)
+	if err := r.writeStatus(ctx, ps, before); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: refreshInterval(ps)}, nil
+}
+
+// record is the syncedPushSecrets of now, plus the deletions that failed.
+func record(now map[string]synced, failed []deletion) esv1alpha1.SyncedPushSecretsMap {
+	out := esv1alpha1.SyncedPushSecretsMap{}
+	for key, s := range now {
+		if len(s) > 0 {
+			out[key] = map[string]esv1alpha1.PushSecretData(maps.Clone(s))
+		}
+	}
+	for _, d := range failed {
+		if out[d.storeKey] == nil {
+			out[d.storeKey] = map[string]esv1alpha1.PushSecretData{}
+		}
+		out[d.storeKey][d.id] = d.data
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// errSourceGone: the Secret a PushSecret names does not exist.
+var errSourceGone = errors.New("source Secret not found")
+
+// readSources reads the Secrets the PushSecret pushes, sorted by name.
+func (r *Reconciler) readSources(ctx context.Context, ps *esv1alpha1.PushSecret) ([]corev1.Secret, error) {
+	sel := ps.Spec.Selector
+	switch {
+	case sel.Secret != nil && sel.Secret.Name != "":
+		var s corev1.Secret
+		if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: ps.Namespace, Name: sel.Secret.Name}, &s); err != nil {
+			if apierrors.IsNotFound(err) {
+				return nil, fmt.Errorf("%w: %s", errSourceGone, sel.Secret.Name)
+			}
+			return nil, err
+		}
+		return []corev1.Secret{s}, nil
+	case sel.Secret != nil:
+		labels, err := metav1.LabelSelectorAsSelector(sel.Secret.Selector)
+		if err != nil {
+			return nil, fmt.Errorf("%w: selector.secret.selector: %v", errBadEntry, err)
+		}
+		var list corev1.SecretList
+		if err := r.APIReader.List(ctx, &list, client.InNamespace(ps.Namespace), client.MatchingLabelsSelector{Selector: labels},
+			client.Limit(maxSourceSecrets)); err != nil {
+			return nil, err
+		}
+		if list.Continue != "" {
+			return nil, fmt.Errorf("%w: selector.secret.selector picks more than %d Secrets", errBadEntry, maxSourceSecrets)
+		}
+		slices.SortFunc(list.Items, func(a, b corev1.Secret) int { return strings.Compare(a.Name, b.Name) })
+		return list.Items, nil
+	default:
+		return nil, fmt.Errorf("%w: selector.generatorRef is not served by this build yet", errBadEntry)
+	}
+}
+
+// merged is the data pushed: each source Secret through the template, the
+// template's keys over the Secret's own (upstream's rule); with a label
+// selector, the Secrets in name order, a key in two of them being an error.
+func (r *Reconciler) merged(ctx context.Context, ps *esv1alpha1.PushSecret, sources []corev1.Secret) (map[string][]byte, error) {
+	tpl := ps.Spec.Template
+	var src secrettemplate.Sources
+	if tpl != nil {
+		var err error
+		if src, err = secrettemplate.ReadSources(ctx, r.APIReader, ps.Namespace, tpl); err != nil {
+			return nil, err
+		}
+	}
+	out := map[string][]byte{}
+	for _, s := range sources {
+		data := s.Data
+		if tpl != nil {
+			res, err := secrettemplate.Render(tpl, s.Data, src)
+			if err != nil {
+				return nil, err
+			}
+			data = maps.Clone(s.Data)
+			maps.Copy(data, res.Data)
+		}
+		for k, v := range data {
+			if _, dup := out[k]; dup {
+				return nil, fmt.Errorf("%w: key %q is in two selected Secrets", errBadEntry, k)
+			}
+			out[k] = v
+		}
+	}
+	return out, nil
+}
+
+// versionStamp identifies what a sync pushed from: the PushSecret's
+// generation, its sources' versions and its stores' fingerprints.
+func versionStamp(ps *esv1alpha1.PushSecret, sources []corev1.Secret, current []*pushStore) string {
+	h := sha256.New()
+	for _, s := range sources {
+		fmt.Fprintf(h, "%s=%s\n", s.Name, s.ResourceVersion)
+	}
+	for _, s := range current {
+		fmt.Fprintf(h, "%s=%s\n", s.target.key(), s.fingerprint)
+	}
+	return fmt.Sprintf("%d-%s", ps.Generation, hex.EncodeToString(h.Sum(nil))[:16])
+}
+
+// refreshDue says whether the stores still hold what the last sync pushed
+// (nothing changed since, it succeeded, and no refresh is due), and how
+// long until the next refresh (0: none, only changes).
+func (r *Reconciler) refreshDue(ps *esv1alpha1.PushSecret, stamp string) (wait time.Duration, synced bool) {
+	ready := meta.FindStatusCondition(ps.Status.Conditions, esv1alpha1.ConditionReady)
+	if ps.Status.SyncedResourceVersion != stamp || ready == nil || ready.Status != metav1.ConditionTrue ||
+		ready.ObservedGeneration != ps.Generation {
+		return 0, false
+	}
+	interval := refreshInterval(ps)
+	if interval == 0 {
+		return 0, true
+	}
+	left := ps.Status.RefreshTime.Add(interval).Sub(r.Now())
+	return left, left > 0
+}
+
+func refreshInterval(ps *esv1alpha1.PushSecret) time.Duration {
+	if ps.Spec.RefreshInterval == nil {
+		return time.Hour
+	}
+	return ps.Spec.RefreshInterval.Duration
+}
+
+// sourceGone: with deletionPolicy Delete, what was pushed from a Secret
+// that is gone is deleted; either way the PushSecret says the source is
+// missing, and its creation re-queues it (it is followed).
+func (r *Reconciler) sourceGone(ctx context.Context, ps *esv1alpha1.PushSecret, before *esv1alpha1.PushSecretStatus, cause error) (ctrl.Result, error) {
+	if ps.Spec.DeletionPolicy != esv1alpha1.DeletionPolicyDelete || len(ps.Status.SyncedPushSecrets) == 0 {
+		r.setReady(ctx, ps, before, metav1.ConditionFalse, esv1alpha1.ReasonErrored, cause.Error())
+		return ctrl.Result{}, r.writeStatus(ctx, ps, before)
+	}
+	current, _ := resolveStores(ctx, r.Client, r.Resolver, ps)
+	failed, err := r.deleteRemote(ctx, ps, allRecorded(ps.Status.SyncedPushSecrets), current)
+	ps.Status.SyncedPushSecrets = record(nil, failed)
+	if err != nil {
+		r.setReady(ctx, ps, before, metav1.ConditionFalse, esv1alpha1.ReasonErrored, cause.Error()+"; deleting what was pushed: "+err.Error())
+		return ctrl.Result{}, errors.Join(err, r.writeStatus(ctx, ps, before))
+	}
+	r.setReady(ctx, ps, before, metav1.ConditionFalse, esv1alpha1.ReasonSourceDeleted, "source secret deleted; provider secrets cleaned up")
+	return ctrl.Result{}, r.writeStatus(ctx, ps, before)
+}
+
+// failed records an error that stopped the whole sync.
+func (r *Reconciler) failed(ctx context.Context, ps *esv1alpha1.PushSecret, before *esv1alpha1.PushSecretStatus, cause error) (ctrl.Result, error) {
+	r.setReady(ctx, ps, before, metav1.ConditionFalse, reasonOf(cause), cause.Error())
+	if err := r.writeStatus(ctx, ps, before); err != nil {
+		return ctrl.Result{}, err
+	}
+	return r.retry(ps, cause)
+}
+
+// retry: what a change of the spec or source fixes waits for that change
+// (watched), with the refresh as a safety net; anything else backs off.
+func (r *Reconciler) retry(ps *esv1alpha1.PushSecret, cause error) (ctrl.Result, error) {
+	if errors.Is(cause, errBadEntry) || errors.Is(cause, errNotOwned) || errors.Is(cause, errLoop) ||
+		errors.Is(cause, stores.ErrStoreNotFound) || errors.Is(cause, stores.ErrStoreNotReady) || errors.Is(cause, stores.ErrNotAllowed) {
+		return ctrl.Result{RequeueAfter: refreshInterval(ps)}, nil
+	}
+	return ctrl.Result{}, cause
+}
+
+// reasonOf is the Ready reason of a failure.
+func reasonOf(err error) string {
+	switch {
+	case errors.Is(err, errLoop):
+		return esv1alpha1.ReasonLoopRefused
+	case errors.Is(err, errNotOwned):
+		return esv1alpha1.ReasonNotOwned
+	}
+	return esv1alpha1.ReasonErrored
+}
+
+// setReady sets the Ready condition, with one event and one log line when
+// its reason or message changes, not one per retry.
+func (r *Reconciler) setReady(ctx context.Context, ps *esv1alpha1.PushSecret, before *esv1alpha1.PushSecretStatus, status metav1.ConditionStatus, reason, message string) {
+	meta.SetStatusCondition(&ps.Status.Conditions, metav1.Condition{Type: esv1alpha1.ConditionReady, Status: status,
+		Reason: reason, Message: message, ObservedGeneration: ps.Generation})
+	prev := meta.FindStatusCondition(before.Conditions, esv1alpha1.ConditionReady)
+	if prev != nil && prev.Reason == reason && prev.Message == message {
+		return
+	}
+	eventType := corev1.EventTypeNormal
+	if status != metav1.ConditionTrue {
+		eventType = corev1.EventTypeWarning
+	}
+	r.Recorder.Event(ps, eventType, reason, message)
+	if prev == nil || prev.Reason != reason {
+		logr.FromContextOrDiscard(ctx).Info("PushSecret "+map[bool]string{true: "is ready", false: "is not ready"}[status == metav1.ConditionTrue],
+			"reason", reason, "message", message)
+	}
+}
+
+func (r *Reconciler) writeStatus(ctx context.Context, ps *esv1alpha1.PushSecret, before *esv1alpha1.PushSecretStatus) error {
+	metrics.SetConditions(metrics.PushSecretCondition, ps.Status.Conditions, ps.Name, ps.Namespace)
+	_, err := statuswrite.IfChanged(ctx, r.Client, ps, *before, pushSecretStatus, "PushSecret")
+	return err
+}
+
+func pushSecretStatus(o client.Object) *esv1alpha1.PushSecretStatus {
+	return &o.(*esv1alpha1.PushSecret).Status
+}

@@ -1,0 +1,122 @@
+package pushsecret
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	esv1alpha1 "github.com/eso-dev/eso/apis/externalsecrets/v1alpha1"
+	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
+	"github.com/eso-dev/eso/app/stores"
+)
+
+// maxStores bounds the stores one PushSecret pushes to, label selectors
+// included: each costs a client and a write per entry.
+const maxStores = 64
+
+// pushStore is one store a PushSecret pushes to, resolved, or the reason
+// it cannot be used now.
+type pushStore struct {
+	target target
+	store  *stores.Store
+	// fingerprint changes when the store or its configuration does.
+	fingerprint string
+	// backend identifies the provider configuration and scope behind the
+	// store: two stores with the same backend write the same remote secrets.
+	backend string
+	err     error
+}
+
+// resolveStores finds the stores spec names or selects, in ref order, each
+// once, leaving out stores of another controller class. A store that
+// cannot be used is returned with its error, so the others still get their
+// pushes.
+func resolveStores(ctx context.Context, c client.Reader, resolver *stores.Resolver, ps *esv1alpha1.PushSecret) ([]*pushStore, error) {
+	var out []*pushStore
+	seen := map[string]bool{}
+	add := func(s *pushStore) {
+		if !seen[s.target.key()] {
+			seen[s.target.key()] = true
+			out = append(out, s)
+		}
+	}
+	for i, ref := range ps.Spec.SecretStoreRefs {
+		kind := kindOf(ref)
+		if ref.Name != "" {
+			store, err := resolver.Get(ctx, ps.Namespace, esv1.SecretStoreRef{Name: ref.Name, Kind: kind, APIVersion: ref.APIVersion})
+			if err != nil {
+				add(&pushStore{target: target{Kind: kind, Name: ref.Name}, err: err})
+				continue
+			}
+			if resolver.OwnsClass(store) {
+				add(usable(ctx, resolver, store, ps.Namespace))
+			}
+			continue
+		}
+		found, err := selectStores(ctx, c, kind, ps.Namespace, ref.LabelSelector)
+		if err != nil {
+			return nil, fmt.Errorf("secretStoreRefs[%d]: %w", i, err)
+		}
+		for _, store := range found {
+			if resolver.OwnsClass(store) {
+				add(usable(ctx, resolver, store, ps.Namespace))
+			}
+		}
+	}
+	if len(out) > maxStores {
+		return nil, fmt.Errorf("%w: the references select %d stores, more than %d", errBadEntry, len(out), maxStores)
+	}
+	return out, nil
+}
+
+// usable resolves one store for a PushSecret of namespace.
+func usable(ctx context.Context, resolver *stores.Resolver, store *stores.Store, namespace string) *pushStore {
+	ps := &pushStore{target: target{Kind: store.Kind, Name: store.Name, Labels: store.Object.GetLabels()}, store: store}
+	if ps.err = resolver.CheckUsable(ctx, store, namespace); ps.err != nil {
+		return ps
+	}
+	if ps.fingerprint, ps.err = resolver.Fingerprint(ctx, store); ps.err != nil {
+		return ps
+	}
+	_, ref, err := resolver.Provider(store)
+	if err != nil {
+		ps.err = err
+		return ps
+	}
+	ps.backend = strings.Join([]string{store.Spec.ProviderConfig.Address, ref.Kind, ref.Namespace, ref.Name, store.Scope(namespace).Namespace}, "/")
+	return ps
+}
+
+// selectStores lists the stores of kind a label selector matches: the
+// namespace's SecretStores, or ClusterSecretStores.
+func selectStores(ctx context.Context, c client.Reader, kind, namespace string, selector *metav1.LabelSelector) ([]*stores.Store, error) {
+	sel, err := metav1.LabelSelectorAsSelector(selector)
+	if err != nil {
+		return nil, fmt.Errorf("%w: labelSelector: %v", errBadEntry, err)
+	}
+	var out []*stores.Store
+	if kind == stores.KindClusterSecretStore {
+		var list ssv2.ClusterSecretStoreList
+		if err := c.List(ctx, &list, client.MatchingLabelsSelector{Selector: sel}); err != nil {
+			return nil, err
+		}
+		for i := range list.Items {
+			out = append(out, stores.FromClusterSecretStore(&list.Items[i]))
+		}
+	} else {
+		var list ssv2.SecretStoreList
+		if err := c.List(ctx, &list, client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+			return nil, err
+		}
+		for i := range list.Items {
+			out = append(out, stores.FromSecretStore(&list.Items[i]))
+		}
+	}
+	slices.SortFunc(out, func(a, b *stores.Store) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}

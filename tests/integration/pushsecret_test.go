@@ -1,0 +1,295 @@
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	vault "github.com/hashicorp/vault/api"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	esv1alpha1 "github.com/eso-dev/eso/apis/externalsecrets/v1alpha1"
+	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
+	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
+	"github.com/eso-dev/eso/app/metrics"
+	"github.com/eso-dev/eso/providers/vault/vaulttest"
+)
+
+// pushBound is how soon a change of a PushSecret's source reaches the
+// provider: a watch, not the refresh (an hour in these tests).
+const pushBound = 5 * time.Second
+
+// vaultPushStore creates a Vault configuration and a SecretStore named name
+// over the KV v2 mount "secret" of root, with the root token.
+func vaultPushStore(t *testing.T, ns, name string, root *vault.Client) *ssv2.SecretStore {
+	t.Helper()
+	store := secretStore(ns, name, storeSpec("Vault", name, ""))
+	create(t, plainSecret(ns, name+"-token", map[string]string{"token": vaulttest.RootToken}),
+		&provv1.Vault{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: provv1.VaultSpec{
+			Server: root.Address(), Path: "secret", Version: "v2",
+			Auth: provv1.VaultAuth{TokenSecretRef: &provv1.SecretKeySelector{Name: name + "-token", Key: "token"}}}},
+		store)
+	waitReady(t, store, metav1.ConditionTrue, ssv2.ReasonValid)
+	return store
+}
+
+func pushSecret(ns, name, source string, stores []string, data ...esv1alpha1.PushSecretData) *esv1alpha1.PushSecret {
+	ps := &esv1alpha1.PushSecret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: esv1alpha1.PushSecretSpec{
+		RefreshInterval: &metav1.Duration{Duration: time.Hour},
+		Selector:        esv1alpha1.PushSecretSelector{Secret: &esv1alpha1.PushSecretSecret{Name: source}},
+		Data:            data,
+	}}
+	for _, s := range stores {
+		ps.Spec.SecretStoreRefs = append(ps.Spec.SecretStoreRefs, esv1alpha1.PushSecretStoreRef{Name: s, Kind: "SecretStore"})
+	}
+	return ps
+}
+
+func pushed(secretKey, remoteKey, property string) esv1alpha1.PushSecretData {
+	return esv1alpha1.PushSecretData{Match: esv1alpha1.PushSecretMatch{SecretKey: secretKey,
+		RemoteRef: esv1alpha1.PushSecretRemoteRef{RemoteKey: remoteKey, Property: property}}}
+}
+
+// kv reads a KV v2 secret's data and current version; nil when absent.
+func kv(t *testing.T, root *vault.Client, key string) (map[string]any, int) {
+	t.Helper()
+	s, err := root.Logical().Read("secret/data/" + key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s == nil || s.Data["data"] == nil {
+		return nil, 0
+	}
+	version, _ := s.Data["metadata"].(map[string]any)["version"].(json.Number).Int64()
+	return s.Data["data"].(map[string]any), int(version)
+}
+
+func waitKV(t *testing.T, root *vault.Client, key string, want map[string]string) int {
+	t.Helper()
+	var version int
+	eventuallyWithin(t, pushBound+waitTimeout, fmt.Sprintf("Vault secret %s to be %v", key, want), func() error {
+		var data map[string]any
+		data, version = kv(t, root, key)
+		if len(data) != len(want) {
+			return fmt.Errorf("holds %d fields", len(data))
+		}
+		for k, v := range want {
+			if data[k] != v {
+				return fmt.Errorf("field %s differs", k)
+			}
+		}
+		return nil
+	})
+	return version
+}
+
+func waitKVGone(t *testing.T, root *vault.Client, key string) {
+	t.Helper()
+	eventually(t, "Vault secret "+key+" to be deleted", func() error {
+		if data, _ := kv(t, root, key); data != nil {
+			return fmt.Errorf("still there")
+		}
+		return nil
+	})
+}
+
+// TestPushSecretToVault: a Secret is pushed when the PushSecret is created
+// and within pushBound of each change of the Secret; refreshes that find
+// Vault as it should be write nothing (no new version); drift is repaired;
+// deletionPolicy Delete removes exactly what an entry that left the spec
+// pushed, and everything when the PushSecret goes.
+func TestPushSecretToVault(t *testing.T) {
+	root := vaulttest.Start(t)
+	runEso(t, testConfig())
+	ns := env.Namespace(t, "push-vault", nil)
+	vaultPushStore(t, ns, "vault", root)
+	source := plainSecret(ns, "app", map[string]string{"user": "admin", "password": "s3cr3t"})
+	create(t, source)
+	ps := pushSecret(ns, "app", "app", []string{"vault"},
+		pushed("password", "push/app", "password"), pushed("user", "push/app", "user"), pushed("", "push/whole", ""))
+	ps.Spec.DeletionPolicy = esv1alpha1.DeletionPolicyDelete
+	create(t, ps)
+	waitReady(t, ps, metav1.ConditionTrue, esv1alpha1.ReasonSynced)
+	waitKV(t, root, "push/app", map[string]string{"password": "s3cr3t", "user": "admin"})
+	version := waitKV(t, root, "push/whole", map[string]string{"password": "s3cr3t", "user": "admin"})
+
+	t.Run("a change of the source is pushed at once", func(t *testing.T) {
+		source.Data = map[string][]byte{"user": []byte("admin"), "password": []byte("rotated")}
+		if err := env.Client.Update(context.Background(), source); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		waitKV(t, root, "push/app", map[string]string{"password": "rotated", "user": "admin"})
+		version = waitKV(t, root, "push/whole", map[string]string{"password": "rotated", "user": "admin"})
+		if took := time.Since(start); took > pushBound {
+			t.Errorf("pushed %v after the change, want within %v", took.Round(time.Millisecond), pushBound)
+		}
+	})
+
+	t.Run("refreshes write nothing and repair drift", func(t *testing.T) {
+		calls := testutil.ToFloat64(metrics.ProviderCalls.WithLabelValues("Vault", "PushSecret", "success"))
+		patchPushSecret(t, ps, func(ps *esv1alpha1.PushSecret) { ps.Spec.RefreshInterval = &metav1.Duration{Duration: time.Second} })
+		time.Sleep(3 * time.Second)
+		if _, now := kv(t, root, "push/whole"); now != version {
+			t.Fatalf("refreshes with nothing changed made Vault version %d, was %d", now, version)
+		}
+		if refreshed := testutil.ToFloat64(metrics.ProviderCalls.WithLabelValues("Vault", "PushSecret", "success")) - calls; refreshed < 3 {
+			t.Fatalf("%v pushes in 3 s at a 1 s refresh: the refreshes did not run", refreshed)
+		}
+		if _, err := root.Logical().Write("secret/data/push/whole", map[string]any{"data": map[string]any{"password": "tampered"}}); err != nil {
+			t.Fatal(err)
+		}
+		waitKV(t, root, "push/whole", map[string]string{"password": "rotated", "user": "admin"})
+	})
+
+	t.Run("an entry leaving the spec is deleted, and only it", func(t *testing.T) {
+		patchPushSecret(t, ps, func(ps *esv1alpha1.PushSecret) { ps.Spec.Data = ps.Spec.Data[:1] }) // user and whole leave
+		waitKVGone(t, root, "push/whole")
+		waitKV(t, root, "push/app", map[string]string{"password": "rotated"}) // only the property went
+	})
+
+	t.Run("deleting the PushSecret deletes what it pushed", func(t *testing.T) {
+		if err := env.Client.Delete(context.Background(), ps); err != nil {
+			t.Fatal(err)
+		}
+		waitKVGone(t, root, "push/app")
+		eventually(t, "the PushSecret to go", func() error {
+			err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(ps), &esv1alpha1.PushSecret{})
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			return fmt.Errorf("still there (%v)", err)
+		})
+	})
+}
+
+// TestPushSecretSafety: eso never overwrites a remote secret it did not
+// create, IfNotExists never overwrites, deletionPolicy None never deletes,
+// one failing store does not stop another, a Secret an ExternalSecret read
+// from a store is never pushed back to it, and dropping a store that shares
+// its backend with the one replacing it deletes nothing.
+func TestPushSecretSafety(t *testing.T) {
+	root := vaulttest.Start(t)
+	runEso(t, testConfig())
+	ns := env.Namespace(t, "push-safety", nil)
+	vaultPushStore(t, ns, "vault", root)
+	create(t, plainSecret(ns, "src", map[string]string{"password": "mine"}))
+
+	t.Run("a secret eso did not create is not overwritten", func(t *testing.T) {
+		if _, err := root.Logical().Write("secret/data/theirs", map[string]any{"data": map[string]any{"password": "theirs"}}); err != nil {
+			t.Fatal(err)
+		}
+		ps := pushSecret(ns, "theirs", "src", []string{"vault"}, pushed("password", "theirs", "password"))
+		create(t, ps)
+		if msg := waitReady(t, ps, metav1.ConditionFalse, esv1alpha1.ReasonNotOwned); !strings.Contains(msg, "theirs") || strings.Contains(msg, "mine") {
+			t.Errorf("condition %q should name the remote secret and no value", msg)
+		}
+		waitKV(t, root, "theirs", map[string]string{"password": "theirs"})
+	})
+
+	t.Run("IfNotExists never overwrites", func(t *testing.T) {
+		ps := pushSecret(ns, "once", "src", []string{"vault"}, pushed("password", "once", "password"))
+		ps.Spec.UpdatePolicy = esv1alpha1.UpdatePolicyIfNotExists
+		create(t, ps)
+		waitReady(t, ps, metav1.ConditionTrue, esv1alpha1.ReasonSynced)
+		version := waitKV(t, root, "once", map[string]string{"password": "mine"})
+		src := &corev1.Secret{}
+		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "src"}, src); err != nil {
+			t.Fatal(err)
+		}
+		src.Data["password"] = []byte("changed")
+		if err := env.Client.Update(context.Background(), src); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Second)
+		if data, now := kv(t, root, "once"); now != version || data["password"] != "mine" {
+			t.Fatalf("IfNotExists overwrote: version %d → %d", version, now)
+		}
+	})
+
+	t.Run("None never deletes", func(t *testing.T) {
+		ps := pushSecret(ns, "keep", "src", []string{"vault"}, pushed("password", "kept", ""))
+		create(t, ps)
+		waitReady(t, ps, metav1.ConditionTrue, esv1alpha1.ReasonSynced)
+		if err := env.Client.Delete(context.Background(), ps); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Second)
+		if data, _ := kv(t, root, "kept"); data == nil {
+			t.Fatal("deletionPolicy None deleted the remote secret")
+		}
+	})
+
+	t.Run("one failing store does not stop another", func(t *testing.T) {
+		create(t, secretStore(ns, "broken", storeSpec("Vault", "missing-config", "")))
+		ps := pushSecret(ns, "two", "src", []string{"broken", "vault"}, pushed("password", "two", "password"))
+		create(t, ps)
+		msg := waitReady(t, ps, metav1.ConditionFalse, esv1alpha1.ReasonErrored)
+		if !strings.Contains(msg, "SecretStore/broken") {
+			t.Errorf("condition %q does not name the failing store", msg)
+		}
+		waitKV(t, root, "two", map[string]string{"password": "changed"})
+		if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(ps), ps); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := ps.Status.SyncedPushSecrets["SecretStore/vault"]["two/password"]; !ok {
+			t.Errorf("syncedPushSecrets %v lacks what the working store holds", ps.Status.SyncedPushSecrets)
+		}
+	})
+
+	t.Run("a Secret is never pushed back to the store it was read from", func(t *testing.T) {
+		if _, err := root.Logical().Write("secret/data/upstream", map[string]any{"data": map[string]any{"k": "v"}}); err != nil {
+			t.Fatal(err)
+		}
+		create(t, externalSecret(ns, "copied", "SecretStore", "vault", map[string]esv1.ExternalSecretDataRemoteRef{"k": ref("upstream", "k")}))
+		waitSecretData(t, ns, "copied", map[string]string{"k": "v"})
+		ps := pushSecret(ns, "loop", "copied", []string{"vault"}, pushed("k", "upstream", "k"))
+		create(t, ps)
+		if msg := waitReady(t, ps, metav1.ConditionFalse, esv1alpha1.ReasonLoopRefused); !strings.Contains(msg, "copied") {
+			t.Errorf("condition %q does not name the ExternalSecret", msg)
+		}
+	})
+
+	t.Run("switching to a store over the same backend deletes nothing", func(t *testing.T) {
+		create(t, secretStore(ns, "vault-twin", storeSpec("Vault", "vault", "")))
+		ps := pushSecret(ns, "switch", "src", []string{"vault"}, pushed("password", "switched", ""))
+		ps.Spec.DeletionPolicy = esv1alpha1.DeletionPolicyDelete
+		create(t, ps)
+		waitReady(t, ps, metav1.ConditionTrue, esv1alpha1.ReasonSynced)
+		patchPushSecret(t, ps, func(ps *esv1alpha1.PushSecret) {
+			ps.Spec.SecretStoreRefs = []esv1alpha1.PushSecretStoreRef{{Name: "vault-twin", Kind: "SecretStore"}}
+		})
+		eventually(t, "the PushSecret to sync through the twin", func() error {
+			if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(ps), ps); err != nil {
+				return err
+			}
+			if _, ok := ps.Status.SyncedPushSecrets["SecretStore/vault-twin"]; !ok || len(ps.Status.SyncedPushSecrets) != 1 {
+				return fmt.Errorf("synced %v", ps.Status.SyncedPushSecrets)
+			}
+			return nil
+		})
+		if data, _ := kv(t, root, "switched"); data == nil {
+			t.Fatal("the secret both stores write was deleted through the dropped one")
+		}
+	})
+}
+
+func patchPushSecret(t *testing.T, ps *esv1alpha1.PushSecret, edit func(*esv1alpha1.PushSecret)) {
+	t.Helper()
+	if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(ps), ps); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(ps.DeepCopy())
+	edit(ps)
+	if err := env.Client.Patch(context.Background(), ps, patch); err != nil {
+		t.Fatal(err)
+	}
+}
