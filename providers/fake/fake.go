@@ -7,6 +7,8 @@ import (
 	"context"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	"github.com/eso-dev/eso/providers"
@@ -34,7 +36,7 @@ var Registration = kit.Definition[*provv1.Fake]{
 		if err != nil {
 			return nil, err
 		}
-		c := &Client{secrets: secrets}
+		c := &Client{secrets: secrets, config: cfg.UID}
 		c.JSONValues = kit.JSONValues{Value: c.value}
 		return c, nil
 	},
@@ -60,10 +62,15 @@ type Client struct {
 	// have no metadata.
 	kit.JSONValues
 	secrets map[versionedKey][]byte
+	// config identifies the configuration whose pushed secrets it shares.
+	config types.UID
 }
 
 func (c *Client) value(_ context.Context, key, version string) ([]byte, error) {
 	value, ok := c.secrets[versionedKey{key, version}]
+	if !ok && version == "" {
+		value, ok = pushed.get(c.config, key)
+	}
 	if !ok {
 		return nil, fmt.Errorf("%w: key %q version %q", providers.ErrSecretNotFound, key, version)
 	}
@@ -89,8 +96,9 @@ func (c *Client) GetAllSecrets(_ context.Context, find esv1.ExternalSecretFind) 
 	return out, nil
 }
 
-// Capabilities implements providers.SecretsClient.
-func (c *Client) Capabilities() providers.Capabilities { return providers.ReadOnly }
+// Capabilities implements providers.SecretsClient: pushes are kept in
+// memory (write.go).
+func (c *Client) Capabilities() providers.Capabilities { return providers.ReadWrite }
 
 // Close implements providers.SecretsClient.
 func (c *Client) Close(context.Context) error { return nil }

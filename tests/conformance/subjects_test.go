@@ -65,6 +65,7 @@ func fakeBackend(t testing.TB) backend {
 		Provider: fake.Registration.New(providers.Deps{Client: c, APIReader: c}),
 		Ref:      providers.Ref{Kind: fake.Kind, Namespace: namespace, Name: "fake"},
 		Scope:    providers.Scope{Namespace: namespace},
+		Writes:   true,
 		Seed: func(t testing.TB, key string, fields map[string]string) {
 			var cur provv1.Fake
 			if err := c.Get(context.Background(), client.ObjectKeyFromObject(cfg), &cur); err != nil {
