@@ -49,11 +49,12 @@ func connect(_ context.Context, deps providers.Deps, cfg *provv1.Kubernetes, sco
 		return nil, err
 	}
 	if cfg.Spec.Auth == nil {
-		return &Client{namespace: namespace, get: readerGetter(deps.APIReader), list: readerLister(deps.APIReader)}, nil
+		return &Client{namespace: namespace, get: readerGetter(deps.APIReader), list: readerLister(deps.APIReader),
+			write: clientWriter{deps.Client}}, nil
 	}
 	sa := cfg.Spec.Auth.ServiceAccount
 	tokens := newServiceAccountReader(deps, scope.Namespace, sa.Name, sa.Audiences)
-	return &Client{namespace: namespace, get: tokens.getSecret, list: tokens.listSecrets}, nil
+	return &Client{namespace: namespace, get: tokens.getSecret, list: tokens.listSecrets, write: serviceAccountWriter{tokens}}, nil
 }
 
 // remoteNamespace is the namespace the client reads, after the scope check:
@@ -101,11 +102,12 @@ func readerLister(r client.Reader) secretLister {
 	}
 }
 
-// Client reads the Secrets of one namespace.
+// Client reads and writes the Secrets of one namespace.
 type Client struct {
 	namespace string
 	get       secretGetter
 	list      secretLister
+	write     secretWriter
 }
 
 // GetSecret implements providers.SecretsClient: the key names a Secret, the
@@ -252,8 +254,8 @@ func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind
 	}
 }
 
-// Capabilities implements providers.SecretsClient.
-func (c *Client) Capabilities() providers.Capabilities { return providers.ReadOnly }
+// Capabilities implements providers.SecretsClient: it writes too (write.go).
+func (c *Client) Capabilities() providers.Capabilities { return providers.ReadWrite }
 
 // Close implements providers.SecretsClient.
 func (c *Client) Close(context.Context) error { return nil }

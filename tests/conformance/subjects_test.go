@@ -88,6 +88,7 @@ func kubernetesBackend(t testing.TB) backend {
 		Provider: kubernetes.Registration.New(providers.Deps{Client: c, APIReader: c}),
 		Ref:      providers.Ref{Kind: kubernetes.Kind, Namespace: namespace, Name: "k8s"},
 		Scope:    providers.Scope{Namespace: namespace},
+		Writes:   true,
 		Seed: func(t testing.TB, key string, fields map[string]string) {
 			s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: key}, Data: map[string][]byte{}}
 			for k, v := range fields {

@@ -1,0 +1,189 @@
+package kubernetes
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/kit"
+)
+
+// Pushes write Secrets of the client's namespace: the remote key names the
+// Secret, the property one of its keys; a push without a property gives
+// the Secret the keys of the whole source Secret. eso marks the Secrets it
+// creates with the label providers.ManagedByKey and writes no other: an
+// existing Secret without it (someone's, or a ServiceAccount token) is
+// refused.
+
+// secretWriter creates, updates and deletes Secrets as the client's
+// identity (eso's own, or a ServiceAccount's).
+type secretWriter interface {
+	create(ctx context.Context, s *corev1.Secret) error
+	update(ctx context.Context, s *corev1.Secret) error
+	delete(ctx context.Context, s *corev1.Secret) error
+}
+
+// clientWriter writes as eso.
+type clientWriter struct{ c client.Client }
+
+func (w clientWriter) create(ctx context.Context, s *corev1.Secret) error { return w.c.Create(ctx, s) }
+func (w clientWriter) update(ctx context.Context, s *corev1.Secret) error { return w.c.Update(ctx, s) }
+func (w clientWriter) delete(ctx context.Context, s *corev1.Secret) error {
+	return w.c.Delete(ctx, s, client.Preconditions{UID: &s.UID, ResourceVersion: &s.ResourceVersion})
+}
+
+// The ServiceAccount's writes go through its own token.
+func (r *serviceAccountReader) secrets(ctx context.Context, namespace string) (corev1client.SecretInterface, error) {
+	c, err := r.clientset(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return c.Secrets(namespace), nil
+}
+
+type serviceAccountWriter struct{ r *serviceAccountReader }
+
+func (w serviceAccountWriter) create(ctx context.Context, s *corev1.Secret) error {
+	c, err := w.r.secrets(ctx, s.Namespace)
+	if err == nil {
+		_, err = c.Create(ctx, s, metav1.CreateOptions{})
+	}
+	return err
+}
+
+func (w serviceAccountWriter) update(ctx context.Context, s *corev1.Secret) error {
+	c, err := w.r.secrets(ctx, s.Namespace)
+	if err == nil {
+		_, err = c.Update(ctx, s, metav1.UpdateOptions{})
+	}
+	return err
+}
+
+func (w serviceAccountWriter) delete(ctx context.Context, s *corev1.Secret) error {
+	c, err := w.r.secrets(ctx, s.Namespace)
+	if err == nil {
+		err = c.Delete(ctx, s.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &s.UID, ResourceVersion: &s.ResourceVersion}})
+	}
+	return err
+}
+
+// current reads the remote Secret: nil when it does not exist.
+func (c *Client) current(ctx context.Context, name string) (*corev1.Secret, error) {
+	s, err := c.read(ctx, name)
+	if err != nil {
+		if isNotFound(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return s, nil
+}
+
+func isNotFound(err error) bool { return errors.Is(err, providers.ErrSecretNotFound) }
+
+func managed(s *corev1.Secret) bool {
+	return s.Labels[providers.ManagedByKey] == providers.ManagedByValue
+}
+
+// PushSecret implements providers.Writer; it writes only when the data
+// differs.
+func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) error {
+	s, err := c.current(ctx, req.RemoteKey)
+	if err != nil {
+		return err
+	}
+	if s != nil && !managed(s) {
+		return fmt.Errorf("%w: Secret %s/%s (no label %s=%s)", providers.ErrNotManaged, c.namespace, req.RemoteKey, providers.ManagedByKey, providers.ManagedByValue)
+	}
+	var data map[string][]byte
+	if req.Property != "" {
+		data = map[string][]byte{}
+		if s != nil {
+			data = maps.Clone(s.Data)
+		}
+		data[req.Property] = req.Value
+	} else {
+		var fields map[string]string
+		if err := json.Unmarshal(req.Value, &fields); err != nil {
+			return fmt.Errorf("%w: a push to a Kubernetes Secret needs a property (the key to set) unless it pushes a whole Secret", providers.ErrInvalidConfig)
+		}
+		data = make(map[string][]byte, len(fields))
+		for k, v := range fields {
+			data[k] = []byte(v)
+		}
+	}
+	if s == nil {
+		return c.writeError(c.write.create(ctx, &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: c.namespace, Name: req.RemoteKey,
+				Labels: map[string]string{providers.ManagedByKey: providers.ManagedByValue}},
+			Type: corev1.SecretTypeOpaque, Data: data,
+		}), req.RemoteKey)
+	}
+	if maps.EqualFunc(s.Data, data, func(a, b []byte) bool { return string(a) == string(b) }) {
+		return nil
+	}
+	s.Data = data
+	return c.writeError(c.write.update(ctx, s), req.RemoteKey)
+}
+
+// DeleteSecret implements providers.Writer: only Secrets eso created; with
+// a property, only that key (and the Secret when it was the last).
+func (c *Client) DeleteSecret(ctx context.Context, remoteKey, property string) error {
+	var s *corev1.Secret
+	return kit.Deletion{
+		Key: remoteKey, Property: property,
+		State: func(ctx context.Context) (bool, bool, error) {
+			var err error
+			s, err = c.current(ctx, remoteKey)
+			return s != nil, s != nil && managed(s), err
+		},
+		Current: func(context.Context) ([]byte, error) { return dataJSON(s.Data) },
+		Rewrite: func(ctx context.Context, rest []byte) error {
+			var fields map[string]string
+			if err := json.Unmarshal(rest, &fields); err != nil {
+				return err
+			}
+			s.Data = make(map[string][]byte, len(fields))
+			for k, v := range fields {
+				s.Data[k] = []byte(v)
+			}
+			return c.writeError(c.write.update(ctx, s), remoteKey)
+		},
+		Delete: func(ctx context.Context) error {
+			if err := c.write.delete(ctx, s); err != nil && !apierrors.IsNotFound(err) {
+				return c.writeError(err, remoteKey)
+			}
+			return nil
+		},
+	}.Run(ctx)
+}
+
+// SecretExists implements providers.Writer.
+func (c *Client) SecretExists(ctx context.Context, remoteKey string) (bool, error) {
+	s, err := c.current(ctx, remoteKey)
+	return s != nil, err
+}
+
+// writeError maps an API error of a write to the provider contract's.
+func (c *Client) writeError(err error, name string) error {
+	switch {
+	case err == nil:
+		return nil
+	case apierrors.IsForbidden(err):
+		return fmt.Errorf("%w: writing Secret %s/%s is forbidden for this identity", providers.ErrOutOfScope, c.namespace, name)
+	case apierrors.IsInvalid(err):
+		// The API server's message may quote what was written: name the
+		// Secret only.
+		return fmt.Errorf("%w: the API server refused Secret %s/%s as invalid (is the property a valid Secret key?)", providers.ErrInvalidConfig, c.namespace, name)
+	}
+	return fmt.Errorf("writing Secret %s/%s: %w", c.namespace, name, err)
+}
