@@ -20,6 +20,10 @@ import (
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/metrics"
+	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/aws/awstest"
+	"github.com/eso-dev/eso/providers/gcp/gcptest"
+	"github.com/eso-dev/eso/providers/gcp/secretmanager"
 	"github.com/eso-dev/eso/providers/vault/vaulttest"
 )
 
@@ -291,5 +295,98 @@ func patchPushSecret(t *testing.T, ps *esv1alpha1.PushSecret, edit func(*esv1alp
 	edit(ps)
 	if err := env.Client.Patch(context.Background(), ps, patch); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestPushSecretToEveryProvider pushes to every provider kind that writes,
+// and reads back through the same store with an ExternalSecret (so the
+// round trip, not a provider's own API, is what is checked): a key into a
+// property and the whole Secret into another remote secret; a change of the
+// source reaches the provider; an entry leaving the spec (deletionPolicy
+// Delete) is deleted; deleting the PushSecret deletes the rest. Moto serves
+// AWS, a Vault dev server Vault, the in-test gRPC server GCP, the envtest API
+// server Kubernetes; Fake keeps pushes in memory. The cases share one eso
+// and run in parallel.
+func TestPushSecretToEveryProvider(t *testing.T) {
+	moto := awstest.StartMoto(t)
+	root := vaulttest.Start(t)
+	gcp, _ := gcptest.Start(t)
+	tokens := gcp.StartTokenEndpoint(t)
+	runEso(t, testConfig(), withProviders(map[string]func(providers.Deps) providers.Provider{secretmanager.Kind: gcpProvider(nil)}))
+	awsSpec := func(ns string) provv1.AWSSpec {
+		return provv1.AWSSpec{Region: "eu-central-1", Endpoint: moto, Auth: &provv1.AWSAuth{SecretRef: &provv1.AWSAuthSecretRef{
+			AccessKeyID:     provv1.SecretKeySelector{Name: "aws-creds", Key: "id"},
+			SecretAccessKey: provv1.SecretKeySelector{Name: "aws-creds", Key: "secret"},
+		}}}
+	}
+	cases := map[string]func(ns string) []client.Object{
+		"Fake": func(ns string) []client.Object { return []client.Object{fakeConfig(ns, "backend", nil)} },
+		"Kubernetes": func(ns string) []client.Object {
+			return []client.Object{&provv1.Kubernetes{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "backend"}}}
+		},
+		"Vault": func(ns string) []client.Object {
+			return []client.Object{plainSecret(ns, "vault-token", map[string]string{"token": vaulttest.RootToken}),
+				&provv1.Vault{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "backend"}, Spec: provv1.VaultSpec{
+					Server: root.Address(), Path: "secret", Version: "v2",
+					Auth: provv1.VaultAuth{TokenSecretRef: &provv1.SecretKeySelector{Name: "vault-token", Key: "token"}}}}}
+		},
+		"AWSSecretManager": func(ns string) []client.Object {
+			return []client.Object{plainSecret(ns, "aws-creds", map[string]string{"id": "AKIDEXAMPLE", "secret": "example"}),
+				&provv1.AWSSecretManager{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "backend"}, Spec: awsSpec(ns)}}
+		},
+		"AWSParameterStore": func(ns string) []client.Object {
+			return []client.Object{plainSecret(ns, "aws-creds", map[string]string{"id": "AKIDEXAMPLE", "secret": "example"}),
+				&provv1.AWSParameterStore{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "backend"}, Spec: awsSpec(ns)}}
+		},
+		"GCPSecretManager": func(ns string) []client.Object {
+			return []client.Object{&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "gcp-key"},
+				Data: map[string][]byte{"key.json": tokens.Key(t, "eso@p.iam.gserviceaccount.com")}},
+				gcpKeyConfig(ns, "backend", gcp.Addr, "gcp-key")}
+		},
+	}
+	for kind, backend := range cases {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			ns := env.Namespace(t, "push-"+strings.ToLower(kind), nil)
+			store := secretStore(ns, "store", storeSpec(kind, "backend", ""))
+			create(t, backend(ns)...)
+			create(t, store)
+			waitReady(t, store, metav1.ConditionTrue, ssv2.ReasonValid)
+			source := plainSecret(ns, "src", map[string]string{"user": "admin", "password": "first"})
+			create(t, source)
+			// Remote names every provider accepts, distinct per case (moto
+			// and Vault are shared).
+			one, whole := "push-one-"+ns, "push-whole-"+ns
+			ps := pushSecret(ns, "push", "src", []string{"store"}, pushed("password", one, "password"), pushed("", whole, ""))
+			ps.Spec.DeletionPolicy = esv1alpha1.DeletionPolicyDelete
+			create(t, ps)
+			waitReady(t, ps, metav1.ConditionTrue, esv1alpha1.ReasonSynced)
+
+			readBack := externalSecret(ns, "read-one", "SecretStore", "store", map[string]esv1.ExternalSecretDataRemoteRef{"password": ref(one, "password")})
+			readWhole := externalSecret(ns, "read-whole", "SecretStore", "store", map[string]esv1.ExternalSecretDataRemoteRef{
+				"user": ref(whole, "user"), "password": ref(whole, "password")})
+			for _, es := range []*esv1.ExternalSecret{readBack, readWhole} {
+				es.Spec.RefreshInterval = &metav1.Duration{Duration: time.Second}
+			}
+			create(t, readBack, readWhole)
+			waitSecretData(t, ns, "read-one", map[string]string{"password": "first"})
+			waitSecretData(t, ns, "read-whole", map[string]string{"user": "admin", "password": "first"})
+
+			source.Data = map[string][]byte{"user": []byte("admin"), "password": []byte("second")}
+			if err := env.Client.Update(context.Background(), source); err != nil {
+				t.Fatal(err)
+			}
+			waitSecretData(t, ns, "read-one", map[string]string{"password": "second"})
+			waitSecretData(t, ns, "read-whole", map[string]string{"user": "admin", "password": "second"})
+
+			patchPushSecret(t, ps, func(ps *esv1alpha1.PushSecret) { ps.Spec.Data = ps.Spec.Data[1:] })
+			waitNotReady(t, readBack)
+			waitSecretData(t, ns, "read-whole", map[string]string{"user": "admin", "password": "second"})
+
+			if err := env.Client.Delete(context.Background(), ps); err != nil {
+				t.Fatal(err)
+			}
+			waitNotReady(t, readWhole)
+		})
 	}
 }
