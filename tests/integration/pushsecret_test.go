@@ -25,6 +25,7 @@ import (
 	"github.com/eso-dev/eso/providers/gcp/gcptest"
 	"github.com/eso-dev/eso/providers/gcp/secretmanager"
 	"github.com/eso-dev/eso/providers/vault/vaulttest"
+	"github.com/eso-dev/eso/tests/faultprovider"
 )
 
 // pushBound is how soon a change of a PushSecret's source reaches the
@@ -312,6 +313,7 @@ func TestPushSecretToEveryProvider(t *testing.T) {
 	root := vaulttest.Start(t)
 	gcp, _ := gcptest.Start(t)
 	tokens := gcp.StartTokenEndpoint(t)
+	process := faultprovider.Start(t, providerProcess(t))
 	runEso(t, testConfig(), withProviders(map[string]func(providers.Deps) providers.Provider{secretmanager.Kind: gcpProvider(nil)}))
 	awsSpec := func(ns string) provv1.AWSSpec {
 		return provv1.AWSSpec{Region: "eu-central-1", Endpoint: moto, Auth: &provv1.AWSAuth{SecretRef: &provv1.AWSAuthSecretRef{
@@ -321,6 +323,11 @@ func TestPushSecretToEveryProvider(t *testing.T) {
 	}
 	cases := map[string]func(ns string) []client.Object{
 		"Fake": func(ns string) []client.Object { return []client.Object{fakeConfig(ns, "backend", nil)} },
+		// The same pushes through a provider process (eso --mode=provider's
+		// server), over mTLS.
+		"Fake through a provider process": func(ns string) []client.Object {
+			return []client.Object{fakeConfig(ns, "backend", nil), process.ClientSecret(t, ns, "core-tls", "eso-core")}
+		},
 		"Kubernetes": func(ns string) []client.Object {
 			return []client.Object{&provv1.Kubernetes{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "backend"}}}
 		},
@@ -344,11 +351,16 @@ func TestPushSecretToEveryProvider(t *testing.T) {
 				gcpKeyConfig(ns, "backend", gcp.Addr, "gcp-key")}
 		},
 	}
-	for kind, backend := range cases {
-		t.Run(kind, func(t *testing.T) {
+	for name, backend := range cases {
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
+			kind, remote := strings.CutSuffix(name, " through a provider process")
 			ns := env.Namespace(t, "push-"+strings.ToLower(kind), nil)
 			store := secretStore(ns, "store", storeSpec(kind, "backend", ""))
+			if remote {
+				store.Spec.ProviderConfig.Address = process.Addr()
+				store.Spec.ProviderConfig.Auth = &ssv2.ProviderAuth{ClientCertificate: &ssv2.SecretRef{Name: "core-tls"}}
+			}
 			create(t, backend(ns)...)
 			create(t, store)
 			waitReady(t, store, metav1.ConditionTrue, ssv2.ReasonValid)
