@@ -5,8 +5,6 @@ package clusterexternalsecret
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -19,18 +17,17 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	"github.com/eso-dev/eso/app/fanout"
 	"github.com/eso-dev/eso/app/manager"
 	"github.com/eso-dev/eso/app/statuswrite"
 )
@@ -54,7 +51,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	name := ces.TargetExternalSecretName()
 
 	namespaces, err := r.matchingNamespaces(ctx, &ces)
-	if errors.Is(err, errInvalidSelector) {
+	if errors.Is(err, fanout.ErrInvalidSelector) {
 		setReady(&ces, metav1.ConditionFalse, esv1.ReasonInvalidSelector, err.Error())
 		return ctrl.Result{}, r.writeStatus(ctx, &ces, before)
 	}
@@ -65,7 +62,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var provisioned []string
 	var failed []esv1.ClusterExternalSecretNamespaceFailure
 	for _, ns := range namespaces {
-		if err := r.ensure(ctx, &ces, ns, name); err != nil {
+		if err := children(&ces, name).Ensure(ctx, r.Client, ns); err != nil {
 			if apierrors.IsConflict(err) {
 				return ctrl.Result{}, err // stale cache: retry
 			}
@@ -74,7 +71,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		provisioned = append(provisioned, ns)
 	}
-	if err := r.prune(ctx, &ces, name, namespaces); err != nil {
+	if err := children(&ces, name).Prune(ctx, r.Client, namespaces); err != nil {
 		return ctrl.Result{}, err
 	}
 
@@ -100,100 +97,37 @@ func (r *Reconciler) matchingNamespaces(ctx context.Context, ces *esv1.ClusterEx
 	if ces.Spec.NamespaceSelector != nil {
 		selectors = append(selectors, ces.Spec.NamespaceSelector)
 	}
-	var parsed []labels.Selector
-	for i, s := range selectors {
-		sel, err := metav1.LabelSelectorAsSelector(s)
-		if err != nil {
-			return nil, fmt.Errorf("%w %d: %v", errInvalidSelector, i, err)
-		}
-		parsed = append(parsed, sel)
-	}
-	var list corev1.NamespaceList
-	if err := r.Client.List(ctx, &list); err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, ns := range list.Items {
-		if ns.Status.Phase == corev1.NamespaceTerminating || !ns.DeletionTimestamp.IsZero() {
-			continue
-		}
-		match := slices.Contains(ces.Spec.Namespaces, ns.Name)
-		for _, sel := range parsed {
-			match = match || sel.Matches(labels.Set(ns.Labels))
-		}
-		if match {
-			out = append(out, ns.Name)
-		}
-	}
-	slices.Sort(out)
-	return out, nil
+	return fanout.MatchingNamespaces(ctx, r.Client, selectors, ces.Spec.Namespaces)
 }
 
-// ensure makes namespace hold the ExternalSecret as specified, writing only
-// when it differs. An ExternalSecret of that name it does not own is left alone.
-func (r *Reconciler) ensure(ctx context.Context, ces *esv1.ClusterExternalSecret, namespace, name string) error {
-	var existing esv1.ExternalSecret
-	err := r.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &existing)
-	if err != nil && !apierrors.IsNotFound(err) {
-		return err
+// children are the ExternalSecrets of a ClusterExternalSecret.
+func children(ces *esv1.ClusterExternalSecret, name string) fanout.Children[*esv1.ExternalSecret] {
+	return fanout.Children[*esv1.ExternalSecret]{
+		Parent: ces, Kind: "ExternalSecret", ParentKind: "ClusterExternalSecret",
+		Name: name, Label: esv1.LabelClusterExternalSecret,
+		New: func() *esv1.ExternalSecret { return &esv1.ExternalSecret{} },
+		List: func(ctx context.Context, c client.Reader, opts ...client.ListOption) ([]*esv1.ExternalSecret, error) {
+			var list esv1.ExternalSecretList
+			if err := c.List(ctx, &list, opts...); err != nil {
+				return nil, err
+			}
+			out := make([]*esv1.ExternalSecret, len(list.Items))
+			for i := range list.Items {
+				out[i] = &list.Items[i]
+			}
+			return out, nil
+		},
+		Fill: func(es *esv1.ExternalSecret) {
+			es.Spec = *ces.Spec.ExternalSecretSpec.DeepCopy()
+			es.Labels = maps.Clone(ces.Spec.ExternalSecretMetadata.Labels)
+			es.Annotations = maps.Clone(ces.Spec.ExternalSecretMetadata.Annotations)
+		},
+		Same: func(existing, desired *esv1.ExternalSecret) bool {
+			return equality.Semantic.DeepEqual(existing.Spec, desired.Spec) &&
+				equality.Semantic.DeepEqual(existing.Labels, desired.Labels) &&
+				equality.Semantic.DeepEqual(existing.Annotations, desired.Annotations)
+		},
 	}
-	found := err == nil
-	if found && !metav1.IsControlledBy(&existing, ces) {
-		return fmt.Errorf("an ExternalSecret %s/%s exists and is not managed by this ClusterExternalSecret", namespace, name)
-	}
-	desired := existing.DeepCopy()
-	desired.Namespace, desired.Name = namespace, name
-	desired.Spec = *ces.Spec.ExternalSecretSpec.DeepCopy()
-	desired.Labels = maps.Clone(ces.Spec.ExternalSecretMetadata.Labels)
-	if desired.Labels == nil {
-		desired.Labels = map[string]string{}
-	}
-	desired.Labels[esv1.LabelClusterExternalSecret] = ownerLabel(ces)
-	desired.Annotations = maps.Clone(ces.Spec.ExternalSecretMetadata.Annotations)
-	if err := controllerutil.SetControllerReference(ces, desired, r.Client.Scheme()); err != nil {
-		return err
-	}
-	if !found {
-		return r.Client.Create(ctx, desired)
-	}
-	if equality.Semantic.DeepEqual(existing.Spec, desired.Spec) &&
-		equality.Semantic.DeepEqual(existing.Labels, desired.Labels) &&
-		equality.Semantic.DeepEqual(existing.Annotations, desired.Annotations) {
-		return nil
-	}
-	return r.Client.Update(ctx, desired)
-}
-
-// prune deletes the ExternalSecrets this object created that no longer belong:
-// their namespace stopped matching, or the name changed.
-func (r *Reconciler) prune(ctx context.Context, ces *esv1.ClusterExternalSecret, name string, namespaces []string) error {
-	var list esv1.ExternalSecretList
-	if err := r.Client.List(ctx, &list, client.MatchingLabels{esv1.LabelClusterExternalSecret: ownerLabel(ces)}); err != nil {
-		return err
-	}
-	for i := range list.Items {
-		es := &list.Items[i]
-		if !metav1.IsControlledBy(es, ces) || (es.Name == name && slices.Contains(namespaces, es.Namespace)) {
-			continue
-		}
-		if err := r.Client.Delete(ctx, es, client.Preconditions{UID: &es.UID}); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("deleting ExternalSecret %s/%s: %w", es.Namespace, es.Name, err)
-		}
-	}
-	return nil
-}
-
-var errInvalidSelector = errors.New("invalid namespace selector")
-
-// ownerLabel is the label value marking the ExternalSecrets of a
-// ClusterExternalSecret: its name, or for names longer than a label value may
-// be, a prefix and a digest. Ownership itself is the controller reference.
-func ownerLabel(ces *esv1.ClusterExternalSecret) string {
-	if len(ces.Name) <= 63 {
-		return ces.Name
-	}
-	sum := sha256.Sum256([]byte(ces.Name))
-	return ces.Name[:46] + "-" + hex.EncodeToString(sum[:])[:16]
 }
 
 func setReady(ces *esv1.ClusterExternalSecret, status metav1.ConditionStatus, reason, msg string) {

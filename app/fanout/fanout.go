@@ -1,0 +1,140 @@
+// Package fanout keeps one child object in every namespace a cluster-scoped
+// parent selects, creating, updating and deleting children as namespaces
+// come, change labels and go. ClusterExternalSecrets (children:
+// ExternalSecrets) and ClusterPushSecrets (PushSecrets) share it.
+package fanout
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+)
+
+// ErrInvalidSelector: a namespace selector does not parse.
+var ErrInvalidSelector = errors.New("invalid namespace selector")
+
+// MatchingNamespaces lists, sorted, the live namespaces any selector
+// matches or names lists.
+func MatchingNamespaces(ctx context.Context, c client.Reader, selectors []*metav1.LabelSelector, names []string) ([]string, error) {
+	var parsed []labels.Selector
+	for i, s := range selectors {
+		sel, err := metav1.LabelSelectorAsSelector(s)
+		if err != nil {
+			return nil, fmt.Errorf("%w %d: %v", ErrInvalidSelector, i, err)
+		}
+		parsed = append(parsed, sel)
+	}
+	var list corev1.NamespaceList
+	if err := c.List(ctx, &list); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, ns := range list.Items {
+		if ns.Status.Phase == corev1.NamespaceTerminating || !ns.DeletionTimestamp.IsZero() {
+			continue
+		}
+		match := slices.Contains(names, ns.Name)
+		for _, sel := range parsed {
+			match = match || sel.Matches(labels.Set(ns.Labels))
+		}
+		if match {
+			out = append(out, ns.Name)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// Children describes the children of one parent.
+type Children[C client.Object] struct {
+	// Parent is the cluster-scoped object that controls the children.
+	Parent client.Object
+	// Kind and ParentKind name the children and the parent in messages,
+	// e.g. "ExternalSecret" and "ClusterExternalSecret".
+	Kind, ParentKind string
+	// Name is the children's name; Label marks them with OwnerLabel(Parent).
+	Name, Label string
+	// New returns an empty child; List lists children of a label selector.
+	New  func() C
+	List func(ctx context.Context, c client.Reader, opts ...client.ListOption) ([]C, error)
+	// Fill sets what the parent decides on a child: its spec, labels and
+	// annotations (the owner label and reference are added after).
+	Fill func(child C)
+	// Same reports whether existing already holds what desired says.
+	Same func(existing, desired C) bool
+}
+
+// Ensure makes namespace hold the child as the parent says, writing only
+// when it differs. A child of that name the parent does not control is
+// left alone and reported.
+func (ch Children[C]) Ensure(ctx context.Context, c client.Client, namespace string) error {
+	existing := ch.New()
+	err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: ch.Name}, existing)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	found := err == nil
+	if found && !metav1.IsControlledBy(existing, ch.Parent) {
+		return fmt.Errorf("a %s %s/%s exists and is not managed by this %s", ch.Kind, namespace, ch.Name, ch.ParentKind)
+	}
+	desired := existing.DeepCopyObject().(C)
+	desired.SetNamespace(namespace)
+	desired.SetName(ch.Name)
+	ch.Fill(desired)
+	l := desired.GetLabels()
+	if l == nil {
+		l = map[string]string{}
+	}
+	l[ch.Label] = OwnerLabel(ch.Parent.GetName())
+	desired.SetLabels(l)
+	if err := controllerutil.SetControllerReference(ch.Parent, desired, c.Scheme()); err != nil {
+		return err
+	}
+	if !found {
+		return c.Create(ctx, desired)
+	}
+	if ch.Same(existing, desired) {
+		return nil
+	}
+	return c.Update(ctx, desired)
+}
+
+// Prune deletes the children the parent controls that no longer belong:
+// their namespace stopped matching, or the name changed.
+func (ch Children[C]) Prune(ctx context.Context, c client.Client, namespaces []string) error {
+	children, err := ch.List(ctx, c, client.MatchingLabels{ch.Label: OwnerLabel(ch.Parent.GetName())})
+	if err != nil {
+		return err
+	}
+	for _, child := range children {
+		if !metav1.IsControlledBy(child, ch.Parent) || (child.GetName() == ch.Name && slices.Contains(namespaces, child.GetNamespace())) {
+			continue
+		}
+		uid := child.GetUID()
+		if err := c.Delete(ctx, child, client.Preconditions{UID: &uid}); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting %s %s/%s: %w", ch.Kind, child.GetNamespace(), child.GetName(), err)
+		}
+	}
+	return nil
+}
+
+// OwnerLabel is the label value marking a parent's children: its name, or
+// for names longer than a label value may be, a prefix and a digest.
+// Ownership itself is the controller reference.
+func OwnerLabel(name string) string {
+	if len(name) <= 63 {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	return name[:46] + "-" + hex.EncodeToString(sum[:])[:16]
+}
