@@ -14,6 +14,7 @@ import (
 
 	"github.com/eso-dev/eso/app/config"
 	"github.com/eso-dev/eso/app/controllers/clusterexternalsecret"
+	"github.com/eso-dev/eso/app/controllers/clusterpushsecret"
 	"github.com/eso-dev/eso/app/controllers/externalsecret"
 	"github.com/eso-dev/eso/app/controllers/generator"
 	"github.com/eso-dev/eso/app/controllers/generatorstate"
@@ -45,6 +46,7 @@ func CoreModules() fx.Option {
 		externalsecret.Module,
 		clusterexternalsecret.Module,
 		pushsecret.Module,
+		clusterpushsecret.Module,
 		generator.Module,
 		generatorstate.Module,
 		provcerts.Module,

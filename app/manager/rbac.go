@@ -11,9 +11,11 @@ package manager
 // +kubebuilder:rbac:groups=external-secrets.io,resources=externalsecrets,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=external-secrets.io,resources=clusterexternalsecrets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=external-secrets.io,resources=externalsecrets/status;clusterexternalsecrets/status,verbs=get;update;patch
-// PushSecrets get eso's finalizer while their deletionPolicy is Delete.
-// +kubebuilder:rbac:groups=external-secrets.io,resources=pushsecrets,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups=external-secrets.io,resources=pushsecrets/status,verbs=get;update;patch
+// PushSecrets get eso's finalizer while their deletionPolicy is Delete, and
+// are written by ClusterPushSecrets.
+// +kubebuilder:rbac:groups=external-secrets.io,resources=pushsecrets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=external-secrets.io,resources=clusterpushsecrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=external-secrets.io,resources=pushsecrets/status;clusterpushsecrets/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=secretstore.external-secrets.io,resources=secretstores;clustersecretstores,verbs=get;list;watch
 // +kubebuilder:rbac:groups=secretstore.external-secrets.io,resources=secretstores/status;clustersecretstores/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=generator.external-secrets.io,resources=generators;clustergenerators,verbs=get;list;watch

@@ -181,6 +181,8 @@ func conditions(obj client.Object) []metav1.Condition {
 		return o.Status.Conditions
 	case *esv1alpha1.PushSecret:
 		return o.Status.Conditions
+	case *esv1alpha1.ClusterPushSecret:
+		return o.Status.Conditions
 	case *genv2.Generator:
 		return o.Status.Conditions
 	case *genv2.ClusterGenerator:

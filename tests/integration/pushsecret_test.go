@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -401,4 +402,84 @@ func TestPushSecretToEveryProvider(t *testing.T) {
 			waitNotReady(t, readWhole)
 		})
 	}
+}
+
+// TestClusterPushSecret: a ClusterPushSecret puts its PushSecret in every
+// namespace its selectors match, and each pushes there; a namespace losing
+// the label loses its PushSecret; a PushSecret of the same name it did not
+// create is left alone and reported; an edit of a created one is reverted.
+func TestClusterPushSecret(t *testing.T) {
+	runEso(t, testConfig())
+	ctx := context.Background()
+	platform := env.Namespace(t, "cps-platform", nil)
+	tag := map[string]string{"cps-test": platform}
+	a := env.Namespace(t, "cps-a", tag)
+	b := env.Namespace(t, "cps-b", tag)
+	taken := env.Namespace(t, "cps-taken", tag)
+	css := clusterStore("cps-"+platform, ssv2.ClusterSecretStoreSpec{SecretStoreSpec: storeSpec("Fake", "shared", platform)})
+	create(t, fakeConfig(platform, "shared", nil), css)
+	t.Cleanup(func() { _ = env.Client.Delete(ctx, css) })
+	for _, ns := range []string{a, b, taken} {
+		create(t, plainSecret(ns, "team-source", map[string]string{"token": "t0ken"}))
+	}
+	create(t, pushSecret(taken, "team-push", "team-source", []string{"somebody-elses"}, pushed("token", "other", "")))
+
+	spec := pushSecret("", "", "team-source", nil, pushed("token", "team/token-"+platform, "")).Spec
+	spec.SecretStoreRefs = []esv1alpha1.PushSecretStoreRef{{Name: css.Name, Kind: "ClusterSecretStore"}}
+	cps := &esv1alpha1.ClusterPushSecret{ObjectMeta: metav1.ObjectMeta{Name: "cps-" + platform}, Spec: esv1alpha1.ClusterPushSecretSpec{
+		PushSecretName:     "team-push",
+		PushSecretMetadata: esv1alpha1.PushSecretMetadata{Labels: map[string]string{"team": "platform"}},
+		NamespaceSelectors: []*metav1.LabelSelector{{MatchLabels: tag}},
+		PushSecretSpec:     spec,
+	}}
+	create(t, cps)
+	t.Cleanup(func() { _ = env.Client.Delete(ctx, cps) })
+
+	waitProvisioned := func(want ...string) {
+		t.Helper()
+		slices.Sort(want)
+		eventually(t, fmt.Sprintf("provisioned namespaces %v", want), func() error {
+			if err := env.Client.Get(ctx, client.ObjectKeyFromObject(cps), cps); err != nil {
+				return err
+			}
+			if !slices.Equal(cps.Status.ProvisionedNamespaces, want) {
+				return fmt.Errorf("provisioned %v, failed %v", cps.Status.ProvisionedNamespaces, cps.Status.FailedNamespaces)
+			}
+			return nil
+		})
+	}
+	waitProvisioned(a, b)
+	if len(cps.Status.FailedNamespaces) != 1 || cps.Status.FailedNamespaces[0].Namespace != taken {
+		t.Errorf("failed namespaces = %+v, want %s (its PushSecret is not ours)", cps.Status.FailedNamespaces, taken)
+	}
+	waitReady(t, cps, metav1.ConditionFalse, esv1.ReasonNamespacesFailed)
+	for _, ns := range []string{a, b} {
+		ps := &esv1alpha1.PushSecret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "team-push"}}
+		waitReady(t, ps, metav1.ConditionTrue, esv1alpha1.ReasonSynced)
+		if ps.Labels["team"] != "platform" {
+			t.Errorf("pushSecretMetadata labels not applied: %v", ps.Labels)
+		}
+	}
+
+	// An edit is reverted; a namespace losing the label loses its PushSecret.
+	edited := &esv1alpha1.PushSecret{ObjectMeta: metav1.ObjectMeta{Namespace: b, Name: "team-push"}}
+	patchPushSecret(t, edited, func(ps *esv1alpha1.PushSecret) { ps.Spec.UpdatePolicy = esv1alpha1.UpdatePolicyIfNotExists })
+	eventually(t, "the edit to be reverted", func() error {
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(edited), edited); err != nil {
+			return err
+		}
+		if edited.Spec.UpdatePolicy != esv1alpha1.UpdatePolicyReplace {
+			return fmt.Errorf("still %s", edited.Spec.UpdatePolicy)
+		}
+		return nil
+	})
+	relabel(t, a, map[string]string{})
+	waitProvisioned(b)
+	eventually(t, "the PushSecret of the unlabelled namespace to go", func() error {
+		err := env.Client.Get(ctx, client.ObjectKey{Namespace: a, Name: "team-push"}, &esv1alpha1.PushSecret{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("still there (%v)", err)
+	})
 }

@@ -46,6 +46,7 @@ func TestCoreRoleIsLeastPrivilege(t *testing.T) {
 	writable := map[string]bool{"externalsecrets": true, "externalsecrets/status": true, "clusterexternalsecrets/status": true,
 		"secretstores/status": true, "clustersecretstores/status": true, "generators/status": true, "clustergenerators/status": true,
 		"generatorstates": true, "generatorstates/status": true, "secrets": true, "events": true, "leases": true,
+		"pushsecrets": true, "pushsecrets/status": true, "clusterpushsecrets/status": true,
 		"serviceaccounts/token": true, "tokenreviews": true, "subjectaccessreviews": true}
 	for _, rule := range role.Rules {
 		for _, list := range [][]string{rule.APIGroups, rule.Resources, rule.Verbs, rule.ResourceNames} {
