@@ -141,14 +141,19 @@ func TestPushSecretToVault(t *testing.T) {
 	})
 
 	t.Run("refreshes write nothing and repair drift", func(t *testing.T) {
-		calls := testutil.ToFloat64(metrics.ProviderCalls.WithLabelValues("Vault", "PushSecret", "success"))
 		patchPushSecret(t, ps, func(ps *esv1alpha1.PushSecret) { ps.Spec.RefreshInterval = &metav1.Duration{Duration: time.Second} })
+		time.Sleep(1500 * time.Millisecond) // the edit itself is synced and recorded
+		calls := testutil.ToFloat64(metrics.ProviderCalls.WithLabelValues("Vault", "PushSecret", "success"))
+		statuses := testutil.ToFloat64(metrics.StatusWrites.WithLabelValues("PushSecret"))
 		time.Sleep(3 * time.Second)
 		if _, now := kv(t, root, "push/whole"); now != version {
 			t.Fatalf("refreshes with nothing changed made Vault version %d, was %d", now, version)
 		}
 		if refreshed := testutil.ToFloat64(metrics.ProviderCalls.WithLabelValues("Vault", "PushSecret", "success")) - calls; refreshed < 3 {
 			t.Fatalf("%v pushes in 3 s at a 1 s refresh: the refreshes did not run", refreshed)
+		}
+		if wrote := testutil.ToFloat64(metrics.StatusWrites.WithLabelValues("PushSecret")) - statuses; wrote != 0 {
+			t.Fatalf("refreshes with nothing changed wrote the status %v times", wrote)
 		}
 		if _, err := root.Logical().Write("secret/data/push/whole", map[string]any{"data": map[string]any{"password": "tampered"}}); err != nil {
 			t.Fatal(err)

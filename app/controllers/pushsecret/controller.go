@@ -14,10 +14,12 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -53,6 +55,12 @@ type Reconciler struct {
 	// Sources re-queues a PushSecret when a Secret it pushes changes.
 	Sources *referents.Queue
 	Now     func() time.Time
+
+	// checked remembers when each PushSecret last found its stores as they
+	// should be. status.refreshTime moves only when a sync changed what was
+	// pushed, so a refresh that finds nothing to do writes no status; this
+	// schedules the next refresh. Lost on restart, when refreshTime stands in.
+	checked sync.Map // types.NamespacedName → time.Time
 }
 
 // Reconcile pushes what changed, deletes what was dropped and reports it.
@@ -61,6 +69,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, req.NamespacedName, &ps); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.Sources.Unfollow(req)
+			r.checked.Delete(req.NamespacedName)
 			metrics.ForgetPushSecret(req.Name, req.Namespace)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -208,7 +217,11 @@ func (r *Reconciler) sync(ctx context.Context, ps *esv1alpha1.PushSecret, before
 		}
 		return r.retry(ps, err)
 	}
-	ps.Status.RefreshTime = metav1.NewTime(r.Now())
+	at := r.Now()
+	r.checked.Store(client.ObjectKeyFromObject(ps), at)
+	if stamp != before.SyncedResourceVersion || !equality.Semantic.DeepEqual(before.SyncedPushSecrets, ps.Status.SyncedPushSecrets) {
+		ps.Status.RefreshTime = metav1.NewTime(at)
+	}
 	ps.Status.SyncedResourceVersion = stamp
 	msg := "PushSecret synced successfully"
 	if ps.Spec.UpdatePolicy == esv1alpha1.UpdatePolicyIfNotExists {
@@ -336,7 +349,11 @@ func (r *Reconciler) refreshDue(ps *esv1alpha1.PushSecret, stamp string) (wait t
 	if interval == 0 {
 		return 0, true
 	}
-	left := ps.Status.RefreshTime.Add(interval).Sub(r.Now())
+	last := ps.Status.RefreshTime.Time
+	if t, ok := r.checked.Load(client.ObjectKeyFromObject(ps)); ok && t.(time.Time).After(last) {
+		last = t.(time.Time)
+	}
+	left := last.Add(interval).Sub(r.Now())
 	return left, left > 0
 }
 
