@@ -200,7 +200,7 @@ func TestReadSecrets(t *testing.T) {
 		t.Fatalf("GetAllSecrets = %v, %v", all.GetData(), err)
 	}
 	caps, err := lb.stores.Capabilities(ctx, &providerv1.CapabilitiesRequest{Target: demo})
-	if err != nil || caps.Capabilities != string(providers.ReadOnly) {
+	if err != nil || caps.Capabilities != string(providers.ReadWrite) {
 		t.Fatalf("Capabilities = %v, %v", caps, err)
 	}
 	if _, err := lb.stores.CheckAuth(ctx, &providerv1.CheckAuthRequest{Target: demo}); err != nil {
@@ -250,9 +250,9 @@ func TestErrorsArriveAsContractErrors(t *testing.T) {
 	if got := grpcwire.FromStatus(err); !errors.Is(got, providers.ErrConfigNotFound) {
 		t.Fatalf("a missing configuration arrived as %v", got)
 	}
-	_, err = lb.stores.PushSecret(ctx, &providerv1.PushSecretRequest{Target: demo, RemoteKey: "x", Value: []byte("v")})
-	if got := grpcwire.FromStatus(err); !errors.Is(got, providers.ErrNotSupported) {
-		t.Fatalf("a push to a read-only provider arrived as %v", got)
+	_, err = lb.stores.PushSecret(ctx, &providerv1.PushSecretRequest{Target: demo, RemoteKey: "db", Value: []byte("v")})
+	if got := grpcwire.FromStatus(err); !errors.Is(got, providers.ErrNotManaged) {
+		t.Fatalf("a push over a secret eso did not create arrived as %v", got)
 	}
 	_, err = lb.stores.GetSecret(ctx, &providerv1.GetSecretRequest{Target: &providerv1.Target{Kind: "Fake", Name: "demo", Namespace: "team-a"}})
 	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "credentials_namespace") {
