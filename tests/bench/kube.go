@@ -27,13 +27,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	esv1alpha1 "github.com/eso-dev/eso/apis/externalsecrets/v1alpha1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 )
 
 func newScheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, esv1.AddToScheme, ssv2.AddToScheme, provv1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, esv1.AddToScheme, esv1alpha1.AddToScheme, ssv2.AddToScheme, provv1.AddToScheme} {
 		if err := add(s); err != nil {
 			return nil, err
 		}
@@ -323,6 +324,9 @@ type esoCounters struct {
 	ProviderCalls float64 `json:"provider_calls"` // externalsecret_provider_api_calls_count
 	Syncs         float64 `json:"syncs"`          // externalsecret_sync_calls_total: reconciles that read the provider
 	HeapInUse     float64 `json:"-"`              // go_memstats_heap_inuse_bytes, a gauge: not part of differences
+	// AnyStatusWrites counts status writes of every kind, to tell when eso
+	// has gone quiet.
+	AnyStatusWrites float64 `json:"-"`
 }
 
 func readESO(ctx context.Context, url string) (esoCounters, error) {
@@ -331,11 +335,12 @@ func readESO(ctx context.Context, url string) (esoCounters, error) {
 		return esoCounters{}, fmt.Errorf("reading eso metrics: %w", err)
 	}
 	return esoCounters{
-		SecretWrites:  sum(fams, "eso_secret_writes_total", nil),
-		StatusWrites:  sum(fams, "eso_status_writes_total", map[string]string{"kind": "ExternalSecret"}),
-		ProviderCalls: sum(fams, "externalsecret_provider_api_calls_count", nil),
-		Syncs:         sum(fams, "externalsecret_sync_calls_total", nil),
-		HeapInUse:     sum(fams, "go_memstats_heap_inuse_bytes", nil),
+		SecretWrites:    sum(fams, "eso_secret_writes_total", nil),
+		StatusWrites:    sum(fams, "eso_status_writes_total", map[string]string{"kind": "ExternalSecret"}),
+		ProviderCalls:   sum(fams, "externalsecret_provider_api_calls_count", nil),
+		Syncs:           sum(fams, "externalsecret_sync_calls_total", nil),
+		HeapInUse:       sum(fams, "go_memstats_heap_inuse_bytes", nil),
+		AnyStatusWrites: sum(fams, "eso_status_writes_total", nil),
 	}, nil
 }
 

@@ -3,8 +3,9 @@
 // It reports the time until N ExternalSecrets are Ready, eso's memory (RSS
 // idle, peak, after sync) and CPU, the writes of a steady-state window in
 // which every ExternalSecret refreshes without anything changing, how long a
-// new ExternalSecret waits while those refreshes run, and what 10,000
-// unrelated Secrets cost eso's memory.
+// new ExternalSecret waits while those refreshes run, the same for as many
+// PushSecrets (and how soon a changed source reaches the provider), and
+// what 10,000 unrelated Secrets cost eso's memory.
 //
 // Run it with make bench (which builds bin/eso and the envtest binaries);
 // make bench BENCH_FLAGS="-namespaces 10" passes flags, -h lists them. It
@@ -49,6 +50,7 @@ type options struct {
 	UnrelatedNS   int           `json:"unrelated_namespaces"`
 	Settle        time.Duration `json:"-"`
 	Remote        bool          `json:"remote"`
+	Push          bool          `json:"pushsecrets"`
 	Out           string        `json:"-"`
 	Timeout       time.Duration `json:"-"`
 }
@@ -71,6 +73,7 @@ func parseFlags() options {
 	flag.IntVar(&o.UnrelatedNS, "unrelated-namespaces", 10, "namespaces the unrelated Secrets are spread over")
 	flag.DurationVar(&o.Settle, "settle", 5*time.Second, "pause before each RSS reading, so it is not taken mid-burst")
 	flag.BoolVar(&o.Remote, "remote", true, "also run the first-sync workload through a provider process (eso --mode=provider over mTLS) and compare")
+	flag.BoolVar(&o.Push, "push", true, "also run as many PushSecrets (two keys each, to the Fake stores)")
 	flag.StringVar(&o.Out, "out", filepath.Join(os.TempDir(), "eso-bench-results.json"), "where to write the JSON results")
 	flag.DurationVar(&o.Timeout, "timeout", 9*time.Minute, "give up after this long")
 	flag.Parse()

@@ -130,6 +130,11 @@ func (b *bench) run(ctx context.Context) (*results, error) {
 		return nil, err
 	}
 
+	if o.Push {
+		if err := b.pushSecrets(ctx, res); err != nil {
+			return nil, err
+		}
+	}
 	if o.Unrelated > 0 {
 		if err := b.unrelated(ctx, res); err != nil {
 			return nil, err
@@ -270,7 +275,7 @@ func (b *bench) waitQuiet(ctx context.Context, limit time.Duration) error {
 		if err != nil {
 			return err
 		}
-		if cur.SecretWrites != prev.SecretWrites || cur.StatusWrites != prev.StatusWrites {
+		if cur.SecretWrites != prev.SecretWrites || cur.AnyStatusWrites != prev.AnyStatusWrites {
 			quietSince = time.Now()
 		}
 		prev = cur

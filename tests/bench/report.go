@@ -50,6 +50,20 @@ type results struct {
 		ProviderCPUSeconds float64 `json:"provider_process_cpu_seconds"`
 	} `json:"through_provider_process"`
 
+	Push struct {
+		PushSecrets     int          `json:"pushsecrets"`
+		AllReadySeconds float64      `json:"all_ready_seconds"`
+		PerSecond       float64      `json:"ready_per_second"`
+		ESOCPUSeconds   float64      `json:"eso_cpu_seconds"`
+		RSSAfterSyncMiB float64      `json:"rss_after_sync_mib"`
+		FirstSync       pushCounters `json:"first_sync"`
+		Quiet           pushCounters `json:"quiet_window"`
+		Refreshing      pushCounters `json:"refresh_window"`
+		ExpectedChecks  float64      `json:"expected_refresh_checks"`
+		ChangeP50Millis float64      `json:"source_change_pushed_p50_ms"`
+		ChangeP99Millis float64      `json:"source_change_pushed_p99_ms"`
+	} `json:"pushsecrets"`
+
 	Unrelated struct {
 		CreateSeconds   float64 `json:"create_seconds"`
 		RSSBeforeMiB    float64 `json:"rss_before_mib"`
@@ -94,6 +108,18 @@ func printTable(out io.Writer, r *results) {
 		row("gRPC calls, latency p50 / p99 (core's view)", "%.0f, %.2f / %.2f ms", rm.Calls, rm.CallP50Millis, rm.CallP99Millis)
 		row("CPU during sync: eso / provider process", "%.2f / %.2f s", rm.ESOCPUSeconds, rm.ProviderCPUSeconds)
 		row("provider process RSS after", "%.1f MiB", rm.ProviderRSSMiB)
+	}
+	if o.Push {
+		p := &r.Push
+		section("%d PushSecrets (2 keys each, to the Fake stores)", p.PushSecrets)
+		row("all Ready after", "%.1f s  (%.0f/s)", p.AllReadySeconds, p.PerSecond)
+		row("provider pushes per PushSecret, first sync", "%.2f  (one per remote key: 2)", p.FirstSync.PushCalls/float64(p.PushSecrets))
+		row("eso CPU during sync / RSS after", "%.2f s / %.1f MiB", p.ESOCPUSeconds, p.RSSAfterSyncMiB)
+		row(fmt.Sprintf("quiet %v: provider pushes / status writes", o.Window), "%.0f / %.0f  (API server: %.0f status, %.0f Secret)",
+			p.Quiet.PushCalls, p.Quiet.StatusWrites, p.Quiet.APIStatuses, p.Quiet.APISecrets)
+		row(fmt.Sprintf("refreshing every %v: checks / status writes", o.WindowRefresh), "%.0f (%.0f if exact) / %.0f  (API server: %.0f status)",
+			p.Refreshing.PushCalls, p.ExpectedChecks, p.Refreshing.StatusWrites, p.Refreshing.APIStatuses)
+		row("source change to pushed, p50 / p99", "%.0f / %.0f ms  (%d changes)", p.ChangeP50Millis, p.ChangeP99Millis, pushChanges)
 	}
 	if o.Unrelated > 0 {
 		u := &r.Unrelated

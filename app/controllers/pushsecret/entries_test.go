@@ -96,3 +96,30 @@ func TestDesiredEntries(t *testing.T) {
 		})
 	}
 }
+
+// TestDropped: what left the spec is deleted, what stayed is not, and a
+// remote secret a store over the same backend still pushes is kept.
+func TestDropped(t *testing.T) {
+	rec := func(ids ...string) map[string]esv1alpha1.PushSecretData {
+		m := map[string]esv1alpha1.PushSecretData{}
+		for _, id := range ids {
+			m[id] = dataEntry("", id, "")
+		}
+		return m
+	}
+	old := esv1alpha1.SyncedPushSecretsMap{
+		"SecretStore/a":    rec("kept", "left"),
+		"SecretStore/gone": rec("x"),
+		"SecretStore/old":  rec("shared", "only-old"),
+	}
+	now := map[string]synced{"SecretStore/a": synced(rec("kept")), "SecretStore/twin": synced(rec("shared"))}
+	backends := map[string]string{"SecretStore/a": "vault-1", "SecretStore/old": "vault-2", "SecretStore/twin": "vault-2"}
+	var got []string
+	for _, d := range dropped(old, now, backends) {
+		got = append(got, d.storeKey+":"+d.id)
+	}
+	want := []string{"SecretStore/a:left", "SecretStore/gone:x", "SecretStore/old:only-old"}
+	if !slices.Equal(got, want) {
+		t.Errorf("dropped %v, want %v", got, want)
+	}
+}
