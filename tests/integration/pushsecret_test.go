@@ -488,3 +488,40 @@ func TestClusterPushSecret(t *testing.T) {
 		return fmt.Errorf("still there (%v)", err)
 	})
 }
+
+// TestPushSecretGeneratedValue: selector.generatorRef pushes a value
+// generated once and kept (in the PushSecret's own Secret), not a new one
+// at each refresh; deleting the kept Secret rotates it.
+func TestPushSecretGeneratedValue(t *testing.T) {
+	runEso(t, testConfig())
+	ns := env.Namespace(t, "push-generated", nil)
+	store := secretStore(ns, "store", storeSpec("Fake", "fake", ""))
+	create(t, fakeConfig(ns, "fake", nil), store, passwordConfig(ns, "pw", 24))
+	waitReady(t, store, metav1.ConditionTrue, ssv2.ReasonValid)
+	ps := &esv1alpha1.PushSecret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db"}, Spec: esv1alpha1.PushSecretSpec{
+		RefreshInterval: &metav1.Duration{Duration: time.Second},
+		SecretStoreRefs: []esv1alpha1.PushSecretStoreRef{{Name: "store", Kind: "SecretStore"}},
+		Selector: esv1alpha1.PushSecretSelector{GeneratorRef: &esv1.GeneratorRef{
+			APIVersion: "generators.external-secrets.io/v1alpha1", Kind: "Password", Name: "pw"}},
+		Data: []esv1alpha1.PushSecretData{pushed("password", "db-password", "")},
+	}}
+	create(t, ps)
+	waitReady(t, ps, metav1.ConditionTrue, esv1alpha1.ReasonSynced)
+	read := externalSecret(ns, "read", "SecretStore", "store", map[string]esv1.ExternalSecretDataRemoteRef{"password": ref("db-password", "")})
+	read.Spec.RefreshInterval = &metav1.Duration{Duration: time.Second}
+	create(t, read)
+	first := waitGenerated(t, ns, "read", "password", "")
+	if len(first.Data["password"]) != 24 {
+		t.Fatalf("pushed a %d-byte password, want 24", len(first.Data["password"]))
+	}
+	kept := &corev1.Secret{}
+	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "db-generated"}, kept); err != nil {
+		t.Fatalf("the generated value is not kept: %v", err)
+	}
+	time.Sleep(3 * time.Second) // three refreshes: none may push a new value
+	requireUnchanged(t, first)
+	if err := env.Client.Delete(context.Background(), kept); err != nil {
+		t.Fatal(err)
+	}
+	waitGenerated(t, ns, "read", "password", string(first.Data["password"]))
+}

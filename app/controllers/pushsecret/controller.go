@@ -30,6 +30,7 @@ import (
 
 	esv1alpha1 "github.com/eso-dev/eso/apis/externalsecrets/v1alpha1"
 	"github.com/eso-dev/eso/apis/lenient"
+	"github.com/eso-dev/eso/app/generation"
 	"github.com/eso-dev/eso/app/metrics"
 	"github.com/eso-dev/eso/app/referents"
 	"github.com/eso-dev/eso/app/secrettemplate"
@@ -51,7 +52,9 @@ type Reconciler struct {
 	// APIReader reads source Secrets, which eso does not cache.
 	APIReader client.Reader
 	Resolver  *stores.Resolver
-	Recorder  k8srecord.EventRecorder
+	// Generators resolves selector.generatorRef.
+	Generators *generation.Resolver
+	Recorder   k8srecord.EventRecorder
 	// Sources re-queues a PushSecret when a Secret it pushes changes.
 	Sources *referents.Queue
 	Now     func() time.Time
@@ -131,7 +134,8 @@ func followed(ps *esv1alpha1.PushSecret) []referents.Source {
 	sel := ps.Spec.Selector.Secret
 	switch {
 	case sel == nil:
-		return nil
+		// The generated value's Secret: its deletion rotates the value.
+		return []referents.Source{{Namespace: ps.Namespace, Name: generatedName(ps)}}
 	case sel.Name != "":
 		return []referents.Source{{Namespace: ps.Namespace, Name: sel.Name}}
 	default:
@@ -286,7 +290,11 @@ func (r *Reconciler) readSources(ctx context.Context, ps *esv1alpha1.PushSecret)
 		slices.SortFunc(list.Items, func(a, b corev1.Secret) int { return strings.Compare(a.Name, b.Name) })
 		return list.Items, nil
 	default:
-		return nil, fmt.Errorf("%w: selector.generatorRef is not served by this build yet", errBadEntry)
+		s, err := r.generated(ctx, ps)
+		if err != nil {
+			return nil, err
+		}
+		return []corev1.Secret{*s}, nil
 	}
 }
 
@@ -395,7 +403,7 @@ func (r *Reconciler) failed(ctx context.Context, ps *esv1alpha1.PushSecret, befo
 // retry: what a change of the spec or source fixes waits for that change
 // (watched), with the refresh as a safety net; anything else backs off.
 func (r *Reconciler) retry(ps *esv1alpha1.PushSecret, cause error) (ctrl.Result, error) {
-	if errors.Is(cause, errBadEntry) || errors.Is(cause, errNotOwned) || errors.Is(cause, errLoop) ||
+	if errors.Is(cause, errBadEntry) || errors.Is(cause, errNotOwned) || errors.Is(cause, errLoop) || errors.Is(cause, errStatefulGenerator) ||
 		errors.Is(cause, stores.ErrStoreNotFound) || errors.Is(cause, stores.ErrStoreNotReady) || errors.Is(cause, stores.ErrNotAllowed) {
 		return ctrl.Result{RequeueAfter: refreshInterval(ps)}, nil
 	}

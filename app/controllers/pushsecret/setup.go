@@ -18,6 +18,7 @@ import (
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/config"
 	"github.com/eso-dev/eso/app/controllers/externalsecret"
+	"github.com/eso-dev/eso/app/generation"
 	"github.com/eso-dev/eso/app/manager"
 	"github.com/eso-dev/eso/app/outcomes"
 	"github.com/eso-dev/eso/app/referents"
@@ -95,14 +96,15 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 
 // Module runs the PushSecret controller.
 var Module = fx.Module("pushsecret-controller",
-	fx.Invoke(func(mgr ctrl.Manager, resolver *stores.Resolver, watcher *referents.Watcher, cfg config.Config) error {
+	fx.Invoke(func(mgr ctrl.Manager, resolver *stores.Resolver, generators *generation.Resolver, watcher *referents.Watcher, cfg config.Config) error {
 		r := &Reconciler{
-			Client:    mgr.GetClient(),
-			APIReader: mgr.GetAPIReader(),
-			Resolver:  resolver,
-			Recorder:  mgr.GetEventRecorderFor("eso"),
-			Sources:   watcher.NewQueue(),
-			Now:       time.Now,
+			Client:     mgr.GetClient(),
+			APIReader:  mgr.GetAPIReader(),
+			Resolver:   resolver,
+			Generators: generators,
+			Recorder:   mgr.GetEventRecorderFor("eso"),
+			Sources:    watcher.NewQueue(),
+			Now:        time.Now,
 		}
 		return r.SetupWithManager(mgr, cfg.Concurrency)
 	}),
