@@ -16,6 +16,10 @@ package manager
 // +kubebuilder:rbac:groups=external-secrets.io,resources=pushsecrets,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=external-secrets.io,resources=clusterpushsecrets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=external-secrets.io,resources=pushsecrets/status;clusterpushsecrets/status,verbs=get;update;patch
+// Children eso creates name their owner with blockOwnerDeletion, which
+// clusters enforcing OwnerReferencesPermissionEnforcement allow only to
+// whoever may update the owner's finalizers.
+// +kubebuilder:rbac:groups=external-secrets.io,resources=externalsecrets/finalizers;pushsecrets/finalizers;clusterexternalsecrets/finalizers;clusterpushsecrets/finalizers,verbs=update
 // +kubebuilder:rbac:groups=secretstore.external-secrets.io,resources=secretstores;clustersecretstores,verbs=get;list;watch
 // +kubebuilder:rbac:groups=secretstore.external-secrets.io,resources=secretstores/status;clustersecretstores/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=generator.external-secrets.io,resources=generators;clustergenerators,verbs=get;list;watch

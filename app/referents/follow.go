@@ -24,15 +24,27 @@ import (
 // watches stays bounded whatever a tenant creates.
 const MaxFollowedPerNamespace = 32
 
-// Source is Secrets of one namespace an owner reads: one by name, or those
-// a label selector matches.
+// Source is Secrets (or ConfigMaps) of one namespace an owner reads: one by
+// name, or those a label selector matches.
 type Source struct {
+	// Kind is "Secret" (when empty) or "ConfigMap".
+	Kind      string
 	Namespace string
 	// Name, or else Selector (labels.Selector.String()).
 	Name, Selector string
 }
 
-func (s Source) matches(name string, objLabels map[string]string) bool {
+func (s Source) kind() string {
+	if s.Kind == "" {
+		return "Secret"
+	}
+	return s.Kind
+}
+
+func (s Source) matches(kind, name string, objLabels map[string]string) bool {
+	if s.kind() != kind {
+		return false
+	}
 	if s.Name != "" {
 		return s.Name == name
 	}
@@ -44,7 +56,7 @@ func (s Source) matches(name string, objLabels map[string]string) bool {
 type namespaceFollow struct {
 	owners  map[waiter][]Source
 	watches map[Source]context.CancelFunc // one per source, or
-	wide    context.CancelFunc            // one for the namespace
+	wide    map[string]context.CancelFunc // one per kind for the namespace
 }
 
 // Follow re-queues req whenever a Secret of sources is created, changed or
@@ -70,7 +82,7 @@ func (q *Queue) Follow(req reconcile.Request, sources []Source) {
 	for _, s := range sources {
 		nf := w.follows[s.Namespace]
 		if nf == nil {
-			nf = &namespaceFollow{owners: map[waiter][]Source{}, watches: map[Source]context.CancelFunc{}}
+			nf = &namespaceFollow{owners: map[waiter][]Source{}, watches: map[Source]context.CancelFunc{}, wide: map[string]context.CancelFunc{}}
 			w.follows[s.Namespace] = nf
 		}
 		nf.owners[owner] = append(nf.owners[owner], s)
@@ -90,10 +102,7 @@ func (w *Watcher) Following() int {
 	defer w.mu.Unlock()
 	n := 0
 	for _, nf := range w.follows {
-		n += len(nf.watches)
-		if nf.wide != nil {
-			n++
-		}
+		n += len(nf.watches) + len(nf.wide)
 	}
 	return n
 }
@@ -108,24 +117,32 @@ func (w *Watcher) rewatchLocked(ns string) {
 		}
 	}
 	wide := len(wanted) > MaxFollowedPerNamespace
+	kinds := map[string]bool{}
+	for s := range wanted {
+		kinds[s.kind()] = true
+	}
 	for s, cancel := range nf.watches {
 		if wide || !wanted[s] {
 			cancel()
 			delete(nf.watches, s)
 		}
 	}
-	if !wide && nf.wide != nil {
-		nf.wide()
-		nf.wide = nil
+	for kind, cancel := range nf.wide {
+		if !wide || !kinds[kind] {
+			cancel()
+			delete(nf.wide, kind)
+		}
 	}
 	switch {
 	case len(wanted) == 0:
 		delete(w.follows, ns)
 	case wide:
-		if nf.wide == nil {
-			ctx, cancel := context.WithCancel(w.ctx)
-			nf.wide = cancel
-			go w.followWatch(ctx, ns, metav1.ListOptions{})
+		for kind := range kinds {
+			if nf.wide[kind] == nil {
+				ctx, cancel := context.WithCancel(w.ctx)
+				nf.wide[kind] = cancel
+				go w.followWatch(ctx, kind, ns, metav1.ListOptions{})
+			}
 		}
 	default:
 		for s := range wanted {
@@ -136,28 +153,28 @@ func (w *Watcher) rewatchLocked(ns string) {
 				if s.Name != "" {
 					opts = metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", s.Name).String()}
 				}
-				go w.followWatch(ctx, ns, opts)
+				go w.followWatch(ctx, s.kind(), ns, opts)
 			}
 		}
 	}
 }
 
-// followWatch watches the Secrets of ns that opts select until ctx ends,
+// followWatch watches the objects of kind in ns that opts select until ctx ends,
 // opening the watch again whenever the server closes it. It remembers the
 // version of each Secret it saw, so the replay of a reopened watch
 // re-queues nobody for a Secret that did not change.
-func (w *Watcher) followWatch(ctx context.Context, ns string, opts metav1.ListOptions) {
+func (w *Watcher) followWatch(ctx context.Context, kind, ns string, opts metav1.ListOptions) {
 	seen := map[string]string{}
 	pause := time.Second
 	for ctx.Err() == nil {
-		events, err := w.client.Resource(resources["Secret"]).Namespace(ns).Watch(ctx, opts)
+		events, err := w.client.Resource(resources[kind]).Namespace(ns).Watch(ctx, opts)
 		if err != nil {
 			if apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) {
 				return // eso may not watch there: its owners keep their refresh
 			}
 		} else {
 			opened := time.Now()
-			w.followEvents(ctx, ns, events, seen)
+			w.followEvents(ctx, kind, ns, events, seen)
 			events.Stop()
 			if time.Since(opened) > healthyWatch {
 				pause = time.Second
@@ -171,7 +188,7 @@ func (w *Watcher) followWatch(ctx context.Context, ns string, opts metav1.ListOp
 	}
 }
 
-func (w *Watcher) followEvents(ctx context.Context, ns string, events watch.Interface, seen map[string]string) {
+func (w *Watcher) followEvents(ctx context.Context, kind, ns string, events watch.Interface, seen map[string]string) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -196,18 +213,18 @@ func (w *Watcher) followEvents(ctx context.Context, ns string, events watch.Inte
 			default:
 				continue
 			}
-			w.notifyFollowers(ns, name, obj.GetLabels())
+			w.notifyFollowers(kind, ns, name, obj.GetLabels())
 		}
 	}
 }
 
-// notifyFollowers re-queues the owners following a Secret of ns.
-func (w *Watcher) notifyFollowers(ns, name string, objLabels map[string]string) {
+// notifyFollowers re-queues the owners following an object of kind in ns.
+func (w *Watcher) notifyFollowers(kind, ns, name string, objLabels map[string]string) {
 	w.mu.Lock()
 	var due []waiter
 	if nf := w.follows[ns]; nf != nil {
 		for owner, sources := range nf.owners {
-			if slices.ContainsFunc(sources, func(s Source) bool { return s.matches(name, objLabels) }) {
+			if slices.ContainsFunc(sources, func(s Source) bool { return s.matches(kind, name, objLabels) }) {
 				due = append(due, owner)
 			}
 		}

@@ -34,6 +34,9 @@ var ErrSourceNotFound = fmt.Errorf("%w", ErrTemplate)
 type Sources struct {
 	ConfigMaps map[string]map[string]string
 	Secrets    map[string]map[string][]byte
+	// Versions are "<Kind>/<name>=<resourceVersion>" of what was read, so a
+	// caller can tell whether anything changed.
+	Versions []string
 }
 
 // Result is what the template makes of the fetched data.

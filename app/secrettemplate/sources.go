@@ -28,12 +28,14 @@ func ReadSources(ctx context.Context, r client.Reader, namespace string, tpl *es
 				return src, sourceError("ConfigMap", namespace, from.ConfigMap.Name, err)
 			}
 			src.ConfigMaps[cm.Name] = cm.Data
+			src.Versions = append(src.Versions, "ConfigMap/"+cm.Name+"="+cm.ResourceVersion)
 		case from.Secret != nil:
 			var s corev1.Secret
 			if err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: from.Secret.Name}, &s); err != nil {
 				return src, sourceError("Secret", namespace, from.Secret.Name, err)
 			}
 			src.Secrets[s.Name] = s.Data
+			src.Versions = append(src.Versions, "Secret/"+s.Name+"="+s.ResourceVersion)
 		}
 	}
 	return src, nil

@@ -184,6 +184,18 @@ func (c *Client) writeError(err error, name string) error {
 		// The API server's message may quote what was written: name the
 		// Secret only.
 		return fmt.Errorf("%w: the API server refused Secret %s/%s as invalid (is the property a valid Secret key?)", providers.ErrInvalidConfig, c.namespace, name)
+	case apierrors.ReasonForError(err) != metav1.StatusReasonUnknown:
+		// An admission webhook's message may quote the Secret: keep the
+		// API server's reason and code only.
+		return fmt.Errorf("writing Secret %s/%s: the API server answered %s (%d)", c.namespace, name, apierrors.ReasonForError(err), errCode(err))
 	}
 	return fmt.Errorf("writing Secret %s/%s: %w", c.namespace, name, err)
+}
+
+func errCode(err error) int32 {
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		return status.Status().Code
+	}
+	return 0
 }

@@ -525,3 +525,97 @@ func TestPushSecretGeneratedValue(t *testing.T) {
 	}
 	waitGenerated(t, ns, "read", "password", string(first.Data["password"]))
 }
+
+// TestPushSecretEdges: what IfNotExists finds existing is not recorded, so
+// deletionPolicy Delete neither deletes it nor holds the PushSecret
+// forever; a PushSecret that feeds its own source (a template over a Secret
+// it writes) turns at most once a second; a change of its template's
+// ConfigMap is pushed at once.
+func TestPushSecretEdges(t *testing.T) {
+	runEso(t, testConfig())
+	ctx := context.Background()
+
+	t.Run("IfNotExists over a secret eso did not push", func(t *testing.T) {
+		ns := env.Namespace(t, "push-ifnotexists", nil)
+		create(t, fakeConfig(ns, "fake", map[string]string{"theirs": "x"}), secretStore(ns, "store", storeSpec("Fake", "fake", "")),
+			plainSecret(ns, "src", map[string]string{"password": "mine"}))
+		ps := pushSecret(ns, "once", "src", []string{"store"}, pushed("password", "theirs", ""))
+		ps.Spec.UpdatePolicy = esv1alpha1.UpdatePolicyIfNotExists
+		ps.Spec.DeletionPolicy = esv1alpha1.DeletionPolicyDelete
+		create(t, ps)
+		waitReady(t, ps, metav1.ConditionTrue, esv1alpha1.ReasonSynced)
+		if len(ps.Status.SyncedPushSecrets) != 0 {
+			t.Errorf("recorded %v: a secret it did not push", ps.Status.SyncedPushSecrets)
+		}
+		if err := env.Client.Delete(ctx, ps); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "the PushSecret to go", func() error {
+			if err := env.Client.Get(ctx, client.ObjectKeyFromObject(ps), ps); !apierrors.IsNotFound(err) {
+				return fmt.Errorf("still there: %+v", ps.Status.Conditions)
+			}
+			return nil
+		})
+	})
+
+	t.Run("a PushSecret feeding its own source is paced", func(t *testing.T) {
+		ns := env.Namespace(t, "push-feedback", nil)
+		create(t, &provv1.Kubernetes{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "k8s"}}, secretStore(ns, "store", storeSpec("Kubernetes", "k8s", "")))
+		self := plainSecret(ns, "self", map[string]string{"k": "a"})
+		self.Labels = map[string]string{providers.ManagedByKey: providers.ManagedByValue} // as if eso had created it
+		create(t, self)
+		ps := pushSecret(ns, "toggle", "self", []string{"store"}, pushed("k", "self", "k"))
+		ps.Spec.Template = &esv1.ExternalSecretTemplate{Data: map[string]string{"k": `{{ if eq .k "a" }}b{{ else }}a{{ end }}`}}
+		create(t, ps)
+		time.Sleep(2 * time.Second)
+		flips := countFlips(t, ns, "self", 5*time.Second)
+		if flips > 8 {
+			t.Errorf("the Secret flipped %d times in 5 s: the loop is not paced (at most one push a second)", flips)
+		}
+		t.Logf("%d flips in 5 s", flips)
+	})
+
+	t.Run("a change of the template's ConfigMap is pushed at once", func(t *testing.T) {
+		ns := env.Namespace(t, "push-template", nil)
+		store := secretStore(ns, "store", storeSpec("Fake", "fake", ""))
+		create(t, fakeConfig(ns, "fake", nil), store, plainSecret(ns, "src", map[string]string{"user": "app"}),
+			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tpl"}, Data: map[string]string{"greeting": "hello {{ .user }}"}})
+		ps := pushSecret(ns, "templated", "src", []string{"store"}, pushed("greeting", "greeting", ""))
+		ps.Spec.Template = &esv1.ExternalSecretTemplate{TemplateFrom: []esv1.TemplateFrom{
+			{ConfigMap: &esv1.TemplateRef{Name: "tpl", Items: []esv1.TemplateRefItem{{Key: "greeting"}}}}}}
+		create(t, ps)
+		read := externalSecret(ns, "read", "SecretStore", "store", map[string]esv1.ExternalSecretDataRemoteRef{"greeting": ref("greeting", "")})
+		read.Spec.RefreshInterval = &metav1.Duration{Duration: time.Second}
+		create(t, read)
+		waitSecretData(t, ns, "read", map[string]string{"greeting": "hello app"})
+		var cm corev1.ConfigMap
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "tpl"}, &cm); err != nil {
+			t.Fatal(err)
+		}
+		cm.Data["greeting"] = "bye {{ .user }}"
+		if err := env.Client.Update(ctx, &cm); err != nil {
+			t.Fatal(err)
+		}
+		waitSecretData(t, ns, "read", map[string]string{"greeting": "bye app"})
+	})
+}
+
+// countFlips samples Secret ns/name's data for d and counts how often it
+// changed.
+func countFlips(t *testing.T, ns, name string, d time.Duration) int {
+	t.Helper()
+	flips, last := 0, ""
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		var s corev1.Secret
+		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &s); err != nil {
+			t.Fatal(err)
+		}
+		if v := string(s.Data["k"]); v != last {
+			if last != "" {
+				flips++
+			}
+			last = v
+		}
+	}
+	return flips
+}

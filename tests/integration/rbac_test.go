@@ -47,6 +47,7 @@ func TestCoreRoleIsLeastPrivilege(t *testing.T) {
 		"secretstores/status": true, "clustersecretstores/status": true, "generators/status": true, "clustergenerators/status": true,
 		"generatorstates": true, "generatorstates/status": true, "secrets": true, "events": true, "leases": true,
 		"pushsecrets": true, "pushsecrets/status": true, "clusterpushsecrets/status": true,
+		"externalsecrets/finalizers": true, "pushsecrets/finalizers": true, "clusterexternalsecrets/finalizers": true, "clusterpushsecrets/finalizers": true,
 		"serviceaccounts/token": true, "tokenreviews": true, "subjectaccessreviews": true}
 	for _, rule := range role.Rules {
 		for _, list := range [][]string{rule.APIGroups, rule.Resources, rule.Verbs, rule.ResourceNames} {

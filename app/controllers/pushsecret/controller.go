@@ -45,6 +45,11 @@ const Finalizer = "pushsecret.externalsecrets.io/finalizer"
 // maxSourceSecrets bounds the Secrets one label selector may pick.
 const maxSourceSecrets = 100
 
+// maxEntries bounds the remote secrets a PushSecret pushes over all its
+// stores (each a provider call per sync, and a record in its status, which
+// must stay far below what the API server stores).
+const maxEntries = 1000
+
 // Reconciler reconciles PushSecrets.
 type Reconciler struct {
 	// Client reads PushSecrets and stores through the cache and writes.
@@ -64,6 +69,8 @@ type Reconciler struct {
 	// pushed, so a refresh that finds nothing to do writes no status; this
 	// schedules the next refresh. Lost on restart, when refreshTime stands in.
 	checked sync.Map // types.NamespacedName → time.Time
+	// pushedAt is when each PushSecret last pushed (minSyncGap).
+	pushedAt sync.Map // types.NamespacedName → time.Time
 }
 
 // Reconcile pushes what changed, deletes what was dropped and reports it.
@@ -73,17 +80,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if apierrors.IsNotFound(err) {
 			r.Sources.Unfollow(req)
 			r.checked.Delete(req.NamespacedName)
+			r.pushedAt.Delete(req.NamespacedName)
 			metrics.ForgetPushSecret(req.Name, req.Namespace)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	before := ps.Status.DeepCopy()
+	if !ps.DeletionTimestamp.IsZero() {
+		// First, even for a spec that does not decode: the finalizer must
+		// not hold it forever.
+		return ctrl.Result{}, r.finalize(ctx, &ps, before)
+	}
 	if err := lenient.Error(&ps); err != nil {
 		r.setReady(ctx, &ps, before, metav1.ConditionFalse, esv1alpha1.ReasonInvalidSpec, err.Error())
 		return ctrl.Result{}, r.writeStatus(ctx, &ps, before)
-	}
-	if !ps.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, r.finalize(ctx, &ps, before)
 	}
 	if err := r.keepFinalizer(ctx, &ps); err != nil {
 		return ctrl.Result{}, err
@@ -113,7 +123,10 @@ func (r *Reconciler) finalize(ctx context.Context, ps *esv1alpha1.PushSecret, be
 	if !controllerutil.ContainsFinalizer(ps, Finalizer) {
 		return nil
 	}
-	if ps.Spec.DeletionPolicy == esv1alpha1.DeletionPolicyDelete {
+	// A spec that did not decode still has its records: they are deleted
+	// (the policy reads as Delete when it cannot be read, since only a
+	// PushSecret with Delete gets the finalizer).
+	if ps.Spec.DeletionPolicy == esv1alpha1.DeletionPolicyDelete || lenient.Error(ps) != nil {
 		current, err := resolveStores(ctx, r.Client, r.Resolver, ps)
 		if err != nil {
 			current = nil // deletion resolves each recorded store by itself
@@ -129,22 +142,32 @@ func (r *Reconciler) finalize(ctx context.Context, ps *esv1alpha1.PushSecret, be
 	return r.Client.Update(ctx, ps)
 }
 
-// followed are the Secrets a PushSecret pushes, to watch.
+// followed are the Secrets a PushSecret pushes and the ConfigMaps and
+// Secrets its template reads, to watch.
 func followed(ps *esv1alpha1.PushSecret) []referents.Source {
-	sel := ps.Spec.Selector.Secret
-	switch {
+	var out []referents.Source
+	switch sel := ps.Spec.Selector.Secret; {
 	case sel == nil:
 		// The generated value's Secret: its deletion rotates the value.
-		return []referents.Source{{Namespace: ps.Namespace, Name: generatedName(ps)}}
+		out = append(out, referents.Source{Namespace: ps.Namespace, Name: generatedName(ps)})
 	case sel.Name != "":
-		return []referents.Source{{Namespace: ps.Namespace, Name: sel.Name}}
+		out = append(out, referents.Source{Namespace: ps.Namespace, Name: sel.Name})
 	default:
-		s, err := metav1.LabelSelectorAsSelector(sel.Selector)
-		if err != nil {
-			return nil
+		if s, err := metav1.LabelSelectorAsSelector(sel.Selector); err == nil {
+			out = append(out, referents.Source{Namespace: ps.Namespace, Selector: s.String()})
 		}
-		return []referents.Source{{Namespace: ps.Namespace, Selector: s.String()}}
 	}
+	if tpl := ps.Spec.Template; tpl != nil {
+		for _, from := range tpl.TemplateFrom {
+			switch {
+			case from.ConfigMap != nil:
+				out = append(out, referents.Source{Kind: "ConfigMap", Namespace: ps.Namespace, Name: from.ConfigMap.Name})
+			case from.Secret != nil:
+				out = append(out, referents.Source{Namespace: ps.Namespace, Name: from.Secret.Name})
+			}
+		}
+	}
+	return out
 }
 
 // sync pushes the source to every store, deletes what was dropped (Delete)
@@ -162,54 +185,77 @@ func (r *Reconciler) sync(ctx context.Context, ps *esv1alpha1.PushSecret, before
 	if err != nil {
 		return r.failed(ctx, ps, before, err)
 	}
-	if len(current) == 0 && len(ps.Spec.SecretStoreRefs) > 0 {
-		return ctrl.Result{}, nil // every store is another controller class's
+	if len(current) == 0 && namedOnly(ps) {
+		return ctrl.Result{}, nil // every store it names is another controller class's
 	}
-	stamp := versionStamp(ps, sources, current)
+	var tplSources secrettemplate.Sources
+	if ps.Spec.Template != nil {
+		if tplSources, err = secrettemplate.ReadSources(ctx, r.APIReader, ps.Namespace, ps.Spec.Template); err != nil {
+			return r.failed(ctx, ps, before, err)
+		}
+	}
+	stamp := versionStamp(ps, sources, tplSources, current)
 	if wait, synced := r.refreshDue(ps, stamp); synced {
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
-	data, err := r.merged(ctx, ps, sources)
+	if wait := r.tooSoon(ps); wait > 0 {
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
+	data, err := merged(ps, sources, tplSources)
 	if err != nil {
 		return r.failed(ctx, ps, before, err)
 	}
 	r.refuseLoops(ctx, ps, sources, current)
 
-	now := map[string]synced{}
+	// Plan every store's entries, delete what left the spec, then push:
+	// deleting first means a secret that a dropped store and a kept one
+	// both reach (two configurations over one backend) is deleted and
+	// pushed again, never pushed and then deleted.
+	old := ps.Status.SyncedPushSecrets
+	planned := map[string]map[string]entry{}
+	now := map[string]synced{} // what each store will hold of this PushSecret
 	var problems []string
 	var errs []error
+	fail := func(key string, err error) {
+		problems, errs = append(problems, key+": "+err.Error()), append(errs, err)
+	}
 	for _, s := range current {
 		key := s.target.key()
-		if s.err != nil {
-			now[key] = synced(ps.Status.SyncedPushSecrets[key]) // keep what it holds
-			problems, errs = append(problems, key+": "+s.err.Error()), append(errs, s.err)
-			continue
-		}
-		entries, err := desiredEntries(&ps.Spec, data, s.target)
+		err := s.err
 		if err == nil {
-			var pushed synced
-			pushed, err = r.push(ctx, ps, s, entries)
-			now[key] = pushed
+			planned[key], err = desiredEntries(&ps.Spec, data, s.target)
 		}
 		if err != nil {
-			// Keep the records of what failed to land: they may be there.
-			for id, d := range ps.Status.SyncedPushSecrets[key] {
-				if _, ok := now[key][id]; !ok {
-					if now[key] == nil {
-						now[key] = synced{}
-					}
-					now[key][id] = d
-				}
-			}
-			problems, errs = append(problems, key+": "+err.Error()), append(errs, err)
+			delete(planned, key)
+			now[key] = synced(old[key]) // keep what it holds until this store can be asked
+			fail(key, err)
+			continue
 		}
+		now[key] = synced{}
+		for id, e := range planned[key] {
+			now[key][id] = e.data
+		}
+	}
+	if total := countEntries(planned); total > maxEntries {
+		return r.failed(ctx, ps, before, fmt.Errorf("%w: %d remote secrets over all stores, more than %d", errBadEntry, total, maxEntries))
 	}
 	var failed []deletion
 	if ps.Spec.DeletionPolicy == esv1alpha1.DeletionPolicyDelete {
 		var err error
-		old := ps.Status.SyncedPushSecrets
 		if failed, err = r.deleteRemote(ctx, ps, dropped(old, now, r.backends(ctx, ps, old, current)), current); err != nil {
-			problems, errs = append(problems, "deleting: "+err.Error()), append(errs, err)
+			fail("deleting", err)
+		}
+	}
+	for _, s := range current {
+		key := s.target.key()
+		entries, ok := planned[key]
+		if !ok {
+			continue
+		}
+		pushed, err := r.push(ctx, ps, s, entries, old[key])
+		now[key] = pushed
+		if err != nil {
+			fail(key, err)
 		}
 	}
 	ps.Status.SyncedPushSecrets = record(now, failed)
@@ -223,6 +269,7 @@ func (r *Reconciler) sync(ctx context.Context, ps *esv1alpha1.PushSecret, before
 	}
 	at := r.Now()
 	r.checked.Store(client.ObjectKeyFromObject(ps), at)
+	r.pushedAt.Store(client.ObjectKeyFromObject(ps), at)
 	if stamp != before.SyncedResourceVersion || !equality.Semantic.DeepEqual(before.SyncedPushSecrets, ps.Status.SyncedPushSecrets) {
 		ps.Status.RefreshTime = metav1.NewTime(at)
 	}
@@ -236,6 +283,40 @@ func (r *Reconciler) sync(ctx context.Context, ps *esv1alpha1.PushSecret, before
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: refreshInterval(ps)}, nil
+}
+
+func countEntries(planned map[string]map[string]entry) int {
+	n := 0
+	for _, e := range planned {
+		n += len(e)
+	}
+	return n
+}
+
+// namedOnly reports whether every store reference names its store (none
+// selects by labels).
+func namedOnly(ps *esv1alpha1.PushSecret) bool {
+	for _, ref := range ps.Spec.SecretStoreRefs {
+		if ref.Name == "" {
+			return false
+		}
+	}
+	return len(ps.Spec.SecretStoreRefs) > 0
+}
+
+// minSyncGap is the least time between two syncs of one PushSecret that
+// push: a source that changes because it was pushed (a template over a
+// Secret the same PushSecret writes) turns at this pace at most, not as
+// fast as eso can write.
+const minSyncGap = time.Second
+
+// tooSoon is how long until the PushSecret may push again.
+func (r *Reconciler) tooSoon(ps *esv1alpha1.PushSecret) time.Duration {
+	t, ok := r.pushedAt.Load(client.ObjectKeyFromObject(ps))
+	if !ok {
+		return 0
+	}
+	return max(minSyncGap-r.Now().Sub(t.(time.Time)), 0)
 }
 
 // record is the syncedPushSecrets of now, plus the deletions that failed.
@@ -301,20 +382,12 @@ func (r *Reconciler) readSources(ctx context.Context, ps *esv1alpha1.PushSecret)
 // merged is the data pushed: each source Secret through the template, the
 // template's keys over the Secret's own (upstream's rule); with a label
 // selector, the Secrets in name order, a key in two of them being an error.
-func (r *Reconciler) merged(ctx context.Context, ps *esv1alpha1.PushSecret, sources []corev1.Secret) (map[string][]byte, error) {
-	tpl := ps.Spec.Template
-	var src secrettemplate.Sources
-	if tpl != nil {
-		var err error
-		if src, err = secrettemplate.ReadSources(ctx, r.APIReader, ps.Namespace, tpl); err != nil {
-			return nil, err
-		}
-	}
+func merged(ps *esv1alpha1.PushSecret, sources []corev1.Secret, tplSources secrettemplate.Sources) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	for _, s := range sources {
 		data := s.Data
-		if tpl != nil {
-			res, err := secrettemplate.Render(tpl, s.Data, src)
+		if tpl := ps.Spec.Template; tpl != nil {
+			res, err := secrettemplate.Render(tpl, s.Data, tplSources)
 			if err != nil {
 				return nil, err
 			}
@@ -332,11 +405,15 @@ func (r *Reconciler) merged(ctx context.Context, ps *esv1alpha1.PushSecret, sour
 }
 
 // versionStamp identifies what a sync pushed from: the PushSecret's
-// generation, its sources' versions and its stores' fingerprints.
-func versionStamp(ps *esv1alpha1.PushSecret, sources []corev1.Secret, current []*pushStore) string {
+// generation, its sources' and template sources' versions and its stores'
+// fingerprints.
+func versionStamp(ps *esv1alpha1.PushSecret, sources []corev1.Secret, tplSources secrettemplate.Sources, current []*pushStore) string {
 	h := sha256.New()
 	for _, s := range sources {
 		fmt.Fprintf(h, "%s=%s\n", s.Name, s.ResourceVersion)
+	}
+	for _, v := range tplSources.Versions {
+		fmt.Fprintf(h, "template %s\n", v)
 	}
 	for _, s := range current {
 		fmt.Fprintf(h, "%s=%s\n", s.target.key(), s.fingerprint)

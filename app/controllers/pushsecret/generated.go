@@ -2,6 +2,8 @@ package pushsecret
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 
@@ -23,8 +25,16 @@ import (
 // (they hand out a state, e.g. a Vault lease) are refused: GeneratorStates
 // track ExternalSecrets only so far.
 
-// generatedName is the Secret keeping a PushSecret's generated value.
-func generatedName(ps *esv1alpha1.PushSecret) string { return ps.Name + "-generated" }
+// generatedName is the Secret keeping a PushSecret's generated value:
+// "<name>-generated", or for names too long for that, a prefix and a digest.
+func generatedName(ps *esv1alpha1.PushSecret) string {
+	const suffix = "-generated"
+	if len(ps.Name)+len(suffix) <= 253 {
+		return ps.Name + suffix
+	}
+	sum := sha256.Sum256([]byte(ps.Name))
+	return ps.Name[:253-len(suffix)-17] + "-" + hex.EncodeToString(sum[:])[:16] + suffix
+}
 
 var errStatefulGenerator = errors.New("generator not served for PushSecrets")
 

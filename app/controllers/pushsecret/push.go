@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	esv1alpha1 "github.com/eso-dev/eso/apis/externalsecrets/v1alpha1"
 	"github.com/eso-dev/eso/app/stores"
@@ -35,14 +37,23 @@ func (r *Reconciler) writerOf(ctx context.Context, s *pushStore, namespace strin
 	return w, release, nil
 }
 
-// push writes entries to store s and returns what the store holds of them.
-// Every entry is tried; the first error is returned with what did land.
-// The provider compares before it writes, so a value already there costs a
-// read and no write (no new version).
-func (r *Reconciler) push(ctx context.Context, ps *esv1alpha1.PushSecret, s *pushStore, entries map[string]entry) (synced, error) {
+// push writes entries to store s and returns the records of what the store
+// holds of this PushSecret: what landed, and what was recorded before
+// (held) and failed now, since it may still be there. The provider compares
+// before it writes, so a value already there costs a read and no write (no
+// new version). Every entry is tried; the errors are returned together.
+func (r *Reconciler) push(ctx context.Context, ps *esv1alpha1.PushSecret, s *pushStore, entries map[string]entry, held map[string]esv1alpha1.PushSecretData) (synced, error) {
 	out := synced{}
+	keep := func(id string) {
+		if d, ok := held[id]; ok {
+			out[id] = d
+		}
+	}
 	w, release, err := r.writerOf(ctx, s, ps.Namespace)
 	if err != nil {
+		for id := range entries {
+			keep(id)
+		}
 		return out, err
 	}
 	defer release()
@@ -53,17 +64,22 @@ func (r *Reconciler) push(ctx context.Context, ps *esv1alpha1.PushSecret, s *pus
 		if ps.Spec.UpdatePolicy == esv1alpha1.UpdatePolicyIfNotExists {
 			exists, err := w.SecretExists(ctx, ref.RemoteKey)
 			if err != nil {
+				keep(id)
 				errs = append(errs, fmt.Errorf("%s: %w", id, err))
 				continue
 			}
 			if exists {
-				out[id] = e.data // IfNotExists never writes a secret that exists
+				// IfNotExists never writes a secret that exists, and records
+				// it only if this PushSecret created it: what it did not
+				// push is not its to delete.
+				keep(id)
 				continue
 			}
 		}
 		if e.data.Metadata != nil {
 			// Tags, a KMS key, a description: pushing without them would
 			// give the remote secret settings nobody asked for.
+			keep(id)
 			errs = append(errs, fmt.Errorf("%s: %w: provider metadata (PushSecretMetadata) is not applied by this build yet", id, errBadEntry))
 			continue
 		}
@@ -76,6 +92,7 @@ func (r *Reconciler) push(ctx context.Context, ps *esv1alpha1.PushSecret, s *pus
 			}
 		}
 		if err != nil {
+			keep(id)
 			errs = append(errs, fmt.Errorf("%s: %w", id, err))
 			continue
 		}
@@ -127,44 +144,70 @@ func (r *Reconciler) deleteRemote(ctx context.Context, ps *esv1alpha1.PushSecret
 	for _, s := range current {
 		byKey[s.target.key()] = s
 	}
+	type asked struct {
+		w   providers.Writer // nil: the store is gone or not ours, nothing to ask
+		err error
+	}
+	writers := map[string]asked{}
+	var releases []func()
+	defer func() {
+		for _, release := range releases {
+			release()
+		}
+	}()
+	writerFor := func(storeKey string) asked {
+		s := byKey[storeKey]
+		if s == nil {
+			kind, name, _ := strings.Cut(storeKey, "/")
+			store, err := r.Resolver.Get(ctx, ps.Namespace, esv1.SecretStoreRef{Kind: kind, Name: name})
+			switch {
+			case errors.Is(err, stores.ErrStoreNotFound):
+				return asked{} // gone: nothing to ask
+			case err != nil:
+				return asked{err: err}
+			case !r.Resolver.OwnsClass(store):
+				return asked{} // another controller class's now
+			}
+			s = usable(ctx, r.Resolver, store, ps.Namespace)
+		}
+		if s.err != nil {
+			return asked{err: fmt.Errorf("%s: %w", storeKey, s.err)}
+		}
+		w, release, err := r.writerOf(ctx, s, ps.Namespace)
+		if err != nil {
+			return asked{err: fmt.Errorf("%s: %w", storeKey, err)}
+		}
+		releases = append(releases, release)
+		return asked{w: w}
+	}
 	var failed []deletion
 	var errs []error
-	writers := map[string]providers.Writer{}
 	for _, d := range dels {
-		w, ok := writers[d.storeKey]
+		a, ok := writers[d.storeKey]
 		if !ok {
-			s := byKey[d.storeKey]
-			if s == nil {
-				kind, name, _ := strings.Cut(d.storeKey, "/")
-				store, err := r.Resolver.Get(ctx, ps.Namespace, esv1.SecretStoreRef{Kind: kind, Name: name})
-				if errors.Is(err, stores.ErrStoreNotFound) {
-					writers[d.storeKey] = nil // gone: nothing to ask
-					continue
-				}
-				if err != nil {
-					failed, errs = append(failed, d), append(errs, err)
-					continue
-				}
-				s = usable(ctx, r.Resolver, store, ps.Namespace)
+			a = writerFor(d.storeKey)
+			writers[d.storeKey] = a
+			if a.err != nil {
+				errs = append(errs, a.err)
 			}
-			if s.err != nil {
-				failed, errs = append(failed, d), append(errs, fmt.Errorf("%s: %w", d.storeKey, s.err))
-				continue
-			}
-			var release func()
-			var err error
-			if w, release, err = r.writerOf(ctx, s, ps.Namespace); err != nil {
-				failed, errs = append(failed, d), append(errs, fmt.Errorf("%s: %w", d.storeKey, err))
-				continue
-			}
-			defer release()
-			writers[d.storeKey] = w
 		}
-		if w == nil {
+		if a.err != nil {
+			failed = append(failed, d)
+			continue
+		}
+		if a.w == nil {
 			continue
 		}
 		ref := d.data.Match.RemoteRef
-		if err := w.DeleteSecret(ctx, ref.RemoteKey, ref.Property); err != nil {
+		err := a.w.DeleteSecret(ctx, ref.RemoteKey, ref.Property)
+		if errors.Is(err, providers.ErrNotManaged) {
+			// It lost eso's mark since it was pushed: it is someone
+			// else's now, so it is forgotten, not deleted.
+			r.Recorder.Eventf(ps, corev1.EventTypeWarning, esv1alpha1.ReasonNotOwned,
+				"%s of %s was not deleted: it no longer carries eso's mark", d.id, d.storeKey)
+			continue
+		}
+		if err != nil {
 			failed, errs = append(failed, d), append(errs, fmt.Errorf("deleting %s from %s: %w", d.id, d.storeKey, err))
 		}
 	}
