@@ -69,6 +69,10 @@ type PushRequest struct {
 	Property string
 	// Value is written as is.
 	Value []byte
+	// Adopt: a remote secret without eso's ManagedBy mark is marked as
+	// eso's and written, instead of refused with ErrNotManaged (a
+	// PushSecret's adoptionPolicy Adopt). From then on it is eso's.
+	Adopt bool
 }
 
 // ManagedBy is how providers mark the remote secrets eso created (a tag,

@@ -261,9 +261,10 @@ func (a *adapter) PushSecret(ctx context.Context, req providers.PushRequest) err
 	if err != nil {
 		return err
 	}
-	if exists && !managed {
+	if exists && !managed && !req.Adopt {
 		return fmt.Errorf("%w: key %q", providers.ErrNotManaged, req.RemoteKey)
 	}
+	adopting := exists && !managed // Write marks it as eso's
 	var current []byte
 	if exists {
 		if current, err = a.read(ctx, req.RemoteKey, ""); err != nil && !errors.Is(err, ErrNotFound) {
@@ -276,7 +277,7 @@ func (a *adapter) PushSecret(ctx context.Context, req providers.PushRequest) err
 			return err
 		}
 	}
-	if exists && bytes.Equal(current, value) {
+	if exists && !adopting && bytes.Equal(current, value) {
 		return nil
 	}
 	return w.Write(ctx, req.RemoteKey, value)

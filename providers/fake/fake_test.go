@@ -92,3 +92,21 @@ func TestGetAllSecrets(t *testing.T) {
 		t.Errorf("bad regexp: %v, want ErrInvalidConfig", err)
 	}
 }
+
+// TestInlineKeysAreNeverAdopted: a Fake configuration's inline keys are
+// its own; a push, adopting or not, never writes over them.
+func TestInlineKeysAreNeverAdopted(t *testing.T) {
+	c, err := newProvider(t, provv1.FakeSecret{Key: "inline", Value: "v"}).NewClient(context.Background(), ref, providers.Scope{Namespace: "ns"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := c.(providers.Writer)
+	for _, adopt := range []bool{false, true} {
+		if err := w.PushSecret(context.Background(), providers.PushRequest{RemoteKey: "inline", Value: []byte("x"), Adopt: adopt}); !errors.Is(err, providers.ErrNotManaged) {
+			t.Errorf("push (adopt %v) over an inline key: %v, want ErrNotManaged", adopt, err)
+		}
+	}
+	if got, err := c.GetSecret(context.Background(), esv1.ExternalSecretDataRemoteRef{Key: "inline"}); err != nil || string(got) != "v" {
+		t.Errorf("the inline key reads %q, %v", got, err)
+	}
+}

@@ -84,6 +84,7 @@ func (c *Client) state(key string) (exists, managed bool) {
 func (c *Client) PushSecret(_ context.Context, req providers.PushRequest) error {
 	exists, managed := c.state(req.RemoteKey)
 	if exists && !managed {
+		// Inline keys are the configuration's: even adoption cannot take them.
 		return fmt.Errorf("%w: key %q is written in the Fake configuration", providers.ErrNotManaged, req.RemoteKey)
 	}
 	value := req.Value

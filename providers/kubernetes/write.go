@@ -101,8 +101,18 @@ func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) erro
 	if err != nil {
 		return err
 	}
+	adopting := false
 	if s != nil && !managed(s) {
-		return fmt.Errorf("%w: Secret %s/%s (no label %s=%s)", providers.ErrNotManaged, c.namespace, req.RemoteKey, providers.ManagedByKey, providers.ManagedByValue)
+		if !req.Adopt || (s.Type != corev1.SecretTypeOpaque && s.Type != "") {
+			// A Secret Kubernetes fills (a ServiceAccount token, say) is
+			// never eso's to take over.
+			return fmt.Errorf("%w: Secret %s/%s (no label %s=%s)", providers.ErrNotManaged, c.namespace, req.RemoteKey, providers.ManagedByKey, providers.ManagedByValue)
+		}
+		adopting = true
+		if s.Labels == nil {
+			s.Labels = map[string]string{}
+		}
+		s.Labels[providers.ManagedByKey] = providers.ManagedByValue
 	}
 	var data map[string][]byte
 	if req.Property != "" {
@@ -128,7 +138,7 @@ func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) erro
 			Type: corev1.SecretTypeOpaque, Data: data,
 		}), req.RemoteKey)
 	}
-	if maps.EqualFunc(s.Data, data, func(a, b []byte) bool { return string(a) == string(b) }) {
+	if !adopting && maps.EqualFunc(s.Data, data, func(a, b []byte) bool { return string(a) == string(b) }) {
 		return nil
 	}
 	s.Data = data

@@ -75,7 +75,12 @@ func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) erro
 		return err
 	}
 	if exists && !managed {
-		return fmt.Errorf("%w: secret %q (no custom_metadata %s=%s)", providers.ErrNotManaged, req.RemoteKey, providers.ManagedByKey, providers.ManagedByValue)
+		if !req.Adopt {
+			return fmt.Errorf("%w: secret %q (no custom_metadata %s=%s)", providers.ErrNotManaged, req.RemoteKey, providers.ManagedByKey, providers.ManagedByValue)
+		}
+		if err := c.mark(ctx, req.RemoteKey); err != nil {
+			return err
+		}
 	}
 	var current []byte
 	if exists {
@@ -129,9 +134,30 @@ func (c *Client) writeData(ctx context.Context, key string, data map[string]any,
 	if !mark {
 		return nil
 	}
+	return c.mark(ctx, key)
+}
+
+// mark adds eso's ManagedBy entry to key's custom metadata, keeping the
+// entries already there (a metadata write replaces the whole map).
+func (c *Client) mark(ctx context.Context, key string) error {
+	api, err := c.session.client(ctx)
+	if err != nil {
+		return err
+	}
+	meta, err := c.metadata(ctx, key)
+	if err != nil {
+		return err
+	}
+	custom := map[string]any{providers.ManagedByKey: providers.ManagedByValue}
+	if meta != nil {
+		for k, v := range meta.custom {
+			if k != providers.ManagedByKey {
+				custom[k] = v
+			}
+		}
+	}
 	metaPath, _ := c.kvPath("metadata", key)
-	if _, err := api.Logical().WriteWithContext(ctx, metaPath, map[string]any{
-		"custom_metadata": map[string]any{providers.ManagedByKey: providers.ManagedByValue}}); err != nil {
+	if _, err := api.Logical().WriteWithContext(ctx, metaPath, map[string]any{"custom_metadata": custom}); err != nil {
 		return c.checked(kvError(err, fmt.Sprintf("marking secret %q", key)))
 	}
 	return nil

@@ -37,6 +37,10 @@ type Subject struct {
 	// cases run exactly then, so a client reporting the wrong Capabilities
 	// fails the suite instead of skipping them.
 	Writes bool
+	// Adopts says a push with Adopt takes over a seeded (unmarked) secret
+	// (Fake's seeded secrets are its configuration's inline keys, which
+	// nothing takes over).
+	Adopts bool
 }
 
 func (s Subject) key(k string) string {
@@ -201,6 +205,28 @@ func Run(t *testing.T, s Subject) {
 			t.Fatalf("the foreign secret changed: %q, %v", got, err)
 		}
 	})
+	if s.Seed != nil && s.Adopts {
+		t.Run("adopts a secret eso did not create when asked", func(t *testing.T) {
+			key := s.key("conf-adoptable")
+			s.Seed(t, key, map[string]string{"owner": "someone-else"})
+			c := s.client(t) // one that sees the seeded secret (Fake's clients are snapshots)
+			w := c.(providers.Writer)
+			err := w.PushSecret(ctx, providers.PushRequest{RemoteKey: key, Value: []byte(`{"owner":"eso"}`), Adopt: true})
+			if err != nil {
+				t.Fatalf("adopting push: %v", err)
+			}
+			if got, err := c.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: key, Property: "owner"}); err != nil || string(got) != "eso" {
+				t.Fatalf("read back %q, %v", got, err)
+			}
+			// Adopted, it is eso's: pushed again without Adopt, and deleted.
+			if err := w.PushSecret(ctx, providers.PushRequest{RemoteKey: key, Value: []byte(`{"owner":"eso-again"}`)}); err != nil {
+				t.Fatalf("a push over an adopted secret: %v", err)
+			}
+			if err := w.DeleteSecret(ctx, key, ""); err != nil {
+				t.Fatalf("deleting an adopted secret: %v", err)
+			}
+		})
+	}
 }
 
 // refusedWrites checks that a read-only client's write side refuses every

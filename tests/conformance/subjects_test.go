@@ -72,6 +72,7 @@ func fakeBackend(t testing.TB) backend {
 				t.Fatal(err)
 			}
 			cur.Spec.Data = append(cur.Spec.Data, provv1.FakeSecret{Key: key, Value: toJSON(t, fields)})
+			cur.Generation++ // as the API server would count it: clients of the old configuration are replaced
 			if err := c.Update(context.Background(), &cur); err != nil {
 				t.Fatal(err)
 			}
@@ -89,6 +90,7 @@ func kubernetesBackend(t testing.TB) backend {
 		Ref:      providers.Ref{Kind: kubernetes.Kind, Namespace: namespace, Name: "k8s"},
 		Scope:    providers.Scope{Namespace: namespace},
 		Writes:   true,
+		Adopts:   true,
 		Seed: func(t testing.TB, key string, fields map[string]string) {
 			s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: key}, Data: map[string][]byte{}}
 			for k, v := range fields {
@@ -115,6 +117,7 @@ func awsSecretsManagerBackend(t testing.TB) backend {
 	seed := sm.NewFromConfig(awsConfig(endpoint))
 	return backend{registration: secretsmanager.Registration, configs: c, Subject: Subject{
 		Writes:   true,
+		Adopts:   true,
 		Provider: secretsmanager.Registration.New(providers.Deps{Client: c, APIReader: c}),
 		Ref:      providers.Ref{Kind: secretsmanager.Kind, Namespace: awstest.Namespace, Name: "aws"},
 		Scope:    providers.Scope{Namespace: awstest.Namespace},
@@ -135,6 +138,7 @@ func awsParameterStoreBackend(t testing.TB) backend {
 	seed := ssm.NewFromConfig(awsConfig(endpoint))
 	return backend{registration: parameterstore.Registration, configs: c, Subject: Subject{
 		Writes:   true,
+		Adopts:   true,
 		Provider: parameterstore.Registration.New(providers.Deps{Client: c, APIReader: c}),
 		Ref:      providers.Ref{Kind: parameterstore.Kind, Namespace: awstest.Namespace, Name: "ssm"},
 		Scope:    providers.Scope{Namespace: awstest.Namespace},
@@ -159,6 +163,7 @@ func vaultBackend(t testing.TB) backend {
 	c := kube(t, cfg, token)
 	return backend{registration: vault.Registration, configs: c, Subject: Subject{
 		Writes:   true,
+		Adopts:   true,
 		Provider: vault.Registration.New(providers.Deps{Client: c, APIReader: c}),
 		Ref:      providers.Ref{Kind: vault.Kind, Namespace: namespace, Name: "vault"},
 		Scope:    providers.Scope{Namespace: namespace},
@@ -183,6 +188,7 @@ func gcpBackend(t testing.TB) backend {
 	c := kube(t, cfg)
 	return backend{registration: secretmanager.Registration, configs: c, Subject: Subject{
 		Writes:   true,
+		Adopts:   true,
 		Provider: secretmanager.New(providers.Deps{Client: c, APIReader: c}, opts...),
 		Ref:      providers.Ref{Kind: secretmanager.Kind, Namespace: namespace, Name: "gcp"},
 		Scope:    providers.Scope{Namespace: namespace},

@@ -206,6 +206,29 @@ func TestPushSecretSafety(t *testing.T) {
 		waitKV(t, root, "theirs", map[string]string{"password": "theirs"})
 	})
 
+	t.Run("adoptionPolicy Adopt takes a secret over, and it is eso's from then on", func(t *testing.T) {
+		if _, err := root.Logical().Write("secret/data/adopted", map[string]any{"data": map[string]any{"password": "theirs", "keep": "me"}}); err != nil {
+			t.Fatal(err)
+		}
+		ps := pushSecret(ns, "adopt", "src", []string{"vault"}, pushed("password", "adopted", "password"))
+		ps.Spec.AdoptionPolicy = esv1alpha1.AdoptionPolicyAdopt
+		ps.Spec.DeletionPolicy = esv1alpha1.DeletionPolicyDelete
+		create(t, ps)
+		waitReady(t, ps, metav1.ConditionTrue, esv1alpha1.ReasonSynced)
+		waitKV(t, root, "adopted", map[string]string{"password": "mine", "keep": "me"})
+		meta, err := root.Logical().Read("secret/metadata/adopted")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if custom, _ := meta.Data["custom_metadata"].(map[string]any); custom[providers.ManagedByKey] != providers.ManagedByValue {
+			t.Fatalf("custom metadata %v lacks eso's mark", meta.Data["custom_metadata"])
+		}
+		if err := env.Client.Delete(context.Background(), ps); err != nil {
+			t.Fatal(err)
+		}
+		waitKV(t, root, "adopted", map[string]string{"keep": "me"}) // only its property went
+	})
+
 	t.Run("IfNotExists never overwrites", func(t *testing.T) {
 		ps := pushSecret(ns, "once", "src", []string{"vault"}, pushed("password", "once", "password"))
 		ps.Spec.UpdatePolicy = esv1alpha1.UpdatePolicyIfNotExists

@@ -83,10 +83,11 @@ func (r *Reconciler) push(ctx context.Context, ps *esv1alpha1.PushSecret, s *pus
 			errs = append(errs, fmt.Errorf("%s: %w: provider metadata (PushSecretMetadata) is not applied by this build yet", id, errBadEntry))
 			continue
 		}
-		err := w.PushSecret(ctx, providers.PushRequest{RemoteKey: ref.RemoteKey, Property: ref.Property, Value: e.value})
+		adopt := ps.Spec.AdoptionPolicy == esv1alpha1.AdoptionPolicyAdopt
+		err := w.PushSecret(ctx, providers.PushRequest{RemoteKey: ref.RemoteKey, Property: ref.Property, Value: e.value, Adopt: adopt})
 		if errors.Is(err, providers.ErrNotManaged) {
-			if ps.Spec.AdoptionPolicy == esv1alpha1.AdoptionPolicyAdopt {
-				err = fmt.Errorf("%w: %s exists and eso did not create it; adoptionPolicy Adopt is not served by this build yet", errNotOwned, ref.RemoteKey)
+			if adopt {
+				err = fmt.Errorf("%w: %s exists, eso did not create it, and this provider cannot adopt it", errNotOwned, ref.RemoteKey)
 			} else {
 				err = fmt.Errorf("%w: %s exists and eso did not create it (adoptionPolicy Never)", errNotOwned, ref.RemoteKey)
 			}

@@ -18,6 +18,7 @@ import (
 type WriteAPI interface {
 	PutParameter(context.Context, *ssm.PutParameterInput, ...func(*ssm.Options)) (*ssm.PutParameterOutput, error)
 	DeleteParameter(context.Context, *ssm.DeleteParameterInput, ...func(*ssm.Options)) (*ssm.DeleteParameterOutput, error)
+	AddTagsToResource(context.Context, *ssm.AddTagsToResourceInput, ...func(*ssm.Options)) (*ssm.AddTagsToResourceOutput, error)
 }
 
 // managed reports whether the parameter exists and whether eso created it.
@@ -52,7 +53,14 @@ func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) erro
 		return err
 	}
 	if exists && !managed {
-		return fmt.Errorf("%w: parameter %q (no %s=%s tag)", providers.ErrNotManaged, req.RemoteKey, providers.ManagedByKey, providers.ManagedByValue)
+		if !req.Adopt {
+			return fmt.Errorf("%w: parameter %q (no %s=%s tag)", providers.ErrNotManaged, req.RemoteKey, providers.ManagedByKey, providers.ManagedByValue)
+		}
+		if _, err := w.AddTagsToResource(ctx, &ssm.AddTagsToResourceInput{ResourceType: ssmtypes.ResourceTypeForTaggingParameter,
+			ResourceId: aws.String(c.prefix + req.RemoteKey),
+			Tags:       []ssmtypes.Tag{{Key: aws.String(providers.ManagedByKey), Value: aws.String(providers.ManagedByValue)}}}); err != nil {
+			return awsauth.APIError(fmt.Sprintf("marking parameter %q as eso's", req.RemoteKey), err)
+		}
 	}
 	value := req.Value
 	var current []byte

@@ -20,6 +20,7 @@ type WriteAPI interface {
 	PutSecretValue(context.Context, *sm.PutSecretValueInput, ...func(*sm.Options)) (*sm.PutSecretValueOutput, error)
 	DeleteSecret(context.Context, *sm.DeleteSecretInput, ...func(*sm.Options)) (*sm.DeleteSecretOutput, error)
 	RestoreSecret(context.Context, *sm.RestoreSecretInput, ...func(*sm.Options)) (*sm.RestoreSecretOutput, error)
+	TagResource(context.Context, *sm.TagResourceInput, ...func(*sm.Options)) (*sm.TagResourceOutput, error)
 }
 
 // managed reports whether the secret exists, whether eso created it, and
@@ -53,7 +54,13 @@ func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) erro
 		return err
 	}
 	if exists && !managed {
-		return fmt.Errorf("%w: secret %q (no %s=%s tag)", providers.ErrNotManaged, req.RemoteKey, providers.ManagedByKey, providers.ManagedByValue)
+		if !req.Adopt {
+			return fmt.Errorf("%w: secret %q (no %s=%s tag)", providers.ErrNotManaged, req.RemoteKey, providers.ManagedByKey, providers.ManagedByValue)
+		}
+		if _, err := w.TagResource(ctx, &sm.TagResourceInput{SecretId: aws.String(c.prefix + req.RemoteKey),
+			Tags: []smtypes.Tag{{Key: aws.String(providers.ManagedByKey), Value: aws.String(providers.ManagedByValue)}}}); err != nil {
+			return apiError(fmt.Sprintf("marking secret %q as eso's", req.RemoteKey), err)
+		}
 	}
 	if deleted {
 		// eso's secret, deleted but still recoverable: bring it back to update it.

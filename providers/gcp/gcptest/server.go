@@ -333,6 +333,27 @@ func (s *Server) DeleteSecret(_ context.Context, req *smpb.DeleteSecretRequest) 
 	return &emptypb.Empty{}, nil
 }
 
+// UpdateSecret implements the API for the update mask "labels": with an
+// etag, only if the secret is still as the caller last saw it.
+func (s *Server) UpdateSecret(_ context.Context, req *smpb.UpdateSecretRequest) (*smpb.Secret, error) {
+	if paths := req.GetUpdateMask().GetPaths(); len(paths) != 1 || paths[0] != "labels" {
+		return nil, status.Errorf(codes.InvalidArgument, "unsupported update mask %v", paths)
+	}
+	name := req.GetSecret().GetName()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sec, ok := s.secrets[name]
+	if !ok {
+		return nil, status.Errorf(codes.NotFound, "Secret [%s] not found.", name)
+	}
+	if e := req.GetSecret().GetEtag(); e != "" && e != sec.etag {
+		return nil, status.Errorf(codes.FailedPrecondition, "The etag provided in the request does not match the etag of Secret [%s].", name)
+	}
+	sec.labels = req.GetSecret().GetLabels()
+	sec.etag = s.nextEtag()
+	return sec.proto(name), nil
+}
+
 // ListSecretVersions implements the API, newest first, with the filter
 // forms "" and "state:ENABLED".
 func (s *Server) ListSecretVersions(_ context.Context, req *smpb.ListSecretVersionsRequest) (*smpb.ListSecretVersionsResponse, error) {

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/api/iterator"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
 	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/kit"
@@ -79,7 +80,12 @@ func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) erro
 		return err
 	}
 	if remote.exists && !remote.managed {
-		return errNotManaged(req.RemoteKey)
+		if !req.Adopt {
+			return errNotManaged(req.RemoteKey)
+		}
+		if err := c.mark(ctx, req.RemoteKey, remote.etag); err != nil {
+			return err
+		}
 	}
 	var current []byte
 	var found bool
@@ -126,6 +132,28 @@ func (c *Client) create(ctx context.Context, key string) error {
 	}
 	if err != nil {
 		return apiError(err, fmt.Sprintf("creating secret %q", key))
+	}
+	return nil
+}
+
+// mark adds eso's label to a secret someone else created (adoption), with
+// the etag read, keeping its other labels.
+func (c *Client) mark(ctx context.Context, key, etag string) error {
+	s, err := c.api.GetSecret(ctx, &smpb.GetSecretRequest{Name: c.secretName(key)})
+	if err != nil {
+		return apiError(err, fmt.Sprintf("reading secret %q", key))
+	}
+	labels := map[string]string{}
+	for k, v := range s.GetLabels() {
+		labels[k] = v
+	}
+	labels[providers.ManagedByKey] = providers.ManagedByValue
+	_, err = c.api.UpdateSecret(ctx, &smpb.UpdateSecretRequest{
+		Secret:     &smpb.Secret{Name: c.secretName(key), Labels: labels, Etag: etag},
+		UpdateMask: &fieldmaskpb.FieldMask{Paths: []string{"labels"}},
+	})
+	if err != nil {
+		return apiError(err, fmt.Sprintf("marking secret %q as eso's", key))
 	}
 	return nil
 }

@@ -601,11 +601,14 @@ func (x *GetAllSecretsRequest) GetFind() *Find {
 }
 
 type PushSecretRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Target        *Target                `protobuf:"bytes,1,opt,name=target,proto3" json:"target,omitempty"`
-	RemoteKey     string                 `protobuf:"bytes,2,opt,name=remote_key,json=remoteKey,proto3" json:"remote_key,omitempty"`
-	Property      string                 `protobuf:"bytes,3,opt,name=property,proto3" json:"property,omitempty"`
-	Value         []byte                 `protobuf:"bytes,4,opt,name=value,proto3" json:"value,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Target    *Target                `protobuf:"bytes,1,opt,name=target,proto3" json:"target,omitempty"`
+	RemoteKey string                 `protobuf:"bytes,2,opt,name=remote_key,json=remoteKey,proto3" json:"remote_key,omitempty"`
+	Property  string                 `protobuf:"bytes,3,opt,name=property,proto3" json:"property,omitempty"`
+	Value     []byte                 `protobuf:"bytes,4,opt,name=value,proto3" json:"value,omitempty"`
+	// adopt: mark a remote secret eso did not create as eso's and write it,
+	// instead of refusing. A provider that does not know the field refuses.
+	Adopt         bool `protobuf:"varint,5,opt,name=adopt,proto3" json:"adopt,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -666,6 +669,13 @@ func (x *PushSecretRequest) GetValue() []byte {
 		return x.Value
 	}
 	return nil
+}
+
+func (x *PushSecretRequest) GetAdopt() bool {
+	if x != nil {
+		return x.Adopt
+	}
+	return false
 }
 
 type PushSecretResponse struct {
@@ -1438,13 +1448,14 @@ const file_apis_proto_provider_v1_provider_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\fR\x05value:\x028\x01\"r\n" +
 	"\x14GetAllSecretsRequest\x12/\n" +
 	"\x06target\x18\x01 \x01(\v2\x17.eso.provider.v1.TargetR\x06target\x12)\n" +
-	"\x04find\x18\x02 \x01(\v2\x15.eso.provider.v1.FindR\x04find\"\x95\x01\n" +
+	"\x04find\x18\x02 \x01(\v2\x15.eso.provider.v1.FindR\x04find\"\xab\x01\n" +
 	"\x11PushSecretRequest\x12/\n" +
 	"\x06target\x18\x01 \x01(\v2\x17.eso.provider.v1.TargetR\x06target\x12\x1d\n" +
 	"\n" +
 	"remote_key\x18\x02 \x01(\tR\tremoteKey\x12\x1a\n" +
 	"\bproperty\x18\x03 \x01(\tR\bproperty\x12\x14\n" +
-	"\x05value\x18\x04 \x01(\fR\x05value\"\x14\n" +
+	"\x05value\x18\x04 \x01(\fR\x05value\x12\x14\n" +
+	"\x05adopt\x18\x05 \x01(\bR\x05adopt\"\x14\n" +
 	"\x12PushSecretResponse\"\x81\x01\n" +
 	"\x13DeleteSecretRequest\x12/\n" +
 	"\x06target\x18\x01 \x01(\v2\x17.eso.provider.v1.TargetR\x06target\x12\x1d\n" +
