@@ -11,13 +11,17 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 // ErrInvalidSelector: a namespace selector does not parse.
@@ -126,6 +130,38 @@ func (ch Children[C]) Prune(ctx context.Context, c client.Client, namespaces []s
 		}
 	}
 	return nil
+}
+
+// RequeueAll maps any event to a request for every parent list holds (a
+// new, empty list of the parent kind): any parent may select a namespace
+// that changed.
+func RequeueAll(c client.Reader, newList func() client.ObjectList) handler.MapFunc {
+	return func(ctx context.Context, _ client.Object) []reconcile.Request {
+		list := newList()
+		if err := c.List(ctx, list); err != nil {
+			return nil
+		}
+		items, err := meta.ExtractList(list)
+		if err != nil {
+			return nil
+		}
+		reqs := make([]reconcile.Request, 0, len(items))
+		for _, o := range items {
+			if obj, ok := o.(client.Object); ok {
+				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Name: obj.GetName()}})
+			}
+		}
+		return reqs
+	}
+}
+
+// Interval is a parent's refresh interval: d, or a minute when unset
+// (namespaces are watched besides).
+func Interval(d *metav1.Duration) time.Duration {
+	if d == nil || d.Duration <= 0 {
+		return time.Minute
+	}
+	return d.Duration
 }
 
 // OwnerLabel is the label value marking a parent's children: its name, or

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"time"
 
 	"go.uber.org/fx"
 	corev1 "k8s.io/api/core/v1"
@@ -24,7 +23,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	"github.com/eso-dev/eso/app/fanout"
@@ -88,7 +86,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.writeStatus(ctx, &ces, before); err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{RequeueAfter: refreshInterval(&ces)}, nil
+	return ctrl.Result{RequeueAfter: fanout.Interval(ces.Spec.RefreshInterval)}, nil
 }
 
 // matchingNamespaces lists, sorted, the live namespaces the spec selects.
@@ -150,13 +148,6 @@ func (r *Reconciler) writeStatus(ctx context.Context, ces *esv1.ClusterExternalS
 	return nil
 }
 
-func refreshInterval(ces *esv1.ClusterExternalSecret) time.Duration {
-	if ces.Spec.RefreshInterval == nil || ces.Spec.RefreshInterval.Duration <= 0 {
-		return time.Minute
-	}
-	return ces.Spec.RefreshInterval.Duration
-}
-
 // SetupWithManager watches ClusterExternalSecrets, the ExternalSecrets they
 // own (so edits are reverted and deletions repaired) and namespaces.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
@@ -164,23 +155,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&esv1.ClusterExternalSecret{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&esv1.ExternalSecret{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{},
 			predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
-		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.all),
+		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(fanout.RequeueAll(mgr.GetClient(), func() client.ObjectList { return &esv1.ClusterExternalSecretList{} })),
 			builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, predicate.GenerationChangedPredicate{}))).
 		WithOptions(manager.ControllerOptions(mgr, controller.Options{})).
 		Complete(r)
-}
-
-// all enqueues every ClusterExternalSecret: any may select a changed namespace.
-func (r *Reconciler) all(ctx context.Context, _ client.Object) []reconcile.Request {
-	var list esv1.ClusterExternalSecretList
-	if err := r.Client.List(ctx, &list); err != nil {
-		return nil
-	}
-	reqs := make([]reconcile.Request, len(list.Items))
-	for i := range list.Items {
-		reqs[i] = reconcile.Request{NamespacedName: client.ObjectKey{Name: list.Items[i].Name}}
-	}
-	return reqs
 }
 
 // Module runs the ClusterExternalSecret controller.

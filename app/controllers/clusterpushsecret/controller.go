@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"time"
 
 	"go.uber.org/fx"
 	corev1 "k8s.io/api/core/v1"
@@ -23,7 +22,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	esv1alpha1 "github.com/eso-dev/eso/apis/externalsecrets/v1alpha1"
@@ -93,7 +91,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.writeStatus(ctx, &cps, before); err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{RequeueAfter: refreshInterval(&cps)}, nil
+	return ctrl.Result{RequeueAfter: fanout.Interval(cps.Spec.RefreshInterval)}, nil
 }
 
 // children are the PushSecrets of a ClusterPushSecret.
@@ -147,15 +145,6 @@ func (r *Reconciler) writeStatus(ctx context.Context, cps *esv1alpha1.ClusterPus
 	return nil
 }
 
-// refreshInterval: upstream's refreshTime, a minute when unset (namespaces
-// are watched besides).
-func refreshInterval(cps *esv1alpha1.ClusterPushSecret) time.Duration {
-	if cps.Spec.RefreshInterval == nil || cps.Spec.RefreshInterval.Duration <= 0 {
-		return time.Minute
-	}
-	return cps.Spec.RefreshInterval.Duration
-}
-
 // SetupWithManager watches ClusterPushSecrets, the PushSecrets they own (so
 // edits are reverted and deletions repaired) and namespaces.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
@@ -163,23 +152,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&esv1alpha1.ClusterPushSecret{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&esv1alpha1.PushSecret{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{},
 			predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
-		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.all),
+		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(fanout.RequeueAll(mgr.GetClient(), func() client.ObjectList { return &esv1alpha1.ClusterPushSecretList{} })),
 			builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, predicate.GenerationChangedPredicate{}))).
 		WithOptions(manager.ControllerOptions(mgr, controller.Options{})).
 		Complete(r)
-}
-
-// all enqueues every ClusterPushSecret: any may select a changed namespace.
-func (r *Reconciler) all(ctx context.Context, _ client.Object) []reconcile.Request {
-	var list esv1alpha1.ClusterPushSecretList
-	if err := r.Client.List(ctx, &list); err != nil {
-		return nil
-	}
-	reqs := make([]reconcile.Request, len(list.Items))
-	for i := range list.Items {
-		reqs[i] = reconcile.Request{NamespacedName: client.ObjectKey{Name: list.Items[i].Name}}
-	}
-	return reqs
 }
 
 // Module runs the ClusterPushSecret controller.
