@@ -73,6 +73,11 @@ type PushRequest struct {
 	// eso's and written, instead of refused with ErrNotManaged (a
 	// PushSecret's adoptionPolicy Adopt). From then on it is eso's.
 	Adopt bool
+	// Metadata is the PushSecret entry's provider-specific metadata as
+	// written (DecodePushMetadata reads it): tags, a KMS key, a description.
+	// A provider that applies none refuses a request carrying it
+	// (ErrNotSupported) rather than push without it.
+	Metadata []byte
 }
 
 // ManagedBy is how providers mark the remote secrets eso created (a tag,

@@ -252,6 +252,9 @@ func (a *adapter) writer() (Writer, error) {
 // PushSecret writes a value or one property of a JSON object, only over
 // keys eso created, and not at all when nothing would change.
 func (a *adapter) PushSecret(ctx context.Context, req providers.PushRequest) error {
+	if err := providers.NoPushMetadata(req, "this provider"); err != nil {
+		return err
+	}
 	w, err := a.writer()
 	if err != nil {
 		return err

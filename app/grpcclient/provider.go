@@ -140,7 +140,7 @@ func (c *secretsClient) GetAllSecrets(ctx context.Context, find esv1.ExternalSec
 }
 
 func (c *secretsClient) PushSecret(ctx context.Context, r providers.PushRequest) error {
-	req := &providerv1.PushSecretRequest{Target: c.target, RemoteKey: r.RemoteKey, Property: r.Property, Value: r.Value, Adopt: r.Adopt}
+	req := &providerv1.PushSecretRequest{Target: c.target, RemoteKey: r.RemoteKey, Property: r.Property, Value: r.Value, Adopt: r.Adopt, Metadata: r.Metadata}
 	_, err := invoke(ctx, c.remote.opts, c.remote.opts.Attempts, func(ctx context.Context) (*providerv1.PushSecretResponse, error) {
 		return c.stub.PushSecret(ctx, req)
 	})

@@ -63,7 +63,7 @@ func (ss *secretStoreService) GetAllSecrets(ctx context.Context, req *providerv1
 
 func (ss *secretStoreService) PushSecret(ctx context.Context, req *providerv1.PushSecretRequest) (*providerv1.PushSecretResponse, error) {
 	err := ss.s.withClient(ctx, req.GetTarget(), func(c providers.SecretsClient) error {
-		return c.(providers.Writer).PushSecret(ctx, providers.PushRequest{RemoteKey: req.GetRemoteKey(), Property: req.GetProperty(), Value: req.GetValue(), Adopt: req.GetAdopt()})
+		return c.(providers.Writer).PushSecret(ctx, providers.PushRequest{RemoteKey: req.GetRemoteKey(), Property: req.GetProperty(), Value: req.GetValue(), Adopt: req.GetAdopt(), Metadata: req.GetMetadata()})
 	})
 	return orNil(&providerv1.PushSecretResponse{}, err)
 }

@@ -82,6 +82,9 @@ func (c *Client) state(key string) (exists, managed bool) {
 // PushSecret implements providers.Writer: the value, or one property of
 // the JSON object held at the key.
 func (c *Client) PushSecret(_ context.Context, req providers.PushRequest) error {
+	if err := providers.NoPushMetadata(req, "Fake"); err != nil {
+		return err
+	}
 	exists, managed := c.state(req.RemoteKey)
 	if exists && !managed {
 		// Inline keys are the configuration's: even adoption cannot take them.

@@ -94,9 +94,19 @@ func managed(s *corev1.Secret) bool {
 	return s.Labels[providers.ManagedByKey] == providers.ManagedByValue
 }
 
-// PushSecret implements providers.Writer; it writes only when the data
-// differs.
+// pushMetadata is what a push's metadata may set on the Secret.
+type pushMetadata struct {
+	Labels      map[string]string `json:"labels,omitempty"`
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+// PushSecret implements providers.Writer; it writes only when the data (or
+// the labels and annotations the metadata sets) differ.
 func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) error {
+	var md pushMetadata
+	if err := providers.DecodePushMetadata(req.Metadata, &md); err != nil {
+		return err
+	}
 	s, err := c.current(ctx, req.RemoteKey)
 	if err != nil {
 		return err
@@ -132,17 +142,35 @@ func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) erro
 		}
 	}
 	if s == nil {
-		return c.writeError(c.write.create(ctx, &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Namespace: c.namespace, Name: req.RemoteKey,
-				Labels: map[string]string{providers.ManagedByKey: providers.ManagedByValue}},
-			Type: corev1.SecretTypeOpaque, Data: data,
-		}), req.RemoteKey)
+		created := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: c.namespace, Name: req.RemoteKey},
+			Type: corev1.SecretTypeOpaque, Data: data}
+		applyMetadata(created, md)
+		return c.writeError(c.write.create(ctx, created), req.RemoteKey)
 	}
-	if !adopting && maps.EqualFunc(s.Data, data, func(a, b []byte) bool { return string(a) == string(b) }) {
+	before := s.DeepCopy()
+	s.Data = data
+	applyMetadata(s, md)
+	if !adopting && maps.EqualFunc(before.Data, s.Data, func(a, b []byte) bool { return string(a) == string(b) }) &&
+		maps.Equal(before.Labels, s.Labels) && maps.Equal(before.Annotations, s.Annotations) {
 		return nil
 	}
-	s.Data = data
 	return c.writeError(c.write.update(ctx, s), req.RemoteKey)
+}
+
+// applyMetadata sets the metadata's labels and annotations (kept where the
+// Secret has others) and eso's mark, which no metadata overrides.
+func applyMetadata(s *corev1.Secret, md pushMetadata) {
+	if s.Labels == nil {
+		s.Labels = map[string]string{}
+	}
+	maps.Copy(s.Labels, md.Labels)
+	s.Labels[providers.ManagedByKey] = providers.ManagedByValue
+	if len(md.Annotations) > 0 {
+		if s.Annotations == nil {
+			s.Annotations = map[string]string{}
+		}
+		maps.Copy(s.Annotations, md.Annotations)
+	}
 }
 
 // DeleteSecret implements providers.Writer: only Secrets eso created; with

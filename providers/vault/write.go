@@ -67,6 +67,9 @@ func (c *Client) metadata(ctx context.Context, key string) (*kvMetadata, error) 
 // A new secret is written with cas=0 ("must not exist") before it is marked
 // as eso's, so a secret someone else creates meanwhile is never claimed.
 func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) error {
+	if err := providers.NoPushMetadata(req, "Vault"); err != nil {
+		return err
+	}
 	if !c.v2 {
 		return errKVv1Writes
 	}

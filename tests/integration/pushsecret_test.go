@@ -9,9 +9,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	awssm "github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 	vault "github.com/hashicorp/vault/api"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -641,4 +647,91 @@ func countFlips(t *testing.T, ns, name string, d time.Duration) int {
 		}
 	}
 	return flips
+}
+
+// TestPushSecretMetadata: an entry's metadata (upstream's
+// PushSecretMetadata) is applied where the provider supports it (moto for
+// AWS Secrets Manager and Parameter Store; the Kubernetes provider) and
+// refused, not ignored, where it does not.
+func TestPushSecretMetadata(t *testing.T) {
+	ctx := context.Background()
+	moto := awstest.StartMoto(t)
+	runEso(t, testConfig())
+	ns := env.Namespace(t, "push-metadata", nil)
+	awsSpec := provv1.AWSSpec{Region: "eu-central-1", Endpoint: moto, Auth: &provv1.AWSAuth{SecretRef: &provv1.AWSAuthSecretRef{
+		AccessKeyID:     provv1.SecretKeySelector{Name: "aws-creds", Key: "id"},
+		SecretAccessKey: provv1.SecretKeySelector{Name: "aws-creds", Key: "secret"},
+	}}}
+	create(t, plainSecret(ns, "aws-creds", map[string]string{"id": "AKIDEXAMPLE", "secret": "example"}),
+		&provv1.AWSSecretManager{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sm"}, Spec: awsSpec},
+		&provv1.AWSParameterStore{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ps"}, Spec: awsSpec},
+		&provv1.Kubernetes{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "k8s"}},
+		fakeConfig(ns, "fake", nil),
+		plainSecret(ns, "src", map[string]string{"password": "s3cr3t"}))
+	for _, s := range []*ssv2.SecretStore{secretStore(ns, "sm", storeSpec("AWSSecretManager", "sm", "")),
+		secretStore(ns, "ps", storeSpec("AWSParameterStore", "ps", "")), secretStore(ns, "k8s", storeSpec("Kubernetes", "k8s", "")),
+		secretStore(ns, "fake", storeSpec("Fake", "fake", ""))} {
+		create(t, s)
+		waitReady(t, s, metav1.ConditionTrue, ssv2.ReasonValid)
+	}
+	withMetadata := func(name, store, remote, spec string) *esv1alpha1.PushSecret {
+		entry := pushed("password", remote, "")
+		if store == "k8s" {
+			entry = pushed("password", remote, "password") // a key of the Secret
+		}
+		entry.Metadata = &apiextensionsv1.JSON{Raw: []byte(`{"apiVersion":"kubernetes.external-secrets.io/v1alpha1","kind":"PushSecretMetadata","spec":` + spec + `}`)}
+		return pushSecret(ns, name, "src", []string{store}, entry)
+	}
+	sm := withMetadata("sm", "sm", "meta-"+ns, `{"tags":{"team":"payments"},"description":"pushed by eso","secretPushFormat":"string"}`)
+	ps := withMetadata("ps", "ps", "meta-"+ns, `{"secretType":"String","description":"api key","tags":{"env":"staging"}}`)
+	k8s := withMetadata("k8s", "k8s", "pushed", `{"labels":{"team":"payments"},"annotations":{"note":"from eso"}}`)
+	fake := withMetadata("fake", "fake", "pushed", `{"tags":{"team":"payments"}}`)
+	create(t, sm, ps, k8s, fake)
+	for _, p := range []*esv1alpha1.PushSecret{sm, ps, k8s} {
+		waitReady(t, p, metav1.ConditionTrue, esv1alpha1.ReasonSynced)
+	}
+	if msg := waitReady(t, fake, metav1.ConditionFalse, esv1alpha1.ReasonErrored); !strings.Contains(msg, "applies no push metadata") {
+		t.Errorf("Fake with metadata: %q, want a refusal that says so", msg)
+	}
+
+	cfg := aws.Config{Region: "eu-central-1", Credentials: credentials.NewStaticCredentialsProvider("seed", "seed", "")}
+	smc := awssm.NewFromConfig(cfg, func(o *awssm.Options) { o.BaseEndpoint = aws.String(moto) })
+	desc, err := smc.DescribeSecret(ctx, &awssm.DescribeSecretInput{SecretId: aws.String("meta-" + ns)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tags := map[string]string{}
+	for _, tag := range desc.Tags {
+		tags[aws.ToString(tag.Key)] = aws.ToString(tag.Value)
+	}
+	if tags["team"] != "payments" || tags[providers.ManagedByKey] != providers.ManagedByValue || aws.ToString(desc.Description) != "pushed by eso" {
+		t.Errorf("Secrets Manager secret: tags %v, description %q", tags, aws.ToString(desc.Description))
+	}
+	value, err := smc.GetSecretValue(ctx, &awssm.GetSecretValueInput{SecretId: aws.String("meta-" + ns)})
+	if err != nil || aws.ToString(value.SecretString) != "s3cr3t" {
+		t.Errorf("secretPushFormat string: SecretString %q, %v", aws.ToString(value.SecretString), err)
+	}
+	ssmc := ssm.NewFromConfig(cfg, func(o *ssm.Options) { o.BaseEndpoint = aws.String(moto) })
+	param, err := ssmc.GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String("meta-" + ns)})
+	if err != nil || param.Parameter.Type != ssmtypes.ParameterTypeString {
+		t.Errorf("Parameter Store secretType String: %+v, %v", param, err)
+	}
+	ptags, err := ssmc.ListTagsForResource(ctx, &ssm.ListTagsForResourceInput{ResourceType: ssmtypes.ResourceTypeForTaggingParameter, ResourceId: aws.String("meta-" + ns)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, tag := range ptags.TagList {
+		found = found || (aws.ToString(tag.Key) == "env" && aws.ToString(tag.Value) == "staging")
+	}
+	if !found {
+		t.Errorf("Parameter Store tags %v lack env=staging", ptags.TagList)
+	}
+	var secret corev1.Secret
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "pushed"}, &secret); err != nil {
+		t.Fatal(err)
+	}
+	if secret.Labels["team"] != "payments" || secret.Annotations["note"] != "from eso" || secret.Labels[providers.ManagedByKey] != providers.ManagedByValue {
+		t.Errorf("Kubernetes Secret labels %v, annotations %v", secret.Labels, secret.Annotations)
+	}
 }

@@ -76,15 +76,12 @@ func (r *Reconciler) push(ctx context.Context, ps *esv1alpha1.PushSecret, s *pus
 				continue
 			}
 		}
-		if e.data.Metadata != nil {
-			// Tags, a KMS key, a description: pushing without them would
-			// give the remote secret settings nobody asked for.
-			keep(id)
-			errs = append(errs, fmt.Errorf("%s: %w: provider metadata (PushSecretMetadata) is not applied by this build yet", id, errBadEntry))
-			continue
-		}
 		adopt := ps.Spec.AdoptionPolicy == esv1alpha1.AdoptionPolicyAdopt
-		err := w.PushSecret(ctx, providers.PushRequest{RemoteKey: ref.RemoteKey, Property: ref.Property, Value: e.value, Adopt: adopt})
+		req := providers.PushRequest{RemoteKey: ref.RemoteKey, Property: ref.Property, Value: e.value, Adopt: adopt}
+		if e.data.Metadata != nil {
+			req.Metadata = e.data.Metadata.Raw
+		}
+		err := w.PushSecret(ctx, req)
 		if errors.Is(err, providers.ErrNotManaged) {
 			if adopt {
 				err = fmt.Errorf("%w: %s exists, eso did not create it, and this provider cannot adopt it", errNotOwned, ref.RemoteKey)

@@ -2,6 +2,7 @@ package parameterstore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -19,6 +20,60 @@ type WriteAPI interface {
 	PutParameter(context.Context, *ssm.PutParameterInput, ...func(*ssm.Options)) (*ssm.PutParameterOutput, error)
 	DeleteParameter(context.Context, *ssm.DeleteParameterInput, ...func(*ssm.Options)) (*ssm.DeleteParameterOutput, error)
 	AddTagsToResource(context.Context, *ssm.AddTagsToResourceInput, ...func(*ssm.Options)) (*ssm.AddTagsToResourceOutput, error)
+}
+
+// pushMetadata is what a push's metadata may set (upstream's
+// PushSecretMetadata fields for Parameter Store that eso applies). The
+// type, key, tier and description are written with the value: on creation,
+// and with each change of the value.
+type pushMetadata struct {
+	// SecretType is SecureString (eso's default), String or StringList.
+	SecretType  string            `json:"secretType,omitempty"`
+	KMSKeyID    string            `json:"kmsKeyID,omitempty"`
+	Description string            `json:"description,omitempty"`
+	Tags        map[string]string `json:"tags,omitempty"`
+	Tier        *struct {
+		// Type is Standard or Advanced; Policies (Advanced only) is
+		// Parameter Store's JSON array of parameter policies.
+		Type     string          `json:"type,omitempty"`
+		Policies json.RawMessage `json:"policies,omitempty"`
+	} `json:"tier,omitempty"`
+}
+
+func decodeMetadata(raw []byte) (pushMetadata, error) {
+	var md pushMetadata
+	if err := providers.DecodePushMetadata(raw, &md); err != nil {
+		return md, err
+	}
+	if _, ok := md.Tags[providers.ManagedByKey]; ok {
+		return md, fmt.Errorf("%w: metadata may not set the %s tag: it is eso's", providers.ErrInvalidConfig, providers.ManagedByKey)
+	}
+	switch ssmtypes.ParameterType(md.SecretType) {
+	case "", ssmtypes.ParameterTypeSecureString, ssmtypes.ParameterTypeString, ssmtypes.ParameterTypeStringList:
+	default:
+		return md, fmt.Errorf("%w: metadata secretType %q (want SecureString, String or StringList)", providers.ErrInvalidConfig, md.SecretType)
+	}
+	return md, nil
+}
+
+// apply puts the metadata's settings on a PutParameter request.
+func (md pushMetadata) apply(in *ssm.PutParameterInput) {
+	in.Type = ssmtypes.ParameterTypeSecureString
+	if md.SecretType != "" {
+		in.Type = ssmtypes.ParameterType(md.SecretType)
+	}
+	if md.KMSKeyID != "" && in.Type == ssmtypes.ParameterTypeSecureString {
+		in.KeyId = aws.String(md.KMSKeyID)
+	}
+	if md.Description != "" {
+		in.Description = aws.String(md.Description)
+	}
+	if md.Tier != nil && md.Tier.Type != "" {
+		in.Tier = ssmtypes.ParameterTier(md.Tier.Type)
+		if in.Tier == ssmtypes.ParameterTierAdvanced && len(md.Tier.Policies) > 0 {
+			in.Policies = aws.String(string(md.Tier.Policies))
+		}
+	}
 }
 
 // managed reports whether the parameter exists and whether eso created it.
@@ -43,6 +98,10 @@ func (c *Client) managed(ctx context.Context, key string) (exists, managed bool,
 // PushSecret implements providers.Writer: SecureString parameters, created
 // tagged as eso's; only those are updated. Unchanged values are not rewritten.
 func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) error {
+	md, err := decodeMetadata(req.Metadata)
+	if err != nil {
+		return err
+	}
 	w, unlock, err := awsauth.BeginWrite[WriteAPI](c.api, c.lockKey(req.RemoteKey))
 	if err != nil {
 		return err
@@ -74,18 +133,53 @@ func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) erro
 			return err
 		}
 	}
+	if exists && len(md.Tags) > 0 {
+		if err := c.tag(ctx, w, req.RemoteKey, md.Tags); err != nil {
+			return err
+		}
+	}
 	if exists && string(current) == string(value) {
 		return nil
 	}
-	in := &ssm.PutParameterInput{Name: aws.String(c.prefix + req.RemoteKey), Value: aws.String(string(value)),
-		Type: ssmtypes.ParameterTypeSecureString, Overwrite: aws.Bool(exists)}
+	in := &ssm.PutParameterInput{Name: aws.String(c.prefix + req.RemoteKey), Value: aws.String(string(value)), Overwrite: aws.Bool(exists)}
+	md.apply(in)
 	if !exists {
 		// Created and tagged in one call: no window in which eso's own
 		// parameter looks unmanaged.
 		in.Tags = []ssmtypes.Tag{{Key: aws.String(providers.ManagedByKey), Value: aws.String(providers.ManagedByValue)}}
+		for k, v := range md.Tags {
+			in.Tags = append(in.Tags, ssmtypes.Tag{Key: aws.String(k), Value: aws.String(v)})
+		}
 	}
 	if _, err := w.PutParameter(ctx, in); err != nil {
 		return awsauth.APIError(fmt.Sprintf("writing parameter %q", req.RemoteKey), err)
+	}
+	return nil
+}
+
+// tag adds the metadata's tags the parameter lacks (or holds otherwise).
+func (c *Client) tag(ctx context.Context, w WriteAPI, key string, want map[string]string) error {
+	out, err := c.api.ListTagsForResource(ctx, &ssm.ListTagsForResourceInput{
+		ResourceType: ssmtypes.ResourceTypeForTaggingParameter, ResourceId: aws.String(c.prefix + key)})
+	if err != nil {
+		return awsauth.APIError(fmt.Sprintf("listing the tags of parameter %q", key), err)
+	}
+	have := map[string]string{}
+	for _, t := range out.TagList {
+		have[aws.ToString(t.Key)] = aws.ToString(t.Value)
+	}
+	var missing []ssmtypes.Tag
+	for k, v := range want {
+		if have[k] != v {
+			missing = append(missing, ssmtypes.Tag{Key: aws.String(k), Value: aws.String(v)})
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	if _, err := w.AddTagsToResource(ctx, &ssm.AddTagsToResourceInput{ResourceType: ssmtypes.ResourceTypeForTaggingParameter,
+		ResourceId: aws.String(c.prefix + key), Tags: missing}); err != nil {
+		return awsauth.APIError(fmt.Sprintf("tagging parameter %q", key), err)
 	}
 	return nil
 }

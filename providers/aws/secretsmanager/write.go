@@ -21,50 +21,102 @@ type WriteAPI interface {
 	DeleteSecret(context.Context, *sm.DeleteSecretInput, ...func(*sm.Options)) (*sm.DeleteSecretOutput, error)
 	RestoreSecret(context.Context, *sm.RestoreSecretInput, ...func(*sm.Options)) (*sm.RestoreSecretOutput, error)
 	TagResource(context.Context, *sm.TagResourceInput, ...func(*sm.Options)) (*sm.TagResourceOutput, error)
+	UpdateSecret(context.Context, *sm.UpdateSecretInput, ...func(*sm.Options)) (*sm.UpdateSecretOutput, error)
+}
+
+// pushMetadata is what a push's metadata may set (upstream's
+// PushSecretMetadata fields for Secrets Manager that eso applies).
+type pushMetadata struct {
+	Tags        map[string]string `json:"tags,omitempty"`
+	Description string            `json:"description,omitempty"`
+	KMSKeyID    string            `json:"kmsKeyId,omitempty"`
+	// SecretPushFormat is binary (the default: SecretBinary) or string
+	// (SecretString, readable in the console).
+	SecretPushFormat string `json:"secretPushFormat,omitempty"`
+}
+
+func decodeMetadata(raw []byte) (pushMetadata, error) {
+	var md pushMetadata
+	if err := providers.DecodePushMetadata(raw, &md); err != nil {
+		return md, err
+	}
+	if _, ok := md.Tags[providers.ManagedByKey]; ok {
+		return md, fmt.Errorf("%w: metadata may not set the %s tag: it is eso's", providers.ErrInvalidConfig, providers.ManagedByKey)
+	}
+	switch md.SecretPushFormat {
+	case "", "binary", "string":
+	default:
+		return md, fmt.Errorf("%w: metadata secretPushFormat %q (want binary or string)", providers.ErrInvalidConfig, md.SecretPushFormat)
+	}
+	return md, nil
+}
+
+// missingTags are the metadata's tags the secret lacks or holds otherwise.
+func missingTags(want map[string]string, have []smtypes.Tag) []smtypes.Tag {
+	current := tagMap(have)
+	var out []smtypes.Tag
+	for k, v := range want {
+		if current[k] != v {
+			out = append(out, smtypes.Tag{Key: aws.String(k), Value: aws.String(v)})
+		}
+	}
+	return out
 }
 
 // managed reports whether the secret exists, whether eso created it, and
 // whether it is scheduled for deletion (within its recovery window).
 func (c *Client) managed(ctx context.Context, key string) (exists, managed, deleted bool, err error) {
+	out, err := c.describe(ctx, key)
+	if out == nil || err != nil {
+		return false, false, false, err
+	}
+	return true, tagMap(out.Tags)[providers.ManagedByKey] == providers.ManagedByValue, out.DeletedDate != nil, nil
+}
+
+// describe reads the secret's description; nil when it does not exist.
+func (c *Client) describe(ctx context.Context, key string) (*sm.DescribeSecretOutput, error) {
 	out, err := c.api.DescribeSecret(ctx, &sm.DescribeSecretInput{SecretId: aws.String(c.prefix + key)})
 	var nf *smtypes.ResourceNotFoundException
 	if errors.As(err, &nf) {
-		return false, false, false, nil
+		return nil, nil
 	}
 	if err != nil {
-		return false, false, false, apiError(fmt.Sprintf("describing secret %q", key), err)
+		return nil, apiError(fmt.Sprintf("describing secret %q", key), err)
 	}
-	if tagMap(out.Tags)[providers.ManagedByKey] == providers.ManagedByValue {
-		return true, true, out.DeletedDate != nil, nil
-	}
-	return true, false, out.DeletedDate != nil, nil
+	return out, nil
 }
 
 // PushSecret implements providers.Writer: it creates the secret tagged as
 // eso's, or updates one eso created; a property is merged into the JSON
 // object the secret holds. Nothing is written when the value is unchanged.
 func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) error {
+	md, err := decodeMetadata(req.Metadata)
+	if err != nil {
+		return err
+	}
 	w, unlock, err := awsauth.BeginWrite[WriteAPI](c.api, c.lockKey(req.RemoteKey))
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	exists, managed, deleted, err := c.managed(ctx, req.RemoteKey)
+	desc, err := c.describe(ctx, req.RemoteKey)
 	if err != nil {
 		return err
 	}
-	if exists && !managed {
+	exists := desc != nil
+	name := aws.String(c.prefix + req.RemoteKey)
+	if exists && tagMap(desc.Tags)[providers.ManagedByKey] != providers.ManagedByValue {
 		if !req.Adopt {
 			return fmt.Errorf("%w: secret %q (no %s=%s tag)", providers.ErrNotManaged, req.RemoteKey, providers.ManagedByKey, providers.ManagedByValue)
 		}
-		if _, err := w.TagResource(ctx, &sm.TagResourceInput{SecretId: aws.String(c.prefix + req.RemoteKey),
+		if _, err := w.TagResource(ctx, &sm.TagResourceInput{SecretId: name,
 			Tags: []smtypes.Tag{{Key: aws.String(providers.ManagedByKey), Value: aws.String(providers.ManagedByValue)}}}); err != nil {
 			return apiError(fmt.Sprintf("marking secret %q as eso's", req.RemoteKey), err)
 		}
 	}
-	if deleted {
+	if exists && desc.DeletedDate != nil {
 		// eso's secret, deleted but still recoverable: bring it back to update it.
-		if _, err := w.RestoreSecret(ctx, &sm.RestoreSecretInput{SecretId: aws.String(c.prefix + req.RemoteKey)}); err != nil {
+		if _, err := w.RestoreSecret(ctx, &sm.RestoreSecretInput{SecretId: name}); err != nil {
 			return apiError(fmt.Sprintf("restoring secret %q", req.RemoteKey), err)
 		}
 	}
@@ -81,20 +133,59 @@ func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) erro
 			return err
 		}
 	}
-	if exists && string(current) == string(value) {
+	if !exists {
+		in := &sm.CreateSecretInput{Name: name, Tags: append(missingTags(md.Tags, nil),
+			smtypes.Tag{Key: aws.String(providers.ManagedByKey), Value: aws.String(providers.ManagedByValue)})}
+		setValue(&in.SecretString, &in.SecretBinary, md, value)
+		if md.Description != "" {
+			in.Description = aws.String(md.Description)
+		}
+		if md.KMSKeyID != "" {
+			in.KmsKeyId = aws.String(md.KMSKeyID)
+		}
+		if _, err := w.CreateSecret(ctx, in); err != nil {
+			return apiError(fmt.Sprintf("writing secret %q", req.RemoteKey), err)
+		}
 		return nil
 	}
-	name := aws.String(c.prefix + req.RemoteKey)
-	if !exists {
-		_, err = w.CreateSecret(ctx, &sm.CreateSecretInput{Name: name, SecretBinary: value,
-			Tags: []smtypes.Tag{{Key: aws.String(providers.ManagedByKey), Value: aws.String(providers.ManagedByValue)}}})
-	} else {
-		_, err = w.PutSecretValue(ctx, &sm.PutSecretValueInput{SecretId: name, SecretBinary: value})
+	// Only what differs is written: the value, the tags, the description or
+	// key.
+	if tags := missingTags(md.Tags, desc.Tags); len(tags) > 0 {
+		if _, err := w.TagResource(ctx, &sm.TagResourceInput{SecretId: name, Tags: tags}); err != nil {
+			return apiError(fmt.Sprintf("tagging secret %q", req.RemoteKey), err)
+		}
 	}
-	if err != nil {
+	if (md.Description != "" && md.Description != aws.ToString(desc.Description)) || (md.KMSKeyID != "" && md.KMSKeyID != aws.ToString(desc.KmsKeyId)) {
+		in := &sm.UpdateSecretInput{SecretId: name}
+		if md.Description != "" {
+			in.Description = aws.String(md.Description)
+		}
+		if md.KMSKeyID != "" {
+			in.KmsKeyId = aws.String(md.KMSKeyID)
+		}
+		if _, err := w.UpdateSecret(ctx, in); err != nil {
+			return apiError(fmt.Sprintf("updating secret %q", req.RemoteKey), err)
+		}
+	}
+	if string(current) == string(value) {
+		return nil
+	}
+	in := &sm.PutSecretValueInput{SecretId: name}
+	setValue(&in.SecretString, &in.SecretBinary, md, value)
+	if _, err := w.PutSecretValue(ctx, in); err != nil {
 		return apiError(fmt.Sprintf("writing secret %q", req.RemoteKey), err)
 	}
 	return nil
+}
+
+// setValue puts value in SecretString (secretPushFormat string) or
+// SecretBinary.
+func setValue(str **string, bin *[]byte, md pushMetadata, value []byte) {
+	if md.SecretPushFormat == "string" {
+		*str = aws.String(string(value))
+		return
+	}
+	*bin = value
 }
 
 // DeleteSecret implements providers.Writer: only secrets eso created are

@@ -75,6 +75,9 @@ func (c *Client) current(ctx context.Context, key string) (value []byte, found b
 // JSON object the secret holds. No version is added when the newest enabled
 // version already holds the value.
 func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) error {
+	if err := providers.NoPushMetadata(req, "GCP Secret Manager (in this build)"); err != nil {
+		return err
+	}
 	remote, err := c.remote(ctx, req.RemoteKey)
 	if err != nil {
 		return err

@@ -608,7 +608,9 @@ type PushSecretRequest struct {
 	Value     []byte                 `protobuf:"bytes,4,opt,name=value,proto3" json:"value,omitempty"`
 	// adopt: mark a remote secret eso did not create as eso's and write it,
 	// instead of refusing. A provider that does not know the field refuses.
-	Adopt         bool `protobuf:"varint,5,opt,name=adopt,proto3" json:"adopt,omitempty"`
+	Adopt bool `protobuf:"varint,5,opt,name=adopt,proto3" json:"adopt,omitempty"`
+	// metadata: the entry's provider-specific metadata as written (JSON).
+	Metadata      []byte `protobuf:"bytes,6,opt,name=metadata,proto3" json:"metadata,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -676,6 +678,13 @@ func (x *PushSecretRequest) GetAdopt() bool {
 		return x.Adopt
 	}
 	return false
+}
+
+func (x *PushSecretRequest) GetMetadata() []byte {
+	if x != nil {
+		return x.Metadata
+	}
+	return nil
 }
 
 type PushSecretResponse struct {
@@ -1448,14 +1457,15 @@ const file_apis_proto_provider_v1_provider_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\fR\x05value:\x028\x01\"r\n" +
 	"\x14GetAllSecretsRequest\x12/\n" +
 	"\x06target\x18\x01 \x01(\v2\x17.eso.provider.v1.TargetR\x06target\x12)\n" +
-	"\x04find\x18\x02 \x01(\v2\x15.eso.provider.v1.FindR\x04find\"\xab\x01\n" +
+	"\x04find\x18\x02 \x01(\v2\x15.eso.provider.v1.FindR\x04find\"\xc7\x01\n" +
 	"\x11PushSecretRequest\x12/\n" +
 	"\x06target\x18\x01 \x01(\v2\x17.eso.provider.v1.TargetR\x06target\x12\x1d\n" +
 	"\n" +
 	"remote_key\x18\x02 \x01(\tR\tremoteKey\x12\x1a\n" +
 	"\bproperty\x18\x03 \x01(\tR\bproperty\x12\x14\n" +
 	"\x05value\x18\x04 \x01(\fR\x05value\x12\x14\n" +
-	"\x05adopt\x18\x05 \x01(\bR\x05adopt\"\x14\n" +
+	"\x05adopt\x18\x05 \x01(\bR\x05adopt\x12\x1a\n" +
+	"\bmetadata\x18\x06 \x01(\fR\bmetadata\"\x14\n" +
 	"\x12PushSecretResponse\"\x81\x01\n" +
 	"\x13DeleteSecretRequest\x12/\n" +
 	"\x06target\x18\x01 \x01(\v2\x17.eso.provider.v1.TargetR\x06target\x12\x1d\n" +

@@ -1,0 +1,51 @@
+package providers
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// PushMetadataAPIVersion and PushMetadataKind are what a PushSecret entry's
+// metadata names itself, as upstream documents it.
+const (
+	PushMetadataAPIVersion = "kubernetes.external-secrets.io/v1alpha1"
+	PushMetadataKind       = "PushSecretMetadata"
+)
+
+// DecodePushMetadata reads a push's metadata into spec (a provider's
+// struct of the fields it applies): the document {apiVersion, kind, spec},
+// or a bare spec as some upstream examples write it. A field spec lacks is
+// an error naming it: eso never drops a setting silently.
+func DecodePushMetadata(raw []byte, spec any) error {
+	var doc struct {
+		APIVersion string          `json:"apiVersion"`
+		Kind       string          `json:"kind"`
+		Spec       json.RawMessage `json:"spec"`
+	}
+	body := raw
+	if err := json.Unmarshal(raw, &doc); err == nil && (doc.APIVersion != "" || doc.Kind != "" || doc.Spec != nil) {
+		if doc.APIVersion != PushMetadataAPIVersion || doc.Kind != PushMetadataKind {
+			return fmt.Errorf("%w: metadata is apiVersion %q kind %q, want %s %s", ErrInvalidConfig, doc.APIVersion, doc.Kind, PushMetadataAPIVersion, PushMetadataKind)
+		}
+		body = doc.Spec
+	}
+	if len(body) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(spec); err != nil {
+		return fmt.Errorf("%w: metadata: %v", ErrInvalidConfig, err)
+	}
+	return nil
+}
+
+// NoPushMetadata refuses a push carrying metadata, for providers that apply
+// none.
+func NoPushMetadata(req PushRequest, provider string) error {
+	if len(req.Metadata) > 0 {
+		return fmt.Errorf("%w: %s applies no push metadata", ErrNotSupported, provider)
+	}
+	return nil
+}
