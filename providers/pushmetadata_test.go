@@ -1,0 +1,28 @@
+package providers
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestDecodePushMetadata(t *testing.T) {
+	type spec struct {
+		Tags map[string]string `json:"tags"`
+	}
+	for name, tc := range map[string]struct {
+		raw  string
+		want string
+		ok   bool
+	}{
+		"upstream's document": {`{"apiVersion":"kubernetes.external-secrets.io/v1alpha1","kind":"PushSecretMetadata","spec":{"tags":{"a":"b"}}}`, "b", true},
+		"a bare spec":         {`{"tags":{"a":"c"}}`, "c", true},
+		"another kind":        {`{"apiVersion":"v1","kind":"ConfigMap","spec":{}}`, "", false},
+		"a field not applied": {`{"tags":{},"replicationLocations":["eu-west-1"]}`, "", false},
+	} {
+		var s spec
+		err := DecodePushMetadata([]byte(tc.raw), &s)
+		if tc.ok != (err == nil) || (err != nil && !errors.Is(err, ErrInvalidConfig)) || s.Tags["a"] != tc.want {
+			t.Errorf("%s: tags %v, error %v", name, s.Tags, err)
+		}
+	}
+}
