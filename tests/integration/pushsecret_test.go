@@ -651,12 +651,14 @@ func countFlips(t *testing.T, ns, name string, d time.Duration) int {
 
 // TestPushSecretMetadata: an entry's metadata (upstream's
 // PushSecretMetadata) is applied where the provider supports it (moto for
-// AWS Secrets Manager and Parameter Store; the Kubernetes provider) and
-// refused, not ignored, where it does not.
+// AWS Secrets Manager and Parameter Store; the in-test server for GCP; the
+// Kubernetes provider) and refused, not ignored, where it does not.
 func TestPushSecretMetadata(t *testing.T) {
 	ctx := context.Background()
 	moto := awstest.StartMoto(t)
-	runEso(t, testConfig())
+	gcp, _ := gcptest.Start(t)
+	tokens := gcp.StartTokenEndpoint(t)
+	runEso(t, testConfig(), withProviders(map[string]func(providers.Deps) providers.Provider{secretmanager.Kind: gcpProvider(nil)}))
 	ns := env.Namespace(t, "push-metadata", nil)
 	awsSpec := provv1.AWSSpec{Region: "eu-central-1", Endpoint: moto, Auth: &provv1.AWSAuth{SecretRef: &provv1.AWSAuthSecretRef{
 		AccessKeyID:     provv1.SecretKeySelector{Name: "aws-creds", Key: "id"},
@@ -667,8 +669,12 @@ func TestPushSecretMetadata(t *testing.T) {
 		&provv1.AWSParameterStore{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ps"}, Spec: awsSpec},
 		&provv1.Kubernetes{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "k8s"}},
 		fakeConfig(ns, "fake", nil),
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "gcp-key"},
+			Data: map[string][]byte{"key.json": tokens.Key(t, "eso@p.iam.gserviceaccount.com")}},
+		gcpKeyConfig(ns, "gcp", gcp.Addr, "gcp-key"),
 		plainSecret(ns, "src", map[string]string{"password": "s3cr3t"}))
 	for _, s := range []*ssv2.SecretStore{secretStore(ns, "sm", storeSpec("AWSSecretManager", "sm", "")),
+		secretStore(ns, "gcp", storeSpec("GCPSecretManager", "gcp", "")),
 		secretStore(ns, "ps", storeSpec("AWSParameterStore", "ps", "")), secretStore(ns, "k8s", storeSpec("Kubernetes", "k8s", "")),
 		secretStore(ns, "fake", storeSpec("Fake", "fake", ""))} {
 		create(t, s)
@@ -685,9 +691,10 @@ func TestPushSecretMetadata(t *testing.T) {
 	sm := withMetadata("sm", "sm", "meta-"+ns, `{"tags":{"team":"payments"},"description":"pushed by eso","secretPushFormat":"string"}`)
 	ps := withMetadata("ps", "ps", "meta-"+ns, `{"secretType":"String","description":"api key","tags":{"env":"staging"}}`)
 	k8s := withMetadata("k8s", "k8s", "pushed", `{"labels":{"team":"payments"},"annotations":{"note":"from eso"}}`)
+	gsm := withMetadata("gcp", "gcp", "meta-gcp", `{"labels":{"team":"payments"},"annotations":{"note":"from eso"}}`)
 	fake := withMetadata("fake", "fake", "pushed", `{"tags":{"team":"payments"}}`)
-	create(t, sm, ps, k8s, fake)
-	for _, p := range []*esv1alpha1.PushSecret{sm, ps, k8s} {
+	create(t, sm, ps, k8s, gsm, fake)
+	for _, p := range []*esv1alpha1.PushSecret{sm, ps, k8s, gsm} {
 		waitReady(t, p, metav1.ConditionTrue, esv1alpha1.ReasonSynced)
 	}
 	if msg := waitReady(t, fake, metav1.ConditionFalse, esv1alpha1.ReasonErrored); !strings.Contains(msg, "applies no push metadata") {
@@ -726,6 +733,10 @@ func TestPushSecretMetadata(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("Parameter Store tags %v lack env=staging", ptags.TagList)
+	}
+	if g, ok := gcp.Secret("projects/p/secrets/meta-gcp"); !ok || g.Labels["team"] != "payments" || g.Annotations["note"] != "from eso" ||
+		g.Labels[providers.ManagedByKey] != providers.ManagedByValue {
+		t.Errorf("GCP secret: %+v (found %v)", g, ok)
 	}
 	var secret corev1.Secret
 	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "pushed"}, &secret); err != nil {

@@ -50,6 +50,7 @@ type Server struct {
 
 type secret struct {
 	labels      map[string]string
+	annotations map[string]string
 	replication *smpb.Replication
 	versions    []*version
 	etag        string
@@ -227,7 +228,7 @@ func (s *Server) nextEtag() string {
 }
 
 func (sec *secret) proto(name string) *smpb.Secret {
-	return &smpb.Secret{Name: name, Labels: sec.labels, Replication: sec.replication, Etag: sec.etag}
+	return &smpb.Secret{Name: name, Labels: sec.labels, Annotations: sec.annotations, Replication: sec.replication, Etag: sec.etag}
 }
 
 func (sec *secret) versionProto(name string, n int) *smpb.SecretVersion {
@@ -300,7 +301,7 @@ func (s *Server) CreateSecret(_ context.Context, req *smpb.CreateSecretRequest) 
 	if _, ok := s.secrets[name]; ok {
 		return nil, status.Errorf(codes.AlreadyExists, "Secret [%s] already exists.", name)
 	}
-	sec := &secret{labels: req.Secret.Labels, replication: req.Secret.Replication, etag: s.nextEtag()}
+	sec := &secret{labels: req.Secret.Labels, annotations: req.Secret.Annotations, replication: req.Secret.Replication, etag: s.nextEtag()}
 	s.secrets[name] = sec
 	return sec.proto(name), nil
 }
@@ -333,11 +334,18 @@ func (s *Server) DeleteSecret(_ context.Context, req *smpb.DeleteSecretRequest) 
 	return &emptypb.Empty{}, nil
 }
 
-// UpdateSecret implements the API for the update mask "labels": with an
-// etag, only if the secret is still as the caller last saw it.
+// UpdateSecret implements the API for the update mask paths "labels" and
+// "annotations": with an etag, only if the secret is still as the caller
+// last saw it.
 func (s *Server) UpdateSecret(_ context.Context, req *smpb.UpdateSecretRequest) (*smpb.Secret, error) {
-	if paths := req.GetUpdateMask().GetPaths(); len(paths) != 1 || paths[0] != "labels" {
-		return nil, status.Errorf(codes.InvalidArgument, "unsupported update mask %v", paths)
+	paths := req.GetUpdateMask().GetPaths()
+	for _, p := range paths {
+		if p != "labels" && p != "annotations" {
+			return nil, status.Errorf(codes.InvalidArgument, "unsupported update mask %v", paths)
+		}
+	}
+	if len(paths) == 0 {
+		return nil, status.Error(codes.InvalidArgument, "an update mask is required")
 	}
 	name := req.GetSecret().GetName()
 	s.mu.Lock()
@@ -349,7 +357,14 @@ func (s *Server) UpdateSecret(_ context.Context, req *smpb.UpdateSecretRequest) 
 	if e := req.GetSecret().GetEtag(); e != "" && e != sec.etag {
 		return nil, status.Errorf(codes.FailedPrecondition, "The etag provided in the request does not match the etag of Secret [%s].", name)
 	}
-	sec.labels = req.GetSecret().GetLabels()
+	for _, p := range paths {
+		switch p {
+		case "labels":
+			sec.labels = req.GetSecret().GetLabels()
+		case "annotations":
+			sec.annotations = req.GetSecret().GetAnnotations()
+		}
+	}
 	sec.etag = s.nextEtag()
 	return sec.proto(name), nil
 }

@@ -75,8 +75,12 @@ func (c *Client) current(ctx context.Context, key string) (value []byte, found b
 // JSON object the secret holds. No version is added when the newest enabled
 // version already holds the value.
 func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) error {
-	if err := providers.NoPushMetadata(req, "GCP Secret Manager (in this build)"); err != nil {
+	var md pushMetadata
+	if err := providers.DecodePushMetadata(req.Metadata, &md); err != nil {
 		return err
+	}
+	if _, ok := md.Labels[providers.ManagedByKey]; ok {
+		return fmt.Errorf("%w: metadata may not set the %s label: it is eso's", providers.ErrInvalidConfig, providers.ManagedByKey)
 	}
 	remote, err := c.remote(ctx, req.RemoteKey)
 	if err != nil {
@@ -103,21 +107,79 @@ func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) erro
 			return err
 		}
 	}
+	if remote.exists {
+		if err := c.applyMetadata(ctx, req.RemoteKey, md); err != nil {
+			return err
+		}
+	}
 	if found && bytes.Equal(current, value) {
 		return nil
 	}
 	if !remote.exists {
-		if err := c.create(ctx, req.RemoteKey); err != nil {
+		if err := c.create(ctx, req.RemoteKey, md); err != nil {
 			return err
 		}
 	}
 	return c.addVersion(ctx, req.RemoteKey, value)
 }
 
-// create creates an empty secret labelled as eso's: replicated
-// automatically, or for a regional configuration in its location.
-func (c *Client) create(ctx context.Context, key string) error {
-	secret := &smpb.Secret{Labels: map[string]string{providers.ManagedByKey: providers.ManagedByValue}}
+// pushMetadata is what a push's metadata may set (upstream's
+// PushSecretMetadata fields for Secret Manager that eso applies): labels
+// and annotations, added to those the secret has.
+type pushMetadata struct {
+	Labels      map[string]string `json:"labels,omitempty"`
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+// applyMetadata adds the metadata's labels and annotations the secret lacks
+// (or holds otherwise), with the etag read: nothing is written when it
+// holds them all.
+func (c *Client) applyMetadata(ctx context.Context, key string, md pushMetadata) error {
+	if len(md.Labels) == 0 && len(md.Annotations) == 0 {
+		return nil
+	}
+	s, err := c.api.GetSecret(ctx, &smpb.GetSecretRequest{Name: c.secretName(key)})
+	if err != nil {
+		return apiError(err, fmt.Sprintf("reading secret %q", key))
+	}
+	update := &smpb.Secret{Name: c.secretName(key), Etag: s.GetEtag()}
+	var paths []string
+	if merged, changed := mergeMap(s.GetLabels(), md.Labels); changed {
+		update.Labels, paths = merged, append(paths, "labels")
+	}
+	if merged, changed := mergeMap(s.GetAnnotations(), md.Annotations); changed {
+		update.Annotations, paths = merged, append(paths, "annotations")
+	}
+	if len(paths) == 0 {
+		return nil
+	}
+	if _, err := c.api.UpdateSecret(ctx, &smpb.UpdateSecretRequest{Secret: update, UpdateMask: &fieldmaskpb.FieldMask{Paths: paths}}); err != nil {
+		return apiError(err, fmt.Sprintf("updating the metadata of secret %q", key))
+	}
+	return nil
+}
+
+// mergeMap is have with want's entries set, and whether that changed it.
+func mergeMap(have, want map[string]string) (map[string]string, bool) {
+	out := map[string]string{}
+	for k, v := range have {
+		out[k] = v
+	}
+	changed := false
+	for k, v := range want {
+		if out[k] != v {
+			out[k], changed = v, true
+		}
+	}
+	return out, changed
+}
+
+// create creates an empty secret labelled as eso's (with the metadata's
+// labels and annotations): replicated automatically, or for a regional
+// configuration in its location.
+func (c *Client) create(ctx context.Context, key string, md pushMetadata) error {
+	labels, _ := mergeMap(md.Labels, map[string]string{providers.ManagedByKey: providers.ManagedByValue})
+	secret := &smpb.Secret{Labels: labels, Annotations: md.Annotations}
 	if !c.regional {
 		secret.Replication = &smpb.Replication{Replication: &smpb.Replication_Automatic_{Automatic: &smpb.Replication_Automatic{}}}
 	}
