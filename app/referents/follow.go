@@ -2,11 +2,8 @@ package referents
 
 import (
 	"context"
-	"maps"
 	"slices"
-	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -165,27 +162,11 @@ func (w *Watcher) rewatchLocked(ns string) {
 // re-queues nobody for a Secret that did not change.
 func (w *Watcher) followWatch(ctx context.Context, kind, ns string, opts metav1.ListOptions) {
 	seen := map[string]string{}
-	pause := time.Second
-	for ctx.Err() == nil {
-		events, err := w.client.Resource(resources[kind]).Namespace(ns).Watch(ctx, opts)
-		if err != nil {
-			if apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) {
-				return // eso may not watch there: its owners keep their refresh
-			}
-		} else {
-			opened := time.Now()
-			w.followEvents(ctx, kind, ns, events, seen)
-			events.Stop()
-			if time.Since(opened) > healthyWatch {
-				pause = time.Second
-			}
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(pause):
-		}
-		pause = min(2*pause, retryWatch)
-	}
+	// Refused (eso may not watch there): its owners keep their refresh.
+	w.keepWatching(ctx, resources[kind], ns, opts, func(events watch.Interface) bool {
+		w.followEvents(ctx, kind, ns, events, seen)
+		return false
+	})
 }
 
 func (w *Watcher) followEvents(ctx context.Context, kind, ns string, events watch.Interface, seen map[string]string) {
@@ -233,15 +214,4 @@ func (w *Watcher) notifyFollowers(kind, ns, name string, objLabels map[string]st
 	for _, owner := range due {
 		owner.queue.add(owner.req)
 	}
-}
-
-// followedSources lists what ns follows, for tests.
-func (w *Watcher) followedSources(ns string) []Source {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	nf := w.follows[ns]
-	if nf == nil {
-		return nil
-	}
-	return slices.Collect(maps.Keys(nf.watches))
 }

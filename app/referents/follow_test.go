@@ -2,6 +2,8 @@ package referents
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -88,4 +90,15 @@ func TestFollowingIsBoundedPerNamespace(t *testing.T) {
 	if r, ok := next(wq); !ok || r != request("push7") {
 		t.Fatalf("queued %v (%v), want push7", r, ok)
 	}
+}
+
+// followedSources lists what ns follows, for tests.
+func (w *Watcher) followedSources(ns string) []Source {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	nf := w.follows[ns]
+	if nf == nil {
+		return nil
+	}
+	return slices.Collect(maps.Keys(nf.watches))
 }

@@ -197,23 +197,34 @@ func (q *Queue) Await(err error, req reconcile.Request) bool {
 // first reports the object as it is, so one created before the watch
 // opened is not missed.
 func (w *Watcher) watch(ctx context.Context, key objectKey, gvr schema.GroupVersionResource, ow *objectWatch) {
+	opts := metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", key.name).String()}
+	refused := w.keepWatching(ctx, gvr, key.namespace, opts, func(events watch.Interface) bool {
+		return w.follow(ctx, key, ow, events)
+	})
+	if refused {
+		w.drop(key, ow) // eso may not watch there: its waiters keep their recheck
+	}
+}
+
+// keepWatching opens a watch of gvr in ns and hands it to read, opening it
+// again whenever the server ends it, until ctx ends or read reports it is
+// done. The pause before reopening doubles from a second to retryWatch
+// while watches keep breaking within healthyWatch of opening. It reports
+// whether the server refused the watch (forbidden, or no such resource).
+func (w *Watcher) keepWatching(ctx context.Context, gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions, read func(watch.Interface) (done bool)) (refused bool) {
 	pause := time.Second
 	for ctx.Err() == nil {
-		events, err := w.client.Resource(gvr).Namespace(key.namespace).Watch(ctx, metav1.ListOptions{
-			FieldSelector: fields.OneTermEqualSelector("metadata.name", key.name).String(),
-		})
+		events, err := w.client.Resource(gvr).Namespace(ns).Watch(ctx, opts)
 		if err != nil {
 			if apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) || apierrors.IsNotFound(err) {
-				// eso may not watch there: its waiters keep their recheck.
-				w.drop(key, ow)
-				return
+				return true
 			}
 		} else {
 			opened := time.Now()
-			fired := w.follow(ctx, key, ow, events)
+			done := read(events)
 			events.Stop()
-			if fired {
-				return
+			if done {
+				return false
 			}
 			if time.Since(opened) > healthyWatch {
 				pause = time.Second
@@ -225,6 +236,7 @@ func (w *Watcher) watch(ctx context.Context, key objectKey, gvr schema.GroupVers
 		}
 		pause = min(2*pause, retryWatch)
 	}
+	return false
 }
 
 // follow reads events until one fixes a waiter (true) or the watch ends.
