@@ -49,3 +49,12 @@ func NoPushMetadata(req PushRequest, provider string) error {
 	}
 	return nil
 }
+
+// NotOwnMark refuses metadata that sets eso's own ManagedBy mark (as a tag
+// or label, what): a tenant could make any secret look like eso's.
+func NotOwnMark(m map[string]string, what string) error {
+	if _, ok := m[ManagedByKey]; ok {
+		return fmt.Errorf("%w: metadata may not set the %s %s: it is eso's", ErrInvalidConfig, ManagedByKey, what)
+	}
+	return nil
+}

@@ -107,6 +107,9 @@ func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) erro
 	if err := providers.DecodePushMetadata(req.Metadata, &md); err != nil {
 		return err
 	}
+	if err := providers.NotOwnMark(md.Labels, "label"); err != nil {
+		return err
+	}
 	s, err := c.current(ctx, req.RemoteKey)
 	if err != nil {
 		return err

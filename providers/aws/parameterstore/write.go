@@ -45,8 +45,8 @@ func decodeMetadata(raw []byte) (pushMetadata, error) {
 	if err := providers.DecodePushMetadata(raw, &md); err != nil {
 		return md, err
 	}
-	if _, ok := md.Tags[providers.ManagedByKey]; ok {
-		return md, fmt.Errorf("%w: metadata may not set the %s tag: it is eso's", providers.ErrInvalidConfig, providers.ManagedByKey)
+	if err := providers.NotOwnMark(md.Tags, "tag"); err != nil {
+		return md, err
 	}
 	switch ssmtypes.ParameterType(md.SecretType) {
 	case "", ssmtypes.ParameterTypeSecureString, ssmtypes.ParameterTypeString, ssmtypes.ParameterTypeStringList:
@@ -78,21 +78,17 @@ func (md pushMetadata) apply(in *ssm.PutParameterInput) {
 
 // managed reports whether the parameter exists and whether eso created it.
 func (c *Client) managed(ctx context.Context, key string) (exists, managed bool, err error) {
-	out, err := c.api.ListTagsForResource(ctx, &ssm.ListTagsForResourceInput{
-		ResourceType: ssmtypes.ResourceTypeForTaggingParameter, ResourceId: aws.String(c.prefix + key)})
-	var inv *ssmtypes.InvalidResourceId
-	if errors.As(err, &inv) {
-		return false, false, nil
+	tags, exists, err := c.currentTags(ctx, key)
+	return exists, tags[providers.ManagedByKey] == providers.ManagedByValue, err
+}
+
+// currentTags are the parameter's tags (c.tags), and whether it exists.
+func (c *Client) currentTags(ctx context.Context, key string) (map[string]string, bool, error) {
+	tags, err := c.tags(ctx, key)
+	if errors.Is(err, providers.ErrSecretNotFound) {
+		return nil, false, nil
 	}
-	if err != nil {
-		return false, false, awsauth.APIError(fmt.Sprintf("reading tags of parameter %q", key), err)
-	}
-	for _, t := range out.TagList {
-		if aws.ToString(t.Key) == providers.ManagedByKey && aws.ToString(t.Value) == providers.ManagedByValue {
-			return true, true, nil
-		}
-	}
-	return true, false, nil
+	return tags, err == nil, err
 }
 
 // PushSecret implements providers.Writer: SecureString parameters, created
@@ -107,11 +103,11 @@ func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) erro
 		return err
 	}
 	defer unlock()
-	exists, managed, err := c.managed(ctx, req.RemoteKey)
+	have, exists, err := c.currentTags(ctx, req.RemoteKey)
 	if err != nil {
 		return err
 	}
-	if exists && !managed {
+	if exists && have[providers.ManagedByKey] != providers.ManagedByValue {
 		if !req.Adopt {
 			return fmt.Errorf("%w: parameter %q (no %s=%s tag)", providers.ErrNotManaged, req.RemoteKey, providers.ManagedByKey, providers.ManagedByValue)
 		}
@@ -133,8 +129,8 @@ func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) erro
 			return err
 		}
 	}
-	if exists && len(md.Tags) > 0 {
-		if err := c.tag(ctx, w, req.RemoteKey, md.Tags); err != nil {
+	if exists {
+		if err := c.tag(ctx, w, req.RemoteKey, have, md.Tags); err != nil {
 			return err
 		}
 	}
@@ -157,17 +153,9 @@ func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) erro
 	return nil
 }
 
-// tag adds the metadata's tags the parameter lacks (or holds otherwise).
-func (c *Client) tag(ctx context.Context, w WriteAPI, key string, want map[string]string) error {
-	out, err := c.api.ListTagsForResource(ctx, &ssm.ListTagsForResourceInput{
-		ResourceType: ssmtypes.ResourceTypeForTaggingParameter, ResourceId: aws.String(c.prefix + key)})
-	if err != nil {
-		return awsauth.APIError(fmt.Sprintf("listing the tags of parameter %q", key), err)
-	}
-	have := map[string]string{}
-	for _, t := range out.TagList {
-		have[aws.ToString(t.Key)] = aws.ToString(t.Value)
-	}
+// tag adds the metadata's tags the parameter lacks (or holds otherwise)
+// among those it has.
+func (c *Client) tag(ctx context.Context, w WriteAPI, key string, have, want map[string]string) error {
 	var missing []ssmtypes.Tag
 	for k, v := range want {
 		if have[k] != v {

@@ -40,8 +40,8 @@ func decodeMetadata(raw []byte) (pushMetadata, error) {
 	if err := providers.DecodePushMetadata(raw, &md); err != nil {
 		return md, err
 	}
-	if _, ok := md.Tags[providers.ManagedByKey]; ok {
-		return md, fmt.Errorf("%w: metadata may not set the %s tag: it is eso's", providers.ErrInvalidConfig, providers.ManagedByKey)
+	if err := providers.NotOwnMark(md.Tags, "tag"); err != nil {
+		return md, err
 	}
 	switch md.SecretPushFormat {
 	case "", "binary", "string":

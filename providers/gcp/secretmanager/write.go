@@ -79,8 +79,8 @@ func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) erro
 	if err := providers.DecodePushMetadata(req.Metadata, &md); err != nil {
 		return err
 	}
-	if _, ok := md.Labels[providers.ManagedByKey]; ok {
-		return fmt.Errorf("%w: metadata may not set the %s label: it is eso's", providers.ErrInvalidConfig, providers.ManagedByKey)
+	if err := providers.NotOwnMark(md.Labels, "label"); err != nil {
+		return err
 	}
 	remote, err := c.remote(ctx, req.RemoteKey)
 	if err != nil {
