@@ -153,9 +153,38 @@ func waitStoresReady(ctx context.Context, c client.Client, want int) error {
 // readiness neither polls the API server (which would compete with eso for
 // the two CPUs) nor misses a transition.
 type tracker struct {
+	changes
+	objs map[string]esState
+}
+
+// changes lets a watch's handlers announce a change (under mu) and waiters
+// block until a condition over the watched state holds.
+type changes struct {
 	mu      sync.Mutex
-	objs    map[string]esState
 	changed chan struct{} // closed and replaced on every change
+}
+
+// notify announces a change; callers hold mu.
+func (c *changes) notify() {
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+// wait blocks until cond (called with mu held) is true.
+func (c *changes) wait(ctx context.Context, what string, cond func() bool) error {
+	for {
+		c.mu.Lock()
+		ok, ch := cond(), c.changed
+		c.mu.Unlock()
+		if ok {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s: %w", what, ctx.Err())
+		}
+	}
 }
 
 type esState struct {
@@ -164,7 +193,7 @@ type esState struct {
 }
 
 func startTracker(ctx context.Context, rc *rest.Config, scheme *runtime.Scheme) (*tracker, error) {
-	t := &tracker{objs: map[string]esState{}, changed: make(chan struct{})}
+	t := &tracker{changes: changes{changed: make(chan struct{})}, objs: map[string]esState{}}
 	ca, err := cache.New(rc, cache.Options{Scheme: scheme})
 	if err != nil {
 		return nil, err
@@ -218,8 +247,7 @@ func (t *tracker) set(key string, st *esState) {
 	} else {
 		t.objs[key] = *st
 	}
-	close(t.changed)
-	t.changed = make(chan struct{})
+	t.notify()
 }
 
 // countReady counts Ready ExternalSecrets whose refreshInterval is refresh
@@ -232,23 +260,6 @@ func (t *tracker) countReady(refresh time.Duration) int {
 		}
 	}
 	return n
-}
-
-// wait blocks until cond (called with t.mu held) is true.
-func (t *tracker) wait(ctx context.Context, what string, cond func() bool) error {
-	for {
-		t.mu.Lock()
-		ok, ch := cond(), t.changed
-		t.mu.Unlock()
-		if ok {
-			return nil
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return fmt.Errorf("waiting for %s: %w", what, ctx.Err())
-		}
-	}
 }
 
 func (t *tracker) waitAllReady(ctx context.Context, n int, refresh time.Duration) error {

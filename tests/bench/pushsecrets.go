@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -50,10 +49,9 @@ func pushSecret(ns string, i int, refresh time.Duration) *esv1alpha1.PushSecret 
 // for its generation, and when its syncedResourceVersion (which names the
 // source's version) last changed.
 type pushTracker struct {
-	mu      sync.Mutex
-	ready   map[string]bool
-	synced  map[string]string
-	changed chan struct{}
+	changes
+	ready  map[string]bool
+	synced map[string]string
 }
 
 func startPushTracker(ctx context.Context, kubeconfig string) (*pushTracker, error) {
@@ -65,7 +63,7 @@ func startPushTracker(ctx context.Context, kubeconfig string) (*pushTracker, err
 	if err != nil {
 		return nil, err
 	}
-	t := &pushTracker{ready: map[string]bool{}, synced: map[string]string{}, changed: make(chan struct{})}
+	t := &pushTracker{changes: changes{changed: make(chan struct{})}, ready: map[string]bool{}, synced: map[string]string{}}
 	ca, err := cache.New(rest.CopyConfig(rc), cache.Options{Scheme: scheme})
 	if err != nil {
 		return nil, err
@@ -85,8 +83,7 @@ func startPushTracker(ctx context.Context, kubeconfig string) (*pushTracker, err
 		key := ps.Namespace + "/" + ps.Name
 		t.ready[key] = c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == ps.Generation
 		t.synced[key] = ps.Status.SyncedResourceVersion
-		close(t.changed)
-		t.changed = make(chan struct{})
+		t.notify()
 	}
 	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: update, UpdateFunc: func(_, o any) { update(o) }}); err != nil {
 		return nil, err
@@ -96,22 +93,6 @@ func startPushTracker(ctx context.Context, kubeconfig string) (*pushTracker, err
 		return nil, errors.New("PushSecret watch did not sync")
 	}
 	return t, nil
-}
-
-func (t *pushTracker) wait(ctx context.Context, what string, cond func() bool) error {
-	for {
-		t.mu.Lock()
-		ok, ch := cond(), t.changed
-		t.mu.Unlock()
-		if ok {
-			return nil
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return fmt.Errorf("waiting for %s: %w", what, ctx.Err())
-		}
-	}
 }
 
 func (t *pushTracker) countReady() int {
