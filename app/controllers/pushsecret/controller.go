@@ -68,9 +68,8 @@ type Reconciler struct {
 	// should be. status.refreshTime moves only when a sync changed what was
 	// pushed, so a refresh that finds nothing to do writes no status; this
 	// schedules the next refresh. Lost on restart, when refreshTime stands in.
+	// It also paces pushes (minSyncGap).
 	checked sync.Map // types.NamespacedName → time.Time
-	// pushedAt is when each PushSecret last pushed (minSyncGap).
-	pushedAt sync.Map // types.NamespacedName → time.Time
 }
 
 // Reconcile pushes what changed, deletes what was dropped and reports it.
@@ -80,7 +79,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if apierrors.IsNotFound(err) {
 			r.Sources.Unfollow(req)
 			r.checked.Delete(req.NamespacedName)
-			r.pushedAt.Delete(req.NamespacedName)
 			metrics.ForgetPushSecret(req.Name, req.Namespace)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -269,7 +267,6 @@ func (r *Reconciler) sync(ctx context.Context, ps *esv1alpha1.PushSecret, before
 	}
 	at := r.Now()
 	r.checked.Store(client.ObjectKeyFromObject(ps), at)
-	r.pushedAt.Store(client.ObjectKeyFromObject(ps), at)
 	if stamp != before.SyncedResourceVersion || !equality.Semantic.DeepEqual(before.SyncedPushSecrets, ps.Status.SyncedPushSecrets) {
 		ps.Status.RefreshTime = metav1.NewTime(at)
 	}
@@ -312,7 +309,7 @@ const minSyncGap = time.Second
 
 // tooSoon is how long until the PushSecret may push again.
 func (r *Reconciler) tooSoon(ps *esv1alpha1.PushSecret) time.Duration {
-	t, ok := r.pushedAt.Load(client.ObjectKeyFromObject(ps))
+	t, ok := r.checked.Load(client.ObjectKeyFromObject(ps))
 	if !ok {
 		return 0
 	}
