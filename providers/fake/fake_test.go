@@ -3,6 +3,7 @@ package fake
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -108,5 +109,31 @@ func TestInlineKeysAreNeverAdopted(t *testing.T) {
 	}
 	if got, err := c.GetSecret(context.Background(), esv1.ExternalSecretDataRemoteRef{Key: "inline"}); err != nil || string(got) != "v" {
 		t.Errorf("the inline key reads %q, %v", got, err)
+	}
+}
+
+// TestPushesAreBounded: a configuration holds at most maxPushedKeys pushed
+// keys and maxPushedBytes; past them a push is too large, and nothing of it
+// is kept.
+func TestPushesAreBounded(t *testing.T) {
+	c, err := newProvider(t).NewClient(context.Background(), ref, providers.Scope{Namespace: "ns"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := c.(providers.Writer)
+	for i := range maxPushedKeys {
+		if err := w.PushSecret(context.Background(), providers.PushRequest{RemoteKey: fmt.Sprint("k", i), Value: []byte("v")}); err != nil {
+			t.Fatalf("push %d below the bound: %v", i, err)
+		}
+	}
+	if err := w.PushSecret(context.Background(), providers.PushRequest{RemoteKey: "one-more", Value: []byte("v")}); !errors.Is(err, providers.ErrTooLarge) {
+		t.Fatalf("key %d: %v, want ErrTooLarge", maxPushedKeys+1, err)
+	}
+	big := make([]byte, maxPushedBytes)
+	if err := w.PushSecret(context.Background(), providers.PushRequest{RemoteKey: "k0", Value: big}); !errors.Is(err, providers.ErrTooLarge) {
+		t.Fatalf("a value past %d bytes: %v, want ErrTooLarge", maxPushedBytes, err)
+	}
+	if ok, _ := w.SecretExists(context.Background(), "one-more"); ok {
+		t.Error("a refused push was kept")
 	}
 }
