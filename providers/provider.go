@@ -45,6 +45,15 @@ type Provider interface {
 	Validate(ctx context.Context, ref Ref, scope Scope) error
 }
 
+// ConfigClients is implemented by in-process providers: they also build
+// clients from a configuration object in hand instead of one a Ref names (a
+// v1 store carries its provider's configuration inline). cfg is the
+// provider's configuration type, as its Registration's NewConfig returns it.
+type ConfigClients interface {
+	NewClientFromConfig(ctx context.Context, cfg client.Object, scope Scope) (SecretsClient, error)
+	ValidateConfig(ctx context.Context, cfg client.Object, scope Scope) error
+}
+
 // SecretsClient reads secrets from one provider configuration. Errors name keys,
 // never values.
 type SecretsClient interface {

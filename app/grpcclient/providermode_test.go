@@ -35,7 +35,7 @@ func TestAgainstProviderModeServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	scheme, err := manager.NewScheme(catalog, genCatalog)
+	scheme, err := manager.NewScheme(catalog, genCatalog, manager.SchemeAdders{})
 	if err != nil {
 		t.Fatal(err)
 	}

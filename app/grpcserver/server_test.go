@@ -90,7 +90,7 @@ func startLoopbackWith(t *testing.T, extra []providers.Registration, opts ServeO
 	if err != nil {
 		t.Fatal(err)
 	}
-	scheme, err := manager.NewScheme(catalog, genCatalog)
+	scheme, err := manager.NewScheme(catalog, genCatalog, manager.SchemeAdders{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,15 +34,24 @@ import (
 	"github.com/eso-dev/eso/providers"
 )
 
+// SchemeAdders are the API types optional modules register (fx value group
+// "scheme"), e.g. the v1 stores of the compatibility layer.
+type SchemeAdders struct {
+	fx.In
+	Adders []func(*runtime.Scheme) error `group:"scheme"`
+}
+
 // NewScheme registers the Kubernetes types eso uses (core, leases, token
-// requests), eso's APIs and the configuration kinds of every compiled-in
-// provider and generator. Registering only what is used keeps start-up and memory small.
-func NewScheme(catalog *registry.Catalog, genCatalog *registry.GeneratorCatalog) (*runtime.Scheme, error) {
+// requests), eso's APIs, those of optional modules and the configuration
+// kinds of every compiled-in provider and generator. Registering only what is
+// used keeps start-up and memory small.
+func NewScheme(catalog *registry.Catalog, genCatalog *registry.GeneratorCatalog, optional SchemeAdders) (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
 	adders := []func(*runtime.Scheme) error{
 		corev1.AddToScheme, coordinationv1.AddToScheme, authenticationv1.AddToScheme,
 		esv1.AddToScheme, esv1alpha1.AddToScheme, ssv2.AddToScheme, genv2.AddToScheme,
 	}
+	adders = append(adders, optional.Adders...)
 	for _, r := range catalog.Registrations() {
 		adders = append(adders, r.AddToScheme)
 	}

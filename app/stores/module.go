@@ -20,13 +20,20 @@ var Module = fx.Module("stores",
 	fx.Provide(
 		NewClientCache,
 		newRemote,
-		func(mgr ctrl.Manager, provs *registry.Providers, clients *ClientCache, remote *grpcclient.Remote, cfg config.Config) *Resolver {
-			return NewResolver(mgr.GetClient(), provs, clients, cfg.ControllerClass).WithRemote(remote)
+		func(mgr ctrl.Manager, provs *registry.Providers, clients *ClientCache, remote *grpcclient.Remote, cfg config.Config, more moreAPIs) *Resolver {
+			return NewResolver(mgr.GetClient(), provs, clients, cfg.ControllerClass).WithRemote(remote).WithAPIs(more.APIs...)
 		},
 	),
 	fx.Invoke(func(mgr ctrl.Manager) error { return SetupIndexes(context.Background(), mgr) }),
 	fx.Invoke(setupJanitor),
 )
+
+// moreAPIs are the store kinds optional modules serve (fx value group
+// "storeapis"): the v1 compatibility layer's.
+type moreAPIs struct {
+	fx.In
+	APIs []API `group:"storeapis"`
+}
 
 // newRemote reads client certificate Secrets straight from the API server:
 // eso's cache holds only the Secrets it manages.

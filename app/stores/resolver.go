@@ -4,10 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
@@ -38,12 +42,34 @@ type Resolver struct {
 	// remote serves stores whose providerConfig.address is set; nil
 	// refuses them.
 	remote *grpcclient.Remote
+	// apis are the store kinds served: V2APIs, then those of the v1
+	// compatibility layer when it is compiled in.
+	apis []API
 }
 
 // NewResolver returns a resolver reading stores through reader (the manager's
 // cache) and acting for controller class.
 func NewResolver(reader client.Reader, provs *registry.Providers, clients *ClientCache, class string) *Resolver {
-	return &Resolver{reader: reader, providers: provs, clients: clients, class: class}
+	return &Resolver{reader: reader, providers: provs, clients: clients, class: class, apis: V2APIs}
+}
+
+// WithAPIs serves store kinds of another apiVersion beside v2alpha1.
+func (r *Resolver) WithAPIs(apis ...API) *Resolver {
+	r.apis = append(slices.Clip(r.apis), apis...)
+	return r
+}
+
+// APIs are the store kinds served, v2alpha1 first.
+func (r *Resolver) APIs() []API { return r.apis }
+
+// api finds the served kind of apiVersion.
+func (r *Resolver) api(apiVersion, kind string) (API, bool) {
+	for _, a := range r.apis {
+		if a.APIVersion == apiVersion && a.Kind == kind {
+			return a, true
+		}
+	}
+	return API{}, false
 }
 
 // WithRemote lets the resolver serve stores whose providerConfig.address is
@@ -59,23 +85,84 @@ func (r *Resolver) Clients() *ClientCache { return r.clients }
 // Providers are the providers compiled into this binary.
 func (r *Resolver) Providers() *registry.Providers { return r.providers }
 
-// Get finds the store an object of namespace refers to.
+// Get finds the store an object of namespace refers to. An apiVersion names
+// the store's API; without one (as upstream manifests are written, meaning
+// a v1 store) a v1 store of that name is used when the v1 layer is served
+// and one exists, else the v2alpha1 store.
 func (r *Resolver) Get(ctx context.Context, namespace string, ref esv1.SecretStoreRef) (*Store, error) {
-	if ref.APIVersion != "" && ref.APIVersion != esv1.StoreAPIVersionV2Alpha1 {
-		return nil, fmt.Errorf("%w %q: eso serves %s", ErrUnsupportedVersion, ref.APIVersion, esv1.StoreAPIVersionV2Alpha1)
-	}
+	kind := KindSecretStore
 	if ref.Kind == KindClusterSecretStore {
-		var css ssv2.ClusterSecretStore
-		if err := r.reader.Get(ctx, client.ObjectKey{Name: ref.Name}, &css); err != nil {
-			return nil, NotFound(err, "ClusterSecretStore "+ref.Name)
+		kind = KindClusterSecretStore
+	}
+	if ref.APIVersion == "" {
+		if v1, ok := r.api(StoreAPIVersionV1, kind); ok {
+			store, err := r.read(ctx, v1, namespace, ref.Name)
+			if !errors.Is(err, ErrStoreNotFound) && !meta.IsNoMatchError(err) {
+				return store, err
+			}
 		}
-		return FromClusterSecretStore(&css), nil
+		ref.APIVersion = esv1.StoreAPIVersionV2Alpha1
 	}
-	var ss ssv2.SecretStore
-	if err := r.reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: ref.Name}, &ss); err != nil {
-		return nil, NotFound(err, "SecretStore "+namespace+"/"+ref.Name)
+	a, ok := r.api(ref.APIVersion, kind)
+	if !ok {
+		if ref.APIVersion == StoreAPIVersionV1 {
+			return nil, fmt.Errorf("%w %q: this eso is built without the v1 compatibility layer; use %s stores", ErrUnsupportedVersion, ref.APIVersion, esv1.StoreAPIVersionV2Alpha1)
+		}
+		return nil, fmt.Errorf("%w %q: eso serves %s and %s", ErrUnsupportedVersion, ref.APIVersion, esv1.StoreAPIVersionV2Alpha1, StoreAPIVersionV1)
 	}
-	return FromSecretStore(&ss), nil
+	return r.read(ctx, a, namespace, ref.Name)
+}
+
+// Select lists the stores of kind that selector matches (SecretStores of
+// namespace, or ClusterSecretStores), sorted by name. Without an apiVersion
+// both APIs are searched and a v1 store hides a v2alpha1 store of its name,
+// as in Get.
+func (r *Resolver) Select(ctx context.Context, apiVersion, kind, namespace string, selector labels.Selector) ([]*Store, error) {
+	byName := map[string]*Store{}
+	for _, a := range r.apis {
+		if a.Kind != kind || (apiVersion != "" && a.APIVersion != apiVersion) {
+			continue
+		}
+		list := a.NewList()
+		opts := []client.ListOption{client.MatchingLabelsSelector{Selector: selector}}
+		if !a.Cluster() {
+			opts = append(opts, client.InNamespace(namespace))
+		}
+		if err := r.reader.List(ctx, list, opts...); err != nil {
+			if meta.IsNoMatchError(err) && apiVersion == "" {
+				continue
+			}
+			return nil, err
+		}
+		for _, obj := range a.Items(list) {
+			if prev := byName[obj.GetName()]; prev == nil || a.APIVersion == StoreAPIVersionV1 {
+				byName[obj.GetName()] = a.Wrap(obj)
+			}
+		}
+	}
+	out := slices.Collect(maps.Values(byName))
+	slices.SortFunc(out, func(a, b *Store) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// StoreAPIVersionV1 is upstream's store API, served by the v1 compatibility layer.
+const StoreAPIVersionV1 = "external-secrets.io/v1"
+
+// read reads a store of kind a through the cache.
+func (r *Resolver) read(ctx context.Context, a API, namespace, name string) (*Store, error) {
+	obj := a.New()
+	key := client.ObjectKey{Namespace: namespace, Name: name}
+	what := a.Kind + " " + namespace + "/" + name
+	if a.Cluster() {
+		key.Namespace, what = "", a.Kind+" "+name
+	}
+	if a.APIVersion != esv1.StoreAPIVersionV2Alpha1 {
+		what += " (" + a.APIVersion + ")"
+	}
+	if err := r.reader.Get(ctx, key, obj); err != nil {
+		return nil, NotFound(err, what)
+	}
+	return a.Wrap(obj), nil
 }
 
 // NotFound describes a failed read of a store or generator named what: a
@@ -127,6 +214,9 @@ func Gate(policy ssv2.GatingPolicy, conditions []metav1.Condition, generation in
 // providerConfig.address is set, in a provider process, and the ref of its
 // configuration.
 func (r *Resolver) Provider(s *Store) (providers.Provider, providers.Ref, error) {
+	if s.Untranslatable != nil {
+		return nil, providers.Ref{}, s.Untranslatable
+	}
 	ref, err := s.ProviderRef()
 	if err != nil {
 		return nil, ref, err
@@ -142,7 +232,21 @@ func (r *Resolver) Provider(s *Store) (providers.Provider, providers.Ref, error)
 	if !ok {
 		return nil, ref, fmt.Errorf("%w: %s", ErrNotCompiledIn, ref.Kind)
 	}
+	if s.Inline != nil {
+		if _, ok := prov.(providers.ConfigClients); !ok {
+			return nil, ref, fmt.Errorf("%w: %s takes no inline configuration", ErrNotCompiledIn, ref.Kind)
+		}
+	}
 	return prov, ref, nil
+}
+
+// Validate has the store's provider check its configuration in scope,
+// without reading a secret.
+func (r *Resolver) Validate(ctx context.Context, s *Store, prov providers.Provider, ref providers.Ref, scope providers.Scope) error {
+	if s.Inline != nil {
+		return prov.(providers.ConfigClients).ValidateConfig(ctx, s.Inline, scope)
+	}
+	return prov.Validate(ctx, ref, scope)
 }
 
 // endpoint is the provider process serving the store.
@@ -171,6 +275,10 @@ func (r *Resolver) Fingerprint(ctx context.Context, s *Store) (string, error) {
 	}
 	if s.Spec.ProviderConfig.Address != "" {
 		return r.remoteFingerprint(ctx, s, ref)
+	}
+	if s.Inline != nil {
+		// The configuration is part of the store's spec.
+		return fmt.Sprintf("%s/%d", s.UID, s.Generation), nil
 	}
 	reg, _ := r.providers.Catalog().Lookup(ref.Kind)
 	cfg := reg.NewConfig()
@@ -222,9 +330,15 @@ func (r *Resolver) Client(ctx context.Context, s *Store, namespace, fingerprint 
 	}
 	scope := s.Scope(namespace)
 	policy := s.Spec.CachingPolicy
-	key := clientKey{storeKind: s.Kind, storeNamespace: s.Namespace, storeName: s.Name, scope: scope}
+	key := clientKey{storeKind: s.CacheKind(), storeNamespace: s.Namespace, storeName: s.Name, scope: scope}
 	build := func(ctx context.Context) (providers.SecretsClient, error) {
-		cl, err := prov.NewClient(ctx, ref, scope)
+		var cl providers.SecretsClient
+		var err error
+		if s.Inline != nil {
+			cl, err = prov.(providers.ConfigClients).NewClientFromConfig(ctx, s.Inline, scope)
+		} else {
+			cl, err = prov.NewClient(ctx, ref, scope)
+		}
 		metrics.CountLogin(ref.Kind, err)
 		if err != nil {
 			return nil, err

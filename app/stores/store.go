@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/providers"
 )
@@ -35,26 +36,54 @@ type Store struct {
 	Cluster *ssv2.ClusterSecretStoreSpec
 	// Object is the underlying API object.
 	Object client.Object
+
+	// APIVersion is the store's API: esv1.StoreAPIVersionV2Alpha1, or
+	// external-secrets.io/v1 for a store the v1 compatibility layer serves.
+	APIVersion string
+	// Inline is the provider configuration a v1 store carries in its spec,
+	// translated to the provider's configuration kind (named by
+	// Spec.ProviderConfig.ProviderRef); nil when the configuration is an
+	// object of its own. Translation sets Untranslatable instead when the
+	// spec uses what eso cannot serve.
+	Inline         client.Object
+	Untranslatable error
 }
 
 // FromSecretStore wraps a SecretStore.
 func FromSecretStore(s *ssv2.SecretStore) *Store {
 	return &Store{Kind: KindSecretStore, Namespace: s.Namespace, Name: s.Name, UID: s.UID,
-		Generation: s.Generation, Spec: &s.Spec, Status: &s.Status, Object: s}
+		Generation: s.Generation, Spec: &s.Spec, Status: &s.Status, Object: s, APIVersion: esv1.StoreAPIVersionV2Alpha1}
 }
 
 // FromClusterSecretStore wraps a ClusterSecretStore.
 func FromClusterSecretStore(s *ssv2.ClusterSecretStore) *Store {
 	return &Store{Kind: KindClusterSecretStore, Name: s.Name, UID: s.UID,
-		Generation: s.Generation, Spec: &s.Spec.SecretStoreSpec, Status: &s.Status, Cluster: &s.Spec, Object: s}
+		Generation: s.Generation, Spec: &s.Spec.SecretStoreSpec, Status: &s.Status, Cluster: &s.Spec, Object: s,
+		APIVersion: esv1.StoreAPIVersionV2Alpha1}
 }
 
-// String names the store for messages.
+// String names the store for messages; a v1 store says so.
 func (s *Store) String() string {
-	if s.Namespace == "" {
-		return s.Kind + " " + s.Name
+	kind := s.Kind
+	if s.APIVersion != esv1.StoreAPIVersionV2Alpha1 {
+		kind += " (" + s.APIVersion + ")"
 	}
-	return s.Kind + " " + s.Namespace + "/" + s.Name
+	if s.Namespace == "" {
+		return kind + " " + s.Name
+	}
+	return kind + " " + s.Namespace + "/" + s.Name
+}
+
+// CacheKind tells apart, in caches keyed by kind and name, the stores of
+// one name under the two APIs.
+func (s *Store) CacheKind() string { return CacheKind(s.Kind, s.APIVersion) }
+
+// CacheKind is Store.CacheKind for a kind of apiVersion.
+func CacheKind(kind, apiVersion string) string {
+	if apiVersion == "" || apiVersion == esv1.StoreAPIVersionV2Alpha1 {
+		return kind
+	}
+	return kind + "." + apiVersion
 }
 
 // ErrCrossNamespace: a SecretStore names a provider configuration of another namespace.

@@ -2,6 +2,7 @@ package kit
 
 import (
 	"context"
+	"fmt"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -65,6 +66,38 @@ func (p *provider[C]) NewClient(ctx context.Context, ref providers.Ref, scope pr
 		return nil, err
 	}
 	return p.def.NewClient(ctx, p.deps, cfg, scope)
+}
+
+func (p *provider[C]) NewClientFromConfig(ctx context.Context, cfg client.Object, scope providers.Scope) (providers.SecretsClient, error) {
+	c, err := p.given(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return p.def.NewClient(ctx, p.deps, c, scope)
+}
+
+func (p *provider[C]) ValidateConfig(ctx context.Context, cfg client.Object, scope providers.Scope) error {
+	c, err := p.given(cfg)
+	if err != nil || scope.Namespace == "" || p.def.CheckCredentials == nil {
+		return err
+	}
+	return p.def.CheckCredentials(ctx, p.deps, c, scope)
+}
+
+// given checks a configuration handed over in place of a ref.
+func (p *provider[C]) given(cfg client.Object) (C, error) {
+	c, ok := cfg.(C)
+	if !ok {
+		var zero C
+		return zero, fmt.Errorf("%w: a %T is not a %s configuration", providers.ErrInvalidConfig, cfg, p.def.Kind)
+	}
+	if p.def.Check != nil {
+		if err := p.def.Check(c); err != nil {
+			var zero C
+			return zero, err
+		}
+	}
+	return c, nil
 }
 
 // read reads the configuration ref names and runs check (if set) on it:

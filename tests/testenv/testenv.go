@@ -73,7 +73,7 @@ func Start() (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	scheme, err := manager.NewScheme(catalog, genCatalog)
+	scheme, err := manager.NewScheme(catalog, genCatalog, manager.SchemeAdders{})
 	if err != nil {
 		return nil, err
 	}

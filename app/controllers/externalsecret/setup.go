@@ -2,26 +2,22 @@ package externalsecret
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"go.uber.org/fx"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	genv2 "github.com/eso-dev/eso/apis/generator/v2alpha1"
-	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/config"
 	"github.com/eso-dev/eso/app/generation"
 	"github.com/eso-dev/eso/app/manager"
@@ -108,26 +104,31 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, catalog *registry.Catalo
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, s client.Object) []reconcile.Request {
 			return r.list(ctx, client.InNamespace(s.GetNamespace()), client.MatchingFields{indexTarget: s.GetName()})
 		})).
-		Watches(&ssv2.SecretStore{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, s client.Object) []reconcile.Request {
-			return r.list(ctx, client.InNamespace(s.GetNamespace()),
-				client.MatchingFields{indexStore: storeIndexKey(stores.KindSecretStore, s.GetNamespace(), s.GetName())})
-		}), builder.WithPredicates(StoreChanged)).
-		Watches(&ssv2.ClusterSecretStore{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, s client.Object) []reconcile.Request {
-			return r.list(ctx, client.MatchingFields{indexStore: storeIndexKey(stores.KindClusterSecretStore, "", s.GetName())})
-		}), builder.WithPredicates(StoreChanged)).
 		// A generator turning Ready again lets its gated ExternalSecrets sync.
 		Watches(&genv2.Generator{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, g client.Object) []reconcile.Request {
 			return r.list(ctx, client.InNamespace(g.GetNamespace()),
 				client.MatchingFields{indexGenerator: generatorIndexKey(generation.KindGenerator, g.GetNamespace(), g.GetName())})
-		}), builder.WithPredicates(StoreChanged)).
+		}), builder.WithPredicates(generatorChanged)).
 		Watches(&genv2.ClusterGenerator{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, g client.Object) []reconcile.Request {
 			return r.list(ctx, client.MatchingFields{indexGenerator: generatorIndexKey(generation.KindClusterGenerator, "", g.GetName())})
-		}), builder.WithPredicates(StoreChanged)).
+		}), builder.WithPredicates(generatorChanged)).
 		// A namespace's labels decide whether ClusterSecretStore conditions admit it.
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, ns client.Object) []reconcile.Request {
 			return r.usingClusterStores(ctx, ns.GetName())
 		}), builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		WatchesRawSource(r.Scheduler.Source())
+	// Every store kind served, v1 included: the index key has no
+	// apiVersion, so a store re-queues the ExternalSecrets naming it under
+	// either API (those of the other API find nothing new).
+	for _, api := range r.Resolver.APIs() {
+		b = b.Watches(api.New(), handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, s client.Object) []reconcile.Request {
+			key := client.MatchingFields{indexStore: storeIndexKey(api.Kind, s.GetNamespace(), s.GetName())}
+			if api.Cluster() {
+				return r.list(ctx, key)
+			}
+			return r.list(ctx, client.InNamespace(s.GetNamespace()), key)
+		}), builder.WithPredicates(api.Changed()))
+	}
 	if r.Awaits != nil {
 		b = b.WatchesRawSource(r.Awaits.Source())
 	}
@@ -194,34 +195,17 @@ func (r *Reconciler) usingClusterStores(ctx context.Context, namespace string) [
 	return reqs
 }
 
-// StoreChanged passes store events that can change what its ExternalSecrets (and PushSecrets)
-// do: creation, deletion, a spec change, or a change of the Ready condition.
-var StoreChanged = predicate.Funcs{
-	UpdateFunc: func(e event.UpdateEvent) bool {
-		if e.ObjectOld.GetGeneration() != e.ObjectNew.GetGeneration() {
-			return true
-		}
-		return readyStatus(e.ObjectOld) != readyStatus(e.ObjectNew)
-	},
-}
-
-func readyStatus(o client.Object) string {
-	var conds []metav1.Condition
-	switch s := o.(type) {
-	case *ssv2.SecretStore:
-		conds = s.Status.Conditions
-	case *ssv2.ClusterSecretStore:
-		conds = s.Status.Conditions
+// generatorChanged passes the generator events that can change what its
+// ExternalSecrets do.
+var generatorChanged = stores.ReadyChanged(func(o client.Object) []metav1.Condition {
+	switch g := o.(type) {
 	case *genv2.Generator:
-		conds = s.Status.Conditions
+		return g.Status.Conditions
 	case *genv2.ClusterGenerator:
-		conds = s.Status.Conditions
+		return g.Status.Conditions
 	}
-	if c := meta.FindStatusCondition(conds, ssv2.ConditionReady); c != nil {
-		return string(c.Status) + "/" + fmt.Sprint(c.ObservedGeneration)
-	}
-	return ""
-}
+	return nil
+})
 
 // Module runs the ExternalSecret controller.
 var Module = fx.Module("externalsecret-controller",

@@ -125,7 +125,7 @@ func resolveSources(ctx context.Context, resolver *stores.Resolver, es *esv1.Ext
 // again with freshly read credentials (e.g. after a rotated key was refused).
 func (s *sources) forget(ctx context.Context) {
 	for _, src := range s.byKey {
-		s.resolver.Clients().Forget(ctx, src.store.Kind, src.store.Namespace, src.store.Name)
+		s.resolver.Clients().Forget(ctx, src.store.CacheKind(), src.store.Namespace, src.store.Name)
 	}
 }
 

@@ -125,7 +125,7 @@ func (r *Reconciler) finalize(ctx context.Context, ps *esv1alpha1.PushSecret, be
 	// (the policy reads as Delete when it cannot be read, since only a
 	// PushSecret with Delete gets the finalizer).
 	if ps.Spec.DeletionPolicy == esv1alpha1.DeletionPolicyDelete || lenient.Error(ps) != nil {
-		current, err := resolveStores(ctx, r.Client, r.Resolver, ps)
+		current, err := resolveStores(ctx, r.Resolver, ps)
 		if err != nil {
 			current = nil // deletion resolves each recorded store by itself
 		}
@@ -179,7 +179,7 @@ func (r *Reconciler) sync(ctx context.Context, ps *esv1alpha1.PushSecret, before
 	if err != nil {
 		return r.failed(ctx, ps, before, err)
 	}
-	current, err := resolveStores(ctx, r.Client, r.Resolver, ps)
+	current, err := resolveStores(ctx, r.Resolver, ps)
 	if err != nil {
 		return r.failed(ctx, ps, before, err)
 	}
@@ -454,7 +454,7 @@ func (r *Reconciler) sourceGone(ctx context.Context, ps *esv1alpha1.PushSecret, 
 		r.setReady(ctx, ps, before, metav1.ConditionFalse, esv1alpha1.ReasonErrored, cause.Error())
 		return ctrl.Result{}, r.writeStatus(ctx, ps, before)
 	}
-	current, _ := resolveStores(ctx, r.Client, r.Resolver, ps)
+	current, _ := resolveStores(ctx, r.Resolver, ps)
 	failed, err := r.deleteRemote(ctx, ps, allRecorded(ps.Status.SyncedPushSecrets), current)
 	ps.Status.SyncedPushSecrets = record(nil, failed)
 	if err != nil {

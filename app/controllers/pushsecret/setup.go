@@ -15,9 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	esv1alpha1 "github.com/eso-dev/eso/apis/externalsecrets/v1alpha1"
-	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/config"
-	"github.com/eso-dev/eso/app/controllers/externalsecret"
 	"github.com/eso-dev/eso/app/generation"
 	"github.com/eso-dev/eso/app/manager"
 	"github.com/eso-dev/eso/app/outcomes"
@@ -81,13 +79,13 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		Named("pushsecret").
 		For(&esv1alpha1.PushSecret{}, builder.WithPredicates(changed)).
 		WithOptions(manager.ControllerOptions(mgr, controller.Options{MaxConcurrentReconciles: concurrency,
-			RateLimiter: outcomes.RetryLimiter()})).
-		// A store turning Ready, changing, or gaining the labels a selector
-		// asks for changes what its PushSecrets can push.
-		Watches(&ssv2.SecretStore{}, handler.EnqueueRequestsFromMapFunc(usersOf(stores.KindSecretStore)),
-			builder.WithPredicates(predicate.Or(externalsecret.StoreChanged, predicate.LabelChangedPredicate{}))).
-		Watches(&ssv2.ClusterSecretStore{}, handler.EnqueueRequestsFromMapFunc(usersOf(stores.KindClusterSecretStore)),
-			builder.WithPredicates(predicate.Or(externalsecret.StoreChanged, predicate.LabelChangedPredicate{})))
+			RateLimiter: outcomes.RetryLimiter()}))
+	// A store turning Ready, changing, or gaining the labels a selector
+	// asks for changes what its PushSecrets can push.
+	for _, api := range r.Resolver.APIs() {
+		b = b.Watches(api.New(), handler.EnqueueRequestsFromMapFunc(usersOf(api.Kind)),
+			builder.WithPredicates(predicate.Or[client.Object](api.Changed(), predicate.LabelChangedPredicate{})))
+	}
 	if r.Sources != nil {
 		b = b.WatchesRawSource(r.Sources.Source())
 	}

@@ -3,15 +3,12 @@ package pushsecret
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	esv1alpha1 "github.com/eso-dev/eso/apis/externalsecrets/v1alpha1"
-	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/stores"
 )
 
@@ -36,7 +33,7 @@ type pushStore struct {
 // once, leaving out stores of another controller class. A store that
 // cannot be used is returned with its error, so the others still get their
 // pushes.
-func resolveStores(ctx context.Context, c client.Reader, resolver *stores.Resolver, ps *esv1alpha1.PushSecret) ([]*pushStore, error) {
+func resolveStores(ctx context.Context, resolver *stores.Resolver, ps *esv1alpha1.PushSecret) ([]*pushStore, error) {
 	var out []*pushStore
 	seen := map[string]bool{}
 	add := func(s *pushStore) {
@@ -58,7 +55,7 @@ func resolveStores(ctx context.Context, c client.Reader, resolver *stores.Resolv
 			}
 			continue
 		}
-		found, err := selectStores(ctx, c, kind, ps.Namespace, ref.LabelSelector)
+		found, err := selectStores(ctx, resolver, ref, ps.Namespace)
 		if err != nil {
 			return nil, fmt.Errorf("secretStoreRefs[%d]: %w", i, err)
 		}
@@ -94,29 +91,10 @@ func usable(ctx context.Context, resolver *stores.Resolver, store *stores.Store,
 
 // selectStores lists the stores of kind a label selector matches: the
 // namespace's SecretStores, or ClusterSecretStores.
-func selectStores(ctx context.Context, c client.Reader, kind, namespace string, selector *metav1.LabelSelector) ([]*stores.Store, error) {
-	sel, err := metav1.LabelSelectorAsSelector(selector)
+func selectStores(ctx context.Context, resolver *stores.Resolver, ref esv1alpha1.PushSecretStoreRef, namespace string) ([]*stores.Store, error) {
+	sel, err := metav1.LabelSelectorAsSelector(ref.LabelSelector)
 	if err != nil {
 		return nil, fmt.Errorf("%w: labelSelector: %v", errBadEntry, err)
 	}
-	var out []*stores.Store
-	if kind == stores.KindClusterSecretStore {
-		var list ssv2.ClusterSecretStoreList
-		if err := c.List(ctx, &list, client.MatchingLabelsSelector{Selector: sel}); err != nil {
-			return nil, err
-		}
-		for i := range list.Items {
-			out = append(out, stores.FromClusterSecretStore(&list.Items[i]))
-		}
-	} else {
-		var list ssv2.SecretStoreList
-		if err := c.List(ctx, &list, client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
-			return nil, err
-		}
-		for i := range list.Items {
-			out = append(out, stores.FromSecretStore(&list.Items[i]))
-		}
-	}
-	slices.SortFunc(out, func(a, b *stores.Store) int { return strings.Compare(a.Name, b.Name) })
-	return out, nil
+	return resolver.Select(ctx, ref.APIVersion, kindOf(ref), namespace, sel)
 }

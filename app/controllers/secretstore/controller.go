@@ -7,6 +7,7 @@ package secretstore
 import (
 	"context"
 	"fmt"
+	"path"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -24,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/config"
 	"github.com/eso-dev/eso/app/manager"
@@ -35,44 +37,31 @@ import (
 	"github.com/eso-dev/eso/app/stores"
 )
 
-// Reconciler reconciles one kind of store (SecretStore or ClusterSecretStore).
+// Reconciler reconciles one kind of store (SecretStore or ClusterSecretStore
+// of one apiVersion).
 type Reconciler struct {
 	Client   client.Client
 	Resolver *stores.Resolver
 	Recorder record.EventRecorder
-	// Kind is stores.KindSecretStore or stores.KindClusterSecretStore.
-	Kind string
+	// API is the store kind reconciled.
+	API stores.API
 	// Awaits re-queues a store when the object its failure names (a
 	// credentials Secret) arrives; nil checks again at the recheck only.
 	Awaits *referents.Queue
 }
 
-func (c *Reconciler) newObject() client.Object {
-	if c.Kind == stores.KindClusterSecretStore {
-		return &ssv2.ClusterSecretStore{}
-	}
-	return &ssv2.SecretStore{}
-}
-
-func wrap(obj client.Object) *stores.Store {
-	if css, ok := obj.(*ssv2.ClusterSecretStore); ok {
-		return stores.FromClusterSecretStore(css)
-	}
-	return stores.FromSecretStore(obj.(*ssv2.SecretStore))
-}
-
 // Reconcile validates the store and writes its Ready condition when it changed.
 func (c *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	obj := c.newObject()
+	obj := c.API.New()
 	if err := c.Client.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
-			c.Resolver.Clients().Forget(ctx, c.Kind, req.Namespace, req.Name)
+			c.Resolver.Clients().Forget(ctx, stores.CacheKind(c.API.Kind, c.API.APIVersion), req.Namespace, req.Name)
 			metrics.ForgetStore(req.Name, req.Namespace)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
 	}
-	store := wrap(obj)
+	store := c.API.Wrap(obj)
 	if !c.Resolver.OwnsClass(store) {
 		return ctrl.Result{}, nil
 	}
@@ -120,16 +109,8 @@ func (c *Reconciler) writeStatus(ctx context.Context, obj client.Object, before 
 	} else {
 		metrics.SetConditions(metrics.StoreCondition, store.Status.Conditions, store.Name, store.Namespace)
 	}
-	_, err := statuswrite.IfChanged(ctx, c.Client, obj, *before, storeStatus, store.Kind)
+	_, err := statuswrite.IfChanged(ctx, c.Client, obj, *before, c.API.Status, store.Kind)
 	return err
-}
-
-// storeStatus is the status of either store kind.
-func storeStatus(obj client.Object) *ssv2.SecretStoreStatus {
-	if css, ok := obj.(*ssv2.ClusterSecretStore); ok {
-		return &css.Status
-	}
-	return &obj.(*ssv2.SecretStore).Status
 }
 
 // recordTransition emits one Event when the Ready reason changes, not one per
@@ -161,12 +142,16 @@ func refreshInterval(s *stores.Store) time.Duration {
 	return s.Spec.RefreshInterval.Duration
 }
 
-// SetupWithManager watches the stores of c.Kind and every compiled-in provider
+// SetupWithManager watches the stores of c.API and every compiled-in provider
 // configuration kind, so a configuration change revalidates its stores at once.
 func (c *Reconciler) SetupWithManager(mgr ctrl.Manager, catalog *registry.Catalog, concurrency int) error {
+	name := c.API.Kind
+	if c.API.APIVersion != esv1.StoreAPIVersionV2Alpha1 {
+		name += "-" + path.Base(c.API.APIVersion)
+	}
 	b := ctrl.NewControllerManagedBy(mgr).
-		Named(c.Kind).
-		For(c.newObject(), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Named(name).
+		For(c.API.New(), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WithOptions(manager.ControllerOptions(mgr, controller.Options{MaxConcurrentReconciles: concurrency, RateLimiter: outcomes.RetryLimiter()}))
 	if c.Awaits != nil {
 		b = b.WatchesRawSource(c.Awaits.Source())
@@ -181,7 +166,7 @@ func (c *Reconciler) SetupWithManager(mgr ctrl.Manager, catalog *registry.Catalo
 			}
 			var reqs []reconcile.Request
 			for _, s := range found {
-				if s.Kind == c.Kind {
+				if s.Kind == c.API.Kind && s.APIVersion == c.API.APIVersion {
 					reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: s.Namespace, Name: s.Name}})
 				}
 			}
@@ -194,11 +179,11 @@ func (c *Reconciler) SetupWithManager(mgr ctrl.Manager, catalog *registry.Catalo
 // Module runs the SecretStore and ClusterSecretStore controllers.
 var Module = fx.Module("secretstore-controllers",
 	fx.Invoke(func(mgr ctrl.Manager, resolver *stores.Resolver, catalog *registry.Catalog, awaits *referents.Watcher, cfg config.Config) error {
-		for _, kind := range []string{stores.KindSecretStore, stores.KindClusterSecretStore} {
-			r := &Reconciler{Client: mgr.GetClient(), Resolver: resolver, Recorder: mgr.GetEventRecorderFor("eso"), Kind: kind,
+		for _, api := range resolver.APIs() {
+			r := &Reconciler{Client: mgr.GetClient(), Resolver: resolver, Recorder: mgr.GetEventRecorderFor("eso"), API: api,
 				Awaits: awaits.NewQueue()}
 			if err := r.SetupWithManager(mgr, catalog, cfg.StoreConcurrency); err != nil {
-				return fmt.Errorf("setting up %s controller: %w", kind, err)
+				return fmt.Errorf("setting up %s %s controller: %w", api.APIVersion, api.Kind, err)
 			}
 		}
 		return nil

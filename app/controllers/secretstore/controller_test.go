@@ -94,7 +94,7 @@ func reconciler(t *testing.T, objs ...client.Object) (*Reconciler, *recorder, *i
 	writes := new(int)
 	resolver := stores.NewResolver(c, registry.NewProviders(catalog, providers.Deps{}), stores.NewClientCache(), "")
 	return &Reconciler{Client: statusWrites{c, writes}, Resolver: resolver, Recorder: record.NewFakeRecorder(100),
-		Kind: stores.KindSecretStore}, rec, writes
+		API: stores.V2APIs[0]}, rec, writes
 }
 
 func store(ns, name, configNamespace string) *ssv2.SecretStore {

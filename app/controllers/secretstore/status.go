@@ -62,7 +62,7 @@ func (c *Reconciler) validationSteps() []validationStep {
 		decodeStore,
 		c.resolveProvider,
 		checkConditions,
-		validateConfig,
+		c.validateConfig,
 		c.checkCredentials,
 	}
 }
@@ -117,8 +117,8 @@ func checkConditions(_ context.Context, sc *storeScope) *readiness {
 
 // validateConfig has the provider check its configuration, without reading
 // a secret.
-func validateConfig(ctx context.Context, sc *storeScope) *readiness {
-	if err := sc.prov.Validate(ctx, sc.ref, sc.store.Scope("")); err != nil {
+func (c *Reconciler) validateConfig(ctx context.Context, sc *storeScope) *readiness {
+	if err := c.Resolver.Validate(ctx, sc.store, sc.prov, sc.ref, sc.store.Scope("")); err != nil {
 		return failed(err, err.Error())
 	}
 	return nil
@@ -153,7 +153,7 @@ func (c *Reconciler) checkAuth(ctx context.Context, s *stores.Store) error {
 		}
 	}
 	if err != nil && outcomes.Of(err).DropClient {
-		c.Resolver.Clients().Forget(ctx, s.Kind, s.Namespace, s.Name)
+		c.Resolver.Clients().Forget(ctx, s.CacheKind(), s.Namespace, s.Name)
 	}
 	return err
 }
