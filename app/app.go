@@ -50,6 +50,7 @@ func CoreModules() fx.Option {
 		generator.Module,
 		generatorstate.Module,
 		provcerts.Module,
+		v1Layer(),
 	)
 }
 

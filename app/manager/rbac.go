@@ -21,6 +21,9 @@ package manager
 // whoever may update the owner's finalizers.
 // +kubebuilder:rbac:groups=external-secrets.io,resources=externalsecrets/finalizers;pushsecrets/finalizers;clusterexternalsecrets/finalizers;clusterpushsecrets/finalizers,verbs=update
 // +kubebuilder:rbac:groups=secretstore.external-secrets.io,resources=secretstores;clustersecretstores,verbs=get;list;watch
+// upstream's v1 stores, served by the v1 compatibility layer
+// +kubebuilder:rbac:groups=external-secrets.io,resources=secretstores;clustersecretstores,verbs=get;list;watch
+// +kubebuilder:rbac:groups=external-secrets.io,resources=secretstores/status;clustersecretstores/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=secretstore.external-secrets.io,resources=secretstores/status;clustersecretstores/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=generator.external-secrets.io,resources=generators;clustergenerators,verbs=get;list;watch
 // +kubebuilder:rbac:groups=generator.external-secrets.io,resources=generators/status;clustergenerators/status;generatorstates/status,verbs=get;update;patch

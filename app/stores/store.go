@@ -47,6 +47,9 @@ type Store struct {
 	// spec uses what eso cannot serve.
 	Inline         client.Object
 	Untranslatable error
+	// Notes name the fields of a v1 store accepted without effect in eso,
+	// for its Ready message.
+	Notes []string
 }
 
 // FromSecretStore wraps a SecretStore.

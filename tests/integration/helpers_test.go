@@ -20,6 +20,7 @@ import (
 	genv2 "github.com/eso-dev/eso/apis/generator/v2alpha1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
+	"github.com/eso-dev/eso/apis/v1stores"
 )
 
 const waitTimeout = 20 * time.Second
@@ -186,6 +187,10 @@ func conditions(obj client.Object) []metav1.Condition {
 	case *genv2.Generator:
 		return o.Status.Conditions
 	case *genv2.ClusterGenerator:
+		return o.Status.Conditions
+	case *v1stores.SecretStore:
+		return o.Status.Conditions
+	case *v1stores.ClusterSecretStore:
 		return o.Status.Conditions
 	}
 	return nil

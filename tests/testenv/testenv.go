@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kruntime "k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -28,6 +29,7 @@ import (
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
+	"github.com/eso-dev/eso/apis/v1stores"
 	"github.com/eso-dev/eso/app/manager"
 	"github.com/eso-dev/eso/app/registry"
 	"github.com/eso-dev/eso/providers/register"
@@ -73,7 +75,8 @@ func Start() (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	scheme, err := manager.NewScheme(catalog, genCatalog, manager.SchemeAdders{})
+	// The v1 stores too: tests create them whether or not eso serves them.
+	scheme, err := manager.NewScheme(catalog, genCatalog, manager.SchemeAdders{Adders: []func(*kruntime.Scheme) error{v1stores.AddToScheme}})
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package secretstore
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -75,7 +76,14 @@ func (c *Reconciler) checkReady(ctx context.Context, s *stores.Store) readiness 
 			return *r
 		}
 	}
-	return readiness{reason: ssv2.ReasonValid, message: "provider configuration " + sc.ref.Kind + " " + sc.ref.Namespace + "/" + sc.ref.Name + " is valid"}
+	msg := "provider configuration " + sc.ref.Kind + " " + sc.ref.Namespace + "/" + sc.ref.Name + " is valid"
+	if s.Inline != nil {
+		msg = "provider configuration (" + sc.ref.Kind + ") is valid"
+	}
+	if len(s.Notes) > 0 {
+		msg += "; without effect in eso: " + strings.Join(s.Notes, "; ")
+	}
+	return readiness{reason: ssv2.ReasonValid, message: msg}
 }
 
 // decodeStore refuses a store whose spec did not decode: nothing of it is

@@ -1,0 +1,244 @@
+package v1compat
+
+import (
+	"net/url"
+	"strings"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	provv2 "github.com/eso-dev/eso/apis/providers/v2alpha1"
+	"github.com/eso-dev/eso/apis/v1stores"
+)
+
+// Each function below maps one upstream provider block field by field. A
+// field eso cannot serve is refused with its path and what to write
+// instead; a field whose only effect eso does not have (and whose absence
+// changes no read or write) is noted, and the note shows in the store's
+// Ready message.
+
+// note records a field that is accepted but has no effect in eso.
+func (t *translator) note(path, why string) {
+	t.out.Notes = append(t.out.Notes, path+": "+why)
+}
+
+func (t *translator) aws(p *v1stores.AWSProvider) client.Object {
+	const at = "spec.provider.aws"
+	spec := provv2.AWSSpec{Region: p.Region, Role: p.Role, ExternalID: p.ExternalID, Prefix: p.Prefix, STSEndpoint: t.endpoints.AWSSTS}
+	for _, tag := range p.SessionTags {
+		if tag != nil {
+			spec.SessionTags = append(spec.SessionTags, provv2.AWSSessionTag{Key: tag.Key, Value: tag.Value})
+		}
+	}
+	if s := p.Auth.SecretRef; s != nil {
+		spec.Auth = &provv2.AWSAuth{SecretRef: &provv2.AWSAuthSecretRef{
+			AccessKeyID:     t.secret(at+".auth.secretRef.accessKeyIDSecretRef", s.AccessKeyID),
+			SecretAccessKey: t.secret(at+".auth.secretRef.secretAccessKeySecretRef", s.SecretAccessKey),
+			SessionToken:    t.optionalSecret(at+".auth.secretRef.sessionTokenSecretRef", s.SessionToken),
+		}}
+	}
+	if j := p.Auth.JWTAuth; j != nil {
+		switch {
+		case j.ServiceAccountRef == nil:
+			t.refuse(at+".auth.jwt", "needs serviceAccountRef")
+		case p.Role == "":
+			t.refuse(at+".auth.jwt", "eso exchanges the ServiceAccount's token for the role in spec.provider.aws.role: set it (to the role of the eks.amazonaws.com/role-arn annotation)")
+		default:
+			spec.Auth = &provv2.AWSAuth{JWT: &provv2.AWSJWTAuth{ServiceAccountRef: t.serviceAccount(at+".auth.jwt.serviceAccountRef", *j.ServiceAccountRef)}}
+		}
+	}
+	if len(p.AdditionalRoles) > 0 {
+		t.refuse(at+".additionalRoles", "role chaining is not supported; assume one role with spec.provider.aws.role")
+	}
+	if len(p.TransitiveTagKeys) > 0 {
+		t.refuse(at+".transitiveTagKeys", "role chaining is not supported")
+	}
+	if p.SessionTagsPolicy != "" && p.SessionTagsPolicy != v1stores.SessionTagsPolicyNone {
+		t.refuse(at+".sessionTagsPolicy", "only None is supported; pass tags with sessionTags")
+	}
+	if len(p.CustomSessionTags) > 0 {
+		t.refuse(at+".customSessionTags", "only sessionTags are passed")
+	}
+	if sm := p.SecretsManager; sm != nil && (sm.ForceDeleteWithoutRecovery || sm.RecoveryWindowInDays != 0) {
+		t.note(at+".secretsManager", "eso deletes pushed secrets with the default 30-day recovery window")
+	}
+	switch p.Service {
+	case v1stores.AWSServiceSecretsManager:
+		spec.Endpoint = t.endpoints.AWSSecretsManager
+		return &provv2.AWSSecretManager{Spec: spec}
+	case v1stores.AWSServiceParameterStore:
+		spec.Endpoint = t.endpoints.AWSParameterStore
+		return &provv2.AWSParameterStore{Spec: spec}
+	default:
+		t.refuse(at+".service", "eso serves SecretsManager and ParameterStore, not "+string(p.Service))
+		return &provv2.AWSSecretManager{Spec: spec}
+	}
+}
+
+func (t *translator) gcp(p *v1stores.GCPSMProvider) client.Object {
+	const at = "spec.provider.gcpsm"
+	spec := provv2.GCPSecretManagerSpec{ProjectID: p.ProjectID, Location: p.Location, Endpoint: t.endpoints.GCPSecretManager}
+	if p.ProjectID == "" {
+		t.refuse(at+".projectID", "eso needs the project ID")
+	}
+	if s := p.Auth.SecretRef; s != nil {
+		spec.Auth = &provv2.GCPAuth{SecretRef: &provv2.GCPAuthSecretRef{
+			SecretAccessKey: t.secret(at+".auth.secretRef.secretAccessKeySecretRef", s.SecretAccessKey)}}
+	}
+	if wi := p.Auth.WorkloadIdentity; wi != nil {
+		if wi.ClusterLocation == "" || wi.ClusterName == "" {
+			t.refuse(at+".auth.workloadIdentity", "eso needs clusterLocation and clusterName (it does not ask the metadata server)")
+		}
+		spec.Auth = &provv2.GCPAuth{WorkloadIdentity: &provv2.GCPWorkloadIdentity{
+			ServiceAccountRef: t.serviceAccount(at+".auth.workloadIdentity.serviceAccountRef", wi.ServiceAccountRef),
+			ClusterLocation:   wi.ClusterLocation, ClusterName: wi.ClusterName, ClusterProjectID: wi.ClusterProjectID,
+		}}
+	}
+	if p.Auth.WorkloadIdentityFederation != nil {
+		t.refuse(at+".auth.workloadIdentityFederation", "not supported; use secretRef or workloadIdentity")
+	}
+	if p.SecretVersionSelectionPolicy == v1stores.SecretVersionSelectionPolicyLatestOrFetch {
+		t.refuse(at+".secretVersionSelectionPolicy", "only LatestOrFail is supported")
+	}
+	return &provv2.GCPSecretManager{Spec: spec}
+}
+
+func (t *translator) vault(p *v1stores.VaultProvider) client.Object {
+	const at = "spec.provider.vault"
+	spec := provv2.VaultSpec{Server: p.Server, Version: string(p.Version), CABundle: p.CABundle,
+		CAProvider: t.caProvider(at+".caProvider", p.CAProvider)}
+	if spec.Version == "" {
+		spec.Version = "v2"
+	}
+	if p.Path != nil {
+		spec.Path = *p.Path
+	}
+	if p.Namespace != nil {
+		spec.Namespace = *p.Namespace
+	}
+	if p.ClientTLS.CertSecretRef != nil || p.ClientTLS.KeySecretRef != nil {
+		t.refuse(at+".tls", "client certificates for the connection to Vault are not supported; authenticate with auth.cert")
+	}
+	if len(p.Headers) > 0 {
+		t.refuse(at+".headers", "extra request headers are not supported")
+	}
+	if p.CheckAndSet != nil && p.CheckAndSet.Required {
+		t.refuse(at+".checkAndSet", "check-and-set writes are not supported")
+	}
+	if p.ReadYourWrites || p.ForwardInconsistent {
+		t.note(at+".readYourWrites/forwardInconsistent", "not sent; eso reads from the server it is pointed at")
+	}
+	a := p.Auth
+	if a == nil {
+		t.refuse(at+".auth", "eso needs an authentication method")
+		return &provv2.Vault{Spec: spec}
+	}
+	if a.Namespace != nil && *a.Namespace != "" {
+		t.refuse(at+".auth.namespace", "logging in to another namespace than spec.provider.vault.namespace is not supported")
+	}
+	if a.TokenSecretRef != nil {
+		spec.Auth.TokenSecretRef = t.optionalSecret(at+".auth.tokenSecretRef", a.TokenSecretRef)
+	}
+	if r := a.AppRole; r != nil {
+		if r.RoleRef != nil {
+			t.refuse(at+".auth.appRole.roleRef", "write the role ID in roleId")
+		}
+		spec.Auth.AppRole = &provv2.VaultAppRole{Path: r.Path, RoleID: r.RoleID, SecretRef: t.secret(at+".auth.appRole.secretRef", r.SecretRef)}
+	}
+	if k := a.Kubernetes; k != nil {
+		if k.ServiceAccountRef == nil {
+			t.refuse(at+".auth.kubernetes", "eso needs serviceAccountRef (it requests the token; a token in a Secret is not supported)")
+		} else {
+			spec.Auth.Kubernetes = &provv2.VaultKubernetesAuth{MountPath: k.Path, Role: k.Role,
+				ServiceAccountRef: t.serviceAccount(at+".auth.kubernetes.serviceAccountRef", *k.ServiceAccountRef)}
+		}
+	}
+	if j := a.Jwt; j != nil {
+		switch {
+		case j.SecretRef != nil:
+			t.refuse(at+".auth.jwt.secretRef", "a JWT stored in a Secret is not supported; use kubernetesServiceAccountToken")
+		case j.KubernetesServiceAccountToken == nil:
+			t.refuse(at+".auth.jwt", "needs kubernetesServiceAccountToken")
+		default:
+			sa := t.serviceAccount(at+".auth.jwt.kubernetesServiceAccountToken.serviceAccountRef", j.KubernetesServiceAccountToken.ServiceAccountRef)
+			if aud := j.KubernetesServiceAccountToken.Audiences; aud != nil {
+				sa.Audiences = append(sa.Audiences, *aud...)
+			}
+			if j.KubernetesServiceAccountToken.ExpirationSeconds != nil {
+				t.note(at+".auth.jwt.kubernetesServiceAccountToken.expirationSeconds", "eso requests tokens of the API server's default lifetime")
+			}
+			spec.Auth.JWT = &provv2.VaultKubernetesAuth{MountPath: j.Path, Role: j.Role, ServiceAccountRef: sa}
+		}
+	}
+	if c := a.Cert; c != nil {
+		spec.Auth.Cert = &provv2.VaultCertAuth{Path: c.Path, Name: c.VaultRole,
+			ClientCert: t.secret(at+".auth.cert.clientCert", c.ClientCert), SecretRef: t.secret(at+".auth.cert.secretRef", c.SecretRef)}
+	}
+	for _, m := range []struct {
+		name string
+		set  bool
+	}{{"ldap", a.Ldap != nil}, {"userPass", a.UserPass != nil}, {"iam", a.Iam != nil}, {"gcp", a.GCP != nil}} {
+		if m.set {
+			t.refuse(at+".auth."+m.name, "not supported; use tokenSecretRef, appRole, kubernetes, jwt.kubernetesServiceAccountToken or cert")
+		}
+	}
+	return &provv2.Vault{Spec: spec}
+}
+
+// inCluster reports whether a Kubernetes server URL is this cluster's API server.
+func inCluster(server string) bool {
+	if server == "" {
+		return true
+	}
+	if !strings.Contains(server, "://") {
+		server = "https://" + server // upstream's default is "kubernetes.default"
+	}
+	u, err := url.Parse(server)
+	if err != nil {
+		return false
+	}
+	host := u.Hostname()
+	return host == "kubernetes.default" || host == "kubernetes.default.svc" || strings.HasPrefix(host, "kubernetes.default.svc.")
+}
+
+func (t *translator) kubernetes(p *v1stores.KubernetesProvider) client.Object {
+	const at = "spec.provider.kubernetes"
+	// Upstream reads the "default" namespace when remoteNamespace is empty.
+	spec := provv2.KubernetesSpec{RemoteNamespace: p.RemoteNamespace}
+	if spec.RemoteNamespace == "" {
+		spec.RemoteNamespace = "default"
+	}
+	if !inCluster(p.Server.URL) {
+		t.refuse(at+".server.url", "eso's Kubernetes provider reads this cluster only (kubernetes.default)")
+	}
+	if p.Server.CAProvider != nil || len(p.Server.CABundle) > 0 {
+		t.caProvider(at+".server.caProvider", p.Server.CAProvider)
+		t.note(at+".server.caBundle/caProvider", "this cluster's own CA is used")
+	}
+	if p.AuthRef != nil {
+		t.refuse(at+".authRef", "a kubeconfig in a Secret is not supported; use auth.serviceAccount")
+	}
+	if p.Auth != nil {
+		if p.Auth.Token != nil {
+			t.refuse(at+".auth.token", "a bearer token in a Secret is not supported; use auth.serviceAccount")
+		}
+		if p.Auth.Cert != nil {
+			t.refuse(at+".auth.cert", "client certificates are not supported; use auth.serviceAccount")
+		}
+		if sa := p.Auth.ServiceAccount; sa != nil {
+			ref := t.serviceAccount(at+".auth.serviceAccount", *sa)
+			spec.Auth = &provv2.KubernetesAuth{ServiceAccount: &ref}
+		}
+	}
+	return &provv2.Kubernetes{Spec: spec}
+}
+
+func (t *translator) fake(p *v1stores.FakeProvider) client.Object {
+	spec := provv2.FakeSpec{}
+	for _, d := range p.Data {
+		spec.Data = append(spec.Data, provv2.FakeSecret{Key: d.Key, Value: d.Value, Version: d.Version})
+	}
+	if p.ValidationResult != nil && *p.ValidationResult != v1stores.ValidationResultReady {
+		t.refuse("spec.provider.fake.validationResult", "only 0 (Ready) is supported")
+	}
+	return &provv2.Fake{Spec: spec}
+}

@@ -1,0 +1,133 @@
+// Package v1compat serves upstream's external-secrets.io/v1 SecretStores and
+// ClusterSecretStores: each is translated, field by field, into the store
+// and provider configuration the v2alpha1 path uses, so that reads, writes,
+// caching, gating and metrics are the same code. Builds with the tag nov1
+// leave this package out.
+package v1compat
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
+	"github.com/eso-dev/eso/apis/v1stores"
+	"github.com/eso-dev/eso/app/stores"
+	"github.com/eso-dev/eso/providers"
+)
+
+// APIs are the v1 store kinds, read through translation with endpoints.
+func APIs(endpoints Endpoints) []stores.API {
+	return []stores.API{
+		{
+			APIVersion: stores.StoreAPIVersionV1, Kind: stores.KindSecretStore,
+			New:     func() client.Object { return &v1stores.SecretStore{} },
+			NewList: func() client.ObjectList { return &v1stores.SecretStoreList{} },
+			Wrap: func(o client.Object) *stores.Store {
+				s := o.(*v1stores.SecretStore)
+				return wrap(o, &s.Spec, &s.Status, false, endpoints)
+			},
+			Items: func(l client.ObjectList) []client.Object { return stores.ItemsOf(l.(*v1stores.SecretStoreList).Items) },
+			Status: func(o client.Object) *ssv2.SecretStoreStatus {
+				return &o.(*v1stores.SecretStore).Status.SecretStoreStatus
+			},
+		},
+		{
+			APIVersion: stores.StoreAPIVersionV1, Kind: stores.KindClusterSecretStore,
+			New:     func() client.Object { return &v1stores.ClusterSecretStore{} },
+			NewList: func() client.ObjectList { return &v1stores.ClusterSecretStoreList{} },
+			Wrap: func(o client.Object) *stores.Store {
+				s := o.(*v1stores.ClusterSecretStore)
+				return wrap(o, &s.Spec, &s.Status, true, endpoints)
+			},
+			Items: func(l client.ObjectList) []client.Object {
+				return stores.ItemsOf(l.(*v1stores.ClusterSecretStoreList).Items)
+			},
+			Status: func(o client.Object) *ssv2.SecretStoreStatus {
+				return &o.(*v1stores.ClusterSecretStore).Status.SecretStoreStatus
+			},
+		},
+	}
+}
+
+// wrap sees a v1 store as the v2 store it translates to.
+func wrap(obj client.Object, spec *v1stores.SecretStoreSpec, status *v1stores.SecretStoreStatus, cluster bool, endpoints Endpoints) *stores.Store {
+	s := &stores.Store{
+		Kind: stores.KindSecretStore, Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: obj.GetUID(),
+		Generation: obj.GetGeneration(), Status: &status.SecretStoreStatus, Object: obj, APIVersion: stores.StoreAPIVersionV1,
+	}
+	v2 := &ssv2.SecretStoreSpec{Controller: spec.Controller, GatingPolicy: ssv2.GatingEnabled, CachingPolicy: ssv2.CachingProviderDefined}
+	var problems []string
+	if d, err := refreshInterval(spec.RefreshInterval); err != nil {
+		problems = append(problems, "spec.refreshInterval: "+err.Error())
+	} else {
+		v2.RefreshInterval = d
+	}
+	if rs := spec.RetrySettings; rs != nil {
+		v2.RetrySettings = &ssv2.RetrySettings{MaxRetries: rs.MaxRetries}
+		if rs.RetryInterval != nil {
+			d, err := time.ParseDuration(*rs.RetryInterval)
+			if err != nil {
+				problems = append(problems, "spec.retrySettings.retryInterval: "+err.Error())
+			} else {
+				v2.RetrySettings.RetryInterval = &metav1.Duration{Duration: d}
+			}
+		}
+	}
+	var t Translation
+	if spec.Provider != nil {
+		t = Translate(*spec.Provider, cluster, obj.GetNamespace(), obj.GetName(), endpoints)
+	} else {
+		t.Unsupported = []string{"spec.provider: " + errNoProvider.Error()}
+	}
+	t.Unsupported = append(problems, t.Unsupported...)
+	v2.ProviderConfig = t.Config
+	s.Spec, s.Inline, s.Untranslatable, s.Notes = v2, t.Inline, t.Err(), t.Notes
+	if cluster {
+		s.Kind = stores.KindClusterSecretStore
+		s.Cluster = &ssv2.ClusterSecretStoreSpec{SecretStoreSpec: *v2, AuthenticationScope: t.Scope}
+		for _, c := range spec.Conditions {
+			s.Cluster.Conditions = append(s.Cluster.Conditions, ssv2.ClusterSecretStoreCondition{
+				NamespaceSelector: c.NamespaceSelector, Namespaces: c.Namespaces, NamespaceRegexes: c.NamespaceRegexes})
+		}
+		s.Spec = &s.Cluster.SecretStoreSpec
+	} else if len(spec.Conditions) > 0 {
+		s.Untranslatable = joinErr(s.Untranslatable, "spec.conditions: only a ClusterSecretStore has conditions")
+	}
+	return s
+}
+
+// refreshInterval reads upstream's store refreshInterval: seconds, or a
+// duration string; 0 or absent means eso's default.
+func refreshInterval(v *intstr.IntOrString) (*metav1.Duration, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var d time.Duration
+	if v.Type == intstr.Int {
+		d = time.Duration(v.IntVal) * time.Second
+	} else {
+		var err error
+		if d, err = time.ParseDuration(v.StrVal); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case d == 0:
+		return nil, nil
+	case d < time.Second:
+		return nil, fmt.Errorf("must be 0 or at least 1s")
+	}
+	return &metav1.Duration{Duration: d}, nil
+}
+
+func joinErr(err error, more string) error {
+	if err == nil {
+		return fmt.Errorf("%w: %s", providers.ErrInvalidConfig, more)
+	}
+	return fmt.Errorf("%w; %s", err, strings.TrimSpace(more))
+}

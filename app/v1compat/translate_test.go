@@ -1,0 +1,233 @@
+package v1compat
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"sigs.k8s.io/yaml"
+
+	provv2 "github.com/eso-dev/eso/apis/providers/v2alpha1"
+	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
+	"github.com/eso-dev/eso/apis/v1stores"
+)
+
+// provider decodes a provider block written as in a manifest.
+func provider(t *testing.T, doc string) v1stores.SecretStoreProvider {
+	t.Helper()
+	var p v1stores.SecretStoreProvider
+	if err := yaml.UnmarshalStrict([]byte(doc), &p); err != nil {
+		t.Fatalf("decoding %s: %v", doc, err)
+	}
+	return p
+}
+
+// TestTranslateFieldByField: each upstream field eso serves lands in the
+// v2 configuration field that does the same.
+func TestTranslateFieldByField(t *testing.T) {
+	endpoints := Endpoints{AWSSecretsManager: "http://sm", AWSParameterStore: "http://ssm", AWSSTS: "http://sts", GCPSecretManager: "gcp:443"}
+	cases := []struct {
+		name    string
+		block   string
+		cluster bool
+		want    any
+		scope   ssv2.AuthenticationScope
+		credsNS string
+	}{
+		{name: "aws secrets manager, static keys", block: `
+aws:
+  service: SecretsManager
+  region: eu-central-1
+  role: arn:aws:iam::123456789012:role/reader
+  externalID: ext
+  prefix: team/
+  sessionTags: [{key: team, value: a}]
+  auth:
+    secretRef:
+      accessKeyIDSecretRef: {name: aws, key: id}
+      secretAccessKeySecretRef: {name: aws, key: secret}
+      sessionTokenSecretRef: {name: aws, key: token}`,
+			want: &provv2.AWSSecretManager{Spec: provv2.AWSSpec{Region: "eu-central-1", Role: "arn:aws:iam::123456789012:role/reader",
+				ExternalID: "ext", Prefix: "team/", SessionTags: []provv2.AWSSessionTag{{Key: "team", Value: "a"}},
+				Endpoint: "http://sm", STSEndpoint: "http://sts",
+				Auth: &provv2.AWSAuth{SecretRef: &provv2.AWSAuthSecretRef{AccessKeyID: provv2.SecretKeySelector{Name: "aws", Key: "id"},
+					SecretAccessKey: provv2.SecretKeySelector{Name: "aws", Key: "secret"}, SessionToken: &provv2.SecretKeySelector{Name: "aws", Key: "token"}}}}},
+			scope: ssv2.ProviderNamespace, credsNS: "team"},
+		{name: "aws parameter store, IRSA", block: `
+aws:
+  service: ParameterStore
+  region: us-east-1
+  role: arn:aws:iam::123456789012:role/irsa
+  auth: {jwt: {serviceAccountRef: {name: eso-reader, audiences: [sts.amazonaws.com]}}}`,
+			want: &provv2.AWSParameterStore{Spec: provv2.AWSSpec{Region: "us-east-1", Role: "arn:aws:iam::123456789012:role/irsa",
+				Endpoint: "http://ssm", STSEndpoint: "http://sts",
+				Auth: &provv2.AWSAuth{JWT: &provv2.AWSJWTAuth{ServiceAccountRef: provv2.KubernetesServiceAccount{Name: "eso-reader", Audiences: []string{"sts.amazonaws.com"}}}}}},
+			scope: ssv2.ProviderNamespace, credsNS: "team"},
+		{name: "gcp, key in a Secret of a named namespace", cluster: true, block: `
+gcpsm:
+  projectID: my-project
+  location: europe-west1
+  auth: {secretRef: {secretAccessKeySecretRef: {name: gcp, key: sa.json, namespace: creds}}}`,
+			want: &provv2.GCPSecretManager{Spec: provv2.GCPSecretManagerSpec{ProjectID: "my-project", Location: "europe-west1", Endpoint: "gcp:443",
+				Auth: &provv2.GCPAuth{SecretRef: &provv2.GCPAuthSecretRef{SecretAccessKey: provv2.SecretKeySelector{Name: "gcp", Key: "sa.json"}}}}},
+			scope: ssv2.ProviderNamespace, credsNS: "creds"},
+		{name: "gcp workload identity, referent", cluster: true, block: `
+gcpsm:
+  projectID: p
+  auth: {workloadIdentity: {clusterLocation: europe-west1, clusterName: c, clusterProjectID: cp, serviceAccountRef: {name: sa}}}`,
+			want: &provv2.GCPSecretManager{Spec: provv2.GCPSecretManagerSpec{ProjectID: "p", Endpoint: "gcp:443",
+				Auth: &provv2.GCPAuth{WorkloadIdentity: &provv2.GCPWorkloadIdentity{ServiceAccountRef: provv2.KubernetesServiceAccount{Name: "sa"},
+					ClusterLocation: "europe-west1", ClusterName: "c", ClusterProjectID: "cp"}}}},
+			scope: ssv2.ManifestNamespace},
+		{name: "vault token, kv v1 in a namespace", block: `
+vault:
+  server: https://vault:8200
+  path: kv
+  version: v1
+  namespace: team
+  caProvider: {type: ConfigMap, name: ca, key: ca.crt}
+  auth: {tokenSecretRef: {name: vault, key: token}}`,
+			want: &provv2.Vault{Spec: provv2.VaultSpec{Server: "https://vault:8200", Path: "kv", Version: "v1", Namespace: "team",
+				CAProvider: &provv2.CAProvider{Type: "ConfigMap", Name: "ca", Key: "ca.crt"},
+				Auth:       provv2.VaultAuth{TokenSecretRef: &provv2.SecretKeySelector{Name: "vault", Key: "token"}}}},
+			scope: ssv2.ProviderNamespace, credsNS: "team"},
+		{name: "vault appRole, kubernetes, jwt and cert", block: `
+vault:
+  server: http://vault:8200
+  path: secret
+  auth:
+    appRole: {path: approle, roleId: r, secretRef: {name: v, key: secret-id}}
+    kubernetes: {mountPath: kubernetes, role: reader, serviceAccountRef: {name: sa}}
+    jwt: {path: jwt, role: j, kubernetesServiceAccountToken: {serviceAccountRef: {name: sa2}, audiences: [vault]}}
+    cert: {path: cert, vaultRole: eso, clientCert: {name: c, key: tls.crt}, secretRef: {name: c, key: tls.key}}`,
+			want: &provv2.Vault{Spec: provv2.VaultSpec{Server: "http://vault:8200", Path: "secret", Version: "v2",
+				Auth: provv2.VaultAuth{
+					AppRole:    &provv2.VaultAppRole{Path: "approle", RoleID: "r", SecretRef: provv2.SecretKeySelector{Name: "v", Key: "secret-id"}},
+					Kubernetes: &provv2.VaultKubernetesAuth{MountPath: "kubernetes", Role: "reader", ServiceAccountRef: provv2.KubernetesServiceAccount{Name: "sa"}},
+					JWT:        &provv2.VaultKubernetesAuth{MountPath: "jwt", Role: "j", ServiceAccountRef: provv2.KubernetesServiceAccount{Name: "sa2", Audiences: []string{"vault"}}},
+					Cert: &provv2.VaultCertAuth{Path: "cert", Name: "eso", ClientCert: provv2.SecretKeySelector{Name: "c", Key: "tls.crt"},
+						SecretRef: provv2.SecretKeySelector{Name: "c", Key: "tls.key"}},
+				}}},
+			scope: ssv2.ProviderNamespace, credsNS: "team"},
+		{name: "kubernetes in-cluster with a ServiceAccount", block: `
+kubernetes:
+  remoteNamespace: shared
+  server: {url: "https://kubernetes.default.svc", caProvider: {type: ConfigMap, name: kube-root-ca.crt, key: ca.crt}}
+  auth: {serviceAccount: {name: reader}}`,
+			want: &provv2.Kubernetes{Spec: provv2.KubernetesSpec{RemoteNamespace: "shared",
+				Auth: &provv2.KubernetesAuth{ServiceAccount: &provv2.KubernetesServiceAccount{Name: "reader"}}}},
+			scope: ssv2.ProviderNamespace, credsNS: "team"},
+		{name: "kubernetes without remoteNamespace reads default, as upstream", block: `
+kubernetes: {auth: {serviceAccount: {name: reader}}}`,
+			want: &provv2.Kubernetes{Spec: provv2.KubernetesSpec{RemoteNamespace: "default",
+				Auth: &provv2.KubernetesAuth{ServiceAccount: &provv2.KubernetesServiceAccount{Name: "reader"}}}},
+			scope: ssv2.ProviderNamespace, credsNS: "team"},
+		{name: "fake", block: `
+fake: {data: [{key: a, value: "1"}, {key: a, value: "0", version: v1}]}`,
+			want:  &provv2.Fake{Spec: provv2.FakeSpec{Data: []provv2.FakeSecret{{Key: "a", Value: "1"}, {Key: "a", Value: "0", Version: "v1"}}}},
+			scope: ssv2.ProviderNamespace, credsNS: "team"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ns := "team"
+			if tc.cluster {
+				ns = ""
+			}
+			got := Translate(provider(t, tc.block), tc.cluster, ns, "store", endpoints)
+			if err := got.Err(); err != nil {
+				t.Fatalf("translation refused: %v", err)
+			}
+			// Name and namespace are the store's; compare the rest.
+			if got.Inline.GetName() != "store" || got.Inline.GetNamespace() != tc.credsNS {
+				t.Errorf("configuration is %s/%s, want %s/store", got.Inline.GetNamespace(), got.Inline.GetName(), tc.credsNS)
+			}
+			got.Inline.SetName("")
+			got.Inline.SetNamespace("")
+			if !equality.Semantic.DeepEqual(got.Inline, tc.want) {
+				a, _ := yaml.Marshal(got.Inline)
+				b, _ := yaml.Marshal(tc.want)
+				t.Errorf("translated to\n%s\nwant\n%s", a, b)
+			}
+			if got.Scope != tc.scope || got.Config.ProviderRef.Namespace != tc.credsNS || got.Config.ProviderRef.Kind != kindOf(got.Inline) {
+				t.Errorf("scope %s, providerRef %+v; want scope %s in namespace %q", got.Scope, got.Config.ProviderRef, tc.scope, tc.credsNS)
+			}
+		})
+	}
+}
+
+// TestTranslateRefusesWhatEsoCannotServe: every refused field is named in
+// the error with what to write instead, and a namespaced store never
+// reaches another namespace.
+func TestTranslateRefusesWhatEsoCannotServe(t *testing.T) {
+	cases := []struct {
+		name, block string
+		cluster     bool
+		want        []string
+	}{
+		{"SecretStore naming another namespace", `
+vault: {server: "http://v", auth: {tokenSecretRef: {name: t, key: k, namespace: other}}}`, false,
+			[]string{"spec.provider.vault.auth.tokenSecretRef.namespace: a SecretStore reads only its own namespace"}},
+		{"SecretStore ServiceAccount of another namespace", `
+kubernetes: {auth: {serviceAccount: {name: sa, namespace: kube-system}}}`, false,
+			[]string{"spec.provider.kubernetes.auth.serviceAccount.namespace: a SecretStore reads only its own namespace"}},
+		{"ClusterSecretStore naming two namespaces", `
+aws: {service: SecretsManager, region: eu-west-1, auth: {secretRef: {accessKeyIDSecretRef: {name: a, key: k, namespace: ns-x}, secretAccessKeySecretRef: {name: a, key: s, namespace: ns-y}}}}`, true,
+			[]string{"must all name one namespace, or none", "these name ns-x, ns-y"}},
+		{"vault methods eso lacks", `
+vault: {server: "http://v", headers: {X: y}, tls: {certSecretRef: {name: c, key: k}}, auth: {ldap: {path: ldap, username: u, secretRef: {name: p, key: k}}, userPass: {path: up, username: u}}}`, false,
+			[]string{"spec.provider.vault.auth.ldap: not supported", "spec.provider.vault.auth.userPass: not supported", "spec.provider.vault.headers", "spec.provider.vault.tls"}},
+		{"vault jwt from a Secret", `
+vault: {server: "http://v", auth: {jwt: {path: jwt, secretRef: {name: j, key: k}}}}`, false,
+			[]string{"spec.provider.vault.auth.jwt.secretRef: a JWT stored in a Secret is not supported; use kubernetesServiceAccountToken"}},
+		{"aws role chaining and certificate manager", `
+aws: {service: CertificateManager, region: eu-west-1, additionalRoles: [a], sessionTagsPolicy: Simple}`, false,
+			[]string{"spec.provider.aws.service: eso serves SecretsManager and ParameterStore", "additionalRoles", "sessionTagsPolicy"}},
+		{"aws IRSA without role", `
+aws: {service: SecretsManager, region: eu-west-1, auth: {jwt: {serviceAccountRef: {name: sa}}}}`, false,
+			[]string{"spec.provider.aws.auth.jwt: eso exchanges the ServiceAccount's token for the role in spec.provider.aws.role"}},
+		{"gcp federation", `
+gcpsm: {projectID: p, auth: {workloadIdentityFederation: {audience: a}}}`, false,
+			[]string{"spec.provider.gcpsm.auth.workloadIdentityFederation: not supported"}},
+		{"kubernetes of another cluster", `
+kubernetes: {server: {url: "https://10.0.0.1:6443"}, auth: {token: {bearerToken: {name: t, key: k}}}}`, false,
+			[]string{"spec.provider.kubernetes.server.url: eso's Kubernetes provider reads this cluster only", "spec.provider.kubernetes.auth.token"}},
+		{"plugin of another namespace", `
+plugin: {address: "p:8443", providerRef: {kind: Vault, name: v, namespace: other}}`, false,
+			[]string{"spec.provider.plugin.providerRef.namespace: a SecretStore reads only its own namespace"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ns := "team"
+			if tc.cluster {
+				ns = ""
+			}
+			err := Translate(provider(t, tc.block), tc.cluster, ns, "store", Endpoints{}).Err()
+			if err == nil {
+				t.Fatal("translated; want a refusal")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// TestPluginBecomesARemoteStore: a plugin block is the providerConfig of a
+// v2 store whose provider runs at address.
+func TestPluginBecomesARemoteStore(t *testing.T) {
+	got := Translate(provider(t, `
+plugin:
+  address: eso-provider.eso-system.svc:8443
+  auth: {clientCertificate: {name: core-client}}
+  providerRef: {kind: Vault, name: team-vault}`), false, "team", "store", Endpoints{})
+	if err := got.Err(); err != nil {
+		t.Fatal(err)
+	}
+	want := ssv2.ProviderConfig{Address: "eso-provider.eso-system.svc:8443",
+		Auth: &ssv2.ProviderAuth{ClientCertificate: &ssv2.SecretRef{Name: "core-client"}}, ProviderRef: ssv2.ProviderRef{Kind: "Vault", Name: "team-vault"}}
+	if got.Inline != nil || !equality.Semantic.DeepEqual(got.Config, want) {
+		t.Errorf("plugin translated to inline %v, config %+v; want config %+v", got.Inline, got.Config, want)
+	}
+}
