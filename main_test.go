@@ -225,6 +225,40 @@ func TestBuildTagSelection(t *testing.T) {
 	}
 }
 
+// TestBuildWithoutV1: the tag nov1 leaves the v1 store layer (its API
+// types and translation) out of the binary, which says so; a default build
+// links it.
+func TestBuildWithoutV1(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	const layer, types = "github.com/eso-dev/eso/app/v1compat", "github.com/eso-dev/eso/apis/v1stores"
+	for _, tc := range []struct {
+		tags   string
+		linked bool
+		says   string
+	}{{"", true, "external-secrets.io/v1 stores: served"}, {"nov1", false, "external-secrets.io/v1 stores: not served (built with nov1)"}} {
+		deps, err := exec.Command("go", "list", "-deps", "-tags", tc.tags, ".").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pkg := range []string{layer, types} {
+			if got := slices.Contains(strings.Fields(string(deps)), pkg); got != tc.linked {
+				t.Errorf("tags %q: %s linked = %v, want %v", tc.tags, pkg, got, tc.linked)
+			}
+		}
+		bin := filepath.Join(t.TempDir(), "eso")
+		build := exec.Command("go", "build", "-tags", tc.tags, "-o", bin, ".")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("go build -tags %q: %v\n%s", tc.tags, err, out)
+		}
+		if version, err := exec.Command(bin, "version").Output(); err != nil || !strings.Contains(string(version), tc.says) {
+			t.Errorf("tags %q: eso version = %q (%v), want %q", tc.tags, version, err, tc.says)
+		}
+	}
+}
+
 // TestPlainBuildIsStatic: with cgo on (Go's default wherever a C compiler is
 // found) a plain `go build` stops with a message saying how to build, and
 // with CGO_ENABLED=0 it gives a static binary, as `make build` does.

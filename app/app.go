@@ -137,6 +137,13 @@ func PrintProviders(w io.Writer) error {
 	return tw.Flush()
 }
 
+func servedOrNot(served bool) string {
+	if served {
+		return "served"
+	}
+	return "not served (built with nov1)"
+}
+
 func tagOrAlways(tag string) string {
 	if tag == "" {
 		return "(always)"
@@ -146,5 +153,6 @@ func tagOrAlways(tag string) string {
 
 // PrintVersion writes the build's identity.
 func PrintVersion(w io.Writer) {
-	fmt.Fprintf(w, "eso %s\ncommit: %s\ngo: %s\nbuild tags: %s\n", version.Version, version.Commit, version.GoVersion(), register.Selection())
+	fmt.Fprintf(w, "eso %s\ncommit: %s\ngo: %s\nbuild tags: %s\nexternal-secrets.io/v1 stores: %s\n",
+		version.Version, version.Commit, version.GoVersion(), register.Selection(), servedOrNot(V1Served))
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make sizes: binary size and linked Go modules per build-tag selection: every
 # SDK tag of providers/catalog alone, all of them (no tag), the first two
-# together, and minimal.
+# together, minimal, and without the v1 store layer (nov1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d)
@@ -9,7 +9,7 @@ trap 'rm -rf "$tmp"' EXIT
 mapfile -t tags < <(go run ./build/wiring -tags)
 selections=("" "${tags[@]}")
 if [ "${#tags[@]}" -ge 2 ]; then selections+=("${tags[0]},${tags[1]}"); fi
-selections+=(minimal)
+selections+=(minimal nov1 minimal,nov1)
 printf '%-12s %10s %8s\n' "TAGS" "SIZE(MiB)" "MODULES"
 for tags in "${selections[@]}"; do
   CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -tags "$tags" -o "$tmp/eso" .

@@ -146,7 +146,7 @@ func (r *Resolver) Select(ctx context.Context, apiVersion, kind, namespace strin
 }
 
 // StoreAPIVersionV1 is upstream's store API, served by the v1 compatibility layer.
-const StoreAPIVersionV1 = "external-secrets.io/v1"
+const StoreAPIVersionV1 = esv1.StoreAPIVersionV1
 
 // read reads a store of kind a through the cache.
 func (r *Resolver) read(ctx context.Context, a API, namespace, name string) (*Store, error) {

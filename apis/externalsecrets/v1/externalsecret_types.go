@@ -5,10 +5,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// StoreAPIVersionV2Alpha1 is the only store API eso serves. An absent
-// secretStoreRef.apiVersion means this version, so upstream manifests (which have
-// no such field) resolve to the v2alpha1 store of the same kind and name.
-const StoreAPIVersionV2Alpha1 = "secretstore.external-secrets.io/v2alpha1"
+// Store APIs eso serves. An absent secretStoreRef.apiVersion means the v1
+// store of that kind and name when one exists (upstream manifests have no
+// such field and mean v1), else the v2alpha1 store.
+const (
+	StoreAPIVersionV2Alpha1 = "secretstore.external-secrets.io/v2alpha1"
+	StoreAPIVersionV1       = "external-secrets.io/v1"
+)
 
 // SecretStoreRef names the store an ExternalSecret reads from.
 type SecretStoreRef struct {
@@ -23,9 +26,10 @@ type SecretStoreRef struct {
 	// +optional
 	Kind string `json:"kind,omitempty"`
 
-	// APIVersion of the store. Absent means secretstore.external-secrets.io/v2alpha1,
-	// the only store API eso serves.
-	// +kubebuilder:validation:Enum="secretstore.external-secrets.io/v2alpha1"
+	// APIVersion of the store: secretstore.external-secrets.io/v2alpha1, or
+	// external-secrets.io/v1 (upstream's stores). Absent means the v1 store of
+	// that name when one exists, else the v2alpha1 store.
+	// +kubebuilder:validation:Enum="secretstore.external-secrets.io/v2alpha1";"external-secrets.io/v1"
 	// +optional
 	APIVersion string `json:"apiVersion,omitempty"`
 }

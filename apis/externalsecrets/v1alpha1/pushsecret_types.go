@@ -28,8 +28,10 @@ type PushSecretStoreRef struct {
 	// +optional
 	Kind string `json:"kind,omitempty"`
 
-	// APIVersion of the store. Absent means secretstore.external-secrets.io/v2alpha1.
-	// +kubebuilder:validation:Enum="secretstore.external-secrets.io/v2alpha1"
+	// APIVersion of the store: secretstore.external-secrets.io/v2alpha1, or
+	// external-secrets.io/v1 (upstream's stores). Absent means the v1 store of
+	// that name when one exists, else the v2alpha1 store.
+	// +kubebuilder:validation:Enum="secretstore.external-secrets.io/v2alpha1";"external-secrets.io/v1"
 	// +optional
 	APIVersion string `json:"apiVersion,omitempty"`
 }
