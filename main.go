@@ -4,6 +4,7 @@
 //	eso --mode=provider    serve the compiled-in providers and generators over gRPC with mTLS
 //	eso providers [-o json] list the providers compiled into this binary
 //	eso version            print version, commit, Go version and build tags (also --version)
+//	eso migrate [--apply]  move external-secrets.io/v1 stores and their users to v2alpha1 stores
 package main
 
 import (
@@ -37,6 +38,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		case "version", "--version":
 			app.PrintVersion(stdout)
 			return 0
+		case "migrate":
+			return app.Migrate(args[1:], stdout, stderr)
 		}
 	}
 	cfg, err := config.Parse(args, stdout)

@@ -10,7 +10,7 @@ import (
 )
 
 // Commands are eso's subcommands.
-var Commands = []string{"providers", "version"}
+var Commands = []string{"providers", "version", "migrate"}
 
 // providerModeFlags and coreModeFlags are the flags of one mode only; the
 // others apply to both.

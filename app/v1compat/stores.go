@@ -62,7 +62,7 @@ func wrap(obj client.Object, spec *v1stores.SecretStoreSpec, status *v1stores.Se
 	}
 	v2 := &ssv2.SecretStoreSpec{Controller: spec.Controller, GatingPolicy: ssv2.GatingEnabled, CachingPolicy: ssv2.CachingProviderDefined}
 	var problems []string
-	if d, err := refreshInterval(spec.RefreshInterval); err != nil {
+	if d, err := RefreshInterval(spec.RefreshInterval); err != nil {
 		problems = append(problems, "spec.refreshInterval: "+err.Error())
 	} else {
 		v2.RefreshInterval = d
@@ -101,9 +101,9 @@ func wrap(obj client.Object, spec *v1stores.SecretStoreSpec, status *v1stores.Se
 	return s
 }
 
-// refreshInterval reads upstream's store refreshInterval: seconds, or a
+// RefreshInterval reads upstream's store refreshInterval: seconds, or a
 // duration string; 0 or absent means eso's default.
-func refreshInterval(v *intstr.IntOrString) (*metav1.Duration, error) {
+func RefreshInterval(v *intstr.IntOrString) (*metav1.Duration, error) {
 	if v == nil {
 		return nil, nil
 	}

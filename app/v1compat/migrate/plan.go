@@ -1,0 +1,366 @@
+// Package migrate moves objects from upstream's external-secrets.io/v1
+// stores to eso's v2alpha1 stores: each v1 store becomes a v2alpha1 store
+// of the same kind and name plus a provider configuration object (the v1
+// layer's translation, so the same configuration serves the same reads),
+// and every store reference of ExternalSecrets, ClusterExternalSecrets,
+// PushSecrets and ClusterPushSecrets that meant the v1 store names the
+// v2alpha1 one. Credentials are referenced as before, never copied. A store
+// the translation refuses is reported and left, with its users, as it was.
+package migrate
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	esv1alpha1 "github.com/eso-dev/eso/apis/externalsecrets/v1alpha1"
+	provv2 "github.com/eso-dev/eso/apis/providers/v2alpha1"
+	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
+	"github.com/eso-dev/eso/apis/v1stores"
+	"github.com/eso-dev/eso/app/stores"
+	"github.com/eso-dev/eso/app/v1compat"
+)
+
+// Direction says which way references move.
+type Direction int
+
+const (
+	// ToV2 points references at the v2alpha1 stores, creating them.
+	ToV2 Direction = iota
+	// ToV1 points references back at the v1 stores (a rollback); nothing
+	// is created or deleted.
+	ToV1
+)
+
+// Objects are what a migration reads: the v1 stores, the v2alpha1 stores
+// and provider configurations already there, and the objects that name
+// stores.
+type Objects struct {
+	SecretStores          []v1stores.SecretStore
+	ClusterSecretStores   []v1stores.ClusterSecretStore
+	V2Stores              []client.Object // v2alpha1 stores and provider configurations present
+	ExternalSecrets       []esv1.ExternalSecret
+	ClusterExternalSecret []esv1.ClusterExternalSecret
+	PushSecrets           []esv1alpha1.PushSecret
+	ClusterPushSecrets    []esv1alpha1.ClusterPushSecret
+}
+
+// Options tune a migration.
+type Options struct {
+	Direction Direction
+	// ClusterConfigNamespace holds the provider configurations of v1
+	// ClusterSecretStores whose credentials resolve in each ExternalSecret's
+	// namespace (their references name none).
+	ClusterConfigNamespace string
+	// Endpoints are written into the configurations, as the v1 layer
+	// applies them (from the environment of the eso that served the stores).
+	Endpoints v1compat.Endpoints
+}
+
+// Plan is what a migration does.
+type Plan struct {
+	// Create are the v2alpha1 stores and provider configurations to create.
+	Create []client.Object
+	// Repoint are the objects whose store references change, as they will be.
+	Repoint []client.Object
+	// Changes describe each reference changed, one line each.
+	Changes []string
+	// Refused name each v1 store not migrated and why.
+	Refused []string
+	// Notes name what the migration carries over without effect, or could not decide.
+	Notes []string
+	// Stores are the v2alpha1 stores the references move to (ToV2), to wait for.
+	Stores []client.Object
+}
+
+// storeKey identifies a store of either kind: "SecretStore/ns/name" or
+// "ClusterSecretStore//name".
+func storeKey(kind, namespace, name string) string {
+	if kind == stores.KindClusterSecretStore {
+		namespace = ""
+	}
+	return kind + "/" + namespace + "/" + name
+}
+
+// Build plans the migration of objs.
+func Build(objs Objects, opts Options) Plan {
+	var p Plan
+	present := map[string]bool{} // "Kind/ns/name" of v2 objects present
+	for _, o := range objs.V2Stores {
+		present[o.GetObjectKind().GroupVersionKind().Kind+"/"+o.GetNamespace()+"/"+o.GetName()] = true
+	}
+	moved := map[string]bool{} // v1 stores whose users move
+	consider := func(kind, namespace, name string, spec v1stores.SecretStoreSpec) {
+		key := storeKey(kind, namespace, name)
+		what := kind + " " + strings.TrimPrefix(namespace+"/"+name, "/") + " (external-secrets.io/v1)"
+		if spec.Provider == nil {
+			p.Refused = append(p.Refused, what+": no provider")
+			return
+		}
+		cluster := kind == stores.KindClusterSecretStore
+		t := v1compat.Translate(*spec.Provider, cluster, namespace, name, opts.Endpoints)
+		if err := t.Err(); err != nil {
+			p.Refused = append(p.Refused, what+": "+err.Error())
+			return
+		}
+		for _, n := range t.Notes {
+			p.Notes = append(p.Notes, what+": "+n)
+		}
+		if opts.Direction == ToV1 {
+			moved[key] = true
+			return
+		}
+		store, cfg, err := v2Objects(kind, namespace, name, spec, t, opts.ClusterConfigNamespace)
+		if err != nil {
+			p.Refused = append(p.Refused, what+": "+err.Error())
+			return
+		}
+		for _, o := range []client.Object{cfg, store} {
+			if o == nil {
+				continue
+			}
+			if !present[o.GetObjectKind().GroupVersionKind().Kind+"/"+o.GetNamespace()+"/"+o.GetName()] {
+				p.Create = append(p.Create, o)
+			}
+		}
+		p.Stores = append(p.Stores, store)
+		moved[key] = true
+	}
+	for i := range objs.SecretStores {
+		s := &objs.SecretStores[i]
+		consider(stores.KindSecretStore, s.Namespace, s.Name, s.Spec)
+	}
+	for i := range objs.ClusterSecretStores {
+		s := &objs.ClusterSecretStores[i]
+		consider(stores.KindClusterSecretStore, "", s.Name, s.Spec)
+	}
+	v1Exists := map[string]bool{}
+	for _, s := range objs.SecretStores {
+		v1Exists[storeKey(stores.KindSecretStore, s.Namespace, s.Name)] = true
+	}
+	for _, s := range objs.ClusterSecretStores {
+		v1Exists[storeKey(stores.KindClusterSecretStore, "", s.Name)] = true
+	}
+	r := repointer{opts: opts, moved: moved, v1Exists: v1Exists, plan: &p}
+	r.all(objs)
+	return p
+}
+
+// v2Objects are the v2alpha1 store and provider configuration a v1 store
+// becomes (no configuration for a plugin store: its configuration is the
+// provider service's).
+func v2Objects(kind, namespace, name string, spec v1stores.SecretStoreSpec, t v1compat.Translation, clusterConfigNamespace string) (client.Object, client.Object, error) {
+	ss := ssv2.SecretStoreSpec{Controller: spec.Controller, ProviderConfig: t.Config}
+	d, err := v1compat.RefreshInterval(spec.RefreshInterval)
+	if err != nil {
+		return nil, nil, fmt.Errorf("spec.refreshInterval: %w", err)
+	}
+	ss.RefreshInterval = d
+	if rs := spec.RetrySettings; rs != nil {
+		ss.RetrySettings = &ssv2.RetrySettings{MaxRetries: rs.MaxRetries}
+		if rs.RetryInterval != nil {
+			d, err := time.ParseDuration(*rs.RetryInterval)
+			if err != nil {
+				return nil, nil, fmt.Errorf("spec.retrySettings.retryInterval: %w", err)
+			}
+			ss.RetrySettings.RetryInterval = &metav1.Duration{Duration: d}
+		}
+	}
+	var cfg client.Object
+	if t.Inline != nil {
+		cfg = t.Inline.DeepCopyObject().(client.Object)
+		if kind == stores.KindClusterSecretStore && cfg.GetNamespace() == "" {
+			if clusterConfigNamespace == "" {
+				return nil, nil, fmt.Errorf("its credentials resolve in each ExternalSecret's namespace, so its configuration needs a namespace of its own: pass --cluster-config-namespace")
+			}
+			cfg.SetNamespace(clusterConfigNamespace)
+			ss.ProviderConfig.ProviderRef.Namespace = clusterConfigNamespace
+		}
+		cfg.GetObjectKind().SetGroupVersionKind(provv2.GroupVersion.WithKind(t.Config.ProviderRef.Kind))
+	}
+	if kind == stores.KindClusterSecretStore {
+		css := &ssv2.ClusterSecretStore{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: ssv2.ClusterSecretStoreSpec{SecretStoreSpec: ss, AuthenticationScope: t.Scope}}
+		for _, c := range spec.Conditions {
+			css.Spec.Conditions = append(css.Spec.Conditions, ssv2.ClusterSecretStoreCondition{
+				NamespaceSelector: c.NamespaceSelector, Namespaces: c.Namespaces, NamespaceRegexes: c.NamespaceRegexes})
+		}
+		css.SetGroupVersionKind(ssv2.GroupVersion.WithKind(stores.KindClusterSecretStore))
+		return css, cfg, nil
+	}
+	if ss.ProviderConfig.ProviderRef.Namespace == namespace {
+		ss.ProviderConfig.ProviderRef.Namespace = "" // a SecretStore's own, implied
+	}
+	s := &ssv2.SecretStore{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}, Spec: ss}
+	s.SetGroupVersionKind(ssv2.GroupVersion.WithKind(stores.KindSecretStore))
+	return s, cfg, nil
+}
+
+// repointer rewrites store references.
+type repointer struct {
+	opts     Options
+	moved    map[string]bool // stores whose users move
+	v1Exists map[string]bool
+	plan     *Plan
+}
+
+// target is the apiVersion a reference to the store (kind, name) from
+// namespace gets, or "" when it stays as it is.
+func (r *repointer) target(ref *esv1.SecretStoreRef, namespace string) string {
+	kind := ref.Kind
+	if kind == "" {
+		kind = stores.KindSecretStore
+	}
+	key := storeKey(kind, namespace, ref.Name)
+	if !r.moved[key] {
+		return ""
+	}
+	switch r.opts.Direction {
+	case ToV2:
+		// Only references that meant the v1 store: explicit, or none
+		// while a v1 store of the name exists.
+		if ref.APIVersion == esv1.StoreAPIVersionV1 || (ref.APIVersion == "" && r.v1Exists[key]) {
+			return esv1.StoreAPIVersionV2Alpha1
+		}
+	case ToV1:
+		if ref.APIVersion == esv1.StoreAPIVersionV2Alpha1 {
+			return esv1.StoreAPIVersionV1
+		}
+	}
+	return ""
+}
+
+// refs rewrites every store reference of an ExternalSecret spec used from
+// namespace, describing each change under what.
+func (r *repointer) refs(spec *esv1.ExternalSecretSpec, namespace, what string) bool {
+	changed := false
+	visit := func(path string, ref *esv1.SecretStoreRef) {
+		if ref == nil || ref.Name == "" {
+			return
+		}
+		if to := r.target(ref, namespace); to != "" {
+			r.plan.Changes = append(r.plan.Changes, fmt.Sprintf("%s: %s.apiVersion: %q -> %q", what, path, ref.APIVersion, to))
+			ref.APIVersion, changed = to, true
+		}
+	}
+	visit("spec.secretStoreRef", spec.SecretStoreRef)
+	for i := range spec.Data {
+		if s := spec.Data[i].SourceRef; s != nil {
+			visit(fmt.Sprintf("spec.data[%d].sourceRef.storeRef", i), &s.SecretStoreRef)
+		}
+	}
+	for i := range spec.DataFrom {
+		if s := spec.DataFrom[i].SourceRef; s != nil {
+			visit(fmt.Sprintf("spec.dataFrom[%d].sourceRef.storeRef", i), s.SecretStoreRef)
+		}
+	}
+	return changed
+}
+
+// pushRefs rewrites the named store references of a PushSecret spec.
+func (r *repointer) pushRefs(spec *esv1alpha1.PushSecretSpec, namespace, what string) bool {
+	changed := false
+	visit := func(path string, ref *esv1alpha1.PushSecretStoreRef) {
+		if ref == nil {
+			return
+		}
+		if ref.Name == "" {
+			if ref.APIVersion == "" {
+				r.plan.Notes = append(r.plan.Notes, what+": "+path+" selects stores by labels without an apiVersion: it keeps selecting v1 stores while they exist")
+			}
+			return
+		}
+		es := esv1.SecretStoreRef{Name: ref.Name, Kind: ref.Kind, APIVersion: ref.APIVersion}
+		if to := r.target(&es, namespace); to != "" {
+			r.plan.Changes = append(r.plan.Changes, fmt.Sprintf("%s: %s.apiVersion: %q -> %q", what, path, ref.APIVersion, to))
+			ref.APIVersion, changed = to, true
+		}
+	}
+	for i := range spec.SecretStoreRefs {
+		visit(fmt.Sprintf("spec.secretStoreRefs[%d]", i), &spec.SecretStoreRefs[i])
+	}
+	for i := range spec.DataTo {
+		visit(fmt.Sprintf("spec.dataTo[%d].storeRef", i), spec.DataTo[i].StoreRef)
+	}
+	return changed
+}
+
+// all rewrites the store references of every object that has them. A
+// ClusterExternalSecret or ClusterPushSecret stamps its spec into many
+// namespaces: it moves only when its stores moved for all of them, which
+// for SecretStores cannot be known here, so only its ClusterSecretStore
+// references move.
+func (r *repointer) all(objs Objects) {
+	for i := range objs.ExternalSecrets {
+		es := objs.ExternalSecrets[i].DeepCopy()
+		if isStamped(es) {
+			continue // its ClusterExternalSecret's spec moves it
+		}
+		if r.refs(&es.Spec, es.Namespace, "ExternalSecret "+es.Namespace+"/"+es.Name) {
+			es.SetGroupVersionKind(esv1.GroupVersion.WithKind("ExternalSecret"))
+			r.plan.Repoint = append(r.plan.Repoint, es)
+		}
+	}
+	for i := range objs.PushSecrets {
+		ps := objs.PushSecrets[i].DeepCopy()
+		if isStamped(ps) {
+			continue
+		}
+		if r.pushRefs(&ps.Spec, ps.Namespace, "PushSecret "+ps.Namespace+"/"+ps.Name) {
+			ps.SetGroupVersionKind(esv1alpha1.GroupVersion.WithKind("PushSecret"))
+			r.plan.Repoint = append(r.plan.Repoint, ps)
+		}
+	}
+	for i := range objs.ClusterExternalSecret {
+		ces := objs.ClusterExternalSecret[i].DeepCopy()
+		kind := ""
+		if ref := ces.Spec.ExternalSecretSpec.SecretStoreRef; ref != nil {
+			kind = ref.Kind
+		}
+		if r.clusterOnly(kind, "ClusterExternalSecret "+ces.Name) &&
+			r.refs(&ces.Spec.ExternalSecretSpec, "", "ClusterExternalSecret "+ces.Name) {
+			ces.SetGroupVersionKind(esv1.GroupVersion.WithKind("ClusterExternalSecret"))
+			r.plan.Repoint = append(r.plan.Repoint, ces)
+		}
+	}
+	for i := range objs.ClusterPushSecrets {
+		cps := objs.ClusterPushSecrets[i].DeepCopy()
+		kinds := ""
+		for _, ref := range cps.Spec.PushSecretSpec.SecretStoreRefs {
+			if ref.Kind != stores.KindClusterSecretStore {
+				kinds = stores.KindSecretStore
+			}
+		}
+		if r.clusterOnly(kinds, "ClusterPushSecret "+cps.Name) && r.pushRefs(&cps.Spec.PushSecretSpec, "", "ClusterPushSecret "+cps.Name) {
+			cps.SetGroupVersionKind(esv1alpha1.GroupVersion.WithKind("ClusterPushSecret"))
+			r.plan.Repoint = append(r.plan.Repoint, cps)
+		}
+	}
+	slices.Sort(r.plan.Changes)
+}
+
+// clusterOnly says whether a cluster object's references are all to
+// ClusterSecretStores, noting it when not.
+func (r *repointer) clusterOnly(kind, what string) bool {
+	if kind == stores.KindClusterSecretStore {
+		return true
+	}
+	r.plan.Notes = append(r.plan.Notes, what+" names a SecretStore, which each namespace has its own of: set its secretStoreRef.apiVersion by hand once every namespace's store is migrated")
+	return false
+}
+
+// isStamped reports whether a ClusterExternalSecret or ClusterPushSecret
+// made obj (it would rewrite the object back).
+func isStamped(obj client.Object) bool {
+	for _, o := range obj.GetOwnerReferences() {
+		if o.Kind == "ClusterExternalSecret" || o.Kind == "ClusterPushSecret" {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,356 @@
+package migrate
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	esv1alpha1 "github.com/eso-dev/eso/apis/externalsecrets/v1alpha1"
+	provv2 "github.com/eso-dev/eso/apis/providers/v2alpha1"
+	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
+	"github.com/eso-dev/eso/apis/v1stores"
+	"github.com/eso-dev/eso/app/v1compat"
+)
+
+// Scheme knows every kind a migration reads or writes.
+func Scheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{v1stores.AddToScheme, ssv2.AddToScheme, provv2.AddToScheme, esv1.AddToScheme, esv1alpha1.AddToScheme} {
+		if err := add(s); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Read lists what a migration needs from the cluster.
+func Read(ctx context.Context, c client.Reader) (Objects, error) {
+	var o Objects
+	var ss v1stores.SecretStoreList
+	var css v1stores.ClusterSecretStoreList
+	var es esv1.ExternalSecretList
+	var ces esv1.ClusterExternalSecretList
+	var ps esv1alpha1.PushSecretList
+	var cps esv1alpha1.ClusterPushSecretList
+	var v2ss ssv2.SecretStoreList
+	var v2css ssv2.ClusterSecretStoreList
+	for _, l := range []client.ObjectList{&ss, &css, &es, &ces, &ps, &cps, &v2ss, &v2css} {
+		if err := c.List(ctx, l); err != nil && !meta.IsNoMatchError(err) {
+			return o, fmt.Errorf("listing %T: %w", l, err)
+		}
+	}
+	o.SecretStores, o.ClusterSecretStores = ss.Items, css.Items
+	o.ExternalSecrets, o.ClusterExternalSecret, o.PushSecrets, o.ClusterPushSecrets = es.Items, ces.Items, ps.Items, cps.Items
+	for i := range v2ss.Items {
+		v2ss.Items[i].SetGroupVersionKind(ssv2.GroupVersion.WithKind("SecretStore"))
+		o.V2Stores = append(o.V2Stores, &v2ss.Items[i])
+	}
+	for i := range v2css.Items {
+		v2css.Items[i].SetGroupVersionKind(ssv2.GroupVersion.WithKind("ClusterSecretStore"))
+		o.V2Stores = append(o.V2Stores, &v2css.Items[i])
+	}
+	return o, nil
+}
+
+// Apply carries out p: it creates the v2alpha1 objects (one already there
+// must be the same, or nothing moves), waits up to wait for every store to
+// be Ready, then moves the references, each guarded by its resourceVersion
+// so a concurrent edit is not overwritten. Nothing moves unless every
+// store it could move to is Ready.
+func Apply(ctx context.Context, c client.Client, p Plan, wait time.Duration, log io.Writer) error {
+	for _, obj := range p.Create {
+		err := c.Create(ctx, obj.DeepCopyObject().(client.Object))
+		if apierrors.IsAlreadyExists(err) {
+			err = sameAsPresent(ctx, c, obj)
+		}
+		if err != nil {
+			return fmt.Errorf("creating %s: %w; nothing was re-pointed", describe(obj), err)
+		}
+		fmt.Fprintf(log, "created %s\n", describe(obj))
+	}
+	deadline := time.Now().Add(wait)
+	for _, s := range p.Stores {
+		for {
+			ready, msg, err := isReady(ctx, c, s)
+			if err != nil {
+				return err
+			}
+			if ready {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("%s is not Ready after %s (%s); nothing was re-pointed", describe(s), wait, msg)
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(250 * time.Millisecond):
+			}
+		}
+	}
+	var errs []error
+	for _, obj := range p.Repoint {
+		current := obj.DeepCopyObject().(client.Object)
+		if err := c.Get(ctx, client.ObjectKeyFromObject(obj), current); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if current.GetResourceVersion() != obj.GetResourceVersion() {
+			errs = append(errs, fmt.Errorf("%s changed since it was read: run eso migrate again", describe(obj)))
+			continue
+		}
+		if err := c.Update(ctx, obj.DeepCopyObject().(client.Object)); err != nil {
+			errs = append(errs, fmt.Errorf("re-pointing %s: %w", describe(obj), err))
+			continue
+		}
+		fmt.Fprintf(log, "re-pointed %s\n", describe(obj))
+	}
+	return errors.Join(errs...)
+}
+
+// sameAsPresent accepts an object that exists already only when its spec
+// is the one planned (a migration run again).
+func sameAsPresent(ctx context.Context, c client.Client, want client.Object) error {
+	got := want.DeepCopyObject().(client.Object)
+	if err := c.Get(ctx, client.ObjectKeyFromObject(want), got); err != nil {
+		return err
+	}
+	if !equality.Semantic.DeepEqual(specOf(got), specOf(want)) {
+		return fmt.Errorf("%s exists with another spec", describe(want))
+	}
+	return nil
+}
+
+// specOf is an object's spec, for comparison.
+func specOf(obj client.Object) any {
+	raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil
+	}
+	return raw["spec"]
+}
+
+// isReady reads a v2alpha1 store's Ready condition for its current generation.
+func isReady(ctx context.Context, c client.Client, s client.Object) (bool, string, error) {
+	got := s.DeepCopyObject().(client.Object)
+	if err := c.Get(ctx, client.ObjectKeyFromObject(s), got); err != nil {
+		return false, "", err
+	}
+	var conds []metav1.Condition
+	switch o := got.(type) {
+	case *ssv2.SecretStore:
+		conds = o.Status.Conditions
+	case *ssv2.ClusterSecretStore:
+		conds = o.Status.Conditions
+	}
+	cond := meta.FindStatusCondition(conds, ssv2.ConditionReady)
+	if cond == nil || cond.ObservedGeneration != got.GetGeneration() {
+		return false, "not checked yet", nil
+	}
+	return cond.Status == metav1.ConditionTrue, cond.Reason + ": " + cond.Message, nil
+}
+
+// describe names an object for the report.
+func describe(obj client.Object) string {
+	gvk := obj.GetObjectKind().GroupVersionKind()
+	name := obj.GetName()
+	if ns := obj.GetNamespace(); ns != "" {
+		name = ns + "/" + name
+	}
+	return gvk.Kind + "." + gvk.GroupVersion().String() + " " + name
+}
+
+// Print writes p for a person: what would be created and re-pointed, what
+// is not migrated and why.
+func Print(w io.Writer, p Plan) {
+	for _, o := range p.Create {
+		fmt.Fprintf(w, "create   %s\n", describe(o))
+	}
+	for _, c := range p.Changes {
+		fmt.Fprintf(w, "change   %s\n", c)
+	}
+	for _, r := range p.Refused {
+		fmt.Fprintf(w, "refused  %s (it and its users stay as they are)\n", r)
+	}
+	for _, n := range p.Notes {
+		fmt.Fprintf(w, "note     %s\n", n)
+	}
+	if len(p.Create)+len(p.Changes)+len(p.Refused) == 0 {
+		fmt.Fprintln(w, "nothing to migrate")
+	}
+}
+
+// PrintYAML writes every object p creates or changes as YAML documents.
+func PrintYAML(w io.Writer, p Plan) error {
+	for _, o := range append(append([]client.Object{}, p.Create...), p.Repoint...) {
+		o = o.DeepCopyObject().(client.Object)
+		o.SetResourceVersion("")
+		o.SetManagedFields(nil)
+		out, err := yaml.Marshal(o)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "---\n%s", out)
+	}
+	return nil
+}
+
+// ReadFiles decodes the manifests of paths (files, or directories of .yaml
+// and .yml files): the kinds a migration reads, others ignored.
+func ReadFiles(paths []string) (Objects, error) {
+	scheme, err := Scheme()
+	if err != nil {
+		return Objects{}, err
+	}
+	decoder := serializer.NewCodecFactory(scheme).UniversalDeserializer()
+	var o Objects
+	for _, path := range paths {
+		files := []string{path}
+		if info, err := os.Stat(path); err == nil && info.IsDir() {
+			files = nil
+			for _, pattern := range []string{"*.yaml", "*.yml"} {
+				m, _ := filepath.Glob(filepath.Join(path, pattern))
+				files = append(files, m...)
+			}
+		}
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				return o, err
+			}
+			reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+			for {
+				doc, err := reader.Read()
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					return o, fmt.Errorf("%s: %w", f, err)
+				}
+				if strings.TrimSpace(string(doc)) == "" {
+					continue
+				}
+				obj, _, err := decoder.Decode(doc, nil, nil)
+				if err != nil {
+					continue // a kind a migration does not read
+				}
+				add(&o, obj)
+			}
+		}
+	}
+	return o, nil
+}
+
+// add files a decoded object under its kind.
+func add(o *Objects, obj runtime.Object) {
+	switch t := obj.(type) {
+	case *v1stores.SecretStore:
+		o.SecretStores = append(o.SecretStores, *t)
+	case *v1stores.ClusterSecretStore:
+		o.ClusterSecretStores = append(o.ClusterSecretStores, *t)
+	case *esv1.ExternalSecret:
+		o.ExternalSecrets = append(o.ExternalSecrets, *t)
+	case *esv1.ClusterExternalSecret:
+		o.ClusterExternalSecret = append(o.ClusterExternalSecret, *t)
+	case *esv1alpha1.PushSecret:
+		o.PushSecrets = append(o.PushSecrets, *t)
+	case *esv1alpha1.ClusterPushSecret:
+		o.ClusterPushSecrets = append(o.ClusterPushSecrets, *t)
+	case *ssv2.SecretStore, *ssv2.ClusterSecretStore:
+		o.V2Stores = append(o.V2Stores, t.(client.Object))
+	}
+}
+
+// Run is `eso migrate`: newClient connects to the cluster named by a
+// kubeconfig path ("" for the default).
+func Run(args []string, stdout, stderr io.Writer, newClient func(kubeconfig string, scheme *runtime.Scheme) (client.Client, error)) int {
+	fs := flag.NewFlagSet("eso migrate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var files stringList
+	fs.Var(&files, "f", "read manifests from this file or directory instead of the cluster (repeatable); prints the migrated manifests")
+	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of the cluster (default: $KUBECONFIG, in-cluster, ~/.kube/config)")
+	apply := fs.Bool("apply", false, "apply the migration to the cluster (default: print what it would do)")
+	rollback := fs.Bool("rollback", false, "point references back at the v1 stores instead")
+	output := fs.String("o", "text", "output: text (the plan) or yaml (the objects created and changed)")
+	configNS := fs.String("cluster-config-namespace", "", "namespace for the provider configurations of ClusterSecretStores whose credentials resolve per ExternalSecret")
+	wait := fs.Duration("wait", 2*time.Minute, "with --apply: how long to wait for the new stores to be Ready")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: eso migrate [-f path]... [--apply] [--rollback] [-o text|yaml] [--cluster-config-namespace ns]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 || (*output != "text" && *output != "yaml") || (*apply && len(files) > 0) {
+		fs.Usage()
+		return 2
+	}
+	opts := Options{ClusterConfigNamespace: *configNS, Endpoints: v1compat.EndpointsFromEnv()}
+	if *rollback {
+		opts.Direction = ToV1
+	}
+	ctx := context.Background()
+	var objs Objects
+	var c client.Client
+	var err error
+	if len(files) > 0 {
+		objs, err = ReadFiles(files)
+	} else {
+		var scheme *runtime.Scheme
+		if scheme, err = Scheme(); err == nil {
+			if c, err = newClient(*kubeconfig, scheme); err == nil {
+				objs, err = Read(ctx, c)
+			}
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "eso migrate:", err)
+		return 1
+	}
+	plan := Build(objs, opts)
+	if *output == "yaml" || len(files) > 0 {
+		if err := PrintYAML(stdout, plan); err != nil {
+			fmt.Fprintln(stderr, "eso migrate:", err)
+			return 1
+		}
+		Print(stderr, plan)
+		return 0
+	}
+	Print(stdout, plan)
+	if !*apply {
+		fmt.Fprintln(stdout, "(dry run: nothing changed; --apply applies it)")
+		return 0
+	}
+	if err := Apply(ctx, c, plan, *wait, stdout); err != nil {
+		fmt.Fprintln(stderr, "eso migrate:", err)
+		return 1
+	}
+	return 0
+}
+
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
