@@ -60,6 +60,9 @@ type Options struct {
 	// Endpoints are written into the configurations, as the v1 layer
 	// applies them (from the environment of the eso that served the stores).
 	Endpoints v1compat.Endpoints
+	// OnlyUsed migrates only the ClusterSecretStores the objects read use
+	// (a migration of one namespace).
+	OnlyUsed bool
 }
 
 // Plan is what a migration does.
@@ -135,9 +138,12 @@ func Build(objs Objects, opts Options) Plan {
 		s := &objs.SecretStores[i]
 		consider(stores.KindSecretStore, s.Namespace, s.Name, s.Spec)
 	}
+	used := usedClusterStores(objs)
 	for i := range objs.ClusterSecretStores {
 		s := &objs.ClusterSecretStores[i]
-		consider(stores.KindClusterSecretStore, "", s.Name, s.Spec)
+		if !opts.OnlyUsed || used[s.Name] {
+			consider(stores.KindClusterSecretStore, "", s.Name, s.Spec)
+		}
 	}
 	v1Exists := map[string]bool{}
 	for _, s := range objs.SecretStores {
@@ -149,6 +155,38 @@ func Build(objs Objects, opts Options) Plan {
 	r := repointer{opts: opts, moved: moved, v1Exists: v1Exists, plan: &p}
 	r.all(objs)
 	return p
+}
+
+// usedClusterStores names the ClusterSecretStores the ExternalSecrets and
+// PushSecrets of objs name.
+func usedClusterStores(objs Objects) map[string]bool {
+	used := map[string]bool{}
+	note := func(kind, name string) {
+		if kind == stores.KindClusterSecretStore {
+			used[name] = true
+		}
+	}
+	for _, es := range objs.ExternalSecrets {
+		if ref := es.Spec.SecretStoreRef; ref != nil {
+			note(ref.Kind, ref.Name)
+		}
+		for _, d := range es.Spec.Data {
+			if d.SourceRef != nil {
+				note(d.SourceRef.SecretStoreRef.Kind, d.SourceRef.SecretStoreRef.Name)
+			}
+		}
+		for _, d := range es.Spec.DataFrom {
+			if d.SourceRef != nil && d.SourceRef.SecretStoreRef != nil {
+				note(d.SourceRef.SecretStoreRef.Kind, d.SourceRef.SecretStoreRef.Name)
+			}
+		}
+	}
+	for _, ps := range objs.PushSecrets {
+		for _, ref := range ps.Spec.SecretStoreRefs {
+			note(ref.Kind, ref.Name)
+		}
+	}
+	return used
 }
 
 // v2Objects are the v2alpha1 store and provider configuration a v1 store

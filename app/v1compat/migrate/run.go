@@ -42,8 +42,10 @@ func Scheme() (*runtime.Scheme, error) {
 	return s, nil
 }
 
-// Read lists what a migration needs from the cluster.
-func Read(ctx context.Context, c client.Reader) (Objects, error) {
+// Read lists what a migration needs from the cluster: everything, or with
+// a namespace, the namespace's objects and the ClusterSecretStores (no
+// ClusterExternalSecrets or ClusterPushSecrets, which span namespaces).
+func Read(ctx context.Context, c client.Reader, namespace string) (Objects, error) {
 	var o Objects
 	var ss v1stores.SecretStoreList
 	var css v1stores.ClusterSecretStoreList
@@ -53,8 +55,17 @@ func Read(ctx context.Context, c client.Reader) (Objects, error) {
 	var cps esv1alpha1.ClusterPushSecretList
 	var v2ss ssv2.SecretStoreList
 	var v2css ssv2.ClusterSecretStoreList
-	for _, l := range []client.ObjectList{&ss, &css, &es, &ces, &ps, &cps, &v2ss, &v2css} {
-		if err := c.List(ctx, l); err != nil && !meta.IsNoMatchError(err) {
+	lists := []client.ObjectList{&ss, &css, &es, &ps, &v2ss, &v2css}
+	if namespace == "" {
+		lists = append(lists, &ces, &cps)
+	}
+	for _, l := range lists {
+		var opts []client.ListOption
+		switch l.(type) {
+		case *v1stores.SecretStoreList, *esv1.ExternalSecretList, *esv1alpha1.PushSecretList, *ssv2.SecretStoreList:
+			opts = append(opts, client.InNamespace(namespace))
+		}
+		if err := c.List(ctx, l, opts...); err != nil && !meta.IsNoMatchError(err) {
 			return o, fmt.Errorf("listing %T: %w", l, err)
 		}
 	}
@@ -291,10 +302,11 @@ func Run(args []string, stdout, stderr io.Writer, newClient func(kubeconfig stri
 	apply := fs.Bool("apply", false, "apply the migration to the cluster (default: print what it would do)")
 	rollback := fs.Bool("rollback", false, "point references back at the v1 stores instead")
 	output := fs.String("o", "text", "output: text (the plan) or yaml (the objects created and changed)")
+	namespace := fs.String("namespace", "", "migrate only this namespace's objects (and the ClusterSecretStores they use)")
 	configNS := fs.String("cluster-config-namespace", "", "namespace for the provider configurations of ClusterSecretStores whose credentials resolve per ExternalSecret")
 	wait := fs.Duration("wait", 2*time.Minute, "with --apply: how long to wait for the new stores to be Ready")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: eso migrate [-f path]... [--apply] [--rollback] [-o text|yaml] [--cluster-config-namespace ns]")
+		fmt.Fprintln(stderr, "usage: eso migrate [-f path]... [--namespace ns] [--apply] [--rollback] [-o text|yaml] [--cluster-config-namespace ns]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -307,7 +319,7 @@ func Run(args []string, stdout, stderr io.Writer, newClient func(kubeconfig stri
 		fs.Usage()
 		return 2
 	}
-	opts := Options{ClusterConfigNamespace: *configNS, Endpoints: v1compat.EndpointsFromEnv()}
+	opts := Options{ClusterConfigNamespace: *configNS, Endpoints: v1compat.EndpointsFromEnv(), OnlyUsed: *namespace != ""}
 	if *rollback {
 		opts.Direction = ToV1
 	}
@@ -321,7 +333,7 @@ func Run(args []string, stdout, stderr io.Writer, newClient func(kubeconfig stri
 		var scheme *runtime.Scheme
 		if scheme, err = Scheme(); err == nil {
 			if c, err = newClient(*kubeconfig, scheme); err == nil {
-				objs, err = Read(ctx, c)
+				objs, err = Read(ctx, c, *namespace)
 			}
 		}
 	}
