@@ -277,6 +277,30 @@ spec:
 	waitSecretData(t, ns, "from-gcp", map[string]string{"cert": "gcp-value"})
 	waitSecretData(t, ns, "from-k8s", map[string]string{"password": "k8s-pw"})
 	waitSecretData(t, ns, "from-fake", map[string]string{"foo_bar": "HELLO1", "john": "doe"})
+
+	// A PushSecret as upstream writes it pushes through the v1 store.
+	create(t, plainSecret(ns, "to-push", map[string]string{"api-key": "pushed-value"}))
+	applyYAML(t, ns, `
+apiVersion: external-secrets.io/v1alpha1
+kind: PushSecret
+metadata: {name: push-to-vault}
+spec:
+  refreshInterval: 1h
+  secretStoreRefs: [{name: vault-backend, kind: SecretStore}]
+  selector: {secret: {name: to-push}}
+  data:
+    - match: {secretKey: api-key, remoteRef: {remoteKey: v1/pushed, property: api-key}}
+`)
+	eventually(t, "the value pushed to Vault through the v1 store", func() error {
+		got, err := vault.KVv2("secret").Get(ctx, "v1/pushed")
+		if err != nil {
+			return err
+		}
+		if got.Data["api-key"] != "pushed-value" {
+			return fmt.Errorf("vault holds %v", got.Data)
+		}
+		return nil
+	})
 }
 
 // TestV1StoreRules: a v1 store eso cannot serve as written says which field
