@@ -43,6 +43,12 @@ func (t *translator) aws(p *v1stores.AWSProvider) client.Object {
 		case p.Role == "":
 			t.refuse(at+".auth.jwt", "eso exchanges the ServiceAccount's token for the role in spec.provider.aws.role: set it (to the role of the eks.amazonaws.com/role-arn annotation)")
 		default:
+			if p.Auth.SecretRef != nil {
+				t.note(at+".auth.secretRef", "not used: auth.jwt takes precedence, as upstream")
+			}
+			if p.ExternalID != "" || len(p.SessionTags) > 0 {
+				t.refuse(at+".externalID/sessionTags", "not sent with auth.jwt, which exchanges the token for the role directly")
+			}
 			spec.Auth = &provv2.AWSAuth{JWT: &provv2.AWSJWTAuth{ServiceAccountRef: t.serviceAccount(at+".auth.jwt.serviceAccountRef", *j.ServiceAccountRef)}}
 		}
 	}
@@ -84,7 +90,9 @@ func (t *translator) gcp(p *v1stores.GCPSMProvider) client.Object {
 		spec.Auth = &provv2.GCPAuth{SecretRef: &provv2.GCPAuthSecretRef{
 			SecretAccessKey: t.secret(at+".auth.secretRef.secretAccessKeySecretRef", s.SecretAccessKey)}}
 	}
-	if wi := p.Auth.WorkloadIdentity; wi != nil {
+	if wi := p.Auth.WorkloadIdentity; wi != nil && p.Auth.SecretRef != nil {
+		t.note(at+".auth.workloadIdentity", "not used: auth.secretRef takes precedence, as upstream")
+	} else if wi != nil {
 		if wi.ClusterLocation == "" || wi.ClusterName == "" {
 			t.refuse(at+".auth.workloadIdentity", "eso needs clusterLocation and clusterName (it does not ask the metadata server)")
 		}
@@ -109,8 +117,10 @@ func (t *translator) vault(p *v1stores.VaultProvider) client.Object {
 	if spec.Version == "" {
 		spec.Version = "v2"
 	}
-	if p.Path != nil {
+	if p.Path != nil && *p.Path != "" {
 		spec.Path = *p.Path
+	} else {
+		t.refuse(at+".path", "eso needs the KV mount (e.g. secret); reading the mount from each remote key is not supported")
 	}
 	if p.Namespace != nil {
 		spec.Namespace = *p.Namespace
@@ -145,6 +155,9 @@ func (t *translator) vault(p *v1stores.VaultProvider) client.Object {
 		spec.Auth.AppRole = &provv2.VaultAppRole{Path: r.Path, RoleID: r.RoleID, SecretRef: t.secret(at+".auth.appRole.secretRef", r.SecretRef)}
 	}
 	if k := a.Kubernetes; k != nil {
+		if k.SecretRef != nil && k.ServiceAccountRef != nil {
+			t.note(at+".auth.kubernetes.secretRef", "not used: serviceAccountRef takes precedence, as upstream")
+		}
 		if k.ServiceAccountRef == nil {
 			t.refuse(at+".auth.kubernetes", "eso needs serviceAccountRef (it requests the token; a token in a Secret is not supported)")
 		} else {

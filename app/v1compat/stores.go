@@ -67,7 +67,9 @@ func wrap(obj client.Object, spec *v1stores.SecretStoreSpec, status *v1stores.Se
 	} else {
 		v2.RefreshInterval = d
 	}
+	var notes []string
 	if rs := spec.RetrySettings; rs != nil {
+		notes = append(notes, "spec.retrySettings: eso retries failed provider calls with its own backoff")
 		v2.RetrySettings = &ssv2.RetrySettings{MaxRetries: rs.MaxRetries}
 		if rs.RetryInterval != nil {
 			d, err := time.ParseDuration(*rs.RetryInterval)
@@ -86,7 +88,7 @@ func wrap(obj client.Object, spec *v1stores.SecretStoreSpec, status *v1stores.Se
 	}
 	t.Unsupported = append(problems, t.Unsupported...)
 	v2.ProviderConfig = t.Config
-	s.Spec, s.Inline, s.Untranslatable, s.Notes = v2, t.Inline, t.Err(), t.Notes
+	s.Spec, s.Inline, s.Untranslatable, s.Notes = v2, t.Inline, t.Err(), append(notes, t.Notes...)
 	if cluster {
 		s.Kind = stores.KindClusterSecretStore
 		s.Cluster = &ssv2.ClusterSecretStoreSpec{SecretStoreSpec: *v2, AuthenticationScope: t.Scope}

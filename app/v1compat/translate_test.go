@@ -191,6 +191,12 @@ gcpsm: {projectID: p, auth: {workloadIdentityFederation: {audience: a}}}`, false
 		{"kubernetes of another cluster", `
 kubernetes: {server: {url: "https://10.0.0.1:6443"}, auth: {token: {bearerToken: {name: t, key: k}}}}`, false,
 			[]string{"spec.provider.kubernetes.server.url: eso's Kubernetes provider reads this cluster only", "spec.provider.kubernetes.auth.token"}},
+		{"vault without its mount", `
+vault: {server: "http://v", auth: {tokenSecretRef: {name: t, key: k}}}`, false,
+			[]string{"spec.provider.vault.path: eso needs the KV mount"}},
+		{"aws IRSA with externalID", `
+aws: {service: SecretsManager, region: eu-west-1, role: arn:aws:iam::1:role/r, externalID: x, auth: {jwt: {serviceAccountRef: {name: sa}}}}`, false,
+			[]string{"spec.provider.aws.externalID/sessionTags: not sent with auth.jwt"}},
 		{"plugin of another namespace", `
 plugin: {address: "p:8443", providerRef: {kind: Vault, name: v, namespace: other}}`, false,
 			[]string{"spec.provider.plugin.providerRef.namespace: a SecretStore reads only its own namespace"}},
@@ -211,6 +217,27 @@ plugin: {address: "p:8443", providerRef: {kind: Vault, name: v, namespace: other
 				}
 			}
 		})
+	}
+}
+
+// TestPrecedenceAsUpstream: where upstream uses one of two methods set
+// together, eso uses the same one and names the other in its notes.
+func TestPrecedenceAsUpstream(t *testing.T) {
+	got := Translate(provider(t, `
+gcpsm:
+  projectID: p
+  auth:
+    secretRef: {secretAccessKeySecretRef: {name: gcp, key: k}}
+    workloadIdentity: {clusterLocation: l, clusterName: c, serviceAccountRef: {name: sa}}`), false, "team", "s", Endpoints{})
+	if err := got.Err(); err != nil {
+		t.Fatal(err)
+	}
+	gcp := got.Inline.(*provv2.GCPSecretManager)
+	if gcp.Spec.Auth.SecretRef == nil || gcp.Spec.Auth.WorkloadIdentity != nil {
+		t.Errorf("auth %+v: want secretRef only, as upstream", gcp.Spec.Auth)
+	}
+	if len(got.Notes) != 1 || !strings.Contains(got.Notes[0], "spec.provider.gcpsm.auth.workloadIdentity: not used") {
+		t.Errorf("notes %q", got.Notes)
 	}
 }
 
