@@ -97,8 +97,17 @@ func (r *Resolver) Get(ctx context.Context, namespace string, ref esv1.SecretSto
 	if ref.APIVersion == "" {
 		if v1, ok := r.api(StoreAPIVersionV1, kind); ok {
 			store, err := r.read(ctx, v1, namespace, ref.Name)
+			if err == nil {
+				// A v2alpha1 store of the name is not used: say so, as
+				// before v1 stores were served it was.
+				if v2, ok := r.api(esv1.StoreAPIVersionV2Alpha1, kind); ok {
+					_, err := r.read(ctx, v2, namespace, ref.Name)
+					store.Shadows = err == nil
+				}
+				return store, nil
+			}
 			if !errors.Is(err, ErrStoreNotFound) && !meta.IsNoMatchError(err) {
-				return store, err
+				return nil, err
 			}
 		}
 		ref.APIVersion = esv1.StoreAPIVersionV2Alpha1
@@ -108,7 +117,13 @@ func (r *Resolver) Get(ctx context.Context, namespace string, ref esv1.SecretSto
 		if ref.APIVersion == StoreAPIVersionV1 {
 			return nil, fmt.Errorf("%w %q: this eso is built without the v1 compatibility layer; use %s stores", ErrUnsupportedVersion, ref.APIVersion, esv1.StoreAPIVersionV2Alpha1)
 		}
-		return nil, fmt.Errorf("%w %q: eso serves %s and %s", ErrUnsupportedVersion, ref.APIVersion, esv1.StoreAPIVersionV2Alpha1, StoreAPIVersionV1)
+		served := []string{}
+		for _, a := range r.apis {
+			if !slices.Contains(served, a.APIVersion) {
+				served = append(served, a.APIVersion)
+			}
+		}
+		return nil, fmt.Errorf("%w %q: this eso serves %s", ErrUnsupportedVersion, ref.APIVersion, strings.Join(served, " and "))
 	}
 	return r.read(ctx, a, namespace, ref.Name)
 }

@@ -50,6 +50,9 @@ type Store struct {
 	// Notes name the fields of a v1 store accepted without effect in eso,
 	// for its Ready message.
 	Notes []string
+	// Shadows is set on a v1 store found for a reference without an
+	// apiVersion while a v2alpha1 store of the same name exists too.
+	Shadows bool
 }
 
 // FromSecretStore wraps a SecretStore.

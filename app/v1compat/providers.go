@@ -142,6 +142,10 @@ func (t *translator) vault(p *v1stores.VaultProvider) client.Object {
 		t.refuse(at+".auth", "eso needs an authentication method")
 		return &provv2.Vault{Spec: spec}
 	}
+	if a.TokenSecretRef == nil && a.AppRole == nil && a.Kubernetes == nil && a.Jwt == nil && a.Cert == nil &&
+		a.Ldap == nil && a.UserPass == nil && a.Iam == nil && a.GCP == nil {
+		t.refuse(at+".auth", "eso needs an authentication method")
+	}
 	if a.Namespace != nil && *a.Namespace != "" {
 		t.refuse(at+".auth.namespace", "logging in to another namespace than spec.provider.vault.namespace is not supported")
 	}
@@ -224,11 +228,16 @@ func (t *translator) kubernetes(p *v1stores.KubernetesProvider) client.Object {
 		t.refuse(at+".server.url", "eso's Kubernetes provider reads this cluster only (kubernetes.default)")
 	}
 	if p.Server.CAProvider != nil || len(p.Server.CABundle) > 0 {
-		t.caProvider(at+".server.caProvider", p.Server.CAProvider)
+		// Not read, so its namespace decides nothing.
 		t.note(at+".server.caBundle/caProvider", "this cluster's own CA is used")
 	}
 	if p.AuthRef != nil {
 		t.refuse(at+".authRef", "a kubeconfig in a Secret is not supported; use auth.serviceAccount")
+	}
+	if p.Auth == nil || p.Auth.ServiceAccount == nil && p.Auth.Token == nil && p.Auth.Cert == nil {
+		// As upstream, which refuses a store without auth: eso's own
+		// identity is never lent to a store.
+		t.refuse(at+".auth", "eso needs auth.serviceAccount, whose RBAC decides what the store reads")
 	}
 	if p.Auth != nil {
 		if p.Auth.Token != nil {

@@ -88,6 +88,12 @@ func wrap(obj client.Object, spec *v1stores.SecretStoreSpec, status *v1stores.Se
 	}
 	t.Unsupported = append(problems, t.Unsupported...)
 	v2.ProviderConfig = t.Config
+	if t.Inline != nil {
+		// The configuration's identity is the store's: providers key state
+		// by it (the Fake provider its pushed values).
+		t.Inline.SetUID(obj.GetUID())
+		t.Inline.SetGeneration(obj.GetGeneration())
+	}
 	s.Spec, s.Inline, s.Untranslatable, s.Notes = v2, t.Inline, t.Err(), append(notes, t.Notes...)
 	if cluster {
 		s.Kind = stores.KindClusterSecretStore

@@ -191,6 +191,12 @@ gcpsm: {projectID: p, auth: {workloadIdentityFederation: {audience: a}}}`, false
 		{"kubernetes of another cluster", `
 kubernetes: {server: {url: "https://10.0.0.1:6443"}, auth: {token: {bearerToken: {name: t, key: k}}}}`, false,
 			[]string{"spec.provider.kubernetes.server.url: eso's Kubernetes provider reads this cluster only", "spec.provider.kubernetes.auth.token"}},
+		{"kubernetes with eso's own identity", `
+kubernetes: {remoteNamespace: kube-system, server: {caProvider: {type: ConfigMap, name: ca, key: ca.crt, namespace: kube-system}}}`, true,
+			[]string{"spec.provider.kubernetes.auth: eso needs auth.serviceAccount"}},
+		{"vault with an empty auth", `
+vault: {server: "http://v", path: secret, auth: {}}`, false,
+			[]string{"spec.provider.vault.auth: eso needs an authentication method"}},
 		{"vault without its mount", `
 vault: {server: "http://v", auth: {tokenSecretRef: {name: t, key: k}}}`, false,
 			[]string{"spec.provider.vault.path: eso needs the KV mount"}},

@@ -20,6 +20,7 @@ import (
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/apis/v1stores"
 	"github.com/eso-dev/eso/app/v1compat/migrate"
+	"github.com/eso-dev/eso/providers/vault/vaulttest"
 )
 
 // runMigrate runs `eso migrate args...` against the test cluster as its
@@ -258,4 +259,75 @@ func (s *secretWatch) changes() []string {
 func (s *secretWatch) stop() {
 	s.w.Stop()
 	<-s.done
+}
+
+// TestMigrateKeepsPushes: a PushSecret with deletionPolicy Delete that
+// selects its store by labels keeps what it pushed through a migration and
+// the deletion of the v1 store: the v2alpha1 store carries the v1 store's
+// labels, so it is still selected and nothing counts as dropped.
+func TestMigrateKeepsPushes(t *testing.T) {
+	vault := vaulttest.Start(t)
+	runEso(t, testConfig())
+	ns := env.Namespace(t, "migrate-push", nil)
+	create(t, plainSecret(ns, "source", map[string]string{"token": "pushed-value"}),
+		plainSecret(ns, "vault-token", map[string]string{"token": vault.Token()}))
+	applyYAML(t, ns, fmt.Sprintf(`
+apiVersion: external-secrets.io/v1
+kind: SecretStore
+metadata: {name: shared, labels: {tier: shared}}
+spec:
+  provider:
+    vault:
+      server: %q
+      path: secret
+      auth: {tokenSecretRef: {name: vault-token, key: token}}
+---
+`, vault.Address())+`
+apiVersion: external-secrets.io/v1alpha1
+kind: PushSecret
+metadata: {name: push}
+spec:
+  refreshInterval: 1s
+  deletionPolicy: Delete
+  secretStoreRefs: [{kind: SecretStore, labelSelector: {matchLabels: {tier: shared}}}]
+  selector: {secret: {name: source}}
+  data: [{match: {secretKey: token, remoteRef: {remoteKey: pushed, property: token}}}]
+---
+apiVersion: external-secrets.io/v1
+kind: ExternalSecret
+metadata: {name: reads-pushed}
+spec:
+  refreshInterval: 1s
+  secretStoreRef: {name: shared}
+  target: {name: pushed-copy, deletionPolicy: Delete}
+  data: [{secretKey: token, remoteRef: {key: pushed, property: token}}]
+`)
+	waitSecretData(t, ns, "pushed-copy", map[string]string{"token": "pushed-value"})
+	runMigrate(t, "--namespace", ns, "--apply")
+	if err := env.Client.Delete(context.Background(), &v1stores.SecretStore{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shared"}}); err != nil {
+		t.Fatal(err)
+	}
+	var store ssv2.SecretStore
+	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "shared"}, &store); err != nil || store.Labels["tier"] != "shared" {
+		t.Fatalf("the v2alpha1 store (%v) lacks the v1 store's labels: %v", err, store.Labels)
+	}
+	consistently(t, 5*time.Second, "the pushed value stays in the provider", func() error {
+		var es esv1.ExternalSecret
+		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "reads-pushed"}, &es); err != nil {
+			return err
+		}
+		for _, c := range es.Status.Conditions {
+			if c.Type == esv1.ConditionReady && c.Status != metav1.ConditionTrue {
+				return fmt.Errorf("the ExternalSecret reading it: %s %s", c.Reason, c.Message)
+			}
+		}
+		var copied corev1.Secret
+		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "pushed-copy"}, &copied); err != nil {
+			return err
+		}
+		if string(copied.Data["token"]) != "pushed-value" {
+			return fmt.Errorf("the ExternalSecret reading it holds %q", copied.Data["token"])
+		}
+		return nil
+	})
 }

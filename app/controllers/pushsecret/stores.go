@@ -35,11 +35,22 @@ type pushStore struct {
 // pushes.
 func resolveStores(ctx context.Context, resolver *stores.Resolver, ps *esv1alpha1.PushSecret) ([]*pushStore, error) {
 	var out []*pushStore
-	seen := map[string]bool{}
+	seen := map[string]string{} // status key → the store's API
+	var clash error
 	add := func(s *pushStore) {
-		if !seen[s.target.key()] {
-			seen[s.target.key()] = true
+		api := ""
+		if s.store != nil {
+			api = s.store.APIVersion
+		}
+		prev, ok := seen[s.target.key()]
+		switch {
+		case !ok:
+			seen[s.target.key()] = api
 			out = append(out, s)
+		case prev != api && prev != "" && api != "":
+			// status.syncedPushSecrets keys stores by kind and name, as
+			// upstream: two stores of one name cannot both be recorded.
+			clash = fmt.Errorf("%w: the references name %s under two apiVersions; push to one of them", errBadEntry, s.target.key())
 		}
 	}
 	for i, ref := range ps.Spec.SecretStoreRefs {
@@ -64,6 +75,9 @@ func resolveStores(ctx context.Context, resolver *stores.Resolver, ps *esv1alpha
 				add(usable(ctx, resolver, store, ps.Namespace))
 			}
 		}
+	}
+	if clash != nil {
+		return nil, clash
 	}
 	if len(out) > maxStores {
 		return nil, fmt.Errorf("%w: the references select %d stores, more than %d", errBadEntry, len(out), maxStores)

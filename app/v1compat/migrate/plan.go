@@ -10,10 +10,12 @@ package migrate
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -43,7 +45,7 @@ const (
 type Objects struct {
 	SecretStores          []v1stores.SecretStore
 	ClusterSecretStores   []v1stores.ClusterSecretStore
-	V2Stores              []client.Object // v2alpha1 stores and provider configurations present
+	Present               []client.Object // v2alpha1 stores and provider configurations already there
 	ExternalSecrets       []esv1.ExternalSecret
 	ClusterExternalSecret []esv1.ClusterExternalSecret
 	PushSecrets           []esv1alpha1.PushSecret
@@ -77,8 +79,52 @@ type Plan struct {
 	Refused []string
 	// Notes name what the migration carries over without effect, or could not decide.
 	Notes []string
-	// Stores are the v2alpha1 stores the references move to (ToV2), to wait for.
+	// Stores are the stores the references move to, to wait for.
 	Stores []client.Object
+}
+
+// MigratedFrom marks the v2alpha1 stores eso migrate created, so that a
+// rollback moves back exactly the references to those.
+const MigratedFrom = "migrate.eso.external-secrets.io/from"
+
+// objectKey identifies a v2alpha1 object by kind, namespace and name.
+func objectKey(o client.Object) string {
+	return o.GetObjectKind().GroupVersionKind().Kind + "/" + o.GetNamespace() + "/" + o.GetName()
+}
+
+// covers reports whether have holds every spec field want sets, with the
+// same value (the API server adds defaults, which do not count).
+func covers(have, want client.Object) bool {
+	return coversValue(specOf(have), specOf(want))
+}
+
+func coversValue(have, want any) bool {
+	switch w := want.(type) {
+	case map[string]any:
+		h, ok := have.(map[string]any)
+		if !ok {
+			return len(w) == 0 && have == nil
+		}
+		for k, v := range w {
+			if !coversValue(h[k], v) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		h, ok := have.([]any)
+		if !ok || len(h) != len(w) {
+			return false
+		}
+		for i := range w {
+			if !coversValue(h[i], w[i]) {
+				return false
+			}
+		}
+		return true
+	default:
+		return equality.Semantic.DeepEqual(have, want)
+	}
 }
 
 // storeKey identifies a store of either kind: "SecretStore/ns/name" or
@@ -93,12 +139,12 @@ func storeKey(kind, namespace, name string) string {
 // Build plans the migration of objs.
 func Build(objs Objects, opts Options) Plan {
 	var p Plan
-	present := map[string]bool{} // "Kind/ns/name" of v2 objects present
-	for _, o := range objs.V2Stores {
-		present[o.GetObjectKind().GroupVersionKind().Kind+"/"+o.GetNamespace()+"/"+o.GetName()] = true
+	present := map[string]client.Object{} // "Kind/ns/name" of v2 objects present
+	for _, o := range objs.Present {
+		present[objectKey(o)] = o
 	}
 	moved := map[string]bool{} // v1 stores whose users move
-	consider := func(kind, namespace, name string, spec v1stores.SecretStoreSpec) {
+	consider := func(kind, namespace, name string, obj client.Object, spec v1stores.SecretStoreSpec) {
 		key := storeKey(kind, namespace, name)
 		what := kind + " " + strings.TrimPrefix(namespace+"/"+name, "/") + " (external-secrets.io/v1)"
 		if spec.Provider == nil {
@@ -115,34 +161,47 @@ func Build(objs Objects, opts Options) Plan {
 			p.Notes = append(p.Notes, what+": "+n)
 		}
 		if opts.Direction == ToV1 {
-			moved[key] = true
+			// Back only from a v2alpha1 store this migration made.
+			v2 := present[ssv2.GroupVersion.WithKind(kind).Kind+"/"+namespace+"/"+name]
+			if v2 != nil && v2.GetAnnotations()[MigratedFrom] != "" {
+				moved[key] = true
+				p.Stores = append(p.Stores, obj)
+			}
 			return
 		}
-		store, cfg, err := v2Objects(kind, namespace, name, spec, t, opts.ClusterConfigNamespace)
+		store, cfg, err := v2Objects(kind, namespace, name, obj, spec, t, opts.ClusterConfigNamespace)
 		if err != nil {
 			p.Refused = append(p.Refused, what+": "+err.Error())
 			return
 		}
+		var create []client.Object
 		for _, o := range []client.Object{cfg, store} {
 			if o == nil {
 				continue
 			}
-			if !present[o.GetObjectKind().GroupVersionKind().Kind+"/"+o.GetNamespace()+"/"+o.GetName()] {
-				p.Create = append(p.Create, o)
+			have, ok := present[objectKey(o)]
+			switch {
+			case !ok:
+				create = append(create, o)
+			case !covers(have, o):
+				// Its users would read another backend: never take it over.
+				p.Refused = append(p.Refused, what+": "+describe(o)+" exists with another spec")
+				return
 			}
 		}
+		p.Create = append(p.Create, create...)
 		p.Stores = append(p.Stores, store)
 		moved[key] = true
 	}
 	for i := range objs.SecretStores {
 		s := &objs.SecretStores[i]
-		consider(stores.KindSecretStore, s.Namespace, s.Name, s.Spec)
+		consider(stores.KindSecretStore, s.Namespace, s.Name, s, s.Spec)
 	}
 	used := usedClusterStores(objs)
 	for i := range objs.ClusterSecretStores {
 		s := &objs.ClusterSecretStores[i]
 		if !opts.OnlyUsed || used[s.Name] {
-			consider(stores.KindClusterSecretStore, "", s.Name, s.Spec)
+			consider(stores.KindClusterSecretStore, "", s.Name, s, s.Spec)
 		}
 	}
 	v1Exists := map[string]bool{}
@@ -192,7 +251,7 @@ func usedClusterStores(objs Objects) map[string]bool {
 // v2Objects are the v2alpha1 store and provider configuration a v1 store
 // becomes (no configuration for a plugin store: its configuration is the
 // provider service's).
-func v2Objects(kind, namespace, name string, spec v1stores.SecretStoreSpec, t v1compat.Translation, clusterConfigNamespace string) (client.Object, client.Object, error) {
+func v2Objects(kind, namespace, name string, v1 client.Object, spec v1stores.SecretStoreSpec, t v1compat.Translation, clusterConfigNamespace string) (client.Object, client.Object, error) {
 	ss := ssv2.SecretStoreSpec{Controller: spec.Controller, ProviderConfig: t.Config}
 	d, err := v1compat.RefreshInterval(spec.RefreshInterval)
 	if err != nil {
@@ -221,8 +280,18 @@ func v2Objects(kind, namespace, name string, spec v1stores.SecretStoreSpec, t v1
 		}
 		cfg.GetObjectKind().SetGroupVersionKind(provv2.GroupVersion.WithKind(t.Config.ProviderRef.Kind))
 	}
+	// The store keeps the v1 store's labels (PushSecrets may select it by
+	// them) and annotations, and says where it came from.
+	meta := metav1.ObjectMeta{Namespace: namespace, Name: name, Labels: maps.Clone(v1.GetLabels()), Annotations: map[string]string{}}
+	for k, v := range v1.GetAnnotations() {
+		if k != "kubectl.kubernetes.io/last-applied-configuration" {
+			meta.Annotations[k] = v
+		}
+	}
+	meta.Annotations[MigratedFrom] = esv1.StoreAPIVersionV1
 	if kind == stores.KindClusterSecretStore {
-		css := &ssv2.ClusterSecretStore{ObjectMeta: metav1.ObjectMeta{Name: name},
+		meta.Namespace = ""
+		css := &ssv2.ClusterSecretStore{ObjectMeta: meta,
 			Spec: ssv2.ClusterSecretStoreSpec{SecretStoreSpec: ss, AuthenticationScope: t.Scope}}
 		for _, c := range spec.Conditions {
 			css.Spec.Conditions = append(css.Spec.Conditions, ssv2.ClusterSecretStoreCondition{
@@ -234,7 +303,7 @@ func v2Objects(kind, namespace, name string, spec v1stores.SecretStoreSpec, t v1
 	if ss.ProviderConfig.ProviderRef.Namespace == namespace {
 		ss.ProviderConfig.ProviderRef.Namespace = "" // a SecretStore's own, implied
 	}
-	s := &ssv2.SecretStore{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}, Spec: ss}
+	s := &ssv2.SecretStore{ObjectMeta: meta, Spec: ss}
 	s.SetGroupVersionKind(ssv2.GroupVersion.WithKind(stores.KindSecretStore))
 	return s, cfg, nil
 }

@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	provv2 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 )
@@ -79,10 +82,54 @@ func TestPlanOfUpstreamManifests(t *testing.T) {
 		t.Errorf("printed manifests carry a resourceVersion")
 	}
 
-	// Back: only references to v2alpha1 stores that have a v1 store move.
+	// Back: nothing while no store was migrated; then only references to
+	// the v2alpha1 stores the migration made.
+	if back := Build(objs, Options{Direction: ToV1}); len(back.Changes) != 0 {
+		t.Errorf("rollback with nothing migrated changes %q", back.Changes)
+	}
+	objs.Present = p.Create
 	back := Build(objs, Options{Direction: ToV1})
 	if len(back.Create) != 0 || len(back.Changes) != 1 || !strings.Contains(back.Changes[0], `ExternalSecret team/already-v2: spec.secretStoreRef.apiVersion: "secretstore.external-secrets.io/v2alpha1" -> "external-secrets.io/v1"`) {
 		t.Errorf("rollback plan: creates %d, changes %q", len(back.Create), back.Changes)
+	}
+
+	// Run again over what it made (with the API server's defaults added):
+	// nothing to create, the same references move.
+	for _, o := range objs.Present {
+		if s, ok := o.(*ssv2.SecretStore); ok {
+			s.Spec.GatingPolicy, s.Spec.CachingPolicy = ssv2.GatingEnabled, ssv2.CachingProviderDefined
+		}
+	}
+	again := Build(objs, Options{ClusterConfigNamespace: "eso-system"})
+	if len(again.Create) != 0 || len(again.Changes) != len(wantChanges) {
+		t.Errorf("second run creates %d, changes %d; want 0 and %d", len(again.Create), len(again.Changes), len(wantChanges))
+	}
+}
+
+// TestNeverTakesOverAStoreOfTheSameName: a v2alpha1 store (or provider
+// configuration) already there with another spec stops that store's
+// migration; its users keep the v1 store.
+func TestNeverTakesOverAStoreOfTheSameName(t *testing.T) {
+	objs, err := ReadFiles([]string{filepath.Join("testdata", "upstream.yaml")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := &ssv2.SecretStore{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "vault"},
+		Spec: ssv2.SecretStoreSpec{ProviderConfig: ssv2.ProviderConfig{ProviderRef: ssv2.ProviderRef{Kind: "Vault", Name: "elsewhere"}}}}
+	other.SetGroupVersionKind(ssv2.GroupVersion.WithKind("SecretStore"))
+	objs.Present = []client.Object{other}
+	p := Build(objs, Options{ClusterConfigNamespace: "eso-system"})
+	found := false
+	for _, r := range p.Refused {
+		found = found || strings.Contains(r, "SecretStore team/vault (external-secrets.io/v1): SecretStore.secretstore.external-secrets.io/v2alpha1 team/vault exists with another spec")
+	}
+	if !found {
+		t.Errorf("refused %q; want team/vault refused", p.Refused)
+	}
+	for _, c := range p.Changes {
+		if strings.Contains(c, "team/app: spec.secretStoreRef") || strings.Contains(c, "PushSecret team/push") {
+			t.Errorf("a user of the store not migrated moved: %s", c)
+		}
 	}
 }
 

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -73,11 +72,35 @@ func Read(ctx context.Context, c client.Reader, namespace string) (Objects, erro
 	o.ExternalSecrets, o.ClusterExternalSecret, o.PushSecrets, o.ClusterPushSecrets = es.Items, ces.Items, ps.Items, cps.Items
 	for i := range v2ss.Items {
 		v2ss.Items[i].SetGroupVersionKind(ssv2.GroupVersion.WithKind("SecretStore"))
-		o.V2Stores = append(o.V2Stores, &v2ss.Items[i])
+		o.Present = append(o.Present, &v2ss.Items[i])
 	}
 	for i := range v2css.Items {
 		v2css.Items[i].SetGroupVersionKind(ssv2.GroupVersion.WithKind("ClusterSecretStore"))
-		o.V2Stores = append(o.V2Stores, &v2css.Items[i])
+		o.Present = append(o.Present, &v2css.Items[i])
+	}
+	// The provider configurations a migration would create, so one that is
+	// there already is compared, never taken over.
+	for _, l := range []struct {
+		kind string
+		list client.ObjectList
+	}{{"AWSSecretManager", &provv2.AWSSecretManagerList{}}, {"AWSParameterStore", &provv2.AWSParameterStoreList{}},
+		{"GCPSecretManager", &provv2.GCPSecretManagerList{}}, {"Vault", &provv2.VaultList{}},
+		{"Kubernetes", &provv2.KubernetesList{}}, {"Fake", &provv2.FakeList{}}} {
+		if err := c.List(ctx, l.list); err != nil {
+			if meta.IsNoMatchError(err) {
+				continue
+			}
+			return o, fmt.Errorf("listing %s: %w", l.kind, err)
+		}
+		items, err := meta.ExtractList(l.list)
+		if err != nil {
+			return o, err
+		}
+		for _, item := range items {
+			obj := item.(client.Object)
+			obj.GetObjectKind().SetGroupVersionKind(provv2.GroupVersion.WithKind(l.kind))
+			o.Present = append(o.Present, obj)
+		}
 	}
 	return o, nil
 }
@@ -145,7 +168,7 @@ func sameAsPresent(ctx context.Context, c client.Client, want client.Object) err
 	if err := c.Get(ctx, client.ObjectKeyFromObject(want), got); err != nil {
 		return err
 	}
-	if !equality.Semantic.DeepEqual(specOf(got), specOf(want)) {
+	if !covers(got, want) {
 		return fmt.Errorf("%s exists with another spec", describe(want))
 	}
 	return nil
@@ -171,6 +194,10 @@ func isReady(ctx context.Context, c client.Client, s client.Object) (bool, strin
 	case *ssv2.SecretStore:
 		conds = o.Status.Conditions
 	case *ssv2.ClusterSecretStore:
+		conds = o.Status.Conditions
+	case *v1stores.SecretStore:
+		conds = o.Status.Conditions
+	case *v1stores.ClusterSecretStore:
 		conds = o.Status.Conditions
 	}
 	cond := meta.FindStatusCondition(conds, ssv2.ConditionReady)
@@ -286,8 +313,9 @@ func add(o *Objects, obj runtime.Object) {
 		o.PushSecrets = append(o.PushSecrets, *t)
 	case *esv1alpha1.ClusterPushSecret:
 		o.ClusterPushSecrets = append(o.ClusterPushSecrets, *t)
-	case *ssv2.SecretStore, *ssv2.ClusterSecretStore:
-		o.V2Stores = append(o.V2Stores, t.(client.Object))
+	case *ssv2.SecretStore, *ssv2.ClusterSecretStore, *provv2.AWSSecretManager, *provv2.AWSParameterStore,
+		*provv2.GCPSecretManager, *provv2.Vault, *provv2.Kubernetes, *provv2.Fake:
+		o.Present = append(o.Present, t.(client.Object))
 	}
 }
 
@@ -303,7 +331,8 @@ func Run(args []string, stdout, stderr io.Writer, newClient func(kubeconfig stri
 	rollback := fs.Bool("rollback", false, "point references back at the v1 stores instead")
 	output := fs.String("o", "text", "output: text (the plan) or yaml (the objects created and changed)")
 	namespace := fs.String("namespace", "", "migrate only this namespace's objects (and the ClusterSecretStores they use)")
-	configNS := fs.String("cluster-config-namespace", "", "namespace for the provider configurations of ClusterSecretStores whose credentials resolve per ExternalSecret")
+	configNS := fs.String("cluster-config-namespace", "", "namespace for the provider configurations of ClusterSecretStores whose credentials resolve per ExternalSecret; "+
+		"only cluster admins may write there (e.g. eso's own), as whoever can edit a configuration decides where every tenant's credentials are sent")
 	wait := fs.Duration("wait", 2*time.Minute, "with --apply: how long to wait for the new stores to be Ready")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: eso migrate [-f path]... [--namespace ns] [--apply] [--rollback] [-o text|yaml] [--cluster-config-namespace ns]")
