@@ -104,6 +104,39 @@ func TestClusterExternalSecret(t *testing.T) {
 		}
 		return nil
 	})
+
+	// force-sync on the ClusterExternalSecret reaches its ExternalSecrets
+	// (each reads its provider again) and leaves with it, as upstream.
+	forceSync := func(value string, present bool) {
+		t.Helper()
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(ces), ces); err != nil {
+			t.Fatal(err)
+		}
+		patch := client.MergeFrom(ces.DeepCopy())
+		if present {
+			metav1.SetMetaDataAnnotation(&ces.ObjectMeta, esv1.AnnotationForceSync, value)
+		} else {
+			delete(ces.Annotations, esv1.AnnotationForceSync)
+		}
+		if err := env.Client.Patch(ctx, ces, patch); err != nil {
+			t.Fatal(err)
+		}
+		for _, ns := range []string{b, late} {
+			eventually(t, fmt.Sprintf("force-sync %q (present %v) on %s", value, present, ns), func() error {
+				var got esv1.ExternalSecret
+				if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "shared"}, &got); err != nil {
+					return err
+				}
+				if v, ok := got.Annotations[esv1.AnnotationForceSync]; ok != present || v != value {
+					return fmt.Errorf("annotations %v", got.Annotations)
+				}
+				return nil
+			})
+		}
+	}
+	forceSync("2026-11-25T13:00:00Z", true)
+	forceSync("2026-11-25T14:00:00Z", true)
+	forceSync("", false)
 }
 
 func relabel(t *testing.T, name string, labels map[string]string) {

@@ -143,7 +143,10 @@ func keys(m map[string][]byte) []string {
 	return out
 }
 
-// waitReady waits until obj's Ready condition has status and reason, and returns its message.
+// waitReady waits until obj's Ready condition has status and reason, and
+// returns its message. For an ExternalSecret, a reason of eso's own (not
+// upstream's vocabulary) is looked for on Synced, and Ready must then say
+// SecretSyncedError.
 func waitReady(t *testing.T, obj client.Object, status metav1.ConditionStatus, reason string) string {
 	t.Helper()
 	return waitReadyWithin(t, waitTimeout, obj, status, reason)
@@ -161,14 +164,26 @@ func waitReadyWithin(t *testing.T, d time.Duration, obj client.Object, status me
 		if c == nil {
 			return fmt.Errorf("no Ready condition")
 		}
+		if _, ok := obj.(*esv1.ExternalSecret); ok && !upstreamReadyReasons[reason] {
+			if c.Status != status || c.Reason != esv1.ReasonSecretSyncedError {
+				return fmt.Errorf("Ready=%s/%s, want %s/%s: %s", c.Status, c.Reason, status, esv1.ReasonSecretSyncedError, c.Message)
+			}
+			if c = meta.FindStatusCondition(conditions(obj), esv1.ConditionSynced); c == nil {
+				return fmt.Errorf("no Synced condition")
+			}
+		}
 		if c.Status != status || c.Reason != reason {
-			return fmt.Errorf("Ready=%s/%s: %s", c.Status, c.Reason, c.Message)
+			return fmt.Errorf("%s=%s/%s: %s", c.Type, c.Status, c.Reason, c.Message)
 		}
 		msg = c.Message
 		return nil
 	})
 	return msg
 }
+
+// upstreamReadyReasons are the reasons an ExternalSecret's Ready condition takes.
+var upstreamReadyReasons = map[string]bool{esv1.ReasonSecretSynced: true, esv1.ReasonSecretSyncedError: true,
+	esv1.ReasonSecretDeleted: true, esv1.ReasonSecretMissing: true}
 
 func conditions(obj client.Object) []metav1.Condition {
 	switch o := obj.(type) {

@@ -79,7 +79,8 @@ func TestExternalSecretLifecycle(t *testing.T) {
 	if err := env.Client.Patch(ctx, cfg, patch); err != nil {
 		t.Fatal(err)
 	}
-	waitReady(t, es, metav1.ConditionFalse, esv1.ReasonSecretDeleted)
+	// A deletion the policy asked for is healthy (upstream's markAsDone).
+	waitReady(t, es, metav1.ConditionTrue, esv1.ReasonSecretDeleted)
 	eventually(t, "the Secret to be deleted", func() error {
 		if secretExists(t, ns, "app") {
 			return errString("still there")
@@ -120,10 +121,15 @@ func TestCreationPolicies(t *testing.T) {
 		t.Errorf("creationPolicy Orphan: Secret has owners %v", s.OwnerReferences)
 	}
 	waitSecretData(t, ns, "existing", map[string]string{"mine": "kept", "k": "remote"})
-	waitReady(t, mergeMissing, metav1.ConditionFalse, esv1.ReasonTargetMissing)
+	// Nothing to merge into is no failure (upstream's SecretMissing); the
+	// target's arrival, watched by name, syncs it at once.
+	waitReady(t, mergeMissing, metav1.ConditionTrue, esv1.ReasonSecretMissing)
 	if secretExists(t, ns, "merge-missing") {
 		t.Errorf("creationPolicy Merge created a Secret")
 	}
+	create(t, plainSecret(ns, "merge-missing", map[string]string{"mine": "there"}))
+	waitSecretData(t, ns, "merge-missing", map[string]string{"mine": "there", "k": "remote"})
+	waitReady(t, mergeMissing, metav1.ConditionTrue, esv1.ReasonSecretSynced)
 	waitReady(t, none, metav1.ConditionTrue, esv1.ReasonSecretSynced)
 	if s := waitSecretData(t, ns, "create-or-merge", map[string]string{"k": "remote"}); len(s.OwnerReferences) != 0 {
 		t.Errorf("creationPolicy CreateOrMerge: created Secret has owners %v", s.OwnerReferences)

@@ -74,7 +74,7 @@ func TestTemplateBombsStopThemselvesNotEso(t *testing.T) {
 				return err
 			}
 			for _, c := range es.Status.Conditions {
-				if c.Type == esv1.ConditionReady && c.Status == metav1.ConditionFalse && c.Reason == esv1.ReasonTemplateError &&
+				if c.Type == esv1.ConditionSynced && c.Status == metav1.ConditionFalse && c.Reason == esv1.ReasonTemplateError &&
 					strings.Contains(c.Message, "budget") {
 					return nil
 				}

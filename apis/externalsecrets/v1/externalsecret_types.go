@@ -600,24 +600,34 @@ type SecretBinding struct {
 	Name string `json:"name,omitempty"`
 }
 
-// ConditionReady is the ExternalSecret condition reporting the sync result.
-const ConditionReady = "Ready"
+// Conditions of an ExternalSecret. Ready speaks upstream's vocabulary, so
+// alerts, scripts and health checks written for upstream read it unchanged:
+// its reason is SecretSynced, SecretDeleted or SecretMissing (True), or
+// SecretSyncedError (False). Synced says the same with eso's finer reason
+// (StoreNotAllowed, RemoteSecretNotFound, TemplateError, ...).
+const (
+	ConditionReady  = "Ready"
+	ConditionSynced = "Synced"
+)
 
-// Reasons of the Ready condition.
+// Reasons of the Ready and Synced conditions.
 const (
 	ReasonSecretSynced      = "SecretSynced"
 	ReasonSecretSyncedError = "SecretSyncedError"
 	ReasonSecretDeleted     = "SecretDeleted"
-	ReasonStoreNotFound     = "StoreNotFound"
-	ReasonStoreNotReady     = "StoreNotReady"
-	ReasonStoreNotAllowed   = "StoreNotAllowed"
-	ReasonProviderError     = "ProviderError"
-	ReasonSecretNotFound    = "RemoteSecretNotFound"
-	ReasonTargetConflict    = "TargetConflict"
-	ReasonTargetImmutable   = "TargetImmutable"
-	ReasonTemplateError     = "TemplateError"
-	ReasonTargetMissing     = "TargetMissing"
-	ReasonUnsupportedStore  = "UnsupportedStore"
+	// ReasonSecretMissing: creationPolicy Merge and the target does not
+	// exist; nothing to merge into, which is not an error.
+	ReasonSecretMissing    = "SecretMissing"
+	ReasonStoreNotFound    = "StoreNotFound"
+	ReasonStoreNotReady    = "StoreNotReady"
+	ReasonStoreNotAllowed  = "StoreNotAllowed"
+	ReasonProviderError    = "ProviderError"
+	ReasonSecretNotFound   = "RemoteSecretNotFound"
+	ReasonTargetConflict   = "TargetConflict"
+	ReasonTargetImmutable  = "TargetImmutable"
+	ReasonTemplateError    = "TemplateError"
+	ReasonTargetMissing    = "TargetMissing"
+	ReasonUnsupportedStore = "UnsupportedStore"
 	// ReasonInvalidSpec: the object holds a value eso cannot decode (stored
 	// before the schema refused it); eso does nothing else with it.
 	ReasonInvalidSpec = "InvalidSpec"
@@ -631,6 +641,7 @@ const (
 // +kubebuilder:printcolumn:name="Refresh Interval",type=string,JSONPath=`.spec.refreshInterval`
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Cause",type=string,JSONPath=`.status.conditions[?(@.type=="Synced")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Last Sync",type=date,JSONPath=`.status.refreshTime`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 
@@ -681,6 +692,10 @@ const (
 	// AnnotationDataHash is a hash of the data eso wrote, to spot drift without
 	// comparing values.
 	AnnotationDataHash = "reconcile.external-secrets.io/data-hash"
+	// AnnotationForceSync, changed, makes an ExternalSecret read its provider
+	// again (any annotation change does); on a ClusterExternalSecret it is
+	// copied to every ExternalSecret it stamps, and removed with it.
+	AnnotationForceSync = "external-secrets.io/force-sync"
 	// AnnotationMergedKeysPrefix, followed by a digest of the ExternalSecret's
 	// name, records the keys a merging ExternalSecret (Merge, CreateOrMerge)
 	// wrote into a shared Secret, so it can remove exactly those later.

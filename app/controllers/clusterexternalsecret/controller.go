@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
@@ -119,6 +120,14 @@ func children(ces *esv1.ClusterExternalSecret, name string) fanout.Children[*esv
 			es.Spec = *ces.Spec.ExternalSecretSpec.DeepCopy()
 			es.Labels = maps.Clone(ces.Spec.ExternalSecretMetadata.Labels)
 			es.Annotations = maps.Clone(ces.Spec.ExternalSecretMetadata.Annotations)
+			// As upstream: force-sync on the ClusterExternalSecret resyncs
+			// every ExternalSecret it stamps, and goes with it.
+			if v, ok := ces.Annotations[esv1.AnnotationForceSync]; ok {
+				if es.Annotations == nil {
+					es.Annotations = map[string]string{}
+				}
+				es.Annotations[esv1.AnnotationForceSync] = v
+			}
 		},
 		Same: func(existing, desired *esv1.ExternalSecret) bool {
 			return equality.Semantic.DeepEqual(existing.Spec, desired.Spec) &&
@@ -152,13 +161,21 @@ func (r *Reconciler) writeStatus(ctx context.Context, ces *esv1.ClusterExternalS
 // own (so edits are reverted and deletions repaired) and namespaces.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&esv1.ClusterExternalSecret{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		For(&esv1.ClusterExternalSecret{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, forceSyncChanged))).
 		Owns(&esv1.ExternalSecret{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{},
 			predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(fanout.RequeueAll(mgr.GetClient(), func() client.ObjectList { return &esv1.ClusterExternalSecretList{} })),
 			builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, predicate.GenerationChangedPredicate{}))).
 		WithOptions(manager.ControllerOptions(mgr, controller.Options{})).
 		Complete(r)
+}
+
+// forceSyncChanged passes a change of a ClusterExternalSecret's force-sync
+// annotation, the only annotation it passes on.
+var forceSyncChanged = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		return e.ObjectOld.GetAnnotations()[esv1.AnnotationForceSync] != e.ObjectNew.GetAnnotations()[esv1.AnnotationForceSync]
+	},
 }
 
 // Module runs the ClusterExternalSecret controller.

@@ -100,6 +100,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, nil
 		case end == endSynced:
 			return r.finish(ctx, sc.es, sc.before, sc.record())
+		case end == endWaiting:
+			r.synced.Delete(req.NamespacedName)
+			if err := r.writeStatus(ctx, sc.es, sc.before); err != nil {
+				return ctrl.Result{}, err
+			}
+			r.Awaits.Await(sc.awaiting, req)
+			r.schedule(req.NamespacedName, sc.wait)
+			return ctrl.Result{}, nil
 		}
 	}
 	return r.finish(ctx, sc.es, sc.before, sc.record())
@@ -124,37 +132,57 @@ func (r *Reconciler) finish(ctx context.Context, es *esv1.ExternalSecret, before
 	return ctrl.Result{}, nil
 }
 
-// syncDue decides whether the provider must be read now. If not, it returns
-// how long until the next refresh (0: none scheduled). refreshOnly is set when
-// the only reason is the periodic refresh, which sync windows may defer. What
+// syncDue decides whether the provider must be read now, in upstream's
+// order: first the refresh policy (refreshDue); when it asks for nothing, a
+// target deleted or edited behind eso's back is repaired (targetValid). If
+// nothing is due it returns how long until the next refresh (0: none
+// scheduled). refreshOnly is set when the only reason is the periodic
+// refresh, which sync windows may defer.
+func (r *Reconciler) syncDue(es *esv1.ExternalSecret, target *corev1.Secret, fingerprint string, now time.Time) (due bool, wait time.Duration, refreshOnly bool) {
+	due, wait, refreshOnly = r.refreshDue(es, fingerprint, now)
+	if !due && !targetValid(es, target) {
+		return true, 0, false
+	}
+	return due, wait, refreshOnly
+}
+
+// refreshDue is the refresh policy's answer. Never synced: now. Synced
+// once: CreatedOnce never again; Periodic with refreshInterval 0 never
+// again either, whatever changed since (upstream: "create the secret once
+// and not update it afterward", so an annotation added by a GitOps tool
+// does not rotate a generated password); OnChange and Periodic when the
+// ExternalSecret, its labels or annotations, or its store changed, and
+// after a failed attempt; Periodic also when the interval has passed. What
 // this process synced is remembered, so a status not yet back in the cache
 // does not cause a second read; after a restart the status stands in.
-func (r *Reconciler) syncDue(es *esv1.ExternalSecret, target *corev1.Secret, fingerprint string, now time.Time) (due bool, wait time.Duration, refreshOnly bool) {
-	if es.Spec.RefreshPolicy == esv1.RefreshPolicyCreatedOnce && target != nil && r.syncedBefore(es) {
-		return false, 0, false // created once; never updated
+func (r *Reconciler) refreshDue(es *esv1.ExternalSecret, fingerprint string, now time.Time) (due bool, wait time.Duration, refreshOnly bool) {
+	rec, remembered := r.lastSync(es)
+	if !remembered && es.Status.SyncedResourceVersion == "" {
+		return true, 0, false // never synced
 	}
-	if es.Spec.Target.CreationPolicy != esv1.CreatePolicyNone && (target == nil || drifted(es, target)) {
-		return true, 0, false // target deleted or edited behind eso's back
+	interval := refreshInterval(es)
+	switch {
+	case es.Spec.RefreshPolicy == esv1.RefreshPolicyCreatedOnce:
+		return false, 0, false
+	case es.Spec.RefreshPolicy != esv1.RefreshPolicyOnChange && interval <= 0:
+		return false, 0, false
 	}
-	var last time.Time
-	if v, ok := r.synced.Load(types.NamespacedName{Namespace: es.Namespace, Name: es.Name}); ok {
-		rec := v.(syncRecord)
-		if rec.uid != es.UID || rec.version != syncedVersion(es) || rec.fingerprint != fingerprint {
+	last := rec.at
+	if remembered {
+		if rec.version != syncedVersion(es) || rec.fingerprint != fingerprint {
 			return true, 0, false // edited, or store or provider configuration changed
 		}
-		last = rec.at
 	} else {
 		if es.Status.SyncedResourceVersion != syncedVersion(es) {
-			return true, 0, false // new or edited
+			return true, 0, false // edited
 		}
-		if ready := readyCondition(es); ready == nil || ready.Reason != esv1.ReasonSecretSynced {
+		if ready := readyCondition(es); ready == nil || ready.Status != metav1.ConditionTrue {
 			return true, 0, false // last attempt failed
 		}
 		last = es.Status.RefreshTime.Time
 	}
-	interval := refreshInterval(es)
 	if interval <= 0 {
-		return false, 0, false
+		return false, 0, false // OnChange
 	}
 	if wait := last.Add(interval).Sub(now); wait > 0 {
 		return false, wait + jitter(es, interval), false
@@ -162,13 +190,12 @@ func (r *Reconciler) syncDue(es *esv1.ExternalSecret, target *corev1.Secret, fin
 	return true, 0, true
 }
 
-// syncedBefore reports whether this ExternalSecret has written its target
-// at least once (so a Merge target that existed before does not count).
-func (r *Reconciler) syncedBefore(es *esv1.ExternalSecret) bool {
+// lastSync is this process's record of the ExternalSecret's last success.
+func (r *Reconciler) lastSync(es *esv1.ExternalSecret) (syncRecord, bool) {
 	if v, ok := r.synced.Load(types.NamespacedName{Namespace: es.Namespace, Name: es.Name}); ok && v.(syncRecord).uid == es.UID {
-		return true
+		return v.(syncRecord), true
 	}
-	return !es.Status.RefreshTime.IsZero()
+	return syncRecord{}, false
 }
 
 // jitter spreads the refreshes of objects created together over up to a
@@ -196,9 +223,10 @@ func (r *Reconciler) fail(ctx context.Context, es *esv1.ExternalSecret, before *
 	// Forget the last success: the next reconcile must read the provider again.
 	r.synced.Delete(types.NamespacedName{Namespace: es.Namespace, Name: es.Name})
 	metrics.SyncErrors.WithLabelValues(es.Name, es.Namespace).Inc()
-	prev := readyCondition(&esv1.ExternalSecret{Status: *before})
+	// Events and logs carry eso's own reason; Ready carries upstream's.
+	prev := syncedCondition(&esv1.ExternalSecret{Status: *before})
 	setFailed(es, cause)
-	cur := readyCondition(es)
+	cur := syncedCondition(es)
 	if prev == nil || prev.Reason != cur.Reason || prev.Message != cur.Message {
 		r.Recorder.Event(es, corev1.EventTypeWarning, cur.Reason, cur.Message)
 	}

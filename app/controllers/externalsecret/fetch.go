@@ -118,10 +118,6 @@ func fetchDataFrom(ctx context.Context, srcs *sources, es *esv1.ExternalSecret, 
 	return fields, nil
 }
 
-// errNothingFound: the provider returned no data at all (e.g. a find matched
-// nothing) and the deletion policy is Retain, which leaves the Secret alone.
-var errNothingFound = fmt.Errorf("%w: the provider returned no data; the Secret is left as it was (deletionPolicy Retain)", providers.ErrSecretNotFound)
-
 // isGone: the remote secret itself does not exist.
 func isGone(err error) bool {
 	return errors.Is(err, providers.ErrSecretNotFound) && !errors.Is(err, providers.ErrPropertyNotFound)

@@ -313,9 +313,12 @@ func TestSyncWritesOnlyWhatChanged(t *testing.T) {
 		t.Errorf("provider failure wrote the Secret")
 	}
 	got = getES(t, es)
-	c := readyCondition(got)
+	c := syncedCondition(got)
 	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != esv1.ReasonSecretNotFound || !strings.Contains(c.Message, `"db"`) {
-		t.Errorf("Ready after provider failure = %+v", c)
+		t.Errorf("Synced after provider failure = %+v", c)
+	}
+	if r := readyCondition(got); r == nil || r.Status != metav1.ConditionFalse || r.Reason != esv1.ReasonSecretSyncedError || r.Message != c.Message {
+		t.Errorf("Ready after provider failure = %+v; want upstream's SecretSyncedError with the same message", r)
 	}
 	events := drainEvents(h.events)
 	for _, text := range append(events, c.Message) {
@@ -361,7 +364,7 @@ func TestDeletionPolicyDelete(t *testing.T) {
 	}
 	h.reconcile(t, es)
 	getSecret(t, ns, "app")
-	if c := readyCondition(getES(t, es)); c.Reason != esv1.ReasonSecretNotFound {
+	if c := syncedCondition(getES(t, es)); c.Reason != esv1.ReasonSecretNotFound {
 		t.Errorf("missing property: Ready = %+v", c)
 	}
 
@@ -376,8 +379,10 @@ func TestDeletionPolicyDelete(t *testing.T) {
 	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "app"}, &s); err == nil {
 		t.Fatal("target Secret still exists after its remote secret was deleted")
 	}
-	if c := readyCondition(getES(t, es)); c.Reason != esv1.ReasonSecretDeleted {
-		t.Errorf("Ready = %+v", c)
+	// As upstream (markAsDone): a deletion the policy asked for is healthy,
+	// so GitOps tools reading Ready do not report it as a failure.
+	if c := readyCondition(getES(t, es)); c.Status != metav1.ConditionTrue || c.Reason != esv1.ReasonSecretDeleted {
+		t.Errorf("Ready = %+v, want True/SecretDeleted", c)
 	}
 
 	// Later refreshes find the same: no writes.
@@ -409,6 +414,46 @@ func TestAnnotationChangeResyncs(t *testing.T) {
 	h.reconcile(t, es)
 	if n := h.provider.reads.Load(); n != 2 {
 		t.Errorf("provider reads after force-sync = %d, want 2", n)
+	}
+}
+
+// TestMetadataFollowsTheExternalSecret: without a template the Secret
+// carries the ExternalSecret's labels and annotations, as upstream; one
+// dropped from the ExternalSecret leaves the Secret, while those someone
+// else set stay; eso's own marks cannot be set this way.
+func TestMetadataFollowsTheExternalSecret(t *testing.T) {
+	ctx := context.Background()
+	ns := env.Namespace(t, "metadata", nil)
+	h := newHarness(t)
+	es := externalSecret(ns)
+	es.Labels = map[string]string{"team": "a", "tier": "db"}
+	es.Annotations = map[string]string{"owner": "alice", esv1.AnnotationManagedBy: "forged"}
+	create(t, fakeConfig(ns, provv1.FakeSecret{Key: "db", Value: `{"password":"pw"}`}), secretStore(ns), es)
+	h.reconcile(t, es)
+	s := getSecret(t, ns, "app")
+	if s.Labels["team"] != "a" || s.Labels["tier"] != "db" || s.Annotations["owner"] != "alice" {
+		t.Fatalf("Secret metadata %v %v; want the ExternalSecret's", s.Labels, s.Annotations)
+	}
+	if s.Annotations[esv1.AnnotationManagedBy] != es.Name {
+		t.Errorf("an ExternalSecret annotation overrode eso's mark: %q", s.Annotations[esv1.AnnotationManagedBy])
+	}
+	// Someone else labels the Secret; the ExternalSecret drops a label.
+	patch := client.MergeFrom(s.DeepCopy())
+	s.Labels["other"] = "kept"
+	if err := env.Client.Patch(ctx, s, patch); err != nil {
+		t.Fatal(err)
+	}
+	es = getES(t, es)
+	patch = client.MergeFrom(es.DeepCopy())
+	delete(es.Labels, "tier")
+	es.Labels["team"] = "b"
+	if err := env.Client.Patch(ctx, es, patch); err != nil {
+		t.Fatal(err)
+	}
+	h.reconcile(t, es)
+	s = getSecret(t, ns, "app")
+	if _, ok := s.Labels["tier"]; ok || s.Labels["team"] != "b" || s.Labels["other"] != "kept" {
+		t.Errorf("Secret labels %v; want tier removed, team updated, other kept", s.Labels)
 	}
 }
 
@@ -537,9 +582,15 @@ func TestDeletionPolicyMerge(t *testing.T) {
 	if s := getSecret(t, ns, "owning"); len(s.Data) != 0 {
 		t.Errorf("owned Secret after deletion: %q, want no data", s.Data)
 	}
+	// As upstream: a Merge deletion is a sync (Ready=True, SecretSynced);
+	// Synced says what happened.
 	for _, es := range []*esv1.ExternalSecret{merging, owning} {
-		if c := readyCondition(getES(t, es)); c.Reason != esv1.ReasonSecretDeleted {
+		got := getES(t, es)
+		if c := readyCondition(got); c.Status != metav1.ConditionTrue || c.Reason != esv1.ReasonSecretSynced {
 			t.Errorf("%s: Ready = %+v", es.Name, c)
+		}
+		if c := syncedCondition(got); c.Reason != esv1.ReasonSecretDeleted {
+			t.Errorf("%s: Synced = %+v", es.Name, c)
 		}
 	}
 }

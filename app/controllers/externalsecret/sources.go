@@ -77,7 +77,7 @@ func dedupe(namespace string, refs []esv1.SecretStoreRef) []esv1.SecretStoreRef 
 	seen := map[string]bool{}
 	out := refs[:0]
 	for _, r := range refs {
-		if k := refKey(namespace, r); !seen[k] {
+		if k := sourceKey(namespace, r); !seen[k] {
 			seen[k] = true
 			out = append(out, r)
 		}
@@ -85,7 +85,14 @@ func dedupe(namespace string, refs []esv1.SecretStoreRef) []esv1.SecretStoreRef 
 	return out
 }
 
-// refKey identifies a store reference as seen from namespace.
+// sourceKey identifies the store a reference resolves to: the same name
+// under two apiVersions may be two stores.
+func sourceKey(namespace string, r esv1.SecretStoreRef) string {
+	return refKey(namespace, r) + "@" + r.APIVersion
+}
+
+// refKey identifies a store reference as seen from namespace, whatever its
+// apiVersion (the index key: a store of either API re-queues its users).
 func refKey(namespace string, r esv1.SecretStoreRef) string {
 	kind := r.Kind
 	if kind == "" {
@@ -114,7 +121,7 @@ func resolveSources(ctx context.Context, resolver *stores.Resolver, es *esv1.Ext
 		if err != nil {
 			return nil, true, err
 		}
-		k := refKey(es.Namespace, ref)
+		k := sourceKey(es.Namespace, ref)
 		s.byKey[k] = &source{store: store, fingerprint: fp}
 		s.order = append(s.order, k)
 	}
@@ -142,6 +149,21 @@ func (s *sources) release() {
 }
 
 // fingerprint changes whenever any of the stores or their configurations does.
+// shadowed names the v1 stores used for references without an apiVersion
+// while a v2alpha1 store of the same name exists.
+func (s *sources) shadowed() []string {
+	if s == nil {
+		return nil
+	}
+	var out []string
+	for _, k := range s.order {
+		if st := s.byKey[k].store; st.Shadows {
+			out = append(out, st.Kind+" "+st.Name)
+		}
+	}
+	return out
+}
+
 func (s *sources) fingerprint() string {
 	parts := make([]string, len(s.order))
 	for i, k := range s.order {
@@ -159,7 +181,7 @@ func (s *sources) client(ctx context.Context, es *esv1.ExternalSecret, ref *esv1
 	if ref == nil {
 		return nil, errNoStore
 	}
-	src := s.byKey[refKey(s.namespace, *ref)]
+	src := s.byKey[sourceKey(s.namespace, *ref)]
 	if src.client == nil {
 		cl, release, err := s.resolver.Client(ctx, src.store, s.namespace, src.fingerprint)
 		if err != nil {

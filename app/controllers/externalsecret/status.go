@@ -49,18 +49,43 @@ func setSynced(es *esv1.ExternalSecret, wrote bool, now metav1.Time) {
 }
 
 // setDeleted records that the remote secrets are gone and what the deletion
-// policy did about it. refreshTime moves only when eso wrote now, so a deleted
-// ExternalSecret costs no writes per refresh.
+// policy did about it: as upstream, a success (Ready=True), SecretDeleted
+// under Delete (also for a new ExternalSecret whose keys never existed) and
+// SecretSynced under Merge, whose Secret stays without the keys; Synced
+// says SecretDeleted for both. refreshTime moves only when eso wrote now, so
+// a deleted ExternalSecret costs no writes per refresh.
 func setDeleted(es *esv1.ExternalSecret, wrote bool, now metav1.Time) {
 	msg := "the remote secrets no longer exist, so Secret " + es.TargetName() + " is deleted (deletionPolicy Delete)"
+	readyReason := esv1.ReasonSecretDeleted
 	if es.Spec.Target.DeletionPolicy == esv1.DeletionPolicyMerge {
 		msg = "the remote secrets no longer exist, so their keys are removed from Secret " + es.TargetName() + " (deletionPolicy Merge)"
+		readyReason = esv1.ReasonSecretSynced
 	}
-	setReady(es, metav1.ConditionFalse, esv1.ReasonSecretDeleted, msg)
+	setOutcome(es, metav1.ConditionTrue, readyReason, esv1.ReasonSecretDeleted, msg)
 	es.Status.SyncedResourceVersion = syncedVersion(es)
 	if wrote {
 		es.Status.RefreshTime = now
 	}
+}
+
+// setRetained records a find that matched nothing under deletionPolicy
+// Retain: nothing to write and nothing to delete, a success as upstream.
+func setRetained(es *esv1.ExternalSecret, now metav1.Time) {
+	setReady(es, metav1.ConditionTrue, esv1.ReasonSecretSynced,
+		"nothing matched; Secret "+es.TargetName()+" is left as it is (deletionPolicy Retain)")
+	es.Status.SyncedResourceVersion = syncedVersion(es)
+	if es.Status.RefreshTime.IsZero() {
+		es.Status.RefreshTime = now
+	}
+}
+
+// setMissing records that a creationPolicy Merge target does not exist:
+// nothing to merge into, which is no failure (upstream's SecretMissing).
+// The ExternalSecret counts as not synced, so the target's arrival syncs it.
+func setMissing(es *esv1.ExternalSecret) {
+	setReady(es, metav1.ConditionTrue, esv1.ReasonSecretMissing,
+		"Secret "+es.TargetName()+" does not exist: creationPolicy Merge writes into it once it does")
+	es.Status.SyncedResourceVersion = ""
 }
 
 // setFailed records why a sync did not happen. The target Secret is left as it was.
@@ -68,14 +93,40 @@ func setFailed(es *esv1.ExternalSecret, err error) {
 	setReady(es, metav1.ConditionFalse, failureReason(err), err.Error())
 }
 
+// setReady records an outcome twice: Synced with eso's reason, and Ready
+// with upstream's (a reason upstream does not have reads SecretSyncedError
+// there), so tools written for upstream read Ready unchanged.
 func setReady(es *esv1.ExternalSecret, status metav1.ConditionStatus, reason, msg string) {
-	meta.SetStatusCondition(&es.Status.Conditions, metav1.Condition{
-		Type:               esv1.ConditionReady,
-		Status:             status,
-		Reason:             reason,
-		Message:            msg,
-		ObservedGeneration: es.Generation,
-	})
+	setOutcome(es, status, upstreamReason(reason), reason, msg)
+}
+
+// appendToMessages adds a note to the messages of Ready and Synced.
+func appendToMessages(es *esv1.ExternalSecret, note string) {
+	for i := range es.Status.Conditions {
+		if c := &es.Status.Conditions[i]; c.Type == esv1.ConditionReady || c.Type == esv1.ConditionSynced {
+			c.Message += note
+		}
+	}
+}
+
+// setOutcome sets Ready and Synced with their own reasons.
+func setOutcome(es *esv1.ExternalSecret, status metav1.ConditionStatus, readyReason, syncedReason, msg string) {
+	for _, c := range []metav1.Condition{
+		{Type: esv1.ConditionReady, Reason: readyReason},
+		{Type: esv1.ConditionSynced, Reason: syncedReason},
+	} {
+		c.Status, c.Message, c.ObservedGeneration = status, msg, es.Generation
+		meta.SetStatusCondition(&es.Status.Conditions, c)
+	}
+}
+
+// upstreamReason is reason in upstream's vocabulary for Ready.
+func upstreamReason(reason string) string {
+	switch reason {
+	case esv1.ReasonSecretSynced, esv1.ReasonSecretDeleted, esv1.ReasonSecretMissing, esv1.ReasonSecretSyncedError:
+		return reason
+	}
+	return esv1.ReasonSecretSyncedError
 }
 
 // failureReason maps an error to the Ready condition's reason: the target's
@@ -116,4 +167,9 @@ func retryable(err error) bool { return syncRetry(err) != outcomes.Wait }
 
 func readyCondition(es *esv1.ExternalSecret) *metav1.Condition {
 	return meta.FindStatusCondition(es.Status.Conditions, esv1.ConditionReady)
+}
+
+// syncedCondition carries eso's own reason for the last outcome.
+func syncedCondition(es *esv1.ExternalSecret) *metav1.Condition {
+	return meta.FindStatusCondition(es.Status.Conditions, esv1.ConditionSynced)
 }

@@ -2,6 +2,8 @@ package externalsecret
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -13,6 +15,7 @@ import (
 	"github.com/eso-dev/eso/app/generation"
 	"github.com/eso-dev/eso/app/metrics"
 	"github.com/eso-dev/eso/app/outcomes"
+	"github.com/eso-dev/eso/providers"
 )
 
 // syncScope is one sync of one ExternalSecret: built once by Reconcile,
@@ -31,8 +34,10 @@ type syncScope struct {
 	target *corev1.Secret
 	// due: the provider is read in this sync; wait: when the next one is due
 	// if not.
-	due      bool
-	wait     time.Duration
+	due  bool
+	wait time.Duration
+	// awaiting is what an endWaiting sync waits for.
+	awaiting error
 	rotation *generation.Rotation
 	fetched  fetchResult
 	// syncedAt is when the synced data was read: now, or the time of a
@@ -68,6 +73,9 @@ const (
 	endUntil
 	// endSynced: the sync is complete; it is recorded as a success.
 	endSynced
+	// endWaiting: the status records an outcome that is no failure but waits
+	// for sc.awaiting to arrive; checked again after sc.wait.
+	endWaiting
 )
 
 // step is one stage of a sync; its function's name is its name.
@@ -120,7 +128,15 @@ func (r *Reconciler) loadTarget(ctx context.Context, sc *syncScope) (end, error)
 		return next, unrecordedError{err}
 	}
 	sc.target = target
-	return next, checkTarget(sc.es, target)
+	err = checkTarget(sc.es, target)
+	if errors.Is(err, errTargetMissing) {
+		// No failure: its arrival (watched by name) syncs it.
+		setMissing(sc.es)
+		sc.awaiting = providers.Awaiting(providers.ObjectRef{Kind: "Secret", Namespace: sc.es.Namespace, Name: sc.es.TargetName()}, err)
+		sc.wait = outcomes.RecheckInterval
+		return endWaiting, nil
+	}
+	return next, err
 }
 
 // checkDue decides whether the provider is read now: a periodic refresh
@@ -186,18 +202,20 @@ func fetchData(ctx context.Context, sc *syncScope) (end, error) {
 // apply writes what was fetched to the target, or applies the deletion
 // policy when nothing was. As upstream: under Delete and Merge a vanished
 // remote secret is skipped and an empty result applies the policy; under
-// Retain it is an error and the Secret stays as it was.
+// Retain a vanished one is an error and an empty result (a find that
+// matched nothing) a success, and the Secret stays as it was.
 func (r *Reconciler) apply(ctx context.Context, sc *syncScope) (end, error) {
 	es, target, fetched := sc.es, sc.target, sc.fetched
 	policy := es.Spec.Target.DeletionPolicy
 	deleting := policy == esv1.DeletionPolicyDelete || policy == esv1.DeletionPolicyMerge
+	stamp := metav1.NewTime(sc.now)
 	switch {
 	case !deleting && fetched.gone != nil:
 		return next, fetched.gone
 	case !deleting && len(fetched.data) == 0:
-		return next, errNothingFound
+		setRetained(es, stamp)
+		return next, nil
 	}
-	stamp := metav1.NewTime(sc.now)
 	switch {
 	case len(fetched.data) == 0 && policy == esv1.DeletionPolicyDelete:
 		deleted, err := r.deleteTarget(ctx, es, target)
@@ -239,6 +257,12 @@ func (r *Reconciler) apply(ctx context.Context, sc *syncScope) (end, error) {
 			r.Recorder.Event(es, corev1.EventTypeNormal, esv1.ReasonSecretSynced, "Secret "+es.TargetName()+" synced")
 		}
 		setSynced(es, wrote, stamp)
+		if names := sc.srcs.shadowed(); len(names) > 0 {
+			// Routing changed when v1 stores came to be served: say which
+			// store is used, so the change is never silent.
+			appendToMessages(es, "; "+strings.Join(names, ", ")+" exists as external-secrets.io/v1 and as v2alpha1, and without "+
+				"secretStoreRef.apiVersion the v1 store is used: set apiVersion to choose")
+		}
 	}
 	return next, nil
 }

@@ -111,7 +111,50 @@ func TestCheckDueStep(t *testing.T) {
 		"created once, target there": {es: stepES(func(es *esv1.ExternalSecret) {
 			es.Spec.RefreshPolicy = esv1.RefreshPolicyCreatedOnce
 			synced(t0.Add(-48 * time.Hour))(es)
-		}), target: &corev1.Secret{}, now: t0, wantEnd: endUntil},
+		}), target: writtenTarget(), now: t0, wantEnd: endUntil},
+		// Upstream's decision, rows of its isSecretValid and shouldRefresh
+		// (pkg/controllers/externalsecret/externalsecret_controller.go, v2.9).
+		"created once, owned target deleted: recreated": {es: stepES(func(es *esv1.ExternalSecret) {
+			es.Spec.RefreshPolicy = esv1.RefreshPolicyCreatedOnce
+			synced(t0.Add(-48 * time.Hour))(es)
+		}), now: t0, wantEnd: next},
+		"created once, orphaned target deleted: left deleted": {es: stepES(func(es *esv1.ExternalSecret) {
+			es.Spec.RefreshPolicy = esv1.RefreshPolicyCreatedOnce
+			es.Spec.Target.CreationPolicy = esv1.CreatePolicyOrphan
+			synced(t0.Add(-48 * time.Hour))(es)
+		}), now: t0, wantEnd: endUntil},
+		"refresh interval 0, edited since its sync: not read again": {es: stepES(func(es *esv1.ExternalSecret) {
+			es.Spec.RefreshInterval = &metav1.Duration{}
+			synced(t0.Add(-time.Minute))(es)
+			es.Generation = 2
+			es.Annotations = map[string]string{"force-sync": "now"}
+		}), target: writtenTarget(), now: t0, wantEnd: endUntil},
+		"refresh interval 0, after a failure: not read again": {es: stepES(func(es *esv1.ExternalSecret) {
+			es.Spec.RefreshInterval = &metav1.Duration{}
+			synced(t0.Add(-time.Minute))(es)
+			setReady(es, metav1.ConditionFalse, esv1.ReasonSecretSyncedError, "boom")
+		}), target: writtenTarget(), now: t0, wantEnd: endUntil},
+		"refresh interval 0, owned target edited: repaired": {es: stepES(func(es *esv1.ExternalSecret) {
+			es.Spec.RefreshInterval = &metav1.Duration{}
+			synced(t0.Add(-time.Minute))(es)
+		}), target: &corev1.Secret{Data: map[string][]byte{"a": []byte("edited")}}, now: t0, wantEnd: next},
+		"refresh interval 0, orphaned target edited: left": {es: stepES(func(es *esv1.ExternalSecret) {
+			es.Spec.RefreshInterval = &metav1.Duration{}
+			es.Spec.Target.CreationPolicy = esv1.CreatePolicyOrphan
+			synced(t0.Add(-time.Minute))(es)
+		}), target: &corev1.Secret{Data: map[string][]byte{"a": []byte("edited")}}, now: t0, wantEnd: endUntil},
+		"refresh interval 0, never synced": {es: stepES(func(es *esv1.ExternalSecret) {
+			es.Spec.RefreshInterval = &metav1.Duration{}
+		}), now: t0, wantEnd: next},
+		"on change, edited": {es: stepES(func(es *esv1.ExternalSecret) {
+			es.Spec.RefreshPolicy = esv1.RefreshPolicyOnChange
+			synced(t0.Add(-48 * time.Hour))(es)
+			es.Generation = 2
+		}), target: writtenTarget(), now: t0, wantEnd: next},
+		"on change, unchanged: never periodic": {es: stepES(func(es *esv1.ExternalSecret) {
+			es.Spec.RefreshPolicy = esv1.RefreshPolicyOnChange
+			synced(t0.Add(-48 * time.Hour))(es)
+		}), target: writtenTarget(), now: t0, wantEnd: endUntil},
 		"refresh held back by a closed window": {es: stepES(func(es *esv1.ExternalSecret) {
 			synced(t0.Add(-2 * time.Hour))(es)
 			es.Spec.SyncWindows = []esv1.SyncWindow{{Kind: "allow", Schedule: "0 0 * * *", Duration: metav1.Duration{Duration: time.Hour}}}
@@ -169,7 +212,7 @@ func TestApplyStep(t *testing.T) {
 		"retain, a secret gone": {policy: esv1.DeletionPolicyRetain, fetched: fetchResult{data: map[string][]byte{"a": []byte("1")}, gone: gone},
 			withTarget: true, wantErr: providers.ErrSecretNotFound, wantData: map[string]string{"old": "v"}},
 		"retain, nothing found": {policy: esv1.DeletionPolicyRetain, fetched: fetchResult{data: map[string][]byte{}},
-			withTarget: true, wantErr: errNothingFound, wantData: map[string]string{"old": "v"}},
+			withTarget: true, wantReason: esv1.ReasonSecretSynced, wantData: map[string]string{"old": "v"}},
 		"delete, nothing found": {policy: esv1.DeletionPolicyDelete, fetched: fetchResult{data: map[string][]byte{}, gone: gone},
 			withTarget: true, wantReason: esv1.ReasonSecretDeleted},
 		"written": {policy: esv1.DeletionPolicyRetain, fetched: fetchResult{data: map[string][]byte{"a": []byte("1")}},
@@ -194,8 +237,8 @@ func TestApplyStep(t *testing.T) {
 			if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil && err != nil) {
 				t.Fatalf("err = %v, want %v", err, tc.wantErr)
 			}
-			if c := readyCondition(es); tc.wantReason != "" && (c == nil || c.Reason != tc.wantReason) {
-				t.Errorf("Ready %+v, want reason %s", c, tc.wantReason)
+			if c := syncedCondition(es); tc.wantReason != "" && (c == nil || c.Reason != tc.wantReason) {
+				t.Errorf("Synced %+v, want reason %s", c, tc.wantReason)
 			}
 			var s corev1.Secret
 			err = r.Client.Get(context.Background(), types.NamespacedName{Namespace: "ns", Name: es.TargetName()}, &s)
@@ -234,9 +277,10 @@ func TestLoadTargetStep(t *testing.T) {
 		policy  esv1.CreationPolicy
 		target  *corev1.Secret
 		wantErr error
+		wantEnd end
 	}{
 		"missing, owner creates it":      {policy: esv1.CreatePolicyOwner},
-		"missing, merge needs it":        {policy: esv1.CreatePolicyMerge, wantErr: errTargetMissing},
+		"missing, merge waits for it":    {policy: esv1.CreatePolicyMerge, wantEnd: endWaiting},
 		"eso's own":                      {policy: esv1.CreatePolicyOwner, target: secret(controlledBy("uid-1"))},
 		"another ExternalSecret's":       {policy: esv1.CreatePolicyOwner, target: secret(controlledBy("uid-2")), wantErr: errTargetConflict},
 		"the user's, not taken over":     {policy: esv1.CreatePolicyOwner, target: secret(func(*corev1.Secret) {}), wantErr: errTargetConflict},
@@ -253,9 +297,21 @@ func TestLoadTargetStep(t *testing.T) {
 			}
 			r := applyReconciler(t, objs...)
 			sc := &syncScope{es: es}
-			_, err := r.loadTarget(context.Background(), sc)
+			got, err := r.loadTarget(context.Background(), sc)
 			if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil && err != nil) {
 				t.Fatalf("err = %v, want %v", err, tc.wantErr)
+			}
+			if got != tc.wantEnd {
+				t.Fatalf("end %v, want %v", got, tc.wantEnd)
+			}
+			if tc.wantEnd == endWaiting {
+				// Upstream: Ready=True, SecretMissing; the target's arrival is awaited.
+				if c := readyCondition(es); c == nil || c.Status != metav1.ConditionTrue || c.Reason != esv1.ReasonSecretMissing {
+					t.Errorf("Ready %+v, want True/SecretMissing", c)
+				}
+				if obj, ok := providers.AwaitedObject(sc.awaiting); !ok || obj.Name != es.TargetName() || obj.Kind != "Secret" {
+					t.Errorf("awaits %+v, want the target Secret", obj)
+				}
 			}
 			if tc.policy == esv1.CreatePolicyNone && sc.target != nil {
 				t.Error("creationPolicy None read the target")

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -126,11 +127,27 @@ var credentialTypes = map[corev1.SecretType]bool{
 // drifted reports whether someone changed the data of a Secret eso wrote whole
 // (Owner, Orphan) since eso wrote it.
 func drifted(es *esv1.ExternalSecret, target *corev1.Secret) bool {
+	if target == nil {
+		return false
+	}
 	switch es.Spec.Target.CreationPolicy {
 	case esv1.CreatePolicyNone, esv1.CreatePolicyMerge, esv1.CreatePolicyCreateOrMerge:
 		return false
 	}
 	return target.Annotations[esv1.AnnotationDataHash] != dataHash(target.Data)
+}
+
+// targetValid reports whether the target needs no repair, as upstream
+// decides it: an Orphan target is left to its users once written (deleted
+// or edited, it stays so until the next refresh), None has none, a Merge
+// target must exist, and an Owner target must exist and hold what eso
+// wrote.
+func targetValid(es *esv1.ExternalSecret, target *corev1.Secret) bool {
+	switch es.Spec.Target.CreationPolicy {
+	case esv1.CreatePolicyNone, esv1.CreatePolicyOrphan:
+		return true
+	}
+	return target != nil && !drifted(es, target)
 }
 
 // writeTarget makes the target Secret hold data according to the creation
@@ -157,12 +174,7 @@ func (r *Reconciler) writeTarget(ctx context.Context, es *esv1.ExternalSecret, t
 				errTargetConflict, target.Name, target.Type, out.Type)
 		}
 	}
-	for k, v := range out.Labels {
-		metav1.SetMetaDataLabel(&desired.ObjectMeta, k, v)
-	}
-	for k, v := range out.Annotations {
-		metav1.SetMetaDataAnnotation(&desired.ObjectMeta, k, v)
-	}
+	applyMetadata(es, desired, withoutReserved(out.Labels), withoutReserved(out.Annotations))
 	if es.Spec.Target.Merges() {
 		if desired.Data == nil {
 			desired.Data = map[string][]byte{}
@@ -223,6 +235,53 @@ func (r *Reconciler) writeTarget(ctx context.Context, es *esv1.ExternalSecret, t
 	}
 	metrics.SecretWrites.WithLabelValues("update").Inc()
 	return true, nil
+}
+
+// appliedMetadata is what an ExternalSecret records on its target of the
+// labels and annotations it set, so that those it no longer sets are
+// removed and nobody else's are.
+type appliedMetadata struct {
+	Labels      []string `json:"labels,omitempty"`
+	Annotations []string `json:"annotations,omitempty"`
+}
+
+// metadataAnnotation is where an ExternalSecret records its appliedMetadata
+// (per ExternalSecret, as Secrets are shared under creationPolicy Merge).
+func metadataAnnotation(es *esv1.ExternalSecret) string {
+	return strings.Replace(mergedKeysAnnotation(es), esv1.AnnotationMergedKeysPrefix, reservedPrefix+"metadata-", 1)
+}
+
+// applyMetadata sets labels and annotations on desired, removes those the
+// ExternalSecret set before and no longer does, and records the new set.
+func applyMetadata(es *esv1.ExternalSecret, desired *corev1.Secret, labels, annotations map[string]string) {
+	ann := metadataAnnotation(es)
+	var before appliedMetadata
+	if raw := desired.Annotations[ann]; raw != "" {
+		_ = json.Unmarshal([]byte(raw), &before) // a record eso cannot read removes nothing
+	}
+	for _, k := range before.Labels {
+		if _, still := labels[k]; !still {
+			delete(desired.Labels, k)
+		}
+	}
+	for _, k := range before.Annotations {
+		if _, still := annotations[k]; !still {
+			delete(desired.Annotations, k)
+		}
+	}
+	for k, v := range labels {
+		metav1.SetMetaDataLabel(&desired.ObjectMeta, k, v)
+	}
+	for k, v := range annotations {
+		metav1.SetMetaDataAnnotation(&desired.ObjectMeta, k, v)
+	}
+	now := appliedMetadata{Labels: slices.Sorted(maps.Keys(labels)), Annotations: slices.Sorted(maps.Keys(annotations))}
+	if len(now.Labels)+len(now.Annotations) == 0 {
+		delete(desired.Annotations, ann)
+		return
+	}
+	raw, _ := json.Marshal(now)
+	metav1.SetMetaDataAnnotation(&desired.ObjectMeta, ann, string(raw))
 }
 
 // removeKeys applies deletionPolicy Merge once the remote secrets are gone:

@@ -2,6 +2,9 @@ package externalsecret
 
 import (
 	"context"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	"github.com/eso-dev/eso/app/secrettemplate"
@@ -9,10 +12,39 @@ import (
 
 // render applies target.template to the fetched data, reading the ConfigMaps
 // and Secrets its templateFrom names from the ExternalSecret's own namespace.
+// Without a template the Secret carries the ExternalSecret's own labels
+// and annotations, as upstream, except those that instruct eso or kubectl:
+// a force-sync would otherwise rewrite the Secret (and restart whatever
+// watches it) on every forced read.
 func (r *Reconciler) render(ctx context.Context, es *esv1.ExternalSecret, data map[string][]byte) (*secrettemplate.Result, error) {
+	if es.Spec.Target.Template == nil {
+		annotations := withoutReserved(es.Annotations)
+		for _, k := range notCopied {
+			delete(annotations, k)
+		}
+		return &secrettemplate.Result{Type: corev1.SecretTypeOpaque, Data: data,
+			Labels: withoutReserved(es.Labels), Annotations: annotations}, nil
+	}
 	src, err := secrettemplate.ReadSources(ctx, r.APIReader, es.Namespace, es.Spec.Target.Template)
 	if err != nil {
 		return nil, err
 	}
 	return secrettemplate.Render(es.Spec.Target.Template, data, src)
+}
+
+// notCopied are the ExternalSecret annotations that stay off its Secret.
+var notCopied = []string{"force-sync", esv1.AnnotationForceSync, corev1.LastAppliedConfigAnnotation}
+
+// reservedPrefix marks the labels and annotations eso sets on a Secret to
+// record what it wrote; an ExternalSecret's own never override them.
+const reservedPrefix = "reconcile.external-secrets.io/"
+
+func withoutReserved(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		if !strings.HasPrefix(k, reservedPrefix) {
+			out[k] = v
+		}
+	}
+	return out
 }
