@@ -5,33 +5,37 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
 )
 
-// Property returns one field of a JSON object value. The property is first
-// looked up as a top-level key, then as a dot-separated path ("db.password").
-// String fields are returned as is, others as JSON. The error names the
-// property, never the value.
+// Property returns one field of a JSON value, as upstream reads
+// remoteRef.property: a top-level key as written (dots included) if there
+// is one, else a gjson path ("db.password", "friends.1.first",
+// "users.#(name==\"app\").token"). Strings are returned as is, everything
+// else as the JSON it is written as. gjson reads only the value it is
+// given; the value's size is bounded before it gets here. The error names
+// the property, never the value.
 func Property(value []byte, property string) ([]byte, error) {
-	obj, err := DecodeObject(value)
-	if err != nil {
-		return nil, fmt.Errorf("%w: property %q requested but the secret is not a JSON object", ErrPropertyNotFound, property)
+	if !gjson.ValidBytes(value) {
+		return nil, fmt.Errorf("%w: property %q requested but the secret is not JSON", ErrPropertyNotFound, property)
 	}
-	if v, ok := obj[property]; ok {
-		return encodeField(v)
+	r := gjson.GetBytes(value, gjson.Escape(property))
+	if !r.Exists() {
+		r = gjson.GetBytes(value, property)
 	}
-	var cur any = obj
-	for _, part := range strings.Split(property, ".") {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("%w: property %q", ErrPropertyNotFound, property)
-		}
-		if cur, ok = m[part]; !ok {
-			return nil, fmt.Errorf("%w: property %q", ErrPropertyNotFound, property)
-		}
+	if !r.Exists() {
+		return nil, fmt.Errorf("%w: property %q", ErrPropertyNotFound, property)
 	}
-	return encodeField(cur)
+	switch r.Type {
+	case gjson.String:
+		return []byte(r.Str), nil
+	case gjson.Null:
+		return nil, nil
+	default:
+		return []byte(r.Raw), nil
+	}
 }
 
 // FieldMap splits a JSON object value into its top-level fields, for

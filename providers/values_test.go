@@ -75,3 +75,48 @@ func TestSetPropertyKeepsBytes(t *testing.T) {
 		t.Errorf("UTF-8 text: %s, %v", out, err)
 	}
 }
+
+// TestPropertyPathsAsUpstream: remoteRef.property is read as upstream reads
+// it (gjson), array indexes and queries included; a top-level key with dots
+// wins over the path it looks like.
+func TestPropertyPathsAsUpstream(t *testing.T) {
+	doc := []byte(`{
+  "name": {"first": "Tom", "last": "Anderson"},
+  "age": 37,
+  "ratio": 1.50,
+  "children": ["Sara", "Alex", "Jack"],
+  "friends": [
+    {"first": "Dale", "last": "Murphy", "age": 44},
+    {"first": "Roger", "last": "Craig", "age": 68}
+  ],
+  "db.password": "dotted-key",
+  "db": {"password": "nested"},
+  "none": null
+}`)
+	for property, want := range map[string]string{
+		"age":                           "37",
+		"ratio":                         "1.50",
+		"name.last":                     "Anderson",
+		"children":                      `["Sara", "Alex", "Jack"]`,
+		"children.1":                    "Alex",
+		"children.#":                    "3",
+		"friends.1.first":               "Roger",
+		`friends.#(last=="Murphy").age`: "44",
+		"db.password":                   "dotted-key",
+		"db":                            `{"password": "nested"}`,
+		"none":                          "",
+	} {
+		got, err := Property(doc, property)
+		if err != nil || string(got) != want {
+			t.Errorf("Property(%q) = %q, %v; want %q", property, got, err, want)
+		}
+	}
+	for _, property := range []string{"friends.5.first", "name.middle", "nope"} {
+		if _, err := Property(doc, property); !errors.Is(err, ErrPropertyNotFound) {
+			t.Errorf("Property(%q) err = %v, want ErrPropertyNotFound", property, err)
+		}
+	}
+	if _, err := Property([]byte("not json s3cr3t"), "a"); !errors.Is(err, ErrPropertyNotFound) || strings.Contains(err.Error(), "s3cr3t") {
+		t.Errorf("a value that is not JSON: %v", err)
+	}
+}

@@ -121,6 +121,17 @@ func TestCreationPolicies(t *testing.T) {
 		t.Errorf("creationPolicy Orphan: Secret has owners %v", s.OwnerReferences)
 	}
 	waitSecretData(t, ns, "existing", map[string]string{"mine": "kept", "k": "remote"})
+	// Its owner replaces the data: eso's key is back at once (the Secret is
+	// watched; the refresh is an hour away), the owner's stays.
+	var existing corev1.Secret
+	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "existing"}, &existing); err != nil {
+		t.Fatal(err)
+	}
+	existing.Data = map[string][]byte{"mine": []byte("replaced")}
+	if err := env.Client.Update(context.Background(), &existing); err != nil {
+		t.Fatal(err)
+	}
+	waitSecretData(t, ns, "existing", map[string]string{"mine": "replaced", "k": "remote"})
 	// Nothing to merge into is no failure (upstream's SecretMissing); the
 	// target's arrival, watched by name, syncs it at once.
 	waitReady(t, mergeMissing, metav1.ConditionTrue, esv1.ReasonSecretMissing)

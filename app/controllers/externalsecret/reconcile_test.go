@@ -10,6 +10,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
@@ -692,6 +693,37 @@ func TestCachingPolicy(t *testing.T) {
 			h.reconcile(t, es)
 			if r, l := h.provider.reads.Load(), h.provider.logins.Load(); r != tc.reads || l != tc.logins {
 				t.Errorf("provider reads %d, logins %d; want %d, %d", r, l, tc.reads, tc.logins)
+			}
+		})
+	}
+}
+
+// TestRenamedTargetIsDeleted: as upstream, an Owner ExternalSecret whose
+// target is renamed deletes the Secret it wrote under the old name once the
+// new one is written; an Orphan one leaves it.
+func TestRenamedTargetIsDeleted(t *testing.T) {
+	ctx := context.Background()
+	for _, policy := range []esv1.CreationPolicy{esv1.CreatePolicyOwner, esv1.CreatePolicyOrphan} {
+		t.Run(string(policy), func(t *testing.T) {
+			ns := env.Namespace(t, "rename", nil)
+			h := newHarness(t)
+			es := externalSecret(ns)
+			es.Spec.Target.CreationPolicy = policy
+			create(t, fakeConfig(ns, provv1.FakeSecret{Key: "db", Value: `{"password":"pw"}`}), secretStore(ns), es)
+			h.reconcile(t, es)
+			old := es.TargetName()
+			getSecret(t, ns, old)
+			es = getES(t, es)
+			patch := client.MergeFrom(es.DeepCopy())
+			es.Spec.Target.Name = "renamed"
+			if err := env.Client.Patch(ctx, es, patch); err != nil {
+				t.Fatal(err)
+			}
+			h.reconcile(t, es)
+			getSecret(t, ns, "renamed")
+			err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: old}, &corev1.Secret{})
+			if gone := apierrors.IsNotFound(err); gone != (policy == esv1.CreatePolicyOwner) {
+				t.Errorf("old target gone = %v (%v), want %v", gone, err, policy == esv1.CreatePolicyOwner)
 			}
 		})
 	}

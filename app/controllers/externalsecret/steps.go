@@ -256,6 +256,9 @@ func (r *Reconciler) apply(ctx context.Context, sc *syncScope) (end, error) {
 			logr.FromContextOrDiscard(ctx).V(1).Info("target Secret written", "secret", es.TargetName(), "keys", len(fetched.data))
 			r.Recorder.Event(es, corev1.EventTypeNormal, esv1.ReasonSecretSynced, "Secret "+es.TargetName()+" synced")
 		}
+		if err := r.deleteRenamed(ctx, es); err != nil {
+			return next, err
+		}
 		setSynced(es, wrote, stamp)
 		if names := sc.srcs.shadowed(); len(names) > 0 {
 			// Routing changed when v1 stores came to be served: say which

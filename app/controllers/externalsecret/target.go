@@ -124,14 +124,13 @@ var credentialTypes = map[corev1.SecretType]bool{
 	corev1.SecretTypeBootstrapToken:      true,
 }
 
-// drifted reports whether someone changed the data of a Secret eso wrote whole
-// (Owner, Orphan) since eso wrote it.
+// drifted reports whether someone changed the data of a Secret eso wrote
+// since eso wrote it. As upstream, the digest covers the whole Secret, also
+// a Merge target: its owner replacing the data is repaired at once, and two
+// ExternalSecrets merging into one Secret agree on it (each records the
+// digest of everything), so they do not undo each other.
 func drifted(es *esv1.ExternalSecret, target *corev1.Secret) bool {
-	if target == nil {
-		return false
-	}
-	switch es.Spec.Target.CreationPolicy {
-	case esv1.CreatePolicyNone, esv1.CreatePolicyMerge, esv1.CreatePolicyCreateOrMerge:
+	if target == nil || es.Spec.Target.CreationPolicy == esv1.CreatePolicyNone {
 		return false
 	}
 	return target.Annotations[esv1.AnnotationDataHash] != dataHash(target.Data)
@@ -328,6 +327,28 @@ func splitKeys(s string) []string {
 		return nil
 	}
 	return strings.Split(s, ",")
+}
+
+// deleteRenamed deletes, as upstream, the Secret an Owner ExternalSecret
+// wrote under the target name it had before (status.binding) once the new
+// one is written, if it still controls it.
+func (r *Reconciler) deleteRenamed(ctx context.Context, es *esv1.ExternalSecret) error {
+	old := es.Status.Binding.Name
+	if old == "" || old == es.TargetName() || es.Spec.Target.CreationPolicy != esv1.CreatePolicyOwner {
+		return nil
+	}
+	var s corev1.Secret
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: es.Namespace, Name: old}, &s); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if owner := metav1.GetControllerOf(&s); owner == nil || owner.UID != es.UID {
+		return nil // not (or no longer) this ExternalSecret's
+	}
+	deleted, err := r.deleteTarget(ctx, es, &s)
+	if deleted {
+		r.Recorder.Event(es, corev1.EventTypeNormal, esv1.ReasonSecretDeleted, "deleted Secret "+old+": the target is now "+es.TargetName())
+	}
+	return err
 }
 
 // deleteTarget deletes the target Secret if this ExternalSecret controls it
