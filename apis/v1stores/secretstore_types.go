@@ -190,14 +190,10 @@ const (
 // ConditionReady is the store condition that says whether it is usable.
 const ConditionReady = "Ready"
 
-// SecretStoreStatus is the observed state of a store: the conditions (and
-// observedGeneration) eso writes for every store, and capabilities.
+// SecretStoreStatus is the observed state of a store: conditions,
+// observedGeneration and capabilities, as eso writes them for every store.
 type SecretStoreStatus struct {
 	v2alpha1.SecretStoreStatus `json:",inline"`
-
-	// Capabilities says which operations the store supports.
-	// +optional
-	Capabilities SecretStoreCapabilities `json:"capabilities,omitempty"`
 }
 
 // +kubebuilder:object:root=true

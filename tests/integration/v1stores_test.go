@@ -199,7 +199,12 @@ roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: read-db}
 subjects: [{kind: ServiceAccount, name: k8s-reader, namespace: %s}]
 `, ns))
 	for _, name := range []string{"aws-secretsmanager", "aws-parameterstore", "vault-backend", "gcp-store", "k8s-store", "fake"} {
-		waitReady(t, &v1stores.SecretStore{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}, metav1.ConditionTrue, ssv2.ReasonValid)
+		store := &v1stores.SecretStore{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+		waitReady(t, store, metav1.ConditionTrue, ssv2.ReasonValid)
+		// As upstream's column: what the store can do, once checked.
+		if store.Status.Capabilities != "ReadWrite" {
+			t.Errorf("%s: status.capabilities = %q, want ReadWrite", name, store.Status.Capabilities)
+		}
 	}
 
 	applyYAML(t, ns, `

@@ -195,6 +195,11 @@ type SecretStoreStatus struct {
 	// ObservedGeneration is the store generation the conditions describe.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Capabilities says whether the store reads, writes or both, as its
+	// provider client reports them once it has logged in.
+	// +kubebuilder:validation:Enum=ReadOnly;WriteOnly;ReadWrite
+	// +optional
+	Capabilities string `json:"capabilities,omitempty"`
 }
 
 // ConditionReady is the store condition that gates ExternalSecrets.

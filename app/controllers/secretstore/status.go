@@ -159,6 +159,9 @@ func (c *Reconciler) checkAuth(ctx context.Context, s *stores.Store) error {
 		if checker, ok := cl.(providers.AuthChecker); ok {
 			err = checker.CheckAuth(ctx)
 		}
+		if err == nil {
+			s.Status.Capabilities = string(cl.Capabilities())
+		}
 	}
 	if err != nil && outcomes.Of(err).DropClient {
 		c.Resolver.Clients().Forget(ctx, s.CacheKind(), s.Namespace, s.Name)
