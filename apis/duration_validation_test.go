@@ -51,7 +51,7 @@ spec:
 	}
 	fields := []field{
 		{"ExternalSecret refreshInterval", es("  refreshInterval: %s"), "refreshInterval must be 0s or at least 1s", true},
-		{"ExternalSecret syncWindows duration", es(`  syncWindows: [{kind: deny, schedule: "0 22 * * *", duration: %s}]`), "duration must be at least 1s", false},
+		{"ExternalSecret syncWindows duration", es(`  syncWindows: {kind: deny, windows: [{schedule: "0 22 * * *", duration: %s}]}`), "duration must be at least 1s", false},
 		{"ClusterExternalSecret refreshTime", `
 apiVersion: external-secrets.io/v1
 kind: ClusterExternalSecret

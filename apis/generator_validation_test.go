@@ -30,13 +30,37 @@ apiVersion: provider.generator.external-secrets.io/v2alpha1
 kind: VaultDynamicSecret
 metadata: {name: patch}
 spec: {server: "http://vault:8200", path: x, method: PATCH, auth: {tokenSecretRef: {name: t, key: token}}}`,
-			`supported values: "GET", "POST", "PUT", "DELETE"`},
+			`supported values: "GET", "LIST", "POST", "PUT", "DELETE"`},
 		{"VaultDynamicSecret with parameters that are not an object", `
 apiVersion: provider.generator.external-secrets.io/v2alpha1
 kind: VaultDynamicSecret
 metadata: {name: list-params}
 spec: {server: "http://vault:8200", path: x, method: POST, parameters: [1, 2], auth: {tokenSecretRef: {name: t, key: token}}}`,
 			"spec.parameters: Invalid value"},
+		{"VaultDynamicSecret with getParameters on a POST", `
+apiVersion: provider.generator.external-secrets.io/v2alpha1
+kind: VaultDynamicSecret
+metadata: {name: post-query}
+spec: {server: "http://vault:8200", path: x, method: POST, getParameters: {a: ["1"]}, auth: {tokenSecretRef: {name: t, key: token}}}`,
+			"getParameters are sent with method GET only"},
+		{"Password with secretKey and secretKeys", `
+apiVersion: provider.generator.external-secrets.io/v2alpha1
+kind: Password
+metadata: {name: two-key-fields}
+spec: {secretKey: a, secretKeys: [b]}`,
+			"set secretKey or secretKeys, not both"},
+		{"Password with a key listed twice", `
+apiVersion: provider.generator.external-secrets.io/v2alpha1
+kind: Password
+metadata: {name: duplicate-keys}
+spec: {secretKeys: [a, a]}`,
+			"Duplicate value"},
+		{"Password with an encoding upstream does not have", `
+apiVersion: provider.generator.external-secrets.io/v2alpha1
+kind: Password
+metadata: {name: rot13}
+spec: {encoding: rot13}`,
+			`supported values: "base64", "base64url", "base32", "hex", "raw"`},
 		{"VaultDynamicSecret with two CA sources", `
 apiVersion: provider.generator.external-secrets.io/v2alpha1
 kind: VaultDynamicSecret

@@ -76,9 +76,9 @@ kind: ExternalSecret
 metadata: {name: bad-window}
 spec:
   secretStoreRef: {name: s}
-  syncWindows: [{kind: maybe, schedule: "0 22 * * *", duration: 1h}]
+  syncWindows: {kind: maybe, windows: [{schedule: "0 22 * * *", duration: 1h}]}
   data: [{secretKey: a, remoteRef: {key: k}}]`,
-			`spec.syncWindows[0].kind: Unsupported value: "maybe"`},
+			`spec.syncWindows.kind: Unsupported value: "maybe"`},
 		{"ClusterExternalSecret without target namespaces", `
 apiVersion: external-secrets.io/v1
 kind: ClusterExternalSecret
@@ -436,5 +436,15 @@ spec: {}`)
 	}
 	if length, _, _ := unstructured.NestedInt64(obj.Object, "spec", "length"); length != 24 {
 		t.Fatalf("length defaulted to %d, want 24", length)
+	}
+	if enc, _, _ := unstructured.NestedString(obj.Object, "spec", "encoding"); enc != "raw" {
+		t.Fatalf("encoding defaulted to %q, want raw", enc)
+	}
+	if _, err := apply(t, ns, `
+apiVersion: provider.generator.external-secrets.io/v2alpha1
+kind: Password
+metadata: {name: upstream}
+spec: {length: 32, allowRepeat: true, noUpper: false, encoding: base64url, secretKeys: [password, backup]}`); err != nil {
+		t.Fatalf("upstream's Password spec rejected: %v", err)
 	}
 }

@@ -56,7 +56,14 @@ func (b *budget) step() error {
 	if b.steps > maxSteps {
 		return exceeded("more than %d function calls, range iterations and template calls", maxSteps)
 	}
-	if b.steps%64 == 0 && time.Now().After(b.deadline) {
+	if b.steps%64 == 0 {
+		return b.inTime()
+	}
+	return nil
+}
+
+func (b *budget) inTime() error {
+	if time.Now().After(b.deadline) {
 		return exceeded("rendering took more than %s", maxRenderTime)
 	}
 	return nil
@@ -202,6 +209,11 @@ func budgeted(name string, fn any, h *budgetHolder) any {
 				return fail(err)
 			}
 		}
+		// Some calls take milliseconds (bcrypt, RSA, PKCS#12): the time
+		// bound is checked after every call, not only every 64 steps.
+		if err := b.inTime(); err != nil {
+			return fail(err)
+		}
 		return out
 	}).Interface()
 }
@@ -256,6 +268,10 @@ func estimate(name string, args []reflect.Value, b *budget) int64 {
 		} else {
 			return sizeOfAll(args, room) + w*int64(strings.Count(text(0), "%")+1)
 		}
+	case "pemToPkcs12", "pemToPkcs12Pass", "fullPemToPkcs12", "fullPemToPkcs12Pass", "pemTruststoreToPKCS12", "pemTruststoreToPKCS12Pass":
+		// An archive holds its input's DER plus a few KiB of structure,
+		// then base64 adds a third.
+		return 2*sizeOfAll(args, room) + 4096
 	case "toPrettyJson", "mustToPrettyJson", "toYaml":
 		// Indentation grows with depth: charge the nesting too.
 		n, depth := shape(args, room)

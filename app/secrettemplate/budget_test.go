@@ -102,18 +102,20 @@ func TestStandaloneTemplatesGetABudgetPerExecution(t *testing.T) {
 // Templates are tenant input, so no function may read the environment, the
 // network or DNS, files, or the cluster (another namespace's Secrets).
 func TestFunctionSetIsPinned(t *testing.T) {
-	want := strings.Fields(`abbrev abbrevboth add add1 adler32sum append atoi b32dec b32enc b64dec b64enc base
-		camelcase cat ceil chunk clean coalesce compact concat contains date dateInZone dateModify deepCopy
-		deepEqual default dict dig dir div duration empty ext fail filterPEM first float64 floor fromJson
-		fromYaml fullPemToPkcs12 fullPemToPkcs12Pass get has hasKey hasPrefix hasSuffix indent initial initials
-		int int64 isAbs join jwkPrivateKeyPem jwkPublicKeyPem kebabcase keys kindIs kindOf last list lower max
-		merge mergeOverwrite min mod mul mustFromJson mustToJson mustToPrettyJson mustToRawJson nindent nospace
-		omit pemToPkcs12 pemToPkcs12Pass pick pkcs12cert pkcs12certPass pkcs12key pkcs12keyPass pluck plural
-		prepend printf quote regexFind regexFindAll regexMatch regexQuoteMeta regexReplaceAll
-		regexReplaceAllLiteral regexSplit repeat replace rest reverse round semver semverCompare set sha1sum
-		sha256sum sha512sum slice snakecase sortAlpha split splitList splitn squote sub substr swapcase ternary
-		title toDate toJson toPrettyJson toRawJson toString toStrings toYaml trim trimAll trimPrefix trimSuffix
-		trunc typeIs typeOf uniq unixEpoch unset untitle upper urlJoin urlParse values without wrap wrapWith`)
+	want := strings.Fields(`abbrev abbrevboth add add1 adler32sum append atoi b32dec b32enc b64dec b64enc base camelcase cat
+		ceil certSANs chunk clean coalesce compact concat contains date dateInZone dateModify deepCopy
+		deepEqual default dict dig dir div duration empty ext fail filterCertChain filterPEM first float64
+		floor fromJson fromYaml fullPemToPkcs12 fullPemToPkcs12Pass get has hasKey hasPrefix hasSuffix
+		hexdec htpasswd indent initial initials int int64 isAbs join jwkPrivateKeyPem jwkPublicKeyPem
+		kebabcase keys kindIs kindOf last list lower max merge mergeOverwrite min mod mul mustFromJson
+		mustToJson mustToPrettyJson mustToRawJson nindent nospace omit pemToPkcs12 pemToPkcs12Pass
+		pemTruststoreToPKCS12 pemTruststoreToPKCS12Pass pick pkcs12cert pkcs12certPass pkcs12key
+		pkcs12keyPass pluck plural prepend printf quote regexFind regexFindAll regexMatch regexQuoteMeta
+		regexReplaceAll regexReplaceAllLiteral regexSplit repeat replace rest reverse round rsaDecrypt
+		semver semverCompare set sha1sum sha256sum sha512sum slice snakecase sortAlpha split splitList
+		splitn squote sub substr swapcase ternary title toDate toJson toPrettyJson toRawJson toString
+		toStrings toYaml trim trimAll trimPrefix trimSuffix trunc typeIs typeOf uniq unixEpoch unset untitle
+		upper urlJoin urlParse values without wrap wrapWith`)
 	if got := slices.Sorted(maps.Keys(funcMap)); !slices.Equal(got, want) {
 		t.Errorf("template functions changed:\n got %v\nwant %v", got, want)
 	}

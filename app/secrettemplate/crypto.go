@@ -4,6 +4,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/pem"
 	"errors"
@@ -34,22 +35,25 @@ func pkcs12KeyPass(password, input string) (string, error) {
 
 func pkcs12Cert(input string) (string, error) { return pkcs12CertPass("", input) }
 
-// pkcs12CertPass returns the certificate and then its CA chain, as PEM.
+// pkcs12CertPass returns the archive's certificates as PEM, ordered leaf →
+// intermediates → root when they form one chain, else the certificate and
+// then its CA certificates as stored.
 func pkcs12CertPass(password, input string) (string, error) {
 	_, cert, chain, err := pkcs12.DecodeChain([]byte(input), password)
 	if err != nil {
 		return "", errors.New("input is not a PKCS#12 archive this password opens")
 	}
-	var b strings.Builder
-	for _, c := range append([]*x509.Certificate{cert}, chain...) {
-		b.Write(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.Raw}))
+	certs := append([]*x509.Certificate{cert}, chain...)
+	if ordered, err := orderChain(certs); err == nil {
+		certs = ordered
 	}
-	return b.String(), nil
+	return encodeCertificates(certs...), nil
 }
 
 func pemToPkcs12(cert, key string) (string, error) { return pemToPkcs12Pass(cert, key, "") }
 
-// pemToPkcs12Pass packs the first certificate and the key.
+// pemToPkcs12Pass packs the first certificate and the key into a PKCS#12
+// archive, base64-encoded (as upstream).
 func pemToPkcs12Pass(cert, key, password string) (string, error) {
 	return encodePkcs12(cert, key, password, false)
 }
@@ -57,32 +61,62 @@ func pemToPkcs12Pass(cert, key, password string) (string, error) {
 func fullPemToPkcs12(cert, key string) (string, error) { return fullPemToPkcs12Pass(cert, key, "") }
 
 // fullPemToPkcs12Pass packs every certificate of cert (leaf first, then its
-// chain) and the key.
+// chain as given) and the key, base64-encoded.
 func fullPemToPkcs12Pass(cert, key, password string) (string, error) {
 	return encodePkcs12(cert, key, password, true)
 }
 
-func encodePkcs12(certPEM, keyPEM, password string, withChain bool) (string, error) {
+func pemTruststoreToPKCS12(cert string) (string, error) { return pemTruststoreToPKCS12Pass(cert, "") }
+
+// pemTruststoreToPKCS12Pass packs every certificate of cert into a PKCS#12
+// trust store (no key), base64-encoded. An empty input gives an empty
+// trust store, as upstream.
+func pemTruststoreToPKCS12Pass(cert, password string) (string, error) {
+	certs, err := pemCertificates(cert)
+	if err != nil {
+		return "", err
+	}
+	if len(certs) == 0 && strings.TrimSpace(cert) != "" {
+		return "", errors.New("no certificate in the PEM input")
+	}
+	enc := pkcs12.Modern2023.WithRand(pkcs12Entropy("truststore", cert, password))
+	pfx, err := enc.EncodeTrustStore(certs, password)
+	if err != nil {
+		return "", fmt.Errorf("encoding PKCS#12: %w", err)
+	}
+	return base64.StdEncoding.EncodeToString(pfx), nil
+}
+
+// pemCertificates parses the CERTIFICATE blocks of a PEM input, skipping
+// blocks of other types.
+func pemCertificates(input string) ([]*x509.Certificate, error) {
 	var certs []*x509.Certificate
-	rest := []byte(certPEM)
+	rest := fromFirstBlock(input)
 	for {
 		var block *pem.Block
 		if block, rest = pem.Decode(rest); block == nil {
-			break
+			return certs, nil
 		}
 		if block.Type != "CERTIFICATE" {
 			continue
 		}
 		c, err := x509.ParseCertificate(block.Bytes)
 		if err != nil {
-			return "", errors.New("a CERTIFICATE block does not parse")
+			return nil, errors.New("a CERTIFICATE block does not parse")
 		}
 		certs = append(certs, c)
+	}
+}
+
+func encodePkcs12(certPEM, keyPEM, password string, withChain bool) (string, error) {
+	certs, err := pemCertificates(certPEM)
+	if err != nil {
+		return "", err
 	}
 	if len(certs) == 0 {
 		return "", errors.New("no certificate in the PEM input")
 	}
-	keyBlock, _ := pem.Decode([]byte(keyPEM))
+	keyBlock, _ := pem.Decode(fromFirstBlock(keyPEM))
 	if keyBlock == nil {
 		return "", errors.New("no private key in the PEM input")
 	}
@@ -97,12 +131,12 @@ func encodePkcs12(certPEM, keyPEM, password string, withChain bool) (string, err
 	// Salts and IVs come from a stream keyed by the input, so the same
 	// certificate, key and password always give the same archive: a refresh
 	// that changes nothing must not rewrite the Secret.
-	enc := pkcs12.Modern2023.WithRand(deterministicStream(certPEM, keyPEM, password))
+	enc := pkcs12.Modern2023.WithRand(pkcs12Entropy(certPEM, keyPEM, password))
 	pfx, err := enc.Encode(key, certs[0], ca, password)
 	if err != nil {
 		return "", fmt.Errorf("encoding PKCS#12: %w", err)
 	}
-	return string(pfx), nil
+	return base64.StdEncoding.EncodeToString(pfx), nil
 }
 
 func parsePrivateKey(der []byte) (any, error) {
@@ -117,6 +151,9 @@ func parsePrivateKey(der []byte) (any, error) {
 	}
 	return nil, errors.New("the private key is not PKCS#8, PKCS#1 or EC")
 }
+
+// pkcs12Entropy gives an archive's salts and IVs; tests replace it.
+var pkcs12Entropy = deterministicStream
 
 // deterministicStream is an HMAC-SHA256 counter-mode stream keyed by the inputs.
 func deterministicStream(parts ...string) io.Reader {

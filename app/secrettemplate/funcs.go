@@ -1,8 +1,7 @@
 package secrettemplate
 
 import (
-	"bytes"
-	"encoding/pem"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -19,7 +18,8 @@ import (
 // purpose: nothing that reads the environment (env, expandenv), the network
 // (getHostByName) or the cluster, and nothing random or time-dependent (rand*,
 // uuidv4, now, genPrivateKey, bcrypt), which would change the Secret at
-// every refresh and defeat "no write when nothing changed".
+// every refresh and defeat "no write when nothing changed". Upstream's own
+// functions (PEM, PKCS#12, JWK, RSA, htpasswd) are added in buildFuncMap.
 var allowed = []string{
 	// strings
 	"trim", "trimAll", "trimPrefix", "trimSuffix", "upper", "lower", "title", "untitle",
@@ -75,6 +75,8 @@ func buildFuncMap() template.FuncMap {
 	fm["toYaml"] = toYAML
 	fm["fromYaml"] = fromYAML
 	fm["filterPEM"] = filterPEM
+	fm["filterCertChain"] = filterCertChain
+	fm["certSANs"] = certSANs
 	fm["pkcs12key"] = pkcs12Key
 	fm["pkcs12keyPass"] = pkcs12KeyPass
 	fm["pkcs12cert"] = pkcs12Cert
@@ -83,9 +85,26 @@ func buildFuncMap() template.FuncMap {
 	fm["pemToPkcs12Pass"] = pemToPkcs12Pass
 	fm["fullPemToPkcs12"] = fullPemToPkcs12
 	fm["fullPemToPkcs12Pass"] = fullPemToPkcs12Pass
+	fm["pemTruststoreToPKCS12"] = pemTruststoreToPKCS12
+	fm["pemTruststoreToPKCS12Pass"] = pemTruststoreToPKCS12Pass
 	fm["jwkPublicKeyPem"] = jwkPublicKeyPem
 	fm["jwkPrivateKeyPem"] = jwkPrivateKeyPem
+	fm["rsaDecrypt"] = rsaDecrypt
+	fm["hexdec"] = hexdec
+	// htpasswd's bcrypt salt comes from its input (upstream's is random):
+	// see htpasswd.go.
+	fm["htpasswd"] = htpasswd
 	return fm
+}
+
+// hexdec decodes hexadecimal; like sprig's b64dec (and upstream's hexdec)
+// it gives the decoding error as its result rather than failing.
+func hexdec(s string) string {
+	b, err := hex.DecodeString(s)
+	if err != nil {
+		return err.Error()
+	}
+	return string(b)
 }
 
 // maxRepeat bounds repeat, so a template cannot exhaust the controller's memory.
@@ -157,26 +176,4 @@ func fromYAML(s string) (map[string]any, error) {
 	var out map[string]any
 	err := yaml.Unmarshal([]byte(s), &out)
 	return out, err
-}
-
-// filterPEM keeps the PEM blocks of one type, e.g. "CERTIFICATE" or "PRIVATE KEY".
-func filterPEM(blockType, input string) (string, error) {
-	var out bytes.Buffer
-	rest := []byte(input)
-	for {
-		var block *pem.Block
-		block, rest = pem.Decode(rest)
-		if block == nil {
-			break
-		}
-		if block.Type == blockType {
-			if err := pem.Encode(&out, block); err != nil {
-				return "", err
-			}
-		}
-	}
-	if out.Len() == 0 {
-		return "", fmt.Errorf("no %s block in the PEM input", blockType)
-	}
-	return out.String(), nil
 }

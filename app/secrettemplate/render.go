@@ -5,6 +5,7 @@
 package secrettemplate
 
 import (
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"maps"
@@ -68,11 +69,18 @@ func Render(tpl *esv1.ExternalSecretTemplate, data map[string][]byte, src Source
 	templated := map[string][]byte{}
 	labels, annotations := map[string]string{}, map[string]string{}
 	for i, from := range tpl.TemplateFrom {
+		target, err := normalTarget(i, from.Target)
+		if err != nil {
+			return nil, err
+		}
 		kv, err := r.renderFrom(i, from, src)
 		if err != nil {
 			return nil, err
 		}
-		switch from.Target {
+		if err := decodeValues(i, from.ValuesDecodingStrategy, kv); err != nil {
+			return nil, err
+		}
+		switch target {
 		case esv1.TemplateTargetLabels:
 			maps.Copy(labels, kv)
 		case esv1.TemplateTargetAnnotations:
@@ -105,9 +113,11 @@ func Render(tpl *esv1.ExternalSecretTemplate, data map[string][]byte, src Source
 		annotations[k] = out
 	}
 
-	// Without data templates the fetched data is kept as it is; with them,
-	// Replace keeps only the templated keys and Merge lays them over the data.
-	if len(tpl.Data) > 0 || hasDataTarget(tpl.TemplateFrom) {
+	// As upstream: without data templates or templateFrom the fetched data
+	// is kept as it is; with either, Replace keeps only the templated keys
+	// (even when every templateFrom entry writes labels or annotations) and
+	// Merge lays them over the data.
+	if len(tpl.Data) > 0 || len(tpl.TemplateFrom) > 0 {
 		if tpl.MergePolicy == esv1.MergePolicyMerge {
 			merged := maps.Clone(data)
 			maps.Copy(merged, templated)
@@ -120,13 +130,51 @@ func Render(tpl *esv1.ExternalSecretTemplate, data map[string][]byte, src Source
 	return res, nil
 }
 
-func hasDataTarget(from []esv1.TemplateFrom) bool {
-	for _, f := range from {
-		if f.Target == "" || f.Target == esv1.TemplateTargetData {
-			return true
+// normalTarget is a templateFrom target in its canonical spelling: upstream
+// takes Data, Annotations and Labels in any letter case, and empty as Data.
+func normalTarget(i int, target esv1.TemplateTarget) (esv1.TemplateTarget, error) {
+	if target == "" {
+		return esv1.TemplateTargetData, nil
+	}
+	for _, t := range []esv1.TemplateTarget{esv1.TemplateTargetData, esv1.TemplateTargetAnnotations, esv1.TemplateTargetLabels} {
+		if strings.EqualFold(string(target), string(t)) {
+			return t, nil
 		}
 	}
-	return false
+	return "", fmt.Errorf("%w: templateFrom[%d].target must be Data, Annotations or Labels", ErrTemplate, i)
+}
+
+// decodeValues applies a templateFrom entry's valuesDecodingStrategy to the
+// values it rendered (never to their keys), as upstream: Base64 and
+// Base64URL (padded) must decode; Auto tries both and else keeps the value;
+// None or empty keep it. Errors name the key, never the value.
+func decodeValues(i int, strategy esv1.DecodingStrategy, kv map[string]string) error {
+	var encs []*base64.Encoding
+	switch strategy {
+	case esv1.DecodingBase64:
+		encs = []*base64.Encoding{base64.StdEncoding}
+	case esv1.DecodingBase64URL:
+		encs = []*base64.Encoding{base64.URLEncoding}
+	case esv1.DecodingAuto:
+		encs = []*base64.Encoding{base64.StdEncoding, base64.URLEncoding}
+	case esv1.DecodingNone, "":
+		return nil
+	default:
+		return fmt.Errorf("%w: templateFrom[%d].valuesDecodingStrategy must be None, Base64, Base64URL or Auto", ErrTemplate, i)
+	}
+	for _, k := range slices.Sorted(maps.Keys(kv)) {
+		decoded := false
+		for _, enc := range encs {
+			if b, err := enc.DecodeString(kv[k]); err == nil {
+				kv[k], decoded = string(b), true
+				break
+			}
+		}
+		if !decoded && strategy != esv1.DecodingAuto {
+			return fmt.Errorf("%w: templateFrom[%d]: the rendered value of %q is not %s (valuesDecodingStrategy)", ErrTemplate, i, k, strategy)
+		}
+	}
+	return nil
 }
 
 type renderer struct {
@@ -242,6 +290,9 @@ func (r renderer) renderFrom(i int, from esv1.TemplateFrom, src Sources) (map[st
 		text, ok := templates[item.Key]
 		if !ok {
 			return nil, fmt.Errorf("%w: templateFrom[%d]: %s %s has no key %q", ErrTemplate, i, kind, ref.Name, item.Key)
+		}
+		if item.TemplateAs != "" && item.TemplateAs != esv1.TemplateScopeValues && item.TemplateAs != esv1.TemplateScopeKeysAndValues {
+			return nil, fmt.Errorf("%w: templateFrom[%d]: templateAs must be Values or KeysAndValues", ErrTemplate, i)
 		}
 		name := fmt.Sprintf("templateFrom[%d].%s.%s", i, ref.Name, item.Key)
 		rendered, err := r.render(name, text)

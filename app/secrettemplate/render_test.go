@@ -84,7 +84,7 @@ func TestDangerousFunctionsAreAbsent(t *testing.T) {
 	for _, name := range []string{
 		"env", "expandenv", "getHostByName", // environment and network
 		"now", "ago", "randAlphaNum", "randAlpha", "randNumeric", "randAscii", "randBytes", "randInt", "uuidv4",
-		"genPrivateKey", "genCA", "genSelfSignedCert", "genSignedCert", "bcrypt", "htpasswd", "shuffle", // random or time-dependent
+		"genPrivateKey", "genCA", "genSelfSignedCert", "genSignedCert", "bcrypt", "shuffle", // random or time-dependent
 		"lookup", "include", "tpl", "getSecret", "getConfigMap", // cluster or template access
 	} {
 		if _, ok := funcMap[name]; ok {
@@ -123,8 +123,16 @@ func TestFilterPEM(t *testing.T) {
 	if err != nil || !strings.Contains(got, "PRIVATE KEY") || strings.Contains(got, "CERTIFICATE") {
 		t.Errorf("filterPEM = %q, %v", got, err)
 	}
-	if _, err := filterPEM("RSA PRIVATE KEY", bundle); err == nil {
-		t.Error("filterPEM of an absent type must fail")
+	// As upstream: the type in any case; an absent type gives nothing, and
+	// only text that is not PEM is an error.
+	if got, err := filterPEM("private key", bundle); err != nil || got == "" || strings.Contains(got, "CERTIFICATE") {
+		t.Errorf("filterPEM in lower case = %q, %v", got, err)
+	}
+	if got, err := filterPEM("RSA PRIVATE KEY", bundle); err != nil || got != "" {
+		t.Errorf("filterPEM of an absent type = %q, %v; want empty", got, err)
+	}
+	if _, err := filterPEM("RSA PRIVATE KEY", "no PEM here"); err == nil {
+		t.Error("filterPEM of text that is not PEM must fail")
 	}
 }
 
@@ -170,5 +178,73 @@ func TestSpecTemplatesWinOverTemplateFrom(t *testing.T) {
 	}, fetched, Sources{})
 	if err != nil || string(res.Data["user"]) != "from-data" || string(res.Data["other"]) != "kept" {
 		t.Errorf("precedence: %q, %v", res.Data, err)
+	}
+}
+
+// TestReplaceWithAnyTemplateFrom: as upstream, with mergePolicy Replace any
+// templateFrom entry (even one writing only annotations) means the fetched
+// data is not copied; only a template without data and templateFrom keeps it.
+func TestReplaceWithAnyTemplateFrom(t *testing.T) {
+	annotationsOnly := []esv1.TemplateFrom{{Literal: ptr.To("note: '{{ .user }}'"), Target: "annotations"}}
+	res, err := Render(&esv1.ExternalSecretTemplate{TemplateFrom: annotationsOnly}, fetched, Sources{})
+	if err != nil || len(res.Data) != 0 || res.Annotations["note"] != "app" {
+		t.Errorf("Replace with an annotations-only templateFrom: data %q, annotations %v, %v", res.Data, res.Annotations, err)
+	}
+	res, err = Render(&esv1.ExternalSecretTemplate{TemplateFrom: annotationsOnly, MergePolicy: esv1.MergePolicyMerge}, fetched, Sources{})
+	if err != nil || len(res.Data) != len(fetched) {
+		t.Errorf("Merge: data %q, %v", res.Data, err)
+	}
+	res, err = Render(&esv1.ExternalSecretTemplate{Metadata: esv1.ExternalSecretTemplateMetadata{Labels: map[string]string{"a": "b"}}}, fetched, Sources{})
+	if err != nil || len(res.Data) != len(fetched) {
+		t.Errorf("metadata only: data %q, %v", res.Data, err)
+	}
+}
+
+func TestValuesDecodingStrategy(t *testing.T) {
+	for _, tc := range []struct {
+		strategy esv1.DecodingStrategy
+		value    string
+		want     string
+		fails    bool
+	}{
+		{"", "aGk=", "aGk=", false},
+		{esv1.DecodingNone, "aGk=", "aGk=", false},
+		{esv1.DecodingBase64, "aGk=", "hi", false},
+		{esv1.DecodingBase64, "Pz8_", "", true},
+		{esv1.DecodingBase64URL, "Pz8_", "???", false},
+		{esv1.DecodingBase64URL, "Pz8/", "", true},
+		{esv1.DecodingAuto, "aGk=", "hi", false},
+		{esv1.DecodingAuto, "Pz8_", "???", false},
+		{esv1.DecodingAuto, "plain words", "plain words", false},
+	} {
+		tpl := &esv1.ExternalSecretTemplate{TemplateFrom: []esv1.TemplateFrom{{Literal: ptr.To("k: '" + tc.value + "'"), ValuesDecodingStrategy: tc.strategy}}}
+		res, err := Render(tpl, fetched, Sources{})
+		if tc.fails {
+			if !errors.Is(err, ErrTemplate) || strings.Contains(err.Error(), tc.value) {
+				t.Errorf("%s %q: %v, want an error naming the key only", tc.strategy, tc.value, err)
+			}
+			continue
+		}
+		if err != nil || string(res.Data["k"]) != tc.want {
+			t.Errorf("%s %q = %q, %v; want %q", tc.strategy, tc.value, res.Data["k"], err, tc.want)
+		}
+	}
+}
+
+func TestTemplateFromTargetAnyCase(t *testing.T) {
+	for target, where := range map[esv1.TemplateTarget]string{"": "data", "data": "data", "DATA": "data", "labels": "labels", "Labels": "labels", "aNNOTATIONS": "annotations"} {
+		res, err := Render(&esv1.ExternalSecretTemplate{TemplateFrom: []esv1.TemplateFrom{{Literal: ptr.To("k: v"), Target: target}}}, fetched, Sources{})
+		if err != nil {
+			t.Fatalf("%q: %v", target, err)
+		}
+		got := map[string]bool{"data": string(res.Data["k"]) == "v", "labels": res.Labels["k"] == "v", "annotations": res.Annotations["k"] == "v"}
+		for w, ok := range got {
+			if ok != (w == where) {
+				t.Errorf("target %q: wrote %s = %v", target, w, ok)
+			}
+		}
+	}
+	if _, err := Render(&esv1.ExternalSecretTemplate{TemplateFrom: []esv1.TemplateFrom{{Literal: ptr.To("k: v"), Target: "type"}}}, fetched, Sources{}); !errors.Is(err, ErrTemplate) {
+		t.Errorf("target type: %v, want refused", err)
 	}
 }

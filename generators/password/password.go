@@ -3,6 +3,9 @@ package password
 
 import (
 	"context"
+	"encoding/base32"
+	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 
 	gopassword "github.com/sethvargo/go-password/password"
@@ -23,23 +26,44 @@ var Registration = kit.GeneratorDefinition[*genv1.Password]{
 	Kind:        Kind,
 	AddToScheme: genv1.AddToScheme,
 	NewConfig:   func() *genv1.Password { return &genv1.Password{} },
-	// A configuration is valid when a password can be made of it (it costs
+	// A configuration is valid when passwords can be made of it (it costs
 	// microseconds).
 	Check: func(cfg *genv1.Password) error {
-		_, err := Generate(cfg.Spec)
+		_, err := Values(cfg.Spec)
 		return err
 	},
 	Generate: func(_ context.Context, _ providers.Deps, cfg *genv1.Password, _ providers.Scope) (map[string][]byte, generators.State, error) {
-		value, err := Generate(cfg.Spec)
+		values, err := Values(cfg.Spec)
 		if err != nil {
 			return nil, nil, err
 		}
-		return map[string][]byte{secretKey(cfg.Spec): []byte(value)}, nil, nil
+		return values, nil, nil
 	},
 }.Registration()
 
-// Generate makes one password as spec describes. Errors describe the spec,
-// never a value.
+// Values makes what spec describes, as upstream: one password for each key
+// (secretKeys, else secretKey, else "password"), each drawn on its own and
+// then encoded. Errors describe the spec, never a value.
+func Values(spec genv1.PasswordSpec) (map[string][]byte, error) {
+	keys, err := secretKeys(spec)
+	if err != nil {
+		return nil, err
+	}
+	values := make(map[string][]byte, len(keys))
+	for _, key := range keys {
+		value, err := Generate(spec)
+		if err != nil {
+			return nil, err
+		}
+		if values[key], err = encode(spec.Encoding, value); err != nil {
+			return nil, err
+		}
+	}
+	return values, nil
+}
+
+// Generate makes one password as spec describes, before encoding. Errors
+// describe the spec, never a value.
 func Generate(spec genv1.PasswordSpec) (string, error) {
 	digits, symbols := spec.Length/4, spec.Length/4
 	if spec.Digits != nil {
@@ -63,9 +87,43 @@ func Generate(spec genv1.PasswordSpec) (string, error) {
 	return value, nil
 }
 
-func secretKey(spec genv1.PasswordSpec) string {
-	if spec.SecretKey == "" {
-		return "password"
+// secretKeys are the output keys. The schema refuses what is an error here;
+// this guards objects stored before it did.
+func secretKeys(spec genv1.PasswordSpec) ([]string, error) {
+	switch {
+	case len(spec.SecretKeys) > 0 && spec.SecretKey != "":
+		return nil, fmt.Errorf("%w: set secretKey or secretKeys, not both", providers.ErrInvalidConfig)
+	case len(spec.SecretKeys) > 0:
+		seen := make(map[string]bool, len(spec.SecretKeys))
+		for _, k := range spec.SecretKeys {
+			if k == "" || seen[k] {
+				return nil, fmt.Errorf("%w: secretKeys must be non-empty and unique", providers.ErrInvalidConfig)
+			}
+			seen[k] = true
+		}
+		return spec.SecretKeys, nil
+	case spec.SecretKey != "":
+		return []string{spec.SecretKey}, nil
+	default:
+		return []string{"password"}, nil
 	}
-	return spec.SecretKey
+}
+
+// encode writes a password in encoding, as upstream: padded base64, base64url
+// and base32, lower-case hex.
+func encode(encoding genv1.PasswordEncoding, value string) ([]byte, error) {
+	switch encoding {
+	case "", genv1.PasswordEncodingRaw:
+		return []byte(value), nil
+	case genv1.PasswordEncodingBase64:
+		return []byte(base64.StdEncoding.EncodeToString([]byte(value))), nil
+	case genv1.PasswordEncodingBase64URL:
+		return []byte(base64.URLEncoding.EncodeToString([]byte(value))), nil
+	case genv1.PasswordEncodingBase32:
+		return []byte(base32.StdEncoding.EncodeToString([]byte(value))), nil
+	case genv1.PasswordEncodingHex:
+		return []byte(hex.EncodeToString([]byte(value))), nil
+	default:
+		return nil, fmt.Errorf("%w: encoding %q (want raw, base64, base64url, base32 or hex)", providers.ErrInvalidConfig, encoding)
+	}
 }

@@ -133,9 +133,12 @@ func checkRequest(spec *genv1.VaultDynamicSecretSpec) error {
 		return fmt.Errorf("%w: path %q is relative to /v1/: leave out the prefix", providers.ErrInvalidConfig, spec.Path)
 	}
 	switch method(spec) {
-	case "GET", "POST", "PUT", "DELETE":
+	case "GET", "LIST", "POST", "PUT", "DELETE":
 	default:
-		return fmt.Errorf("%w: method %q (want GET, POST, PUT or DELETE)", providers.ErrInvalidConfig, spec.Method)
+		return fmt.Errorf("%w: method %q (want GET, LIST, POST, PUT or DELETE)", providers.ErrInvalidConfig, spec.Method)
+	}
+	if len(spec.GetParameters) > 0 && method(spec) != "GET" {
+		return fmt.Errorf("%w: getParameters are sent with method GET only", providers.ErrInvalidConfig)
 	}
 	switch spec.ResultType {
 	case "", genv1.VaultResultData, genv1.VaultResultAuth, genv1.VaultResultRaw:
@@ -168,14 +171,27 @@ func applyRetrySettings(api *vaultapi.Client, rs *genv1.VaultRetrySettings) {
 }
 
 // send sends the configured request. Parameters are the JSON body, or the
-// query of a GET.
+// query of a GET or LIST; getParameters are added to a GET's query. A LIST
+// is sent as Vault's client sends it: a GET with list=true.
 func send(ctx context.Context, api *vaultapi.Client, spec *genv1.VaultDynamicSecretSpec) (*vaultapi.Secret, error) {
 	m, path := method(spec), strings.Trim(spec.Path, "/")
 	what := m + " " + path
-	req := api.NewRequest(m, "/v1/"+path)
-	if m == "GET" {
+	httpMethod := m
+	if m == "LIST" {
+		httpMethod = "GET"
+	}
+	req := api.NewRequest(httpMethod, "/v1/"+path)
+	if httpMethod == "GET" {
 		for k, v := range spec.Parameters {
 			req.Params.Set(k, queryValue(v.Raw))
+		}
+		for k, values := range spec.GetParameters {
+			for _, v := range values {
+				req.Params.Add(k, v)
+			}
+		}
+		if m == "LIST" {
+			req.Params.Set("list", "true")
 		}
 	} else if len(spec.Parameters) > 0 {
 		body := make(map[string]json.RawMessage, len(spec.Parameters))

@@ -342,6 +342,42 @@ func TestResultTypesAndQueryParameters(t *testing.T) {
 	}
 }
 
+// TestGetParametersAndList: getParameters go into a GET's query (upstream's
+// field); LIST answers the keys under a path.
+func TestGetParametersAndList(t *testing.T) {
+	ctx := context.Background()
+	root := vaulttest.Start(t)
+	auth, creds := rootTokenAuth()
+	write(t, root, "secret/data/app", map[string]any{"data": map[string]any{"v": "1"}})
+	write(t, root, "secret/data/app", map[string]any{"data": map[string]any{"v": "2"}})
+	write(t, root, "secret/data/dir/a", map[string]any{"data": map[string]any{"x": "y"}})
+	write(t, root, "secret/data/dir/b", map[string]any{"data": map[string]any{"x": "y"}})
+
+	values, _, err := newGenerator(t, genv1.VaultDynamicSecretSpec{Server: root.Address(), Auth: auth, Path: "secret/data/app",
+		GetParameters: map[string]genv1.VaultQueryValues{"version": {"1"}}}, creds).Generate(ctx, ref, scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(values["data"]) != `{"v":"1"}` {
+		t.Errorf("getParameters version 1 = %s", values["data"])
+	}
+
+	values, _, err = newGenerator(t, genv1.VaultDynamicSecretSpec{Server: root.Address(), Auth: auth, Path: "secret/metadata/dir",
+		Method: "LIST"}, creds).Generate(ctx, ref, scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(values["keys"]) != `["a","b"]` {
+		t.Errorf("LIST keys = %q", values)
+	}
+
+	post := genv1.VaultDynamicSecretSpec{Server: root.Address(), Auth: auth, Path: "sys/tools/random/8", Method: "POST",
+		GetParameters: map[string]genv1.VaultQueryValues{"format": {"hex"}}}
+	if err := newGenerator(t, post, creds).Validate(ctx, ref, scope); !errors.Is(err, providers.ErrInvalidConfig) {
+		t.Errorf("getParameters with POST: %v", err)
+	}
+}
+
 // TestErrors: refusals are classified, and no message holds a credential.
 func TestErrors(t *testing.T) {
 	ctx := context.Background()

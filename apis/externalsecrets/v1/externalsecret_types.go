@@ -156,6 +156,16 @@ type ExternalSecretTemplateMetadata struct {
 	Annotations map[string]string `json:"annotations,omitempty"`
 	// +optional
 	Labels map[string]string `json:"labels,omitempty"`
+	// Finalizers to add to an ExternalSecret's Secret while it is not being
+	// deleted, as upstream: each a qualified name (e.g. example.com/keep);
+	// eso never removes them. A PushSecret's template has no Secret to add
+	// them to.
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=253
+	// +kubebuilder:validation:items:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$`
+	// +listType=set
+	// +optional
+	Finalizers []string `json:"finalizers,omitempty"`
 }
 
 // TemplateFrom is one source of templates.
@@ -171,11 +181,17 @@ type TemplateFrom struct {
 	// +kubebuilder:validation:MaxLength=65536
 	// +optional
 	Literal *string `json:"literal,omitempty"`
-	// Target is where the rendered keys go: Data, Annotations or Labels.
-	// +kubebuilder:validation:Enum=Data;Annotations;Labels
+	// Target is where the rendered keys go: Data, Annotations or Labels, in
+	// any letter case (as upstream); empty means Data.
+	// +kubebuilder:validation:Pattern=`^(|[Dd][Aa][Tt][Aa]|[Aa][Nn][Nn][Oo][Tt][Aa][Tt][Ii][Oo][Nn][Ss]|[Ll][Aa][Bb][Ee][Ll][Ss])$`
 	// +kubebuilder:default=Data
 	// +optional
 	Target TemplateTarget `json:"target,omitempty"`
+	// ValuesDecodingStrategy decodes each rendered value (never a key) of
+	// this entry: Base64, Base64URL, Auto (Base64 or Base64URL when the
+	// value is valid in one of them, else as is) or None. Empty means None.
+	// +optional
+	ValuesDecodingStrategy DecodingStrategy `json:"valuesDecodingStrategy,omitempty"`
 }
 
 // TemplateRef names a ConfigMap or Secret and the keys holding templates.
@@ -209,7 +225,8 @@ const (
 	TemplateScopeKeysAndValues TemplateScope = "KeysAndValues"
 )
 
-// TemplateTarget is where rendered keys go.
+// TemplateTarget is where rendered keys go. Upstream matches it without
+// regard to letter case, and so does eso.
 type TemplateTarget string
 
 const (
@@ -410,6 +427,11 @@ type ExternalSecretFind struct {
 	// +kubebuilder:default=None
 	// +optional
 	DecodingStrategy DecodingStrategy `json:"decodingStrategy,omitempty"`
+
+	// NullBytePolicy Fail refuses the entry when a found value (decoded)
+	// contains a NUL byte; Ignore, or absent as upstream, keeps them.
+	// +optional
+	NullBytePolicy NullBytePolicy `json:"nullBytePolicy,omitempty"`
 }
 
 // FindName matches secret names.
@@ -439,6 +461,7 @@ type ExternalSecretRewrite struct {
 type ExternalSecretRewriteMerge struct {
 	// Into is the key receiving the merged object (strategy JSON).
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:default=""
 	// +optional
 	Into string `json:"into,omitempty"`
 	// Priority lists keys whose fields win conflicts, highest first.
@@ -481,16 +504,28 @@ type ExternalSecretRewriteTransform struct {
 	Template string `json:"template"`
 }
 
-// SyncWindow allows or denies periodic refreshes during a recurring window.
-// While any deny window is open, refreshes wait; when allow windows are
-// listed, refreshes run only while one is open.
-type SyncWindow struct {
-	// Kind is allow or deny.
+// SyncWindows restrict periodic refreshes to (allow) or keep them out of
+// (deny) recurring windows, in upstream's shape: one kind for a list of
+// windows.
+type SyncWindows struct {
+	// Kind is allow (refreshes run only while a window is open) or deny
+	// (refreshes wait while a window is open).
 	// +kubebuilder:validation:Enum=allow;deny
 	Kind SyncWindowKind `json:"kind"`
-	// Schedule is a five-field cron expression, in UTC, for when the window opens.
-	// +kubebuilder:validation:MinLength=9
+	// Windows are the recurring windows.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=atomic
+	Windows []SyncWindow `json:"windows"`
+}
+
+// SyncWindow is one recurring window.
+type SyncWindow struct {
+	// Schedule is when the window opens, in UTC: five cron fields or a
+	// descriptor such as @daily (not @every, whose windows drift).
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:Pattern=`^(@(annually|yearly|monthly|weekly|daily|midnight|hourly)|@every [^\s]+.*|[^\s]+( [^\s]+){4})$`
 	Schedule string `json:"schedule"`
 	// Duration is how long the window stays open.
 	// +kubebuilder:validation:Type=string
@@ -552,10 +587,8 @@ type ExternalSecretSpec struct {
 	// SyncWindows restrict when periodic refreshes may run, e.g. only at
 	// night, or never during a release freeze. A new or edited ExternalSecret,
 	// or a missing Secret, is synced at once regardless.
-	// +kubebuilder:validation:MaxItems=16
-	// +listType=atomic
 	// +optional
-	SyncWindows []SyncWindow `json:"syncWindows,omitempty"`
+	SyncWindows *SyncWindows `json:"syncWindows,omitempty"`
 
 	// Data maps remote secrets to keys of the target Secret.
 	// +kubebuilder:validation:MaxItems=1024

@@ -33,6 +33,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="[has(self.auth.tokenSecretRef), has(self.auth.appRole), has(self.auth.kubernetes), has(self.auth.jwt), has(self.auth.cert)].filter(x, x).size() == 1",message="auth needs exactly one of tokenSecretRef, appRole, kubernetes, jwt or cert"
 // +kubebuilder:validation:XValidation:rule="!(has(self.caBundle) && has(self.caProvider))",message="set caBundle or caProvider, not both"
 // +kubebuilder:validation:XValidation:rule="!has(self.auth.cert) || self.server.startsWith('https://')",message="cert auth needs an https:// server"
+// +kubebuilder:validation:XValidation:rule="!has(self.getParameters) || !has(self.method) || self.method == 'GET'",message="getParameters are sent with method GET only: use parameters for a request body"
 type VaultDynamicSecretSpec struct {
 	// Server is the Vault address, e.g. https://vault.example.com:8200.
 	// +kubebuilder:validation:Pattern=`^https?://`
@@ -63,18 +64,26 @@ type VaultDynamicSecretSpec struct {
 	// +kubebuilder:validation:XValidation:rule="!self.startsWith('/v1/') && !self.startsWith('v1/')",message="path is relative to /v1/: write e.g. database/creds/app"
 	Path string `json:"path"`
 
-	// Method is the HTTP method of the request.
-	// +kubebuilder:validation:Enum=GET;POST;PUT;DELETE
+	// Method is the HTTP method of the request; LIST lists the keys under
+	// path.
+	// +kubebuilder:validation:Enum=GET;LIST;POST;PUT;DELETE
 	// +kubebuilder:default=GET
 	// +optional
 	Method string `json:"method,omitempty"`
 
 	// Parameters are sent as the JSON request body (POST, PUT, DELETE) or
-	// as the query string (GET, where values that are not strings are
-	// written as JSON).
+	// as the query string (GET and LIST, where values that are not strings
+	// are written as JSON).
 	// +kubebuilder:validation:MaxProperties=64
 	// +optional
 	Parameters map[string]apiextensionsv1.JSON `json:"parameters,omitempty"`
+
+	// GetParameters are added to the query string of a GET, each name with
+	// all its values (upstream's field).
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 256)",message="a query parameter name has at most 256 characters"
+	// +optional
+	GetParameters map[string]VaultQueryValues `json:"getParameters,omitempty"`
 
 	// ResultType selects the part of the response that becomes the output:
 	// Data (default), Auth or Raw. Values that are not strings are JSON.
@@ -84,6 +93,7 @@ type VaultDynamicSecretSpec struct {
 
 	// AllowEmptyResponse accepts a response without the selected part as
 	// an empty output instead of an error.
+	// +kubebuilder:default=false
 	// +optional
 	AllowEmptyResponse bool `json:"allowEmptyResponse,omitempty"`
 
@@ -92,6 +102,11 @@ type VaultDynamicSecretSpec struct {
 	// +optional
 	RetrySettings *VaultRetrySettings `json:"retrySettings,omitempty"`
 }
+
+// VaultQueryValues are the values of one query parameter.
+// +kubebuilder:validation:MaxItems=16
+// +kubebuilder:validation:items:MaxLength=4096
+type VaultQueryValues []string
 
 // VaultRetrySettings bound how often, and how far apart, a request to
 // Vault is retried.

@@ -95,7 +95,7 @@ func fetchDataFrom(ctx context.Context, srcs *sources, es *esv1.ExternalSecret, 
 		if err != nil {
 			return nil, fmt.Errorf("find: %w", err)
 		}
-		conversion, decoding = df.Find.ConversionStrategy, df.Find.DecodingStrategy
+		conversion, decoding, nullBytes = df.Find.ConversionStrategy, df.Find.DecodingStrategy, df.Find.NullBytePolicy
 	default:
 		return nil, errors.New("entry has neither extract, find nor a generator")
 	}

@@ -78,7 +78,7 @@ func FuzzSyncWindowSchedule(f *testing.F) {
 		}
 		now := time.Date(2026, 11, 25, 3, 0, 0, 0, time.UTC)
 		for _, kind := range []esv1.SyncWindowKind{esv1.SyncWindowAllow, esv1.SyncWindowDeny} {
-			wait, err := windowWait([]esv1.SyncWindow{{Kind: kind, Schedule: schedule, Duration: metav1.Duration{Duration: d}}}, now)
+			wait, err := windowWait(&esv1.SyncWindows{Kind: kind, Windows: []esv1.SyncWindow{{Schedule: schedule, Duration: metav1.Duration{Duration: d}}}}, now)
 			if err == nil && (wait < 0 || wait > 366*24*time.Hour) {
 				t.Fatalf("%s %q: wait %s", kind, schedule, wait)
 			}

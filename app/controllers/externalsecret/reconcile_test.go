@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -458,6 +459,26 @@ func TestMetadataFollowsTheExternalSecret(t *testing.T) {
 	}
 }
 
+// TestTemplateFinalizers: template.metadata.finalizers are added to the
+// Secret, as upstream.
+func TestTemplateFinalizers(t *testing.T) {
+	ns := env.Namespace(t, "finalizers", nil)
+	h := newHarness(t)
+	es := externalSecret(ns)
+	es.Spec.Target.Template = &esv1.ExternalSecretTemplate{Metadata: esv1.ExternalSecretTemplateMetadata{Finalizers: []string{"example.com/keep"}}}
+	create(t, fakeConfig(ns, provv1.FakeSecret{Key: "db", Value: `{"password":"pw"}`}), secretStore(ns), es)
+	h.reconcile(t, es)
+	s := getSecret(t, ns, "app")
+	if !slices.Contains(s.Finalizers, "example.com/keep") {
+		t.Errorf("Secret finalizers %v", s.Finalizers)
+	}
+	// Let the namespace go.
+	s.Finalizers = nil
+	if err := env.Client.Update(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestRefreshPolicies: OnChange reads the provider only when the
 // ExternalSecret changes; CreatedOnce only to create its Secret.
 func TestRefreshPolicies(t *testing.T) {
@@ -526,7 +547,7 @@ func TestSyncWindowDefersRefreshes(t *testing.T) {
 	ns := env.Namespace(t, "windows", nil)
 	h := newHarness(t)
 	es := externalSecret(ns)
-	es.Spec.SyncWindows = []esv1.SyncWindow{{Kind: esv1.SyncWindowDeny, Schedule: "* * * * *", Duration: metav1.Duration{Duration: 24 * time.Hour}}}
+	es.Spec.SyncWindows = &esv1.SyncWindows{Kind: esv1.SyncWindowDeny, Windows: []esv1.SyncWindow{{Schedule: "* * * * *", Duration: metav1.Duration{Duration: 24 * time.Hour}}}}
 	create(t, fakeConfig(ns, provv1.FakeSecret{Key: "db", Value: `{"password":"pw"}`}), secretStore(ns), es)
 	h.reconcile(t, es)
 	getSecret(t, ns, "app") // created despite the window

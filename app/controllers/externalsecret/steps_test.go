@@ -157,11 +157,11 @@ func TestCheckDueStep(t *testing.T) {
 		}), target: writtenTarget(), now: t0, wantEnd: endUntil},
 		"refresh held back by a closed window": {es: stepES(func(es *esv1.ExternalSecret) {
 			synced(t0.Add(-2 * time.Hour))(es)
-			es.Spec.SyncWindows = []esv1.SyncWindow{{Kind: "allow", Schedule: "0 0 * * *", Duration: metav1.Duration{Duration: time.Hour}}}
+			es.Spec.SyncWindows = &esv1.SyncWindows{Kind: esv1.SyncWindowAllow, Windows: []esv1.SyncWindow{{Schedule: "0 0 * * *", Duration: metav1.Duration{Duration: time.Hour}}}}
 		}), target: writtenTarget(), now: t0, wantEnd: endUntil, wantWait: 12 * time.Hour},
 		"invalid window": {es: stepES(func(es *esv1.ExternalSecret) {
 			synced(t0.Add(-2 * time.Hour))(es)
-			es.Spec.SyncWindows = []esv1.SyncWindow{{Kind: "allow", Schedule: "not a schedule", Duration: metav1.Duration{Duration: time.Hour}}}
+			es.Spec.SyncWindows = &esv1.SyncWindows{Kind: esv1.SyncWindowAllow, Windows: []esv1.SyncWindow{{Schedule: "not a schedule", Duration: metav1.Duration{Duration: time.Hour}}}}
 		}), target: writtenTarget(), now: t0, wantErr: true},
 	}
 	for name, tc := range cases {

@@ -174,6 +174,13 @@ func (r *Reconciler) writeTarget(ctx context.Context, es *esv1.ExternalSecret, t
 		}
 	}
 	applyMetadata(es, desired, withoutReserved(out.Labels), withoutReserved(out.Annotations))
+	if tpl := es.Spec.Target.Template; tpl != nil && desired.DeletionTimestamp.IsZero() {
+		// As upstream: the template's finalizers are added while the
+		// Secret is not being deleted, and never removed by eso.
+		for _, f := range tpl.Metadata.Finalizers {
+			controllerutil.AddFinalizer(desired, f)
+		}
+	}
 	if es.Spec.Target.Merges() {
 		if desired.Data == nil {
 			desired.Data = map[string][]byte{}

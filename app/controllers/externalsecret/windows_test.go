@@ -18,23 +18,25 @@ func TestWindowWait(t *testing.T) {
 		}
 		return tm
 	}
-	window := func(kind esv1.SyncWindowKind, schedule string, d time.Duration) esv1.SyncWindow {
-		return esv1.SyncWindow{Kind: kind, Schedule: schedule, Duration: metav1.Duration{Duration: d}}
+	windows := func(kind esv1.SyncWindowKind, schedule string, d time.Duration, more ...esv1.SyncWindow) *esv1.SyncWindows {
+		return &esv1.SyncWindows{Kind: kind, Windows: append([]esv1.SyncWindow{{Schedule: schedule, Duration: metav1.Duration{Duration: d}}}, more...)}
 	}
-	nightly := window(esv1.SyncWindowAllow, "0 22 * * *", 2*time.Hour) // 22:00-24:00
-	freeze := window(esv1.SyncWindowDeny, "0 12 * * *", time.Hour)     // 12:00-13:00
+	nightly := windows(esv1.SyncWindowAllow, "0 22 * * *", 2*time.Hour) // 22:00-24:00
+	freeze := windows(esv1.SyncWindowDeny, "0 12 * * *", time.Hour)     // 12:00-13:00
 	cases := []struct {
 		name    string
-		windows []esv1.SyncWindow
+		windows *esv1.SyncWindows
 		now     string
 		want    time.Duration
 	}{
 		{"no windows", nil, "12:30", 0},
-		{"outside a deny window", []esv1.SyncWindow{freeze}, "11:59", 0},
-		{"inside a deny window", []esv1.SyncWindow{freeze}, "12:15", 45 * time.Minute},
-		{"inside an allow window", []esv1.SyncWindow{nightly}, "23:30", 0},
-		{"before an allow window", []esv1.SyncWindow{nightly}, "21:00", time.Hour},
-		{"deny wins over allow", []esv1.SyncWindow{window(esv1.SyncWindowAllow, "0 12 * * *", 2*time.Hour), freeze}, "12:10", 50 * time.Minute},
+		{"outside a deny window", freeze, "11:59", 0},
+		{"inside a deny window", freeze, "12:15", 45 * time.Minute},
+		{"inside an allow window", nightly, "23:30", 0},
+		{"before an allow window", nightly, "21:00", time.Hour},
+		{"inside the second of two allow windows", windows(esv1.SyncWindowAllow, "0 6 * * *", time.Hour,
+			esv1.SyncWindow{Schedule: "0 22 * * *", Duration: metav1.Duration{Duration: 2 * time.Hour}}), "22:30", 0},
+		{"a descriptor, as upstream accepts", windows(esv1.SyncWindowDeny, "@daily", time.Hour), "00:30", 30 * time.Minute},
 	}
 	for _, tc := range cases {
 		got, err := windowWait(tc.windows, at(tc.now))
@@ -42,8 +44,8 @@ func TestWindowWait(t *testing.T) {
 			t.Errorf("%s at %s: wait %v, %v; want %v", tc.name, tc.now, got, err, tc.want)
 		}
 	}
-	for _, bad := range []string{"every day", "@every 1h", "@daily", "CRON_TZ=Europe/Paris 0 22 * * *", "0 0 22 * * *"} {
-		if _, err := windowWait([]esv1.SyncWindow{window(esv1.SyncWindowDeny, bad, time.Hour)}, at("12:00")); !errors.Is(err, errBadSyncWindow) {
+	for _, bad := range []string{"every day", "@every 1h", "CRON_TZ=Europe/Paris 0 22 * * *", "0 0 22 * * *"} {
+		if _, err := windowWait(windows(esv1.SyncWindowDeny, bad, time.Hour), at("12:00")); !errors.Is(err, errBadSyncWindow) {
 			t.Errorf("schedule %q: %v, want errBadSyncWindow", bad, err)
 		}
 	}
