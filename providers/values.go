@@ -23,6 +23,9 @@ func Property(value []byte, property string) ([]byte, error) {
 	}
 	r := gjson.GetBytes(value, gjson.Escape(property))
 	if !r.Exists() {
+		if err := simplePath(property); err != nil {
+			return nil, err
+		}
 		r = gjson.GetBytes(value, property)
 	}
 	if !r.Exists() {
@@ -36,6 +39,28 @@ func Property(value []byte, property string) ([]byte, error) {
 	default:
 		return []byte(r.Raw), nil
 	}
+}
+
+// simplePath refuses the gjson syntax that builds new values (modifiers
+// "@", pipes "|", multipaths "[" and "{", "!" literals, ".." JSON lines):
+// a short property of them can make gjson allocate exponentially, and a
+// property comes from a tenant. Keys, escapes, array indexes, "#" and
+// "#(...)" queries stay: they only read the value.
+func simplePath(property string) error {
+	for i := 0; i < len(property); i++ {
+		switch c := property[i]; c {
+		case '\\':
+			i++ // an escaped character is part of a key
+		case '@', '|', '[', '{', '!':
+			return fmt.Errorf("%w: property %q uses %q, which only paths that read are allowed without: "+
+				"keys, array indexes, # and #(...) queries", ErrInvalidConfig, property, string(c))
+		case '.':
+			if i+1 < len(property) && property[i+1] == '.' {
+				return fmt.Errorf("%w: property %q uses \"..\", which only paths that read are allowed without", ErrInvalidConfig, property)
+			}
+		}
+	}
+	return nil
 }
 
 // FieldMap splits a JSON object value into its top-level fields, for

@@ -119,4 +119,16 @@ func TestPropertyPathsAsUpstream(t *testing.T) {
 	if _, err := Property([]byte("not json s3cr3t"), "a"); !errors.Is(err, ErrPropertyNotFound) || strings.Contains(err.Error(), "s3cr3t") {
 		t.Errorf("a value that is not JSON: %v", err)
 	}
+	// Syntax that builds values is refused: a short property of it can make
+	// gjson allocate exponentially (this one would take over a gigabyte).
+	bomb := "name" + strings.Repeat("|[@this,@this]", 23)
+	for _, property := range []string{bomb, "children|@reverse", "[name.first,age]", "{a:age}", "..0", `!true`} {
+		if _, err := Property(doc, property); !errors.Is(err, ErrInvalidConfig) {
+			t.Errorf("Property(%q) err = %v, want ErrInvalidConfig", property, err)
+		}
+	}
+	// A top-level key holding those characters is still read as written.
+	if got, err := Property([]byte(`{"a|b@c":"v"}`), "a|b@c"); err != nil || string(got) != "v" {
+		t.Errorf("a key with special characters: %q, %v", got, err)
+	}
 }

@@ -16,6 +16,9 @@ import (
 // hours. Each must fail with ErrBudget (or the output bound), quickly and
 // in little memory.
 var bombs = map[string]string{
+	"print doubling":           `{{ $a := "0123456789abcdef" }}` + strings.Repeat(`{{ $a = print $a $a }}`, 30),
+	"js doubling":              `{{ $a := "\\\\\\\\" }}` + strings.Repeat(`{{ $a = js $a }}`, 30),
+	"println doubling":         `{{ $a := "0123456789abcdef" }}` + strings.Repeat(`{{ $a = println $a $a }}`, 30),
 	"nested repeat":            `{{ repeat 4096 (repeat 4096 (repeat 4096 "x")) }}`,
 	"nested repeat, discarded": `{{ $x := repeat 4096 (repeat 4096 (repeat 4096 "x")) }}`,
 	"nested indent":            `{{ $x := indent 4096 (indent 4096 (indent 4096 (repeat 4096 "\n"))) }}`,
@@ -106,22 +109,22 @@ func TestFunctionSetIsPinned(t *testing.T) {
 		ceil certSANs chunk clean coalesce compact concat contains date dateInZone dateModify deepCopy
 		deepEqual default dict dig dir div duration empty ext fail filterCertChain filterPEM first float64
 		floor fromJson fromYaml fullPemToPkcs12 fullPemToPkcs12Pass get has hasKey hasPrefix hasSuffix
-		hexdec htpasswd indent initial initials int int64 isAbs join jwkPrivateKeyPem jwkPublicKeyPem
+		hexdec html htpasswd indent initial initials int int64 isAbs join js jwkPrivateKeyPem jwkPublicKeyPem
 		kebabcase keys kindIs kindOf last list lower max merge mergeOverwrite min mod mul mustFromJson
 		mustToJson mustToPrettyJson mustToRawJson nindent nospace omit pemToPkcs12 pemToPkcs12Pass
 		pemTruststoreToPKCS12 pemTruststoreToPKCS12Pass pick pkcs12cert pkcs12certPass pkcs12key
-		pkcs12keyPass pluck plural prepend printf quote regexFind regexFindAll regexMatch regexQuoteMeta
+		pkcs12keyPass pluck plural prepend print printf println quote regexFind regexFindAll regexMatch regexQuoteMeta
 		regexReplaceAll regexReplaceAllLiteral regexSplit repeat replace rest reverse round rsaDecrypt
 		semver semverCompare set sha1sum sha256sum sha512sum slice snakecase sortAlpha split splitList
 		splitn squote sub substr swapcase ternary title toDate toJson toPrettyJson toRawJson toString
 		toStrings toYaml trim trimAll trimPrefix trimSuffix trunc typeIs typeOf uniq unixEpoch unset untitle
-		upper urlJoin urlParse values without wrap wrapWith`)
+		upper urlJoin urlParse urlquery values without wrap wrapWith`)
 	if got := slices.Sorted(maps.Keys(funcMap)); !slices.Equal(got, want) {
 		t.Errorf("template functions changed:\n got %v\nwant %v", got, want)
 	}
 	for _, name := range want {
 		for _, bad := range []string{"env", "host", "dns", "lookup", "http", "url", "file", "secret", "configmap", "include", "tpl", "exec"} {
-			if strings.Contains(strings.ToLower(name), bad) && name != "urlParse" && name != "urlJoin" {
+			if strings.Contains(strings.ToLower(name), bad) && name != "urlParse" && name != "urlJoin" && name != "urlquery" {
 				t.Errorf("function %q looks like it reaches outside the template (%q)", name, bad)
 			}
 		}

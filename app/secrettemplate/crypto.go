@@ -188,6 +188,9 @@ func (s *hmacStream) Read(p []byte) (int, error) {
 }
 
 func jwkPublicKeyPem(input string) (string, error) {
+	if len(input) > maxKeyBytes {
+		return "", errKeyTooLarge
+	}
 	var k jose.JSONWebKey
 	if err := k.UnmarshalJSON([]byte(input)); err != nil {
 		return "", errors.New("input is not a JSON Web Key")
@@ -199,7 +202,17 @@ func jwkPublicKeyPem(input string) (string, error) {
 	return string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})), nil
 }
 
+// maxKeyBytes bounds the keys a template function parses: an 8192-bit RSA
+// key takes about 5 KiB; parsing (and validating) one grows with the cube of
+// its size, and a tenant chooses the key.
+const maxKeyBytes = 16 << 10
+
+var errKeyTooLarge = fmt.Errorf("the key is larger than %d bytes (an 8192-bit RSA key fits)", maxKeyBytes)
+
 func jwkPrivateKeyPem(input string) (string, error) {
+	if len(input) > maxKeyBytes {
+		return "", errKeyTooLarge
+	}
 	var k jose.JSONWebKey
 	if err := k.UnmarshalJSON([]byte(input)); err != nil {
 		return "", errors.New("input is not a JSON Web Key")

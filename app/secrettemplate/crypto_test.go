@@ -9,6 +9,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"math/big"
 	"strings"
 	"testing"
@@ -186,5 +187,20 @@ func TestCryptoHelpersInTemplates(t *testing.T) {
 	}
 	if key, err := pkcs12Key(unbase64(t, string(res.Data["keystore"]))); err != nil || key != keyPEM {
 		t.Errorf("the keystore is not the base64 archive of the key: %v", err)
+	}
+}
+
+// TestKeysAreBounded: a key over maxKeyBytes is refused before it is parsed
+// (parsing grows with the cube of the key's size, and a tenant picks it).
+func TestKeysAreBounded(t *testing.T) {
+	huge := string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: make([]byte, maxKeyBytes+1)}))
+	if _, err := rsaDecrypt("RSA-OAEP", "SHA256", "x", huge); !errors.Is(err, errKeyTooLarge) {
+		t.Errorf("rsaDecrypt: %v", err)
+	}
+	jwk := `{"kty":"RSA","n":"` + strings.Repeat("A", maxKeyBytes) + `"}`
+	for name, f := range map[string]func(string) (string, error){"jwkPublicKeyPem": jwkPublicKeyPem, "jwkPrivateKeyPem": jwkPrivateKeyPem} {
+		if _, err := f(jwk); !errors.Is(err, errKeyTooLarge) {
+			t.Errorf("%s: %v", name, err)
+		}
 	}
 }

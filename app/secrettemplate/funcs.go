@@ -72,6 +72,14 @@ func buildFuncMap() template.FuncMap {
 	fm["date"] = dateOf
 	fm["dateInZone"] = dateInZoneOf
 	fm["printf"] = safePrintf
+	// text/template's own builtins that build text, listed here so the
+	// render budget counts them like every other function (a builtin it
+	// does not see could double a string at each call).
+	fm["print"] = fmt.Sprint
+	fm["println"] = fmt.Sprintln
+	fm["html"] = template.HTMLEscaper
+	fm["js"] = template.JSEscaper
+	fm["urlquery"] = template.URLQueryEscaper
 	fm["toYaml"] = toYAML
 	fm["fromYaml"] = fromYAML
 	fm["filterPEM"] = filterPEM

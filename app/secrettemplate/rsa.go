@@ -28,6 +28,9 @@ func rsaDecrypt(scheme, hashName, in, privateKey string) (string, error) {
 	if block == nil {
 		return "", errors.New("the private key is not PEM")
 	}
+	if len(block.Bytes) > maxKeyBytes {
+		return "", errKeyTooLarge
+	}
 	key, err := parsePrivateKey(block.Bytes)
 	if err != nil {
 		return "", err
