@@ -54,6 +54,9 @@ type Reconciler struct {
 	// reconcile needs the provider at all. Lost on restart, when the status
 	// stands in for it.
 	synced sync.Map // types.NamespacedName -> syncRecord
+	// repaired remembers when each target was last repaired (deleted or
+	// edited behind eso's back), to pace repairs.
+	repaired sync.Map // types.NamespacedName -> time.Time
 }
 
 type syncRecord struct {
@@ -74,6 +77,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, req.NamespacedName, &es); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.synced.Delete(req.NamespacedName)
+			r.repaired.Delete(req.NamespacedName)
 			metrics.ForgetExternalSecret(req.Name, req.Namespace)
 			return ctrl.Result{}, nil
 		}
@@ -141,10 +145,23 @@ func (r *Reconciler) finish(ctx context.Context, es *esv1.ExternalSecret, before
 func (r *Reconciler) syncDue(es *esv1.ExternalSecret, target *corev1.Secret, fingerprint string, now time.Time) (due bool, wait time.Duration, refreshOnly bool) {
 	due, wait, refreshOnly = r.refreshDue(es, fingerprint, now)
 	if !due && !targetValid(es, target) {
+		// Repairs are paced: another controller that keeps undoing what eso
+		// writes (or two ExternalSecrets writing one key) meets a repair
+		// every minRepairGap, not a loop at API speed.
+		key := types.NamespacedName{Namespace: es.Namespace, Name: es.Name}
+		if v, ok := r.repaired.Load(key); ok {
+			if since := now.Sub(v.(time.Time)); since < minRepairGap {
+				return false, minRepairGap - since, false
+			}
+		}
+		r.repaired.Store(key, now)
 		return true, 0, false
 	}
 	return due, wait, refreshOnly
 }
+
+// minRepairGap is the least time between two repairs of one target.
+const minRepairGap = 10 * time.Second
 
 // refreshDue is the refresh policy's answer. Never synced: now. Synced
 // once: CreatedOnce never again; Periodic with refreshInterval 0 never

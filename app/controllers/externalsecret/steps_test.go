@@ -78,7 +78,6 @@ func TestDecodeSpecStep(t *testing.T) {
 }
 
 func TestCheckDueStep(t *testing.T) {
-	r := &Reconciler{}
 	cases := map[string]struct {
 		es *esv1.ExternalSecret
 		// target: nil is a target that is gone
@@ -166,6 +165,7 @@ func TestCheckDueStep(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
+			r := &Reconciler{} // repairs are paced per reconciler
 			sc := &syncScope{es: tc.es, target: tc.target, now: tc.now}
 			got, err := r.checkDue(context.Background(), sc)
 			if (err != nil) != tc.wantErr {
@@ -317,5 +317,48 @@ func TestLoadTargetStep(t *testing.T) {
 				t.Error("creationPolicy None read the target")
 			}
 		})
+	}
+}
+
+// TestRepairsArePaced: a target someone keeps undoing is repaired at once
+// the first time, then at most every minRepairGap, never in a loop.
+func TestRepairsArePaced(t *testing.T) {
+	r := &Reconciler{}
+	es := stepES(func(es *esv1.ExternalSecret) { synced(t0.Add(-time.Minute))(es) })
+	edited := &corev1.Secret{Data: map[string][]byte{"a": []byte("edited")}}
+	if due, _, _ := r.syncDue(es, edited, "", t0); !due {
+		t.Fatal("first repair not due")
+	}
+	due, wait, _ := r.syncDue(es, edited, "", t0.Add(time.Second))
+	if due || wait <= 0 || wait > minRepairGap {
+		t.Fatalf("second repair a second later: due %v, wait %v", due, wait)
+	}
+	if due, _, _ := r.syncDue(es, edited, "", t0.Add(minRepairGap)); !due {
+		t.Fatal("repair not due after the gap")
+	}
+}
+
+// TestMergingAnswersForItsOwnKeys: an ExternalSecret merging into a Secret
+// repairs its own keys, not the owner's or another ExternalSecret's.
+func TestMergingAnswersForItsOwnKeys(t *testing.T) {
+	es := stepES(func(es *esv1.ExternalSecret) { es.Spec.Target.CreationPolicy = esv1.CreatePolicyMerge })
+	target := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{}},
+		Data: map[string][]byte{"mine": []byte("1"), "theirs": []byte("x")}}
+	target.Annotations[mergedKeysAnnotation(es)] = "mine"
+	target.Annotations[mergedDigestAnnotation(es)] = dataHash(map[string][]byte{"mine": []byte("1")})
+	if drifted(es, target) {
+		t.Fatal("drifted before any edit")
+	}
+	target.Data["theirs"] = []byte("changed")
+	if drifted(es, target) {
+		t.Error("the owner's key changing counts as this ExternalSecret's drift")
+	}
+	target.Data["mine"] = []byte("changed")
+	if !drifted(es, target) {
+		t.Error("its own key changing is not drift")
+	}
+	delete(target.Data, "mine")
+	if !drifted(es, target) {
+		t.Error("its own key removed is not drift")
 	}
 }

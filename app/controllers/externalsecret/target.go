@@ -124,16 +124,40 @@ var credentialTypes = map[corev1.SecretType]bool{
 	corev1.SecretTypeBootstrapToken:      true,
 }
 
-// drifted reports whether someone changed the data of a Secret eso wrote
-// since eso wrote it. As upstream, the digest covers the whole Secret, also
-// a Merge target: its owner replacing the data is repaired at once, and two
-// ExternalSecrets merging into one Secret agree on it (each records the
-// digest of everything), so they do not undo each other.
+// drifted reports whether someone changed, since eso wrote it, the data
+// this ExternalSecret is responsible for: the whole Secret it writes whole
+// (Owner, Orphan), or only its own keys of a Secret it merges into
+// (recorded with their digest): the owner's edits of other keys, and other
+// ExternalSecrets merging into the same Secret, are not its business.
 func drifted(es *esv1.ExternalSecret, target *corev1.Secret) bool {
 	if target == nil || es.Spec.Target.CreationPolicy == esv1.CreatePolicyNone {
 		return false
 	}
-	return target.Annotations[esv1.AnnotationDataHash] != dataHash(target.Data)
+	if !es.Spec.Target.Merges() {
+		return target.Annotations[esv1.AnnotationDataHash] != dataHash(target.Data)
+	}
+	recorded, ok := target.Annotations[mergedDigestAnnotation(es)]
+	if !ok {
+		return false // written before the digest was recorded: nothing to compare
+	}
+	return recorded != dataHash(ownKeys(es, target))
+}
+
+// ownKeys is the part of a merged Secret's data this ExternalSecret wrote.
+func ownKeys(es *esv1.ExternalSecret, target *corev1.Secret) map[string][]byte {
+	own := map[string][]byte{}
+	for _, k := range splitKeys(target.Annotations[mergedKeysAnnotation(es)]) {
+		if v, ok := target.Data[k]; ok {
+			own[k] = v
+		}
+	}
+	return own
+}
+
+// mergedDigestAnnotation records the digest of a merging ExternalSecret's
+// own keys and values.
+func mergedDigestAnnotation(es *esv1.ExternalSecret) string {
+	return strings.Replace(mergedKeysAnnotation(es), esv1.AnnotationMergedKeysPrefix, reservedPrefix+"digest-", 1)
 }
 
 // targetValid reports whether the target needs no repair, as upstream
@@ -194,6 +218,7 @@ func (r *Reconciler) writeTarget(ctx context.Context, es *esv1.ExternalSecret, t
 		}
 		maps.Copy(desired.Data, out.Data)
 		metav1.SetMetaDataAnnotation(&desired.ObjectMeta, ann, strings.Join(slices.Sorted(maps.Keys(out.Data)), ","))
+		metav1.SetMetaDataAnnotation(&desired.ObjectMeta, mergedDigestAnnotation(es), dataHash(out.Data))
 	} else {
 		desired.Data = out.Data
 		metav1.SetMetaDataAnnotation(&desired.ObjectMeta, esv1.AnnotationManagedBy, es.Name)
@@ -203,6 +228,13 @@ func (r *Reconciler) writeTarget(ctx context.Context, es *esv1.ExternalSecret, t
 	if policy == esv1.CreatePolicyOwner {
 		if err := controllerutil.SetControllerReference(es, desired, r.Client.Scheme()); err != nil {
 			return false, err
+		}
+	} else {
+		// Moved off Owner: the Secret must no longer go with the
+		// ExternalSecret (a Merge target is someone else's), as upstream.
+		desired.OwnerReferences = slices.DeleteFunc(desired.OwnerReferences, func(o metav1.OwnerReference) bool { return o.UID == es.UID })
+		if len(desired.OwnerReferences) == 0 {
+			desired.OwnerReferences = nil
 		}
 	}
 	if es.Spec.Target.Immutable && target == nil {
@@ -304,6 +336,7 @@ func (r *Reconciler) removeKeys(ctx context.Context, es *esv1.ExternalSecret, ta
 			delete(desired.Data, k)
 		}
 		delete(desired.Annotations, ann)
+		delete(desired.Annotations, mergedDigestAnnotation(es))
 	} else {
 		desired.Data = nil
 	}

@@ -18,6 +18,12 @@ import (
 // watches it) on every forced read.
 func (r *Reconciler) render(ctx context.Context, es *esv1.ExternalSecret, data map[string][]byte) (*secrettemplate.Result, error) {
 	if es.Spec.Target.Template == nil {
+		if es.Spec.Target.Merges() {
+			// A Secret eso merges into is someone else's: its labels and
+			// annotations stay theirs (and two ExternalSecrets merging
+			// into it would fight over them).
+			return &secrettemplate.Result{Type: corev1.SecretTypeOpaque, Data: data}, nil
+		}
 		annotations := withoutReserved(es.Annotations)
 		for _, k := range notCopied {
 			delete(annotations, k)
