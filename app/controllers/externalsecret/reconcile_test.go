@@ -429,7 +429,7 @@ func TestMetadataFollowsTheExternalSecret(t *testing.T) {
 	h := newHarness(t)
 	es := externalSecret(ns)
 	es.Labels = map[string]string{"team": "a", "tier": "db"}
-	es.Annotations = map[string]string{"owner": "alice", esv1.AnnotationManagedBy: "forged"}
+	es.Annotations = map[string]string{"owner": "alice", esv1.AnnotationManagedBy: "forged", "generator.external-secrets.io/states": "forged"}
 	create(t, fakeConfig(ns, provv1.FakeSecret{Key: "db", Value: `{"password":"pw"}`}), secretStore(ns), es)
 	h.reconcile(t, es)
 	s := getSecret(t, ns, "app")
@@ -438,6 +438,9 @@ func TestMetadataFollowsTheExternalSecret(t *testing.T) {
 	}
 	if s.Annotations[esv1.AnnotationManagedBy] != es.Name {
 		t.Errorf("an ExternalSecret annotation overrode eso's mark: %q", s.Annotations[esv1.AnnotationManagedBy])
+	}
+	if _, ok := s.Annotations["generator.external-secrets.io/states"]; ok {
+		t.Errorf("an ExternalSecret annotation listed generator states on its Secret")
 	}
 	// Someone else labels the Secret; the ExternalSecret drops a label.
 	patch := client.MergeFrom(s.DeepCopy())

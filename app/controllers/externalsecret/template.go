@@ -42,13 +42,17 @@ func (r *Reconciler) render(ctx context.Context, es *esv1.ExternalSecret, data m
 var notCopied = []string{"force-sync", esv1.AnnotationForceSync, corev1.LastAppliedConfigAnnotation}
 
 // reservedPrefix marks the labels and annotations eso sets on a Secret to
-// record what it wrote; an ExternalSecret's own never override them.
-const reservedPrefix = "reconcile.external-secrets.io/"
+// record what it wrote, and generatorPrefix the generator states it holds;
+// an ExternalSecret's own never set them.
+const (
+	reservedPrefix  = "reconcile.external-secrets.io/"
+	generatorPrefix = "generator.external-secrets.io/"
+)
 
 func withoutReserved(m map[string]string) map[string]string {
 	out := make(map[string]string, len(m))
 	for k, v := range m {
-		if !strings.HasPrefix(k, reservedPrefix) {
+		if !strings.HasPrefix(k, reservedPrefix) && !strings.HasPrefix(k, generatorPrefix) {
 			out[k] = v
 		}
 	}
