@@ -124,10 +124,12 @@ func (r *Reconciler) finish(ctx context.Context, es *esv1.ExternalSecret, before
 	if prev := readyCondition(&esv1.ExternalSecret{Status: *before}); prev != nil && prev.Status != metav1.ConditionTrue {
 		logr.FromContextOrDiscard(ctx).Info("ExternalSecret is ready again", "reason", readyCondition(es).Reason)
 	}
-	r.synced.Store(key, rec)
+	// Remembered only once the status says so: a failed status write must
+	// not leave this process believing a sync the status does not show.
 	if err := r.writeStatus(ctx, es, before); err != nil {
 		return ctrl.Result{}, err
 	}
+	r.synced.Store(key, rec)
 	if interval := refreshInterval(es); interval > 0 {
 		// A sync that took longer than the interval (a provider retrying
 		// through an outage) is due again at once: never unscheduled.
