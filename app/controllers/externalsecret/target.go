@@ -197,7 +197,7 @@ func (r *Reconciler) writeTarget(ctx context.Context, es *esv1.ExternalSecret, t
 				errTargetConflict, target.Name, target.Type, out.Type)
 		}
 	}
-	applyMetadata(es, desired, withoutReserved(out.Labels), withoutReserved(out.Annotations))
+	applyMetadata(es, desired, out.Labels, out.Annotations)
 	if tpl := es.Spec.Target.Template; tpl != nil && desired.DeletionTimestamp.IsZero() {
 		// As upstream: the template's finalizers are added while the
 		// Secret is not being deleted, and never removed by eso.
@@ -313,7 +313,9 @@ func applyMetadata(es *esv1.ExternalSecret, desired *corev1.Secret, labels, anno
 	for k, v := range annotations {
 		metav1.SetMetaDataAnnotation(&desired.ObjectMeta, k, v)
 	}
-	now := appliedMetadata{Labels: slices.Sorted(maps.Keys(labels)), Annotations: slices.Sorted(maps.Keys(annotations))}
+	// eso's own keys (the generator states a rotation lists) are set but
+	// never recorded, so they are never removed as "dropped".
+	now := appliedMetadata{Labels: slices.Sorted(maps.Keys(notEsos(labels))), Annotations: slices.Sorted(maps.Keys(notEsos(annotations)))}
 	if len(now.Labels)+len(now.Annotations) == 0 {
 		delete(desired.Annotations, ann)
 		return

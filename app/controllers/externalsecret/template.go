@@ -24,18 +24,23 @@ func (r *Reconciler) render(ctx context.Context, es *esv1.ExternalSecret, data m
 			// into it would fight over them).
 			return &secrettemplate.Result{Type: corev1.SecretTypeOpaque, Data: data}, nil
 		}
-		annotations := withoutReserved(es.Annotations)
+		annotations := notEsos(es.Annotations)
 		for _, k := range notCopied {
 			delete(annotations, k)
 		}
 		return &secrettemplate.Result{Type: corev1.SecretTypeOpaque, Data: data,
-			Labels: withoutReserved(es.Labels), Annotations: annotations}, nil
+			Labels: notEsos(es.Labels), Annotations: annotations}, nil
 	}
 	src, err := secrettemplate.ReadSources(ctx, r.APIReader, es.Namespace, es.Spec.Target.Template)
 	if err != nil {
 		return nil, err
 	}
-	return secrettemplate.Render(es.Spec.Target.Template, data, src)
+	res, err := secrettemplate.Render(es.Spec.Target.Template, data, src)
+	if err != nil {
+		return nil, err
+	}
+	res.Labels, res.Annotations = notEsos(res.Labels), notEsos(res.Annotations)
+	return res, nil
 }
 
 // notCopied are the ExternalSecret annotations that stay off its Secret.
@@ -49,7 +54,10 @@ const (
 	generatorPrefix = "generator.external-secrets.io/"
 )
 
-func withoutReserved(m map[string]string) map[string]string {
+// notEsos drops, from metadata an ExternalSecret or its template asks
+// for, the keys eso itself sets (its marks and the generator states the
+// rotation adds afterwards).
+func notEsos(m map[string]string) map[string]string {
 	out := make(map[string]string, len(m))
 	for k, v := range m {
 		if !strings.HasPrefix(k, reservedPrefix) && !strings.HasPrefix(k, generatorPrefix) {
