@@ -219,20 +219,42 @@ func TestParitySyncOutcome(t *testing.T) {
 }
 
 // TestParityMergeTargetMissing: creationPolicy Merge with no Secret to merge
-// into is Ready=True, SecretMissing, and no Secret is created
-// (externalsecret_controller.go:516-525; upstream test mergeWithSecretErr).
+// into: the provider is read first (its errors show, and the deletion
+// policy applies), then Ready=True, SecretMissing, and no Secret is created
+// (externalsecret_controller.go:417-458, 516-525; upstream test
+// mergeWithSecretErr).
 func TestParityMergeTargetMissing(t *testing.T) {
-	es := stepES(func(es *esv1.ExternalSecret) { es.Spec.Target.CreationPolicy = esv1.CreatePolicyMerge })
-	r := applyReconciler(t, es)
-	sc := &syncScope{es: es, now: t0}
-	got, err := r.loadTarget(context.Background(), sc)
-	if err != nil || got != endWaiting {
-		t.Fatalf("end %v err %v, want endWaiting", got, err)
-	}
-	if c := readyCondition(es); c.Status != metav1.ConditionTrue || c.Reason != esv1.ReasonSecretMissing {
-		t.Errorf("Ready %+v", c)
-	}
-	if err := r.Client.Get(context.Background(), types.NamespacedName{Namespace: "ns", Name: es.TargetName()}, &corev1.Secret{}); !apierrors.IsNotFound(err) {
-		t.Errorf("a Secret exists: %v", err)
+	gone := fmt.Errorf("data[0]: %w", providers.ErrSecretNotFound)
+	for name, row := range map[string]struct {
+		deletion   esv1.DeletionPolicy
+		fetched    fetchResult
+		wantReady  metav1.ConditionStatus
+		wantReason string
+	}{
+		"provider answers":      {fetched: fetchResult{data: map[string][]byte{"a": []byte("1")}}, wantReady: metav1.ConditionTrue, wantReason: esv1.ReasonSecretMissing},
+		"a key is gone, Retain": {fetched: fetchResult{data: map[string][]byte{}, gone: gone}, wantReady: metav1.ConditionFalse, wantReason: esv1.ReasonSecretSyncedError},
+		"all gone, Delete":      {deletion: esv1.DeletionPolicyDelete, fetched: fetchResult{data: map[string][]byte{}, gone: gone}, wantReady: metav1.ConditionTrue, wantReason: esv1.ReasonSecretDeleted},
+	} {
+		t.Run(name, func(t *testing.T) {
+			es := stepES(func(es *esv1.ExternalSecret) {
+				es.Spec.Target.CreationPolicy = esv1.CreatePolicyMerge
+				es.Spec.Target.DeletionPolicy = row.deletion
+			})
+			r := applyReconciler(t, es)
+			sc := &syncScope{es: es, now: t0}
+			if end, err := r.loadTarget(context.Background(), sc); err != nil || end != next || !sc.mergeMissing {
+				t.Fatalf("loadTarget: end %v err %v mergeMissing %v", end, err, sc.mergeMissing)
+			}
+			sc.fetched = row.fetched
+			if _, err := r.apply(context.Background(), sc); err != nil {
+				setFailed(es, err)
+			}
+			if c := readyCondition(es); c.Status != row.wantReady || c.Reason != row.wantReason {
+				t.Errorf("Ready %+v, want %s/%s", c, row.wantReady, row.wantReason)
+			}
+			if err := r.Client.Get(context.Background(), types.NamespacedName{Namespace: "ns", Name: es.TargetName()}, &corev1.Secret{}); !apierrors.IsNotFound(err) {
+				t.Errorf("a Secret exists: %v", err)
+			}
+		})
 	}
 }

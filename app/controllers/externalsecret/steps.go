@@ -38,8 +38,11 @@ type syncScope struct {
 	wait time.Duration
 	// awaiting is what an endWaiting sync waits for.
 	awaiting error
-	rotation *generation.Rotation
-	fetched  fetchResult
+	// mergeMissing: creationPolicy Merge and no target; the provider is read
+	// to report its errors, then the sync ends as SecretMissing.
+	mergeMissing bool
+	rotation     *generation.Rotation
+	fetched      fetchResult
 	// syncedAt is when the synced data was read: now, or the time of a
 	// rotation recorded late.
 	syncedAt time.Time
@@ -130,11 +133,21 @@ func (r *Reconciler) loadTarget(ctx context.Context, sc *syncScope) (end, error)
 	sc.target = target
 	err = checkTarget(sc.es, target)
 	if errors.Is(err, errTargetMissing) {
-		// No failure: its arrival (watched by name) syncs it.
-		setMissing(sc.es)
+		// No failure (upstream's SecretMissing), but as upstream the
+		// provider is read first, so a missing remote key still shows;
+		// once SecretMissing is reported for this spec, or when reading
+		// would run generators, it is not read again until the target
+		// arrives (watched by name).
 		sc.awaiting = providers.Awaiting(providers.ObjectRef{Kind: "Secret", Namespace: sc.es.Namespace, Name: sc.es.TargetName()}, err)
 		sc.wait = outcomes.RecheckInterval
-		return endWaiting, nil
+		if c := readyCondition(sc.es); generation.HasGenerators(sc.es) ||
+			(c != nil && c.Reason == esv1.ReasonSecretMissing && c.ObservedGeneration == sc.es.Generation) {
+			setMissing(sc.es)
+			return endWaiting, nil
+		}
+		sc.mergeMissing, sc.due = true, true
+		metrics.SyncCalls.WithLabelValues(sc.es.Name, sc.es.Namespace).Inc()
+		return next, nil
 	}
 	return next, err
 }
@@ -142,6 +155,9 @@ func (r *Reconciler) loadTarget(ctx context.Context, sc *syncScope) (end, error)
 // checkDue decides whether the provider is read now: a periodic refresh
 // may be held back by the sync windows.
 func (r *Reconciler) checkDue(_ context.Context, sc *syncScope) (end, error) {
+	if sc.mergeMissing {
+		return next, nil // read once to report what the provider says
+	}
 	due, wait, refreshOnly := r.syncDue(sc.es, sc.target, sc.fingerprint, sc.now)
 	if due && refreshOnly {
 		closed, err := windowWait(sc.es.Spec.SyncWindows, sc.now)
@@ -235,6 +251,10 @@ func (r *Reconciler) apply(ctx context.Context, sc *syncScope) (end, error) {
 			r.Recorder.Event(es, corev1.EventTypeNormal, esv1.ReasonSecretDeleted, "removed the keys of Secret "+es.TargetName()+": its remote secrets are gone")
 		}
 		setDeleted(es, removed, stamp)
+	case sc.mergeMissing:
+		// As upstream: the deletion policy first, then nothing to merge into.
+		setMissing(es)
+		return endWaiting, nil
 	default:
 		out, err := r.render(ctx, es, fetched.data)
 		if err != nil {

@@ -274,23 +274,28 @@ func TestLoadTargetStep(t *testing.T) {
 		}
 	}
 	cases := map[string]struct {
-		policy  esv1.CreationPolicy
-		target  *corev1.Secret
-		wantErr error
-		wantEnd end
+		policy   esv1.CreationPolicy
+		target   *corev1.Secret
+		reported bool // Ready already says SecretMissing for this generation
+		wantErr  error
+		wantEnd  end
 	}{
-		"missing, owner creates it":      {policy: esv1.CreatePolicyOwner},
-		"missing, merge waits for it":    {policy: esv1.CreatePolicyMerge, wantEnd: endWaiting},
-		"eso's own":                      {policy: esv1.CreatePolicyOwner, target: secret(controlledBy("uid-1"))},
-		"another ExternalSecret's":       {policy: esv1.CreatePolicyOwner, target: secret(controlledBy("uid-2")), wantErr: errTargetConflict},
-		"the user's, not taken over":     {policy: esv1.CreatePolicyOwner, target: secret(func(*corev1.Secret) {}), wantErr: errTargetConflict},
-		"the user's, merged into":        {policy: esv1.CreatePolicyMerge, target: secret(func(*corev1.Secret) {})},
-		"a token Secret, never merged":   {policy: esv1.CreatePolicyMerge, target: secret(func(s *corev1.Secret) { s.Type = corev1.SecretTypeServiceAccountToken }), wantErr: errTargetConflict},
-		"creation policy None, not read": {policy: esv1.CreatePolicyNone, target: secret(controlledBy("uid-2"))},
+		"missing, owner creates it":              {policy: esv1.CreatePolicyOwner},
+		"missing, merge reads the provider once": {policy: esv1.CreatePolicyMerge, wantEnd: next},
+		"missing, merge already reported":        {policy: esv1.CreatePolicyMerge, reported: true, wantEnd: endWaiting},
+		"eso's own":                              {policy: esv1.CreatePolicyOwner, target: secret(controlledBy("uid-1"))},
+		"another ExternalSecret's":               {policy: esv1.CreatePolicyOwner, target: secret(controlledBy("uid-2")), wantErr: errTargetConflict},
+		"the user's, not taken over":             {policy: esv1.CreatePolicyOwner, target: secret(func(*corev1.Secret) {}), wantErr: errTargetConflict},
+		"the user's, merged into":                {policy: esv1.CreatePolicyMerge, target: secret(func(*corev1.Secret) {})},
+		"a token Secret, never merged":           {policy: esv1.CreatePolicyMerge, target: secret(func(s *corev1.Secret) { s.Type = corev1.SecretTypeServiceAccountToken }), wantErr: errTargetConflict},
+		"creation policy None, not read":         {policy: esv1.CreatePolicyNone, target: secret(controlledBy("uid-2"))},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			es := stepES(func(es *esv1.ExternalSecret) { es.Spec.Target.CreationPolicy = tc.policy })
+			if tc.reported {
+				setMissing(es)
+			}
 			var objs []client.Object
 			if tc.target != nil {
 				objs = append(objs, tc.target)
@@ -303,6 +308,9 @@ func TestLoadTargetStep(t *testing.T) {
 			}
 			if got != tc.wantEnd {
 				t.Fatalf("end %v, want %v", got, tc.wantEnd)
+			}
+			if tc.policy == esv1.CreatePolicyMerge && tc.target == nil && !tc.reported && !sc.mergeMissing {
+				t.Error("a missing Merge target does not go on to read the provider")
 			}
 			if tc.wantEnd == endWaiting {
 				// Upstream: Ready=True, SecretMissing; the target's arrival is awaited.
