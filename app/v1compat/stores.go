@@ -27,11 +27,8 @@ func APIs(endpoints Endpoints) []stores.API {
 			APIVersion: stores.StoreAPIVersionV1, Kind: stores.KindSecretStore,
 			New:     func() client.Object { return &v1stores.SecretStore{} },
 			NewList: func() client.ObjectList { return &v1stores.SecretStoreList{} },
-			Wrap: func(o client.Object) *stores.Store {
-				s := o.(*v1stores.SecretStore)
-				return wrap(o, &s.Spec, &s.Status, false, endpoints)
-			},
-			Items: func(l client.ObjectList) []client.Object { return stores.ItemsOf(l.(*v1stores.SecretStoreList).Items) },
+			Wrap:    func(o client.Object) *stores.Store { return Wrap(o, endpoints) },
+			Items:   func(l client.ObjectList) []client.Object { return stores.ItemsOf(l.(*v1stores.SecretStoreList).Items) },
 			Status: func(o client.Object) *ssv2.SecretStoreStatus {
 				return &o.(*v1stores.SecretStore).Status.SecretStoreStatus
 			},
@@ -40,10 +37,7 @@ func APIs(endpoints Endpoints) []stores.API {
 			APIVersion: stores.StoreAPIVersionV1, Kind: stores.KindClusterSecretStore,
 			New:     func() client.Object { return &v1stores.ClusterSecretStore{} },
 			NewList: func() client.ObjectList { return &v1stores.ClusterSecretStoreList{} },
-			Wrap: func(o client.Object) *stores.Store {
-				s := o.(*v1stores.ClusterSecretStore)
-				return wrap(o, &s.Spec, &s.Status, true, endpoints)
-			},
+			Wrap:    func(o client.Object) *stores.Store { return Wrap(o, endpoints) },
 			Items: func(l client.ObjectList) []client.Object {
 				return stores.ItemsOf(l.(*v1stores.ClusterSecretStoreList).Items)
 			},
@@ -52,6 +46,16 @@ func APIs(endpoints Endpoints) []stores.API {
 			},
 		},
 	}
+}
+
+// Wrap sees a v1 SecretStore or ClusterSecretStore as the v2 store it
+// translates to (what the resolver serves, and what eso migrate writes).
+func Wrap(obj client.Object, endpoints Endpoints) *stores.Store {
+	if css, ok := obj.(*v1stores.ClusterSecretStore); ok {
+		return wrap(obj, &css.Spec, &css.Status, true, endpoints)
+	}
+	ss := obj.(*v1stores.SecretStore)
+	return wrap(obj, &ss.Spec, &ss.Status, false, endpoints)
 }
 
 // wrap sees a v1 store as the v2 store it translates to.

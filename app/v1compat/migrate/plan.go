@@ -13,8 +13,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -144,32 +144,29 @@ func Build(objs Objects, opts Options) Plan {
 		present[objectKey(o)] = o
 	}
 	moved := map[string]bool{} // v1 stores whose users move
-	consider := func(kind, namespace, name string, obj client.Object, spec v1stores.SecretStoreSpec) {
-		key := storeKey(kind, namespace, name)
-		what := kind + " " + strings.TrimPrefix(namespace+"/"+name, "/") + " (external-secrets.io/v1)"
-		if spec.Provider == nil {
-			p.Refused = append(p.Refused, what+": no provider")
+	consider := func(obj client.Object) {
+		// The layer's own translation: what eso serves the v1 store as is
+		// exactly what the migration writes.
+		s := v1compat.Wrap(obj, opts.Endpoints)
+		key := storeKey(s.Kind, s.Namespace, s.Name)
+		what := s.Kind + " " + strings.TrimPrefix(s.Namespace+"/"+s.Name, "/") + " (external-secrets.io/v1)"
+		if s.Untranslatable != nil {
+			p.Refused = append(p.Refused, what+": "+s.Untranslatable.Error())
 			return
 		}
-		cluster := kind == stores.KindClusterSecretStore
-		t := v1compat.Translate(*spec.Provider, cluster, namespace, name, opts.Endpoints)
-		if err := t.Err(); err != nil {
-			p.Refused = append(p.Refused, what+": "+err.Error())
-			return
-		}
-		for _, n := range t.Notes {
+		for _, n := range s.Notes {
 			p.Notes = append(p.Notes, what+": "+n)
 		}
 		if opts.Direction == ToV1 {
 			// Back only from a v2alpha1 store this migration made.
-			v2 := present[ssv2.GroupVersion.WithKind(kind).Kind+"/"+namespace+"/"+name]
+			v2 := present[s.Kind+"/"+s.Namespace+"/"+s.Name]
 			if v2 != nil && v2.GetAnnotations()[MigratedFrom] != "" {
 				moved[key] = true
 				p.Stores = append(p.Stores, obj)
 			}
 			return
 		}
-		store, cfg, err := v2Objects(kind, namespace, name, obj, spec, t, opts.ClusterConfigNamespace)
+		store, cfg, err := v2Objects(s, opts.ClusterConfigNamespace)
 		if err != nil {
 			p.Refused = append(p.Refused, what+": "+err.Error())
 			return
@@ -195,13 +192,13 @@ func Build(objs Objects, opts Options) Plan {
 	}
 	for i := range objs.SecretStores {
 		s := &objs.SecretStores[i]
-		consider(stores.KindSecretStore, s.Namespace, s.Name, s, s.Spec)
+		consider(s)
 	}
 	used := usedClusterStores(objs)
 	for i := range objs.ClusterSecretStores {
 		s := &objs.ClusterSecretStores[i]
 		if !opts.OnlyUsed || used[s.Name] {
-			consider(stores.KindClusterSecretStore, "", s.Name, s, s.Spec)
+			consider(s)
 		}
 	}
 	v1Exists := map[string]bool{}
@@ -248,64 +245,46 @@ func usedClusterStores(objs Objects) map[string]bool {
 	return used
 }
 
-// v2Objects are the v2alpha1 store and provider configuration a v1 store
-// becomes (no configuration for a plugin store: its configuration is the
-// provider service's).
-func v2Objects(kind, namespace, name string, v1 client.Object, spec v1stores.SecretStoreSpec, t v1compat.Translation, clusterConfigNamespace string) (client.Object, client.Object, error) {
-	ss := ssv2.SecretStoreSpec{Controller: spec.Controller, ProviderConfig: t.Config}
-	d, err := v1compat.RefreshInterval(spec.RefreshInterval)
-	if err != nil {
-		return nil, nil, fmt.Errorf("spec.refreshInterval: %w", err)
-	}
-	ss.RefreshInterval = d
-	if rs := spec.RetrySettings; rs != nil {
-		ss.RetrySettings = &ssv2.RetrySettings{MaxRetries: rs.MaxRetries}
-		if rs.RetryInterval != nil {
-			d, err := time.ParseDuration(*rs.RetryInterval)
-			if err != nil {
-				return nil, nil, fmt.Errorf("spec.retrySettings.retryInterval: %w", err)
-			}
-			ss.RetrySettings.RetryInterval = &metav1.Duration{Duration: d}
-		}
-	}
+// v2Objects are the v2alpha1 store and provider configuration a translated
+// v1 store becomes (no configuration for a plugin store: its configuration
+// is the provider service's).
+func v2Objects(s *stores.Store, clusterConfigNamespace string) (client.Object, client.Object, error) {
+	spec := s.Spec.DeepCopy()
 	var cfg client.Object
-	if t.Inline != nil {
-		cfg = t.Inline.DeepCopyObject().(client.Object)
-		if kind == stores.KindClusterSecretStore && cfg.GetNamespace() == "" {
+	if s.Inline != nil {
+		cfg = s.Inline.DeepCopyObject().(client.Object)
+		cfg.SetUID("") // the v1 store's identity, which the new object does not have
+		cfg.SetGeneration(0)
+		if s.Cluster != nil && cfg.GetNamespace() == "" {
 			if clusterConfigNamespace == "" {
 				return nil, nil, fmt.Errorf("its credentials resolve in each ExternalSecret's namespace, so its configuration needs a namespace of its own: pass --cluster-config-namespace")
 			}
 			cfg.SetNamespace(clusterConfigNamespace)
-			ss.ProviderConfig.ProviderRef.Namespace = clusterConfigNamespace
+			spec.ProviderConfig.ProviderRef.Namespace = clusterConfigNamespace
 		}
-		cfg.GetObjectKind().SetGroupVersionKind(provv2.GroupVersion.WithKind(t.Config.ProviderRef.Kind))
+		cfg.GetObjectKind().SetGroupVersionKind(provv2.GroupVersion.WithKind(spec.ProviderConfig.ProviderRef.Kind))
 	}
 	// The store keeps the v1 store's labels (PushSecrets may select it by
 	// them) and annotations, and says where it came from.
-	meta := metav1.ObjectMeta{Namespace: namespace, Name: name, Labels: maps.Clone(v1.GetLabels()), Annotations: map[string]string{}}
-	for k, v := range v1.GetAnnotations() {
-		if k != "kubectl.kubernetes.io/last-applied-configuration" {
+	meta := metav1.ObjectMeta{Namespace: s.Namespace, Name: s.Name, Labels: maps.Clone(s.Object.GetLabels()), Annotations: map[string]string{}}
+	for k, v := range s.Object.GetAnnotations() {
+		if k != corev1.LastAppliedConfigAnnotation {
 			meta.Annotations[k] = v
 		}
 	}
 	meta.Annotations[MigratedFrom] = esv1.StoreAPIVersionV1
-	if kind == stores.KindClusterSecretStore {
-		meta.Namespace = ""
-		css := &ssv2.ClusterSecretStore{ObjectMeta: meta,
-			Spec: ssv2.ClusterSecretStoreSpec{SecretStoreSpec: ss, AuthenticationScope: t.Scope}}
-		for _, c := range spec.Conditions {
-			css.Spec.Conditions = append(css.Spec.Conditions, ssv2.ClusterSecretStoreCondition{
-				NamespaceSelector: c.NamespaceSelector, Namespaces: c.Namespaces, NamespaceRegexes: c.NamespaceRegexes})
-		}
+	if s.Cluster != nil {
+		css := &ssv2.ClusterSecretStore{ObjectMeta: meta, Spec: *s.Cluster.DeepCopy()}
+		css.Spec.SecretStoreSpec = *spec
 		css.SetGroupVersionKind(ssv2.GroupVersion.WithKind(stores.KindClusterSecretStore))
 		return css, cfg, nil
 	}
-	if ss.ProviderConfig.ProviderRef.Namespace == namespace {
-		ss.ProviderConfig.ProviderRef.Namespace = "" // a SecretStore's own, implied
+	if spec.ProviderConfig.ProviderRef.Namespace == s.Namespace {
+		spec.ProviderConfig.ProviderRef.Namespace = "" // a SecretStore's own, implied
 	}
-	s := &ssv2.SecretStore{ObjectMeta: meta, Spec: ss}
-	s.SetGroupVersionKind(ssv2.GroupVersion.WithKind(stores.KindSecretStore))
-	return s, cfg, nil
+	ss := &ssv2.SecretStore{ObjectMeta: meta, Spec: *spec}
+	ss.SetGroupVersionKind(ssv2.GroupVersion.WithKind(stores.KindSecretStore))
+	return ss, cfg, nil
 }
 
 // repointer rewrites store references.

@@ -143,16 +143,13 @@ func Apply(ctx context.Context, c client.Client, p Plan, wait time.Duration, log
 	}
 	var errs []error
 	for _, obj := range p.Repoint {
-		current := obj.DeepCopyObject().(client.Object)
-		if err := c.Get(ctx, client.ObjectKeyFromObject(obj), current); err != nil {
-			errs = append(errs, err)
-			continue
+		// The update carries the resourceVersion read: the API server
+		// refuses it if the object changed since.
+		err := c.Update(ctx, obj.DeepCopyObject().(client.Object))
+		if apierrors.IsConflict(err) {
+			err = fmt.Errorf("it changed since it was read: run eso migrate again")
 		}
-		if current.GetResourceVersion() != obj.GetResourceVersion() {
-			errs = append(errs, fmt.Errorf("%s changed since it was read: run eso migrate again", describe(obj)))
-			continue
-		}
-		if err := c.Update(ctx, obj.DeepCopyObject().(client.Object)); err != nil {
+		if err != nil {
 			errs = append(errs, fmt.Errorf("re-pointing %s: %w", describe(obj), err))
 			continue
 		}
