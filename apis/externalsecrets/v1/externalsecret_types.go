@@ -659,7 +659,6 @@ const (
 	ReasonTargetConflict   = "TargetConflict"
 	ReasonTargetImmutable  = "TargetImmutable"
 	ReasonTemplateError    = "TemplateError"
-	ReasonTargetMissing    = "TargetMissing"
 	ReasonUnsupportedStore = "UnsupportedStore"
 	// ReasonInvalidSpec: the object holds a value eso cannot decode (stored
 	// before the schema refused it); eso does nothing else with it.

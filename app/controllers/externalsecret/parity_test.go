@@ -188,6 +188,9 @@ func TestParitySyncOutcome(t *testing.T) {
 				target.Type, target.Data = corev1.SecretTypeOpaque, map[string][]byte{"old": []byte("v")}
 				objs = append(objs, target)
 			}
+			if row.differs != "" {
+				t.Logf("deliberately not upstream's: %s", row.differs)
+			}
 			r := applyReconciler(t, append(objs, es)...)
 			sc := &syncScope{es: es, target: target, now: t0, fetched: fetched}
 			if _, err := r.apply(context.Background(), sc); err != nil {

@@ -133,8 +133,6 @@ func upstreamReason(reason string) string {
 // own failures here, everything else as the outcomes table says.
 func failureReason(err error) string {
 	switch {
-	case errors.Is(err, errTargetMissing):
-		return esv1.ReasonTargetMissing
 	case errors.Is(err, errTargetConflict):
 		return esv1.ReasonTargetConflict
 	case errors.Is(err, errTargetImmutable):
@@ -152,7 +150,7 @@ func syncRetry(err error) outcomes.Retry {
 	switch {
 	case apierrors.IsInvalid(err), errors.Is(err, errInvalidTarget):
 		return outcomes.Wait // the API server refused what eso would write; retrying sends the same
-	case errors.Is(err, errTargetConflict), errors.Is(err, errTargetMissing):
+	case errors.Is(err, errTargetConflict):
 		return outcomes.Backoff // the Secret that would fix it is not watched until eso manages it
 	case errors.Is(err, errTargetImmutable), errors.Is(err, errNoStore), errors.Is(err, errBadValue),
 		errors.Is(err, errBadRewrite), errors.Is(err, errBadSyncWindow):
