@@ -43,6 +43,28 @@ kind: VaultDynamicSecret
 metadata: {name: post-query}
 spec: {server: "http://vault:8200", path: x, method: POST, getParameters: {a: ["1"]}, auth: {tokenSecretRef: {name: t, key: token}}}`,
 			"getParameters are sent with method GET only"},
+		{"VaultDynamicSecret in both shapes", `
+apiVersion: provider.generator.external-secrets.io/v2alpha1
+kind: VaultDynamicSecret
+metadata: {name: both-shapes}
+spec:
+  path: x
+  server: "http://vault:8200"
+  auth: {tokenSecretRef: {name: t, key: token}}
+  provider: {server: "http://vault:8200", auth: {tokenSecretRef: {name: t, key: token}}}`,
+			"set either provider (upstream's shape) or server and auth, not both"},
+		{"VaultDynamicSecret in neither shape", `
+apiVersion: provider.generator.external-secrets.io/v2alpha1
+kind: VaultDynamicSecret
+metadata: {name: no-shape}
+spec: {path: x}`,
+			"server and auth are required when provider is not set"},
+		{"VaultDynamicSecret with a server but no auth", `
+apiVersion: provider.generator.external-secrets.io/v2alpha1
+kind: VaultDynamicSecret
+metadata: {name: no-auth-at-all}
+spec: {path: x, server: "http://vault:8200"}`,
+			"server and auth are required when provider is not set"},
 		{"Password with secretKey and secretKeys", `
 apiVersion: provider.generator.external-secrets.io/v2alpha1
 kind: Password
@@ -129,5 +151,57 @@ spec: {server: "http://vault:8200", path: database/creds/app, auth: {tokenSecret
 	spec, _ := obj.Object["spec"].(map[string]any)
 	if spec["method"] != "GET" || spec["resultType"] != "Data" {
 		t.Errorf("defaults: method %v, resultType %v", spec["method"], spec["resultType"])
+	}
+}
+
+// TestUpstreamVaultDynamicSecretsApply: the VaultDynamicSecrets of
+// upstream's documentation (PKI issue with kubernetes auth, a KV GET with
+// getParameters) apply with their spec unchanged, the connection under
+// spec.provider.
+func TestUpstreamVaultDynamicSecretsApply(t *testing.T) {
+	ns := env.Namespace(t, "generator-upstream-vault", nil)
+	for name, spec := range map[string]string{
+		"pki-example": `
+  path: "/pki/issue/example-dot-com"
+  method: "POST"
+  parameters:
+    common_name: "localhost"
+    ip_sans: "127.0.0.1,127.0.0.11"
+  resultType: "Data"
+  provider:
+    server: "http://vault.default.svc.cluster.local:8200"
+    auth:
+      kubernetes:
+        mountPath: "kubernetes"
+        role: "external-secrets-operator"
+        serviceAccountRef:
+          name: "default"`,
+		"vault-get-example": `
+  path: "/kv/data/example"
+  method: "GET"
+  getParameters:
+    version:
+    - "1"
+  resultType: "Data"
+  controller: ""
+  provider:
+    server: "http://vault.default.svc.cluster.local:8200"
+    path: secret
+    version: v2
+    auth:
+      kubernetes:
+        mountPath: "kubernetes"
+        role: "external-secrets-operator"
+        serviceAccountRef:
+          name: "default"`,
+	} {
+		obj, err := apply(t, ns, "apiVersion: provider.generator.external-secrets.io/v2alpha1\nkind: VaultDynamicSecret\nmetadata: {name: "+name+"}\nspec:"+spec)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if provider, _ := obj.Object["spec"].(map[string]any)["provider"].(map[string]any); provider["server"] == nil {
+			t.Errorf("%s: spec.provider was not kept: %v", name, obj.Object["spec"])
+		}
 	}
 }

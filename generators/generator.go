@@ -50,3 +50,10 @@ type Registration struct {
 	// New builds the generator.
 	New func(providers.Deps) Generator
 }
+
+// Classed is a configuration kind that names the controller class allowed
+// to generate with it (upstream's VaultDynamicSecret spec.controller). An
+// eso of another class leaves ExternalSecrets using it to that class.
+type Classed interface {
+	ControllerClass() string
+}

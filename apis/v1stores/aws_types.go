@@ -1,5 +1,7 @@
 package v1stores
 
+import "github.com/eso-dev/eso/apis/upstreamv1"
+
 // AWSServiceType is the AWS service a store reads from and writes to.
 // +kubebuilder:validation:Enum=SecretsManager;ParameterStore;CertificateManager
 type AWSServiceType string
@@ -107,21 +109,21 @@ type AWSAuth struct {
 type AWSAuthSecretRef struct {
 	// AccessKeyID is the access key ID.
 	// +optional
-	AccessKeyID SecretKeySelector `json:"accessKeyIDSecretRef,omitempty"`
+	AccessKeyID upstreamv1.SecretKeySelector `json:"accessKeyIDSecretRef,omitempty"`
 
 	// SecretAccessKey is the secret access key.
 	// +optional
-	SecretAccessKey SecretKeySelector `json:"secretAccessKeySecretRef,omitempty"`
+	SecretAccessKey upstreamv1.SecretKeySelector `json:"secretAccessKeySecretRef,omitempty"`
 
 	// SessionToken is needed when the keys are temporary credentials.
 	// +optional
-	SessionToken *SecretKeySelector `json:"sessionTokenSecretRef,omitempty"`
+	SessionToken *upstreamv1.SecretKeySelector `json:"sessionTokenSecretRef,omitempty"`
 }
 
 // AWSJWTAuth names the ServiceAccount whose token is exchanged for AWS credentials.
 type AWSJWTAuth struct {
 	// +optional
-	ServiceAccountRef *ServiceAccountSelector `json:"serviceAccountRef,omitempty"`
+	ServiceAccountRef *upstreamv1.ServiceAccountSelector `json:"serviceAccountRef,omitempty"`
 }
 
 // SecretsManager holds Secrets Manager settings used when a secret is deleted.

@@ -1,5 +1,7 @@
 package v1stores
 
+import "github.com/eso-dev/eso/apis/upstreamv1"
+
 // SecretVersionSelectionPolicy says what the GCP provider does when the
 // latest version of a secret is disabled or destroyed.
 // +kubebuilder:validation:Enum=LatestOrFail;LatestOrFetch
@@ -40,44 +42,16 @@ type GCPSMProvider struct {
 type GCPSMAuth struct {
 	// SecretRef reads a service account key (JSON) from a Secret.
 	// +optional
-	SecretRef *GCPSMAuthSecretRef `json:"secretRef,omitempty"`
+	SecretRef *upstreamv1.GCPSMAuthSecretRef `json:"secretRef,omitempty"`
 
 	// WorkloadIdentity uses GKE Workload Identity with a ServiceAccount's token.
 	// +optional
-	WorkloadIdentity *GCPWorkloadIdentity `json:"workloadIdentity,omitempty"`
+	WorkloadIdentity *upstreamv1.GCPWorkloadIdentity `json:"workloadIdentity,omitempty"`
 
 	// WorkloadIdentityFederation exchanges an external token (Kubernetes,
 	// AWS, or a credential configuration) at Google's STS.
 	// +optional
 	WorkloadIdentityFederation *GCPWorkloadIdentityFederation `json:"workloadIdentityFederation,omitempty"`
-}
-
-// GCPSMAuthSecretRef names the Secret key holding a service account key.
-type GCPSMAuthSecretRef struct {
-	// SecretAccessKey is the service account key JSON.
-	// +optional
-	SecretAccessKey SecretKeySelector `json:"secretAccessKeySecretRef,omitempty"`
-}
-
-// GCPWorkloadIdentity authenticates with GKE Workload Identity.
-type GCPWorkloadIdentity struct {
-	// ServiceAccountRef is the Kubernetes ServiceAccount bound to a Google service account.
-	ServiceAccountRef ServiceAccountSelector `json:"serviceAccountRef"`
-
-	// ClusterLocation of the GKE cluster; read from the metadata server when empty.
-	// +kubebuilder:validation:MaxLength=63
-	// +optional
-	ClusterLocation string `json:"clusterLocation,omitempty"`
-
-	// ClusterName of the GKE cluster; read from the metadata server when empty.
-	// +kubebuilder:validation:MaxLength=253
-	// +optional
-	ClusterName string `json:"clusterName,omitempty"`
-
-	// ClusterProjectID is the cluster's project; read from the metadata server when empty.
-	// +kubebuilder:validation:MaxLength=253
-	// +optional
-	ClusterProjectID string `json:"clusterProjectID,omitempty"`
 }
 
 // GCPWorkloadIdentityFederation obtains Google access tokens through
@@ -91,7 +65,7 @@ type GCPWorkloadIdentityFederation struct {
 	// ServiceAccountRef is the ServiceAccount whose token is exchanged, when
 	// the cluster is the pool's identity provider.
 	// +optional
-	ServiceAccountRef *ServiceAccountSelector `json:"serviceAccountRef,omitempty"`
+	ServiceAccountRef *upstreamv1.ServiceAccountSelector `json:"serviceAccountRef,omitempty"`
 
 	// AwsSecurityCredentials are AWS credentials exchanged, when the AWS
 	// metadata server cannot be used.

@@ -1,5 +1,7 @@
 package v1stores
 
+import "github.com/eso-dev/eso/apis/upstreamv1"
+
 // KubernetesProvider configures a store backed by the Secrets of a
 // Kubernetes cluster (this one or another).
 type KubernetesProvider struct {
@@ -13,7 +15,7 @@ type KubernetesProvider struct {
 
 	// AuthRef reads a kubeconfig from a Secret key instead of server and auth.
 	// +optional
-	AuthRef *SecretKeySelector `json:"authRef,omitempty"`
+	AuthRef *upstreamv1.SecretKeySelector `json:"authRef,omitempty"`
 
 	// RemoteNamespace is the namespace whose Secrets the store reads and writes.
 	// +kubebuilder:default=default
@@ -39,7 +41,7 @@ type KubernetesServer struct {
 
 	// CAProvider reads the trusted PEM bundle from a Secret or ConfigMap.
 	// +optional
-	CAProvider *CAProvider `json:"caProvider,omitempty"`
+	CAProvider *upstreamv1.CAProvider `json:"caProvider,omitempty"`
 }
 
 // KubernetesAuth holds exactly one way to authenticate to the API server.
@@ -56,16 +58,16 @@ type KubernetesAuth struct {
 
 	// ServiceAccount presents a token requested for a ServiceAccount.
 	// +optional
-	ServiceAccount *ServiceAccountSelector `json:"serviceAccount,omitempty"`
+	ServiceAccount *upstreamv1.ServiceAccountSelector `json:"serviceAccount,omitempty"`
 }
 
 // CertAuth names the Secret keys of a PEM client certificate and its key.
 type CertAuth struct {
-	ClientCert SecretKeySelector `json:"clientCert"`
-	ClientKey  SecretKeySelector `json:"clientKey"`
+	ClientCert upstreamv1.SecretKeySelector `json:"clientCert"`
+	ClientKey  upstreamv1.SecretKeySelector `json:"clientKey"`
 }
 
 // TokenAuth names the Secret key of a bearer token.
 type TokenAuth struct {
-	BearerToken SecretKeySelector `json:"bearerToken"`
+	BearerToken upstreamv1.SecretKeySelector `json:"bearerToken"`
 }

@@ -5,6 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/eso-dev/eso/apis/secretstore/v2alpha1"
+	"github.com/eso-dev/eso/apis/upstreamv1"
 )
 
 // SecretStoreSpec is the spec of both SecretStore and ClusterSecretStore, as
@@ -92,7 +93,7 @@ type SecretStoreProvider struct {
 
 	// Vault configures a HashiCorp Vault KV engine.
 	// +optional
-	Vault *VaultProvider `json:"vault,omitempty"`
+	Vault *upstreamv1.VaultProvider `json:"vault,omitempty"`
 
 	// Kubernetes configures the Secrets of a Kubernetes cluster.
 	// +optional

@@ -140,11 +140,30 @@ func (r *Resolver) Resolve(ctx context.Context, namespace string, ref esv1.Gener
 			}
 			return nil, true, r.notServed(ref.Kind, also...)
 		}
+		if !r.classOf(ctx, ref.Kind, client.ObjectKey{Namespace: namespace, Name: ref.Name}) {
+			return nil, false, nil
+		}
 		return &Resolved{Generator: gen, Ref: providers.Ref{Kind: ref.Kind, Namespace: namespace, Name: ref.Name},
 			Scope: providers.Scope{Namespace: namespace}, Source: source, StatePolicy: genv2.StateTrack, GCDeadline: defaultGCDeadline}, true, nil
 	default:
 		return nil, true, fmt.Errorf("%w: %s is not a generator of %s", stores.ErrUnsupportedVersion, ref.Kind, ref.APIVersion)
 	}
+}
+
+// classOf reports whether the configuration of a generator kind
+// referenced directly is this eso's to use: only kinds that carry a
+// controller class (generators.Classed) are read here; a configuration not
+// found yet is left to the generator to report.
+func (r *Resolver) classOf(ctx context.Context, kind string, key client.ObjectKey) (ours bool) {
+	cfg, ok := r.generators.Catalog().NewConfig(kind)
+	if !ok {
+		return true
+	}
+	classed, ok := cfg.(generators.Classed)
+	if !ok || r.reader.Get(ctx, key, cfg) != nil {
+		return true
+	}
+	return classed.ControllerClass() == r.class
 }
 
 // ErrUnknownKind: a generator kind no generator has, but so near one

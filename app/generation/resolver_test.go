@@ -5,11 +5,14 @@ import (
 	"errors"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlfake "sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	genv2 "github.com/eso-dev/eso/apis/generator/v2alpha1"
+	genkinds "github.com/eso-dev/eso/apis/generatorproviders/v2alpha1"
 	"github.com/eso-dev/eso/app/outcomes"
 	"github.com/eso-dev/eso/app/registry"
 	"github.com/eso-dev/eso/app/stores"
@@ -50,6 +53,48 @@ func TestMisspelledGeneratorKindNamesTheNearest(t *testing.T) {
 		}
 		if !errors.Is(err, stores.ErrNotCompiledIn) || outcomes.Of(err) != outcomes.Of(stores.ErrNotCompiledIn) {
 			t.Errorf("kind %s: outcome %+v, want that of a kind not compiled in", tc.ref.Kind, outcomes.Of(err))
+		}
+	}
+}
+
+// TestDirectKindWithAControllerClass: a generator kind referenced directly
+// whose configuration names a controller class (VaultDynamicSecret's
+// spec.controller) is this eso's only when the class is its own; kinds
+// without a class, and a configuration not found yet, are its own.
+func TestDirectKindWithAControllerClass(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := genkinds.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	vault := func(name, class string) *genkinds.VaultDynamicSecret {
+		return &genkinds.VaultDynamicSecret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name},
+			Spec: genkinds.VaultDynamicSecretSpec{Controller: class}}
+	}
+	reader := ctrlfake.NewClientBuilder().WithScheme(scheme).WithObjects(vault("default", ""), vault("blue", "blue")).Build()
+	catalog, err := registry.NewGeneratorCatalog([]generators.Registration{
+		{Name: "vault-dynamic-secret", Kind: "VaultDynamicSecret", NewConfig: func() client.Object { return &genkinds.VaultDynamicSecret{} },
+			New: func(providers.Deps) generators.Generator { return nil }},
+		{Name: "uuid", Kind: "UUID", NewConfig: func() client.Object { return &genkinds.UUID{} },
+			New: func(providers.Deps) generators.Generator { return nil }},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		class, kind, name string
+		ours              bool
+	}{
+		{"", "VaultDynamicSecret", "default", true},
+		{"", "VaultDynamicSecret", "blue", false},
+		{"blue", "VaultDynamicSecret", "blue", true},
+		{"blue", "VaultDynamicSecret", "default", false},
+		{"blue", "VaultDynamicSecret", "not-yet", true},
+		{"blue", "UUID", "id", true},
+	} {
+		r := NewResolver(reader, registry.NewGenerators(catalog, providers.Deps{}), tc.class)
+		_, ours, err := r.Resolve(context.Background(), "team-a", esv1.GeneratorRef{Kind: tc.kind, Name: tc.name})
+		if err != nil || ours != tc.ours {
+			t.Errorf("eso of class %q, %s %s: ours %v (%v), want %v", tc.class, tc.kind, tc.name, ours, err, tc.ours)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"go.uber.org/fx"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/eso-dev/eso/generators"
 	"github.com/eso-dev/eso/providers"
@@ -36,6 +37,16 @@ func (c *GeneratorCatalog) Kinds() []string {
 		kinds = append(kinds, r.Kind)
 	}
 	return kinds
+}
+
+// NewConfig returns an empty configuration object of kind, or false when no
+// compiled-in generator serves kind.
+func (c *GeneratorCatalog) NewConfig(kind string) (client.Object, bool) {
+	r, ok := c.byKind[kind]
+	if !ok {
+		return nil, false
+	}
+	return r.NewConfig(), true
 }
 
 // Generators are the compiled-in generators, built once with their dependencies.

@@ -7,7 +7,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	provv2 "github.com/eso-dev/eso/apis/providers/v2alpha1"
+	"github.com/eso-dev/eso/apis/upstreamv1"
 	"github.com/eso-dev/eso/apis/v1stores"
+	"github.com/eso-dev/eso/providers/v1blocks"
 )
 
 // Each function below maps one upstream provider block field by field. A
@@ -16,8 +18,8 @@ import (
 // changes no read or write) is noted, and the note shows in the store's
 // Ready message.
 
-// note records a field that is accepted but has no effect in eso.
-func (t *translator) note(path, why string) {
+// Note records a field that is accepted but has no effect in eso.
+func (t *translator) Note(path, why string) {
 	t.out.Notes = append(t.out.Notes, path+": "+why)
 }
 
@@ -31,41 +33,41 @@ func (t *translator) aws(p *v1stores.AWSProvider) client.Object {
 	}
 	if s := p.Auth.SecretRef; s != nil {
 		spec.Auth = &provv2.AWSAuth{SecretRef: &provv2.AWSAuthSecretRef{
-			AccessKeyID:     t.secret(at+".auth.secretRef.accessKeyIDSecretRef", s.AccessKeyID),
-			SecretAccessKey: t.secret(at+".auth.secretRef.secretAccessKeySecretRef", s.SecretAccessKey),
-			SessionToken:    t.optionalSecret(at+".auth.secretRef.sessionTokenSecretRef", s.SessionToken),
+			AccessKeyID:     v1blocks.Secret(t, at+".auth.secretRef.accessKeyIDSecretRef", s.AccessKeyID),
+			SecretAccessKey: v1blocks.Secret(t, at+".auth.secretRef.secretAccessKeySecretRef", s.SecretAccessKey),
+			SessionToken:    v1blocks.OptionalSecret(t, at+".auth.secretRef.sessionTokenSecretRef", s.SessionToken),
 		}}
 	}
 	if j := p.Auth.JWTAuth; j != nil {
 		switch {
 		case j.ServiceAccountRef == nil:
-			t.refuse(at+".auth.jwt", "needs serviceAccountRef")
+			t.Refuse(at+".auth.jwt", "needs serviceAccountRef")
 		case p.Role == "":
-			t.refuse(at+".auth.jwt", "eso exchanges the ServiceAccount's token for the role in spec.provider.aws.role: set it (to the role of the eks.amazonaws.com/role-arn annotation)")
+			t.Refuse(at+".auth.jwt", "eso exchanges the ServiceAccount's token for the role in spec.provider.aws.role: set it (to the role of the eks.amazonaws.com/role-arn annotation)")
 		default:
 			if p.Auth.SecretRef != nil {
-				t.note(at+".auth.secretRef", "not used: auth.jwt takes precedence, as upstream")
+				t.Note(at+".auth.secretRef", "not used: auth.jwt takes precedence, as upstream")
 			}
 			if p.ExternalID != "" || len(p.SessionTags) > 0 {
-				t.refuse(at+".externalID/sessionTags", "not sent with auth.jwt, which exchanges the token for the role directly")
+				t.Refuse(at+".externalID/sessionTags", "not sent with auth.jwt, which exchanges the token for the role directly")
 			}
-			spec.Auth = &provv2.AWSAuth{JWT: &provv2.AWSJWTAuth{ServiceAccountRef: t.serviceAccount(at+".auth.jwt.serviceAccountRef", *j.ServiceAccountRef)}}
+			spec.Auth = &provv2.AWSAuth{JWT: &provv2.AWSJWTAuth{ServiceAccountRef: v1blocks.ServiceAccount(t, at+".auth.jwt.serviceAccountRef", *j.ServiceAccountRef)}}
 		}
 	}
 	if len(p.AdditionalRoles) > 0 {
-		t.refuse(at+".additionalRoles", "role chaining is not supported; assume one role with spec.provider.aws.role")
+		t.Refuse(at+".additionalRoles", "role chaining is not supported; assume one role with spec.provider.aws.role")
 	}
 	if len(p.TransitiveTagKeys) > 0 {
-		t.refuse(at+".transitiveTagKeys", "role chaining is not supported")
+		t.Refuse(at+".transitiveTagKeys", "role chaining is not supported")
 	}
 	if p.SessionTagsPolicy != "" && p.SessionTagsPolicy != v1stores.SessionTagsPolicyNone {
-		t.refuse(at+".sessionTagsPolicy", "only None is supported; pass tags with sessionTags")
+		t.Refuse(at+".sessionTagsPolicy", "only None is supported; pass tags with sessionTags")
 	}
 	if len(p.CustomSessionTags) > 0 {
-		t.refuse(at+".customSessionTags", "only sessionTags are passed")
+		t.Refuse(at+".customSessionTags", "only sessionTags are passed")
 	}
 	if sm := p.SecretsManager; sm != nil && (sm.ForceDeleteWithoutRecovery || sm.RecoveryWindowInDays != 0) {
-		t.note(at+".secretsManager", "eso deletes pushed secrets with the default 30-day recovery window")
+		t.Note(at+".secretsManager", "eso deletes pushed secrets with the default 30-day recovery window")
 	}
 	switch p.Service {
 	case v1stores.AWSServiceSecretsManager:
@@ -75,7 +77,7 @@ func (t *translator) aws(p *v1stores.AWSProvider) client.Object {
 		spec.Endpoint = t.endpoints.AWSParameterStore
 		return &provv2.AWSParameterStore{Spec: spec}
 	default:
-		t.refuse(at+".service", "eso serves SecretsManager and ParameterStore, not "+string(p.Service))
+		t.Refuse(at+".service", "eso serves SecretsManager and ParameterStore, not "+string(p.Service))
 		return &provv2.AWSSecretManager{Spec: spec}
 	}
 }
@@ -84,119 +86,49 @@ func (t *translator) gcp(p *v1stores.GCPSMProvider) client.Object {
 	const at = "spec.provider.gcpsm"
 	spec := provv2.GCPSecretManagerSpec{ProjectID: p.ProjectID, Location: p.Location, Endpoint: t.endpoints.GCPSecretManager}
 	if p.ProjectID == "" {
-		t.refuse(at+".projectID", "eso needs the project ID")
+		t.Refuse(at+".projectID", "eso needs the project ID")
 	}
 	if s := p.Auth.SecretRef; s != nil {
 		spec.Auth = &provv2.GCPAuth{SecretRef: &provv2.GCPAuthSecretRef{
-			SecretAccessKey: t.secret(at+".auth.secretRef.secretAccessKeySecretRef", s.SecretAccessKey)}}
+			SecretAccessKey: v1blocks.Secret(t, at+".auth.secretRef.secretAccessKeySecretRef", s.SecretAccessKey)}}
 	}
 	if wi := p.Auth.WorkloadIdentity; wi != nil && p.Auth.SecretRef != nil {
-		t.note(at+".auth.workloadIdentity", "not used: auth.secretRef takes precedence, as upstream")
+		t.Note(at+".auth.workloadIdentity", "not used: auth.secretRef takes precedence, as upstream")
 	} else if wi != nil {
 		if wi.ClusterLocation == "" || wi.ClusterName == "" {
-			t.refuse(at+".auth.workloadIdentity", "eso needs clusterLocation and clusterName (it does not ask the metadata server)")
+			t.Refuse(at+".auth.workloadIdentity", "eso needs clusterLocation and clusterName (it does not ask the metadata server)")
 		}
 		spec.Auth = &provv2.GCPAuth{WorkloadIdentity: &provv2.GCPWorkloadIdentity{
-			ServiceAccountRef: t.serviceAccount(at+".auth.workloadIdentity.serviceAccountRef", wi.ServiceAccountRef),
+			ServiceAccountRef: v1blocks.ServiceAccount(t, at+".auth.workloadIdentity.serviceAccountRef", wi.ServiceAccountRef),
 			ClusterLocation:   wi.ClusterLocation, ClusterName: wi.ClusterName, ClusterProjectID: wi.ClusterProjectID,
 		}}
 	}
 	if p.Auth.WorkloadIdentityFederation != nil {
-		t.refuse(at+".auth.workloadIdentityFederation", "not supported; use secretRef or workloadIdentity")
+		t.Refuse(at+".auth.workloadIdentityFederation", "not supported; use secretRef or workloadIdentity")
 	}
 	if p.SecretVersionSelectionPolicy == v1stores.SecretVersionSelectionPolicyLatestOrFetch {
-		t.refuse(at+".secretVersionSelectionPolicy", "only LatestOrFail is supported")
+		t.Refuse(at+".secretVersionSelectionPolicy", "only LatestOrFail is supported")
 	}
 	return &provv2.GCPSecretManager{Spec: spec}
 }
 
-func (t *translator) vault(p *v1stores.VaultProvider) client.Object {
+func (t *translator) vault(p *upstreamv1.VaultProvider) client.Object {
 	const at = "spec.provider.vault"
-	spec := provv2.VaultSpec{Server: p.Server, Version: string(p.Version), CABundle: p.CABundle,
-		CAProvider: t.caProvider(at+".caProvider", p.CAProvider)}
+	spec := v1blocks.VaultConnection(t, at, p)
+	spec.Version = string(p.Version)
 	if spec.Version == "" {
 		spec.Version = "v2"
 	}
 	if p.Path != nil && *p.Path != "" {
 		spec.Path = *p.Path
 	} else {
-		t.refuse(at+".path", "eso needs the KV mount (e.g. secret); reading the mount from each remote key is not supported")
-	}
-	if p.Namespace != nil {
-		spec.Namespace = *p.Namespace
-	}
-	if p.ClientTLS.CertSecretRef != nil || p.ClientTLS.KeySecretRef != nil {
-		t.refuse(at+".tls", "client certificates for the connection to Vault are not supported; authenticate with auth.cert")
-	}
-	if len(p.Headers) > 0 {
-		t.refuse(at+".headers", "extra request headers are not supported")
+		t.Refuse(at+".path", "eso needs the KV mount (e.g. secret); reading the mount from each remote key is not supported")
 	}
 	if p.CheckAndSet != nil && p.CheckAndSet.Required {
-		t.refuse(at+".checkAndSet", "check-and-set writes are not supported")
+		t.Refuse(at+".checkAndSet", "check-and-set writes are not supported")
 	}
 	if p.ReadYourWrites || p.ForwardInconsistent {
-		t.note(at+".readYourWrites/forwardInconsistent", "not sent; eso reads from the server it is pointed at")
-	}
-	a := p.Auth
-	if a == nil {
-		t.refuse(at+".auth", "eso needs an authentication method")
-		return &provv2.Vault{Spec: spec}
-	}
-	if a.TokenSecretRef == nil && a.AppRole == nil && a.Kubernetes == nil && a.Jwt == nil && a.Cert == nil &&
-		a.Ldap == nil && a.UserPass == nil && a.Iam == nil && a.GCP == nil {
-		t.refuse(at+".auth", "eso needs an authentication method")
-	}
-	if a.Namespace != nil && *a.Namespace != "" {
-		t.refuse(at+".auth.namespace", "logging in to another namespace than spec.provider.vault.namespace is not supported")
-	}
-	if a.TokenSecretRef != nil {
-		spec.Auth.TokenSecretRef = t.optionalSecret(at+".auth.tokenSecretRef", a.TokenSecretRef)
-	}
-	if r := a.AppRole; r != nil {
-		if r.RoleRef != nil {
-			t.refuse(at+".auth.appRole.roleRef", "write the role ID in roleId")
-		}
-		spec.Auth.AppRole = &provv2.VaultAppRole{Path: r.Path, RoleID: r.RoleID, SecretRef: t.secret(at+".auth.appRole.secretRef", r.SecretRef)}
-	}
-	if k := a.Kubernetes; k != nil {
-		if k.SecretRef != nil && k.ServiceAccountRef != nil {
-			t.note(at+".auth.kubernetes.secretRef", "not used: serviceAccountRef takes precedence, as upstream")
-		}
-		if k.ServiceAccountRef == nil {
-			t.refuse(at+".auth.kubernetes", "eso needs serviceAccountRef (it requests the token; a token in a Secret is not supported)")
-		} else {
-			spec.Auth.Kubernetes = &provv2.VaultKubernetesAuth{MountPath: k.Path, Role: k.Role,
-				ServiceAccountRef: t.serviceAccount(at+".auth.kubernetes.serviceAccountRef", *k.ServiceAccountRef)}
-		}
-	}
-	if j := a.Jwt; j != nil {
-		switch {
-		case j.SecretRef != nil:
-			t.refuse(at+".auth.jwt.secretRef", "a JWT stored in a Secret is not supported; use kubernetesServiceAccountToken")
-		case j.KubernetesServiceAccountToken == nil:
-			t.refuse(at+".auth.jwt", "needs kubernetesServiceAccountToken")
-		default:
-			sa := t.serviceAccount(at+".auth.jwt.kubernetesServiceAccountToken.serviceAccountRef", j.KubernetesServiceAccountToken.ServiceAccountRef)
-			if aud := j.KubernetesServiceAccountToken.Audiences; aud != nil {
-				sa.Audiences = append(sa.Audiences, *aud...)
-			}
-			if j.KubernetesServiceAccountToken.ExpirationSeconds != nil {
-				t.note(at+".auth.jwt.kubernetesServiceAccountToken.expirationSeconds", "eso requests tokens of the API server's default lifetime")
-			}
-			spec.Auth.JWT = &provv2.VaultKubernetesAuth{MountPath: j.Path, Role: j.Role, ServiceAccountRef: sa}
-		}
-	}
-	if c := a.Cert; c != nil {
-		spec.Auth.Cert = &provv2.VaultCertAuth{Path: c.Path, Name: c.VaultRole,
-			ClientCert: t.secret(at+".auth.cert.clientCert", c.ClientCert), SecretRef: t.secret(at+".auth.cert.secretRef", c.SecretRef)}
-	}
-	for _, m := range []struct {
-		name string
-		set  bool
-	}{{"ldap", a.Ldap != nil}, {"userPass", a.UserPass != nil}, {"iam", a.Iam != nil}, {"gcp", a.GCP != nil}} {
-		if m.set {
-			t.refuse(at+".auth."+m.name, "not supported; use tokenSecretRef, appRole, kubernetes, jwt.kubernetesServiceAccountToken or cert")
-		}
+		t.Note(at+".readYourWrites/forwardInconsistent", "not sent; eso reads from the server it is pointed at")
 	}
 	return &provv2.Vault{Spec: spec}
 }
@@ -225,29 +157,29 @@ func (t *translator) kubernetes(p *v1stores.KubernetesProvider) client.Object {
 		spec.RemoteNamespace = "default"
 	}
 	if !inCluster(p.Server.URL) {
-		t.refuse(at+".server.url", "eso's Kubernetes provider reads this cluster only (kubernetes.default)")
+		t.Refuse(at+".server.url", "eso's Kubernetes provider reads this cluster only (kubernetes.default)")
 	}
 	if p.Server.CAProvider != nil || len(p.Server.CABundle) > 0 {
 		// Not read, so its namespace decides nothing.
-		t.note(at+".server.caBundle/caProvider", "this cluster's own CA is used")
+		t.Note(at+".server.caBundle/caProvider", "this cluster's own CA is used")
 	}
 	if p.AuthRef != nil {
-		t.refuse(at+".authRef", "a kubeconfig in a Secret is not supported; use auth.serviceAccount")
+		t.Refuse(at+".authRef", "a kubeconfig in a Secret is not supported; use auth.serviceAccount")
 	}
 	if p.Auth == nil || p.Auth.ServiceAccount == nil && p.Auth.Token == nil && p.Auth.Cert == nil {
 		// As upstream, which refuses a store without auth: eso's own
 		// identity is never lent to a store.
-		t.refuse(at+".auth", "eso needs auth.serviceAccount, whose RBAC decides what the store reads")
+		t.Refuse(at+".auth", "eso needs auth.serviceAccount, whose RBAC decides what the store reads")
 	}
 	if p.Auth != nil {
 		if p.Auth.Token != nil {
-			t.refuse(at+".auth.token", "a bearer token in a Secret is not supported; use auth.serviceAccount")
+			t.Refuse(at+".auth.token", "a bearer token in a Secret is not supported; use auth.serviceAccount")
 		}
 		if p.Auth.Cert != nil {
-			t.refuse(at+".auth.cert", "client certificates are not supported; use auth.serviceAccount")
+			t.Refuse(at+".auth.cert", "client certificates are not supported; use auth.serviceAccount")
 		}
 		if sa := p.Auth.ServiceAccount; sa != nil {
-			ref := t.serviceAccount(at+".auth.serviceAccount", *sa)
+			ref := v1blocks.ServiceAccount(t, at+".auth.serviceAccount", *sa)
 			spec.Auth = &provv2.KubernetesAuth{ServiceAccount: &ref}
 		}
 	}
@@ -260,7 +192,7 @@ func (t *translator) fake(p *v1stores.FakeProvider) client.Object {
 		spec.Data = append(spec.Data, provv2.FakeSecret{Key: d.Key, Value: d.Value, Version: d.Version})
 	}
 	if p.ValidationResult != nil && *p.ValidationResult != v1stores.ValidationResultReady {
-		t.refuse("spec.provider.fake.validationResult", "only 0 (Ready) is supported")
+		t.Refuse("spec.provider.fake.validationResult", "only 0 (Ready) is supported")
 	}
 	return &provv2.Fake{Spec: spec}
 }

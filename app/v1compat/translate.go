@@ -70,53 +70,25 @@ type translator struct {
 	unnamed    bool     // some reference names no namespace
 }
 
-// refuse records a field eso cannot serve.
-func (t *translator) refuse(path, why string) {
+// Refuse records a field eso cannot serve.
+func (t *translator) Refuse(path, why string) {
 	t.out.Unsupported = append(t.out.Unsupported, path+": "+why)
 }
 
-// ns records the namespace a reference at path names.
-func (t *translator) ns(path string, ns *string) {
+// Namespace records the namespace a reference at path names: a SecretStore
+// may name only its own, a ClusterSecretStore one for all its references.
+func (t *translator) Namespace(path string, ns *string) {
 	if ns == nil || *ns == "" {
 		t.unnamed = true
 		return
 	}
 	if !t.cluster && *ns != t.namespace {
-		t.refuse(path+".namespace", "a SecretStore reads only its own namespace")
+		t.Refuse(path+".namespace", "a SecretStore reads only its own namespace")
 		return
 	}
 	if !slices.Contains(t.namespaces, *ns) {
 		t.namespaces = append(t.namespaces, *ns)
 	}
-}
-
-func (t *translator) secret(path string, sel v1stores.SecretKeySelector) provv2.SecretKeySelector {
-	t.ns(path, sel.Namespace)
-	if sel.Name == "" || sel.Key == "" {
-		t.refuse(path, "needs name and key")
-	}
-	return provv2.SecretKeySelector{Name: sel.Name, Key: sel.Key}
-}
-
-func (t *translator) optionalSecret(path string, sel *v1stores.SecretKeySelector) *provv2.SecretKeySelector {
-	if sel == nil {
-		return nil
-	}
-	s := t.secret(path, *sel)
-	return &s
-}
-
-func (t *translator) serviceAccount(path string, sel v1stores.ServiceAccountSelector) provv2.KubernetesServiceAccount {
-	t.ns(path, sel.Namespace)
-	return provv2.KubernetesServiceAccount{Name: sel.Name, Audiences: sel.Audiences}
-}
-
-func (t *translator) caProvider(path string, ca *v1stores.CAProvider) *provv2.CAProvider {
-	if ca == nil {
-		return nil
-	}
-	t.ns(path, ca.Namespace)
-	return &provv2.CAProvider{Type: string(ca.Type), Name: ca.Name, Key: ca.Key}
 }
 
 // errNoProvider: the schema requires exactly one provider; a store stored
@@ -143,7 +115,7 @@ func Translate(p v1stores.SecretStoreProvider, cluster bool, namespace, name str
 	case p.Plugin != nil:
 		return t.plugin(p.Plugin)
 	default:
-		t.refuse("spec.provider", errNoProvider.Error())
+		t.Refuse("spec.provider", errNoProvider.Error())
 		return t.out
 	}
 	credentials := t.credentialsNamespace()
@@ -167,7 +139,7 @@ func (t *translator) credentialsNamespace() string {
 		t.out.Scope = ssv2.ManifestNamespace
 		return ""
 	case len(t.namespaces) > 1 || t.unnamed:
-		t.refuse("spec.provider", "the credential references of a ClusterSecretStore must all name one namespace, or none (then each ExternalSecret's own is used); these name "+
+		t.Refuse("spec.provider", "the credential references of a ClusterSecretStore must all name one namespace, or none (then each ExternalSecret's own is used); these name "+
 			strings.Join(t.namespaces, ", ")+unnamedNote(t.unnamed))
 	}
 	return t.namespaces[0]
@@ -205,10 +177,10 @@ func (t *translator) plugin(p *v1stores.PluginProvider) Translation {
 	t.out.Config = ssv2.ProviderConfig{Address: p.Address, Auth: p.Auth, ProviderRef: p.ProviderRef}
 	t.out.Scope = ssv2.ProviderNamespace
 	if t.cluster && p.ProviderRef.Namespace == "" {
-		t.refuse("spec.provider.plugin.providerRef.namespace", "a ClusterSecretStore must name the configuration's namespace")
+		t.Refuse("spec.provider.plugin.providerRef.namespace", "a ClusterSecretStore must name the configuration's namespace")
 	}
 	if !t.cluster && p.ProviderRef.Namespace != "" && p.ProviderRef.Namespace != t.namespace {
-		t.refuse("spec.provider.plugin.providerRef.namespace", "a SecretStore reads only its own namespace")
+		t.Refuse("spec.provider.plugin.providerRef.namespace", "a SecretStore reads only its own namespace")
 	}
 	return t.out
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/eso-dev/eso/generators"
 	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/kit"
+	"github.com/eso-dev/eso/providers/v1blocks"
 	vaultprovider "github.com/eso-dev/eso/providers/vault"
 )
 
@@ -32,9 +33,13 @@ var Registration = kit.GeneratorDefinition[*genv1.VaultDynamicSecret]{
 	Kind:        Kind,
 	AddToScheme: genv1.AddToScheme,
 	NewConfig:   func() *genv1.VaultDynamicSecret { return &genv1.VaultDynamicSecret{} },
-	Check:       func(cfg *genv1.VaultDynamicSecret) error { return checkRequest(&cfg.Spec) },
+	Check:       check,
 	CheckCredentials: func(ctx context.Context, deps providers.Deps, cfg *genv1.VaultDynamicSecret, scope providers.Scope) error {
-		return vaultprovider.CheckCredentials(ctx, deps, vaultSpec(&cfg.Spec), scope.Namespace)
+		spec, err := vaultSpec(cfg)
+		if err != nil {
+			return err
+		}
+		return vaultprovider.CheckCredentials(ctx, deps, spec, scope.Namespace)
 	},
 	Generate: generate,
 	Cleanup:  cleanup,
@@ -57,7 +62,11 @@ type State struct {
 // leases and child tokens created with it too.
 func generate(ctx context.Context, deps providers.Deps, cfg *genv1.VaultDynamicSecret, scope providers.Scope) (map[string][]byte, generators.State, error) {
 	spec := &cfg.Spec
-	session, err := vaultprovider.NewSession(ctx, deps, vaultSpec(spec), scope.Namespace)
+	connection, err := vaultSpec(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	session, err := vaultprovider.NewSession(ctx, deps, connection, scope.Namespace)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -103,7 +112,11 @@ func cleanup(ctx context.Context, deps providers.Deps, cfg *genv1.VaultDynamicSe
 	if state.LeaseID == "" && state.TokenAccessor == "" {
 		return nil
 	}
-	session, err := vaultprovider.NewSession(ctx, deps, vaultSpec(&cfg.Spec), scope.Namespace)
+	connection, err := vaultSpec(cfg)
+	if err != nil {
+		return err
+	}
+	session, err := vaultprovider.NewSession(ctx, deps, connection, scope.Namespace)
 	if err != nil {
 		return err
 	}
@@ -116,10 +129,55 @@ func cleanup(ctx context.Context, deps providers.Deps, cfg *genv1.VaultDynamicSe
 	return revoke(ctx, api, state)
 }
 
-// vaultSpec is the part of spec the Vault provider's session takes.
-func vaultSpec(spec *genv1.VaultDynamicSecretSpec) *provv1.VaultSpec {
+// vaultSpec is the connection and login the Vault provider's session
+// takes: the spec-level fields, or upstream's provider block read as a v1
+// store's Vault block is (providers/v1blocks).
+func vaultSpec(cfg *genv1.VaultDynamicSecret) (*provv1.VaultSpec, error) {
+	spec := &cfg.Spec
+	switch {
+	case spec.Provider != nil && (spec.Server != "" || spec.Auth != nil):
+		return nil, fmt.Errorf("%w: set either provider (upstream's shape) or server and auth, not both", providers.ErrInvalidConfig)
+	case spec.Provider != nil:
+		f := &blockFindings{namespace: cfg.Namespace}
+		connection := v1blocks.VaultConnection(f, "spec.provider", spec.Provider)
+		if len(f.refused) > 0 {
+			return nil, fmt.Errorf("%w: %s", providers.ErrInvalidConfig, strings.Join(f.refused, "; "))
+		}
+		return &connection, nil
+	case spec.Server == "" || spec.Auth == nil:
+		return nil, fmt.Errorf("%w: server and auth are required when provider is not set", providers.ErrInvalidConfig)
+	}
 	return &provv1.VaultSpec{Server: spec.Server, Namespace: spec.Namespace, CABundle: spec.CABundle,
-		CAProvider: spec.CAProvider, Auth: spec.Auth}
+		CAProvider: spec.CAProvider, Auth: *spec.Auth}, nil
+}
+
+// blockFindings collects what eso cannot serve of an upstream provider
+// block. Credentials are read where the generator's scope puts them, so a
+// reference may name no namespace but the configuration's own (upstream
+// ignores the field for generators; naming another is refused rather than
+// ignored). Notes are dropped: they name fields without effect, and a
+// generator configuration has no status to show them in.
+type blockFindings struct {
+	namespace string
+	refused   []string
+}
+
+func (f *blockFindings) Namespace(path string, ns *string) {
+	if ns != nil && *ns != "" && *ns != f.namespace {
+		f.Refuse(path+".namespace", "a generator reads credentials from its own namespace: leave namespace out")
+	}
+}
+
+func (f *blockFindings) Refuse(path, why string) { f.refused = append(f.refused, path+": "+why) }
+
+func (f *blockFindings) Note(string, string) {}
+
+// check rejects a configuration that cannot work in any namespace.
+func check(cfg *genv1.VaultDynamicSecret) error {
+	if _, err := vaultSpec(cfg); err != nil {
+		return err
+	}
+	return checkRequest(&cfg.Spec)
 }
 
 // checkRequest repeats the schema's rules on the request, for objects that

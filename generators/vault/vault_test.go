@@ -130,7 +130,7 @@ func assertNotIn(t *testing.T, what, text string, values map[string][]byte) {
 func TestRequestWithoutLeaseHasNoState(t *testing.T) {
 	root := vaulttest.Start(t)
 	auth, creds := rootTokenAuth()
-	g := newGenerator(t, genv1.VaultDynamicSecretSpec{Server: root.Address(), Auth: auth,
+	g := newGenerator(t, genv1.VaultDynamicSecretSpec{Server: root.Address(), Auth: &auth,
 		Path: "sys/tools/random/16", Method: "POST", Parameters: params(t, map[string]any{"format": "hex"})}, creds)
 	values, state, err := g.Generate(context.Background(), ref, scope)
 	if err != nil {
@@ -152,7 +152,7 @@ func TestLeaseIsRevokedByCleanup(t *testing.T) {
 	root := vaulttest.Start(t)
 	enablePKI(t, root)
 	auth, creds := rootTokenAuth()
-	g := newGenerator(t, genv1.VaultDynamicSecretSpec{Server: root.Address(), Auth: auth,
+	g := newGenerator(t, genv1.VaultDynamicSecretSpec{Server: root.Address(), Auth: &auth,
 		Path: "pki/issue/app", Method: "POST", Parameters: params(t, map[string]any{"common_name": "a.example.com", "ttl": "10m"})}, creds)
 	values, raw, err := g.Generate(ctx, ref, scope)
 	if err != nil {
@@ -194,7 +194,7 @@ func TestIssuedTokenIsRevokedByCleanup(t *testing.T) {
 	ctx := context.Background()
 	root := vaulttest.Start(t)
 	auth, creds := rootTokenAuth()
-	g := newGenerator(t, genv1.VaultDynamicSecretSpec{Server: root.Address(), Auth: auth,
+	g := newGenerator(t, genv1.VaultDynamicSecretSpec{Server: root.Address(), Auth: &auth,
 		Path: "auth/token/create", Method: "POST", ResultType: genv1.VaultResultAuth,
 		Parameters: params(t, map[string]any{"policies": []string{"default"}, "ttl": "1h"})}, creds)
 	values, raw, err := g.Generate(ctx, ref, scope)
@@ -261,7 +261,7 @@ path "sys/leases/revoke" { capabilities = ["update"] }`); err != nil {
 	}
 	before := logins()
 
-	random := newGenerator(t, genv1.VaultDynamicSecretSpec{Server: root.Address(), Auth: auth,
+	random := newGenerator(t, genv1.VaultDynamicSecretSpec{Server: root.Address(), Auth: &auth,
 		Path: "sys/tools/random/8", Method: "POST"}, creds)
 	if _, state, err := random.Generate(ctx, ref, scope); err != nil || state != nil {
 		t.Fatalf("Generate = state %s, %v", state, err)
@@ -270,7 +270,7 @@ path "sys/leases/revoke" { capabilities = ["update"] }`); err != nil {
 		t.Errorf("%d tokens after a generation that leased nothing, want the login revoked (%d)", n, before)
 	}
 
-	pki := newGenerator(t, genv1.VaultDynamicSecretSpec{Server: root.Address(), Auth: auth,
+	pki := newGenerator(t, genv1.VaultDynamicSecretSpec{Server: root.Address(), Auth: &auth,
 		Path: "pki/issue/app", Method: "PUT", Parameters: params(t, map[string]any{"common_name": "b.example.com"})}, creds)
 	values, raw, err := pki.Generate(ctx, ref, scope)
 	if err != nil {
@@ -300,7 +300,7 @@ func TestResultTypesAndQueryParameters(t *testing.T) {
 	write(t, root, "kv/app", map[string]any{"user": "app", "port": 5432, "ttl": "30m", "tags": []string{"a"}})
 	auth, creds := rootTokenAuth()
 
-	values, state, err := newGenerator(t, genv1.VaultDynamicSecretSpec{Server: root.Address(), Auth: auth, Path: "/kv/app/"}, creds).Generate(ctx, ref, scope)
+	values, state, err := newGenerator(t, genv1.VaultDynamicSecretSpec{Server: root.Address(), Auth: &auth, Path: "/kv/app/"}, creds).Generate(ctx, ref, scope)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +308,7 @@ func TestResultTypesAndQueryParameters(t *testing.T) {
 		t.Errorf("Data = %q, state %s", values, state)
 	}
 
-	values, state, err = newGenerator(t, genv1.VaultDynamicSecretSpec{Server: root.Address(), Auth: auth, Path: "kv/app",
+	values, state, err = newGenerator(t, genv1.VaultDynamicSecretSpec{Server: root.Address(), Auth: &auth, Path: "kv/app",
 		ResultType: genv1.VaultResultRaw}, creds).Generate(ctx, ref, scope)
 	if err != nil {
 		t.Fatal(err)
@@ -320,7 +320,7 @@ func TestResultTypesAndQueryParameters(t *testing.T) {
 	// GET parameters go into the query: KV v2's version selects the first write.
 	write(t, root, "secret/data/app", map[string]any{"data": map[string]any{"v": "1"}})
 	write(t, root, "secret/data/app", map[string]any{"data": map[string]any{"v": "2"}})
-	values, _, err = newGenerator(t, genv1.VaultDynamicSecretSpec{Server: root.Address(), Auth: auth, Path: "secret/data/app",
+	values, _, err = newGenerator(t, genv1.VaultDynamicSecretSpec{Server: root.Address(), Auth: &auth, Path: "secret/data/app",
 		Parameters: params(t, map[string]any{"version": 1})}, creds).Generate(ctx, ref, scope)
 	if err != nil {
 		t.Fatal(err)
@@ -330,12 +330,12 @@ func TestResultTypesAndQueryParameters(t *testing.T) {
 	}
 
 	// Auth on a response without one.
-	_, _, err = newGenerator(t, genv1.VaultDynamicSecretSpec{Server: root.Address(), Auth: auth, Path: "kv/app",
+	_, _, err = newGenerator(t, genv1.VaultDynamicSecretSpec{Server: root.Address(), Auth: &auth, Path: "kv/app",
 		ResultType: genv1.VaultResultAuth}, creds).Generate(ctx, ref, scope)
 	if err == nil || !strings.Contains(err.Error(), "has no auth") {
 		t.Errorf("resultType Auth without auth block: %v", err)
 	}
-	values, _, err = newGenerator(t, genv1.VaultDynamicSecretSpec{Server: root.Address(), Auth: auth, Path: "kv/app",
+	values, _, err = newGenerator(t, genv1.VaultDynamicSecretSpec{Server: root.Address(), Auth: &auth, Path: "kv/app",
 		ResultType: genv1.VaultResultAuth, AllowEmptyResponse: true}, creds).Generate(ctx, ref, scope)
 	if err != nil || len(values) != 0 {
 		t.Errorf("allowEmptyResponse: %q, %v", values, err)
@@ -353,7 +353,7 @@ func TestGetParametersAndList(t *testing.T) {
 	write(t, root, "secret/data/dir/a", map[string]any{"data": map[string]any{"x": "y"}})
 	write(t, root, "secret/data/dir/b", map[string]any{"data": map[string]any{"x": "y"}})
 
-	values, _, err := newGenerator(t, genv1.VaultDynamicSecretSpec{Server: root.Address(), Auth: auth, Path: "secret/data/app",
+	values, _, err := newGenerator(t, genv1.VaultDynamicSecretSpec{Server: root.Address(), Auth: &auth, Path: "secret/data/app",
 		GetParameters: map[string]genv1.VaultQueryValues{"version": {"1"}}}, creds).Generate(ctx, ref, scope)
 	if err != nil {
 		t.Fatal(err)
@@ -362,7 +362,7 @@ func TestGetParametersAndList(t *testing.T) {
 		t.Errorf("getParameters version 1 = %s", values["data"])
 	}
 
-	values, _, err = newGenerator(t, genv1.VaultDynamicSecretSpec{Server: root.Address(), Auth: auth, Path: "secret/metadata/dir",
+	values, _, err = newGenerator(t, genv1.VaultDynamicSecretSpec{Server: root.Address(), Auth: &auth, Path: "secret/metadata/dir",
 		Method: "LIST"}, creds).Generate(ctx, ref, scope)
 	if err != nil {
 		t.Fatal(err)
@@ -371,7 +371,7 @@ func TestGetParametersAndList(t *testing.T) {
 		t.Errorf("LIST keys = %q", values)
 	}
 
-	post := genv1.VaultDynamicSecretSpec{Server: root.Address(), Auth: auth, Path: "sys/tools/random/8", Method: "POST",
+	post := genv1.VaultDynamicSecretSpec{Server: root.Address(), Auth: &auth, Path: "sys/tools/random/8", Method: "POST",
 		GetParameters: map[string]genv1.VaultQueryValues{"format": {"hex"}}}
 	if err := newGenerator(t, post, creds).Validate(ctx, ref, scope); !errors.Is(err, providers.ErrInvalidConfig) {
 		t.Errorf("getParameters with POST: %v", err)
@@ -390,7 +390,7 @@ func TestErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	tokenAuth := provv1.VaultAuth{TokenSecretRef: &provv1.SecretKeySelector{Name: "vault-creds", Key: "token"}}
-	spec := genv1.VaultDynamicSecretSpec{Server: root.Address(), Auth: tokenAuth, Path: "sys/tools/random/8", Method: "POST"}
+	spec := genv1.VaultDynamicSecretSpec{Server: root.Address(), Auth: &tokenAuth, Path: "sys/tools/random/8", Method: "POST"}
 	cases := []struct {
 		name  string
 		spec  genv1.VaultDynamicSecretSpec
@@ -402,7 +402,7 @@ func TestErrors(t *testing.T) {
 		{"unknown token", spec, "hvs.not-a-token-of-this-vault", providers.ErrAuthFailed, "Vault refused the token"},
 		{"missing Secret key", func() genv1.VaultDynamicSecretSpec {
 			s := spec
-			s.Auth = provv1.VaultAuth{TokenSecretRef: &provv1.SecretKeySelector{Name: "vault-creds", Key: "other"}}
+			s.Auth = &provv1.VaultAuth{TokenSecretRef: &provv1.SecretKeySelector{Name: "vault-creds", Key: "other"}}
 			return s
 		}(), vaulttest.RootToken, providers.ErrInvalidConfig, `team/vault-creds has no key "other"`},
 	}
@@ -424,7 +424,7 @@ func TestErrors(t *testing.T) {
 	if _, _, err := g.Generate(ctx, missing, scope); !errors.Is(err, providers.ErrConfigNotFound) {
 		t.Errorf("missing configuration: %v", err)
 	}
-	notFound := newGenerator(t, genv1.VaultDynamicSecretSpec{Server: root.Address(), Auth: tokenAuth, Path: "database/creds/none"},
+	notFound := newGenerator(t, genv1.VaultDynamicSecretSpec{Server: root.Address(), Auth: &tokenAuth, Path: "database/creds/none"},
 		map[string]string{"token": vaulttest.RootToken})
 	if _, _, err := notFound.Generate(ctx, ref, scope); err == nil || !strings.Contains(err.Error(), "GET database/creds/none") {
 		t.Errorf("path nothing answers: %v", err)
@@ -439,7 +439,7 @@ func TestErrors(t *testing.T) {
 func TestValidate(t *testing.T) {
 	ctx := context.Background()
 	auth, creds := rootTokenAuth()
-	unreachable := genv1.VaultDynamicSecretSpec{Server: "http://127.0.0.1:1", Auth: auth, Path: "database/creds/app"}
+	unreachable := genv1.VaultDynamicSecretSpec{Server: "http://127.0.0.1:1", Auth: &auth, Path: "database/creds/app"}
 	if err := newGenerator(t, unreachable, creds).Validate(ctx, ref, scope); err != nil {
 		t.Errorf("Validate: %v", err)
 	}
@@ -473,7 +473,7 @@ func TestRetrySettings(t *testing.T) {
 	proxy.Fail(vaulttest.Outage(503))
 	auth, creds := rootTokenAuth()
 	for _, retries := range []int32{0, 3} {
-		spec := genv1.VaultDynamicSecretSpec{Server: proxy.URL, Auth: auth, Path: "sys/tools/random/8", Method: "POST",
+		spec := genv1.VaultDynamicSecretSpec{Server: proxy.URL, Auth: &auth, Path: "sys/tools/random/8", Method: "POST",
 			RetrySettings: &genv1.VaultRetrySettings{MaxRetries: &retries, RetryInterval: &metav1.Duration{Duration: 10 * time.Millisecond}}}
 		before := proxy.Requests("/v1/sys/tools/random/8")
 		_, _, err := newGenerator(t, spec, creds).Generate(ctx, ref, scope)

@@ -24,6 +24,7 @@ import (
 	genkinds "github.com/eso-dev/eso/apis/generatorproviders/v2alpha1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
+	"github.com/eso-dev/eso/apis/upstreamv1"
 	"github.com/eso-dev/eso/app/generation"
 	"github.com/eso-dev/eso/providers/vault/vaulttest"
 	"github.com/eso-dev/eso/tests/testeso"
@@ -395,7 +396,7 @@ func TestVaultDynamicSecretRotation(t *testing.T) {
 		plainSecret(ns, "vault-token", map[string]string{"token": vaulttest.RootToken}),
 		&genkinds.VaultDynamicSecret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "child-token"}, Spec: genkinds.VaultDynamicSecretSpec{
 			Server: root.Address(),
-			Auth:   provv1.VaultAuth{TokenSecretRef: &provv1.SecretKeySelector{Name: "vault-token", Key: "token"}},
+			Auth:   &provv1.VaultAuth{TokenSecretRef: &provv1.SecretKeySelector{Name: "vault-token", Key: "token"}},
 			Path:   "auth/token/create", Method: "POST", ResultType: genkinds.VaultResultAuth,
 			Parameters: map[string]apiextensionsv1.JSON{"policies": {Raw: []byte(`["default"]`)}, "ttl": {Raw: []byte(`"1h"`)}},
 		}},
@@ -435,4 +436,48 @@ func TestVaultDynamicSecretRotation(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestVaultDynamicSecretInUpstreamShape: a VaultDynamicSecret written as
+// upstream documents it (the connection under spec.provider, a v1 store's
+// Vault block) and referenced with upstream's apiVersion generates against
+// a real Vault dev server; a reference naming another namespace and a
+// controller class of another eso are refused, each with what to change.
+func TestVaultDynamicSecretInUpstreamShape(t *testing.T) {
+	root := vaulttest.Start(t)
+	runEso(t, testConfig())
+	ns := env.Namespace(t, "gen-vault-upstream", nil)
+	upstreamShape := func(name string, tokenNamespace *string, controller string) *genkinds.VaultDynamicSecret {
+		return &genkinds.VaultDynamicSecret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: genkinds.VaultDynamicSecretSpec{
+			Controller: controller,
+			Provider: &upstreamv1.VaultProvider{Server: root.Address(), Auth: &upstreamv1.VaultAuth{
+				TokenSecretRef: &upstreamv1.SecretKeySelector{Name: "vault-token", Key: "token", Namespace: tokenNamespace}}},
+			Path: "/sys/tools/random/16", Method: "POST",
+		}}
+	}
+	create(t,
+		plainSecret(ns, "vault-token", map[string]string{"token": vaulttest.RootToken}),
+		upstreamShape("random", ptr.To(ns), ""),
+		upstreamShape("elsewhere", ptr.To("kube-system"), ""),
+		upstreamShape("other-class", nil, "other"),
+	)
+	ref := func(name string) esv1.GeneratorRef {
+		return esv1.GeneratorRef{APIVersion: "generators.external-secrets.io/v1alpha1", Kind: "VaultDynamicSecret", Name: name}
+	}
+	es := generatedSecret(ns, "random", ref("random"))
+	create(t, es)
+	if s := waitGenerated(t, ns, "random", "random_bytes", ""); len(s.Data["random_bytes"]) == 0 {
+		t.Fatal("empty random_bytes")
+	}
+
+	for name, want := range map[string]string{
+		"elsewhere":   "spec.provider.auth.tokenSecretRef.namespace: a generator reads credentials from its own namespace",
+		"other-class": "another controller class",
+	} {
+		es := generatedSecret(ns, name, ref(name))
+		create(t, es)
+		if msg := waitReady(t, es, metav1.ConditionFalse, esv1.ReasonSecretSyncedError); !strings.Contains(msg, want) {
+			t.Errorf("%s: Ready message %q, want it to say %q", name, msg, want)
+		}
+	}
 }

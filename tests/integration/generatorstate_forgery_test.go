@@ -74,7 +74,7 @@ func TestForgedGeneratorStatesAreNeverUsed(t *testing.T) {
 	vaultConfig := func(ns, name, server string) *genkinds.VaultDynamicSecret {
 		return &genkinds.VaultDynamicSecret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: genkinds.VaultDynamicSecretSpec{
 			Server: server,
-			Auth:   provv1.VaultAuth{TokenSecretRef: &provv1.SecretKeySelector{Name: "vault-token", Key: "token"}},
+			Auth:   &provv1.VaultAuth{TokenSecretRef: &provv1.SecretKeySelector{Name: "vault-token", Key: "token"}},
 			Path:   "auth/token/create", Method: "POST", ResultType: genkinds.VaultResultAuth,
 		}}
 	}

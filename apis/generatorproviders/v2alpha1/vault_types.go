@@ -5,6 +5,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
+	"github.com/eso-dev/eso/apis/upstreamv1"
 )
 
 // VaultDynamicSecretResultType selects which part of Vault's response
@@ -24,21 +25,41 @@ const (
 
 // VaultDynamicSecretSpec asks Vault for a dynamic secret (database or
 // cloud credentials, a certificate, a token) with one API request. Server,
-// TLS and auth are those of the Vault provider.
+// TLS and auth are those of the Vault provider, written either at spec
+// level (eso's shape) or under provider (upstream's shape, the block of a
+// v1 SecretStore's spec.provider.vault).
 //
 // Leases and child tokens belong to the token that created them: Vault
 // revokes them when that token expires. With a login (appRole, kubernetes,
 // jwt, cert) the login token's TTL therefore bounds how long the generated
 // values live; give the role a TTL to match, or use a periodic token.
-// +kubebuilder:validation:XValidation:rule="[has(self.auth.tokenSecretRef), has(self.auth.appRole), has(self.auth.kubernetes), has(self.auth.jwt), has(self.auth.cert)].filter(x, x).size() == 1",message="auth needs exactly one of tokenSecretRef, appRole, kubernetes, jwt or cert"
+// +kubebuilder:validation:XValidation:rule="has(self.provider) != (has(self.server) || has(self.auth))",message="set either provider (upstream's shape) or server and auth, not both"
+// +kubebuilder:validation:XValidation:rule="has(self.provider) || (has(self.server) && has(self.auth))",message="server and auth are required when provider is not set"
+// +kubebuilder:validation:XValidation:rule="!has(self.auth) || [has(self.auth.tokenSecretRef), has(self.auth.appRole), has(self.auth.kubernetes), has(self.auth.jwt), has(self.auth.cert)].filter(x, x).size() == 1",message="auth needs exactly one of tokenSecretRef, appRole, kubernetes, jwt or cert"
 // +kubebuilder:validation:XValidation:rule="!(has(self.caBundle) && has(self.caProvider))",message="set caBundle or caProvider, not both"
-// +kubebuilder:validation:XValidation:rule="!has(self.auth.cert) || self.server.startsWith('https://')",message="cert auth needs an https:// server"
+// +kubebuilder:validation:XValidation:rule="!has(self.auth) || !has(self.auth.cert) || (has(self.server) && self.server.startsWith('https://'))",message="cert auth needs an https:// server"
 // +kubebuilder:validation:XValidation:rule="!has(self.getParameters) || !has(self.method) || self.method == 'GET'",message="getParameters are sent with method GET only: use parameters for a request body"
 type VaultDynamicSecretSpec struct {
+	// Controller is the controller class (eso's --controller-class) that
+	// may generate with this configuration; empty for an eso started
+	// without one.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Controller string `json:"controller,omitempty"`
+
+	// Provider is upstream ESO's shape of the connection: a v1 SecretStore's
+	// Vault block (server, namespace, caBundle, caProvider, auth). Its path,
+	// version and KV settings do not apply to a generator: the request goes
+	// to spec.path. References may name no namespace but the generator's
+	// own. Set either provider or server and auth.
+	// +optional
+	Provider *upstreamv1.VaultProvider `json:"provider,omitempty"`
+
 	// Server is the Vault address, e.g. https://vault.example.com:8200.
 	// +kubebuilder:validation:Pattern=`^https?://`
 	// +kubebuilder:validation:MaxLength=2048
-	Server string `json:"server"`
+	// +optional
+	Server string `json:"server,omitempty"`
 
 	// Namespace is the Vault Enterprise namespace.
 	// +kubebuilder:validation:MaxLength=512
@@ -56,7 +77,8 @@ type VaultDynamicSecretSpec struct {
 
 	// Auth says how eso logs in; credentials are read from the
 	// configuration's namespace.
-	Auth provv1.VaultAuth `json:"auth"`
+	// +optional
+	Auth *provv1.VaultAuth `json:"auth,omitempty"`
 
 	// Path is the API path below /v1/, e.g. database/creds/app.
 	// +kubebuilder:validation:MinLength=1
@@ -128,6 +150,7 @@ type VaultRetrySettings struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:scope=Namespaced,categories={external-secrets,external-secrets-generators}
 // +kubebuilder:printcolumn:name="Server",type=string,JSONPath=`.spec.server`
+// +kubebuilder:printcolumn:name="Provider Server",type=string,JSONPath=`.spec.provider.server`,priority=1
 // +kubebuilder:printcolumn:name="Path",type=string,JSONPath=`.spec.path`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 
@@ -152,3 +175,6 @@ type VaultDynamicSecretList struct {
 func init() {
 	SchemeBuilder.Register(&VaultDynamicSecret{}, &VaultDynamicSecretList{})
 }
+
+// ControllerClass is the class of the eso that may generate with v.
+func (v *VaultDynamicSecret) ControllerClass() string { return v.Spec.Controller }

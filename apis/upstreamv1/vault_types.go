@@ -1,4 +1,4 @@
-package v1stores
+package upstreamv1
 
 // VaultKVStoreVersion is the version of a Vault KV secrets engine.
 // +kubebuilder:validation:Enum=v1;v2

@@ -1,4 +1,4 @@
-package v1stores
+package upstreamv1
 
 // SecretKeySelector points at one key of a Secret. Which fields a provider
 // needs (and whether namespace is honoured) depends on where it is used:

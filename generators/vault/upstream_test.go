@@ -1,0 +1,130 @@
+package vault
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+
+	genv1 "github.com/eso-dev/eso/apis/generatorproviders/v2alpha1"
+	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
+	"github.com/eso-dev/eso/apis/upstreamv1"
+	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/vault/vaulttest"
+)
+
+// upstreamConfig is a VaultDynamicSecret of namespace team whose
+// connection is upstream's provider block, written as YAML.
+func upstreamConfig(t *testing.T, block string) *genv1.VaultDynamicSecret {
+	t.Helper()
+	var p upstreamv1.VaultProvider
+	if err := yaml.UnmarshalStrict([]byte(block), &p); err != nil {
+		t.Fatal(err)
+	}
+	return &genv1.VaultDynamicSecret{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "gen"},
+		Spec: genv1.VaultDynamicSecretSpec{Provider: &p, Path: "sys/tools/random/8", Method: "POST"}}
+}
+
+// TestUpstreamShapeIsTheSameConnection: each login method eso serves,
+// written in upstream's provider block, is the connection the spec-level
+// fields give; path and version, which mean a KV mount to a store, change
+// nothing for a generator.
+func TestUpstreamShapeIsTheSameConnection(t *testing.T) {
+	for _, tc := range []struct {
+		name, block string
+		want        provv1.VaultAuth
+	}{
+		{"token", `{server: "https://vault:8200", auth: {tokenSecretRef: {name: t, key: token}}}`,
+			provv1.VaultAuth{TokenSecretRef: &provv1.SecretKeySelector{Name: "t", Key: "token"}}},
+		{"appRole", `{server: "https://vault:8200", auth: {appRole: {path: approle, roleId: r, secretRef: {name: s, key: id}}}}`,
+			provv1.VaultAuth{AppRole: &provv1.VaultAppRole{Path: "approle", RoleID: "r", SecretRef: provv1.SecretKeySelector{Name: "s", Key: "id"}}}},
+		{"kubernetes", `{server: "https://vault:8200", auth: {kubernetes: {mountPath: k8s, role: eso, serviceAccountRef: {name: sa, namespace: team, audiences: [vault]}}}}`,
+			provv1.VaultAuth{Kubernetes: &provv1.VaultKubernetesAuth{MountPath: "k8s", Role: "eso",
+				ServiceAccountRef: provv1.KubernetesServiceAccount{Name: "sa", Audiences: []string{"vault"}}}}},
+		{"jwt", `{server: "https://vault:8200", auth: {jwt: {path: jwt, role: eso, kubernetesServiceAccountToken: {serviceAccountRef: {name: sa}, audiences: [a]}}}}`,
+			provv1.VaultAuth{JWT: &provv1.VaultKubernetesAuth{MountPath: "jwt", Role: "eso",
+				ServiceAccountRef: provv1.KubernetesServiceAccount{Name: "sa", Audiences: []string{"a"}}}}},
+		{"cert", `{server: "https://vault:8200", auth: {cert: {path: cert, vaultRole: web, clientCert: {name: c, key: tls.crt}, secretRef: {name: c, key: tls.key}}}}`,
+			provv1.VaultAuth{Cert: &provv1.VaultCertAuth{Path: "cert", Name: "web",
+				ClientCert: provv1.SecretKeySelector{Name: "c", Key: "tls.crt"}, SecretRef: provv1.SecretKeySelector{Name: "c", Key: "tls.key"}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := upstreamConfig(t, tc.block)
+			cfg.Spec.Provider.Path, cfg.Spec.Provider.Version = ptr.To("secret"), upstreamv1.VaultKVStoreV1
+			cfg.Spec.Provider.Namespace = ptr.To("ns1")
+			got, err := vaultSpec(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := &provv1.VaultSpec{Server: "https://vault:8200", Namespace: "ns1", Auth: tc.want}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("connection\n got %+v\nwant %+v", got, want)
+			}
+			if err := check(cfg); err != nil {
+				t.Errorf("check: %v", err)
+			}
+		})
+	}
+}
+
+// TestUpstreamShapeRefusals: what eso cannot serve in upstream's block is
+// refused by path, with what to write instead, never ignored; so is a
+// reference to another namespace, and a configuration in both shapes or
+// neither (objects that got past the schema).
+func TestUpstreamShapeRefusals(t *testing.T) {
+	for _, tc := range []struct{ name, block, want string }{
+		{"ldap", `{server: "https://vault:8200", auth: {ldap: {path: ldap, username: u, secretRef: {name: p, key: pw}}}}`,
+			"spec.provider.auth.ldap: not supported"},
+		{"no auth", `{server: "https://vault:8200"}`, "spec.provider.auth: eso needs an authentication method"},
+		{"client TLS", `{server: "https://vault:8200", tls: {certSecretRef: {name: c}}, auth: {tokenSecretRef: {name: t, key: token}}}`,
+			"spec.provider.tls: client certificates"},
+		{"another namespace", `{server: "https://vault:8200", auth: {tokenSecretRef: {name: t, key: token, namespace: kube-system}}}`,
+			"spec.provider.auth.tokenSecretRef.namespace: a generator reads credentials from its own namespace"},
+		{"a CA of another namespace", `{server: "https://vault:8200", caProvider: {type: Secret, name: ca, key: ca.crt, namespace: other}, auth: {tokenSecretRef: {name: t, key: token}}}`,
+			"spec.provider.caProvider.namespace"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := check(upstreamConfig(t, tc.block))
+			if !errors.Is(err, providers.ErrInvalidConfig) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("check = %v, want ErrInvalidConfig saying %q", err, tc.want)
+			}
+		})
+	}
+	both := upstreamConfig(t, `{server: "https://vault:8200", auth: {tokenSecretRef: {name: t, key: token}}}`)
+	both.Spec.Server = "https://vault:8200"
+	if err := check(both); err == nil || !strings.Contains(err.Error(), "not both") {
+		t.Errorf("both shapes: %v", err)
+	}
+	neither := &genv1.VaultDynamicSecret{Spec: genv1.VaultDynamicSecretSpec{Path: "x"}}
+	if err := check(neither); err == nil || !strings.Contains(err.Error(), "server and auth are required") {
+		t.Errorf("neither shape: %v", err)
+	}
+}
+
+// TestUpstreamShapeGenerates: a configuration in upstream's shape logs in
+// and sends its request to a real Vault dev server.
+func TestUpstreamShapeGenerates(t *testing.T) {
+	root := vaulttest.Start(t)
+	cfg := upstreamConfig(t, `{server: "`+root.Address()+`", path: secret, auth: {tokenSecretRef: {name: vault-creds, key: token, namespace: team}}}`)
+	g := newGenerator(t, cfg.Spec, map[string]string{"token": vaulttest.RootToken})
+	values, state, err := g.Generate(context.Background(), ref, scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(values["random_bytes"]) == 0 || state != nil {
+		t.Errorf("values %v, state %s: want random_bytes and no state", keysOf(values), state)
+	}
+}
+
+func keysOf(m map[string][]byte) []string {
+	var keys []string
+	for k := range m {
+		keys = append(keys, k)
+	}
+	return keys
+}
