@@ -39,9 +39,28 @@ type AWSGeneratorSpec struct {
 	STSEndpoint string `json:"stsEndpoint,omitempty"`
 }
 
+// ECRAuthorizationTokenScope selects the registry a login is for.
+// +kubebuilder:validation:Enum=private;public
+type ECRAuthorizationTokenScope string
+
+// ECR login scopes.
+const (
+	// ECRScopePrivate: the account's private registry (ECR).
+	ECRScopePrivate ECRAuthorizationTokenScope = "private"
+	// ECRScopePublic: ECR Public (public.ecr.aws), whose login API AWS
+	// serves from us-east-1 only.
+	ECRScopePublic ECRAuthorizationTokenScope = "public"
+)
+
 // ECRAuthorizationTokenSpec configures ECR registry logins.
 type ECRAuthorizationTokenSpec struct {
 	AWSGeneratorSpec `json:",inline"`
+
+	// Scope is private (default: the account's registry, with a
+	// proxy_endpoint) or public (ECR Public, asked in us-east-1 whatever
+	// region says; no proxy_endpoint).
+	// +optional
+	Scope ECRAuthorizationTokenScope `json:"scope,omitempty"`
 }
 
 // +kubebuilder:object:root=true

@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ecr"
+	"github.com/aws/aws-sdk-go-v2/service/ecrpublic"
 
 	genv1 "github.com/eso-dev/eso/apis/generatorproviders/v2alpha1"
 	"github.com/eso-dev/eso/generators"
@@ -44,6 +46,9 @@ func generate(ctx context.Context, deps providers.Deps, cfg *genv1.ECRAuthorizat
 	if err != nil {
 		return nil, nil, err
 	}
+	if cfg.Spec.Scope == genv1.ECRScopePublic {
+		return publicLogin(ctx, session)
+	}
 	out, err := ecr.NewFromConfig(session).GetAuthorizationToken(ctx, &ecr.GetAuthorizationTokenInput{})
 	if err != nil {
 		return nil, nil, awsauth.APIError("getting an ECR authorization token", err)
@@ -52,22 +57,47 @@ func generate(ctx context.Context, deps providers.Deps, cfg *genv1.ECRAuthorizat
 		return nil, nil, fmt.Errorf("getting an ECR authorization token: the answer holds none")
 	}
 	data := out.AuthorizationData[0]
-	// The token is base64 of "user:password"; errors say so, never quote it.
-	decoded, err := base64.StdEncoding.DecodeString(aws.ToString(data.AuthorizationToken))
+	values, err := login("ECR", data.AuthorizationToken, data.ExpiresAt)
 	if err != nil {
-		return nil, nil, fmt.Errorf("ECR authorization token is not base64")
+		return nil, nil, err
+	}
+	values["proxy_endpoint"] = []byte(aws.ToString(data.ProxyEndpoint))
+	return values, nil, nil
+}
+
+// publicRegion is where AWS serves ECR Public's login API.
+const publicRegion = "us-east-1"
+
+// publicLogin asks ECR Public for a login, in us-east-1 (or at the
+// configured endpoint).
+func publicLogin(ctx context.Context, session aws.Config) (map[string][]byte, generators.State, error) {
+	out, err := ecrpublic.NewFromConfig(session, func(o *ecrpublic.Options) { o.Region = publicRegion }).
+		GetAuthorizationToken(ctx, &ecrpublic.GetAuthorizationTokenInput{})
+	if err != nil {
+		return nil, nil, awsauth.APIError("getting an ECR Public authorization token", err)
+	}
+	if out.AuthorizationData == nil {
+		return nil, nil, fmt.Errorf("getting an ECR Public authorization token: the answer holds none")
+	}
+	values, err := login("ECR Public", out.AuthorizationData.AuthorizationToken, out.AuthorizationData.ExpiresAt)
+	return values, nil, err
+}
+
+// login splits a registry token, base64 of "user:password", into username
+// and password, with expires_at in Unix seconds when the answer has it.
+// Errors say what is wrong with the token, never quote it.
+func login(registry string, token *string, expires *time.Time) (map[string][]byte, error) {
+	decoded, err := base64.StdEncoding.DecodeString(aws.ToString(token))
+	if err != nil {
+		return nil, fmt.Errorf("%s authorization token is not base64", registry)
 	}
 	username, password, ok := strings.Cut(string(decoded), ":")
 	if !ok {
-		return nil, nil, fmt.Errorf("ECR authorization token is not of the form user:password")
+		return nil, fmt.Errorf("%s authorization token is not of the form user:password", registry)
 	}
-	values := map[string][]byte{
-		"username":       []byte(username),
-		"password":       []byte(password),
-		"proxy_endpoint": []byte(aws.ToString(data.ProxyEndpoint)),
+	values := map[string][]byte{"username": []byte(username), "password": []byte(password)}
+	if expires != nil {
+		values["expires_at"] = []byte(strconv.FormatInt(expires.Unix(), 10))
 	}
-	if data.ExpiresAt != nil {
-		values["expires_at"] = []byte(strconv.FormatInt(data.ExpiresAt.Unix(), 10))
-	}
-	return values, nil, nil
+	return values, nil
 }

@@ -2,7 +2,11 @@ package ecr
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strconv"
 	"strings"
@@ -112,4 +116,80 @@ func TestRefusedKeysAndValidate(t *testing.T) {
 	if err := newGenerator(t, unreachable, "id", "secret").Validate(ctx, providers.Ref{Kind: Kind, Namespace: awstest.Namespace, Name: "missing"}, scope); !errors.Is(err, providers.ErrConfigNotFound) {
 		t.Errorf("Validate of a missing configuration: %v", err)
 	}
+}
+
+// ecrPublicServer answers ECR Public's GetAuthorizationToken (AWS JSON 1.1,
+// target SpencerFrontendService.GetAuthorizationToken) as AWS documents it;
+// moto has no ECR Public. It records the region each request was signed
+// for.
+func ecrPublicServer(t *testing.T, token string, expires int64) (url string, regions chan string) {
+	t.Helper()
+	regions = make(chan string, 4)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Amz-Target") != "SpencerFrontendService.GetAuthorizationToken" {
+			http.Error(w, `{"__type":"UnknownOperationException"}`, http.StatusBadRequest)
+			return
+		}
+		// Credential=<key>/<date>/<region>/ecr-public/aws4_request
+		if _, scope, ok := strings.Cut(r.Header.Get("Authorization"), "Credential="); ok {
+			if parts := strings.Split(scope, "/"); len(parts) > 3 && strings.HasPrefix(parts[3], "ecr-public") {
+				regions <- parts[2]
+			}
+		}
+		w.Header().Set("Content-Type", "application/x-amz-json-1.1")
+		fmt.Fprintf(w, `{"authorizationData":{"authorizationToken":%q,"expiresAt":%d}}`, token, expires)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL, regions
+}
+
+// TestPublicScope: scope public asks ECR Public, signed for us-east-1
+// whatever region the configuration names, and returns the login without a
+// proxy_endpoint, as upstream does; a malformed token is refused without
+// quoting it.
+func TestPublicScope(t *testing.T) {
+	ctx := context.Background()
+	endpoint, regions := ecrPublicServer(t, base64.StdEncoding.EncodeToString([]byte("AWS:public-secret")), 1767225600)
+	s := spec(endpoint)
+	s.Scope = genv1.ECRScopePublic
+	values, state, err := newGenerator(t, s, "AKIDEXAMPLE", "wJalrXUtnFEMI").Generate(ctx, ref, scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if state != nil {
+		t.Errorf("state %s: ECR Public tokens cannot be revoked", state)
+	}
+	want := map[string]string{"username": "AWS", "password": "public-secret", "expires_at": "1767225600"}
+	if len(values) != len(want) {
+		t.Errorf("keys %v, want %v", keysOf(values), want)
+	}
+	for k, v := range want {
+		if string(values[k]) != v {
+			t.Errorf("%s = %q, want %q", k, values[k], v)
+		}
+	}
+	select {
+	case got := <-regions:
+		if got != "us-east-1" {
+			t.Errorf("signed for %s, want us-east-1 (the configuration says %s)", got, s.Region)
+		}
+	default:
+		t.Error("the request carried no SigV4 credential scope for ecr-public")
+	}
+
+	bad, _ := ecrPublicServer(t, base64.StdEncoding.EncodeToString([]byte("no-separator-secret")), 0)
+	s = spec(bad)
+	s.Scope = genv1.ECRScopePublic
+	_, _, err = newGenerator(t, s, "AKIDEXAMPLE", "wJalrXUtnFEMI").Generate(ctx, ref, scope)
+	if err == nil || !strings.Contains(err.Error(), "not of the form user:password") || strings.Contains(err.Error(), "no-separator-secret") {
+		t.Errorf("malformed token: %v", err)
+	}
+}
+
+func keysOf(m map[string][]byte) []string {
+	var keys []string
+	for k := range m {
+		keys = append(keys, k)
+	}
+	return keys
 }
