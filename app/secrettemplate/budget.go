@@ -27,6 +27,10 @@ const (
 	maxRenderTime = time.Second
 	// maxFormatWidth bounds printf widths and precisions.
 	maxFormatWidth = 4096
+	// maxRenderKDF bounds the key-derivation work of a render's PKCS#12
+	// reads, in the units of maxPkcs12Work: four archives at that bound
+	// take about as long as maxRenderTime.
+	maxRenderKDF = 4 * maxPkcs12Work
 )
 
 // ErrBudget: a render needed more than its budget. It is an ErrTemplate.
@@ -46,6 +50,7 @@ func exceeded(format string, args ...any) error {
 type budget struct {
 	produced int64
 	steps    int
+	kdf      int64
 	deadline time.Time
 }
 
@@ -85,6 +90,17 @@ func (b *budget) charge(fn string, n int64) error {
 	return nil
 }
 
+// chargeKDF counts key-derivation work before it is done: a call that
+// would pass maxRenderKDF is refused rather than left to run past the
+// render's time.
+func (b *budget) chargeKDF(fn string, n int64) error {
+	if n < 0 || n > maxRenderKDF-b.kdf {
+		return exceeded("%s would take the key derivation past %d iterations", fn, maxRenderKDF)
+	}
+	b.kdf += n
+	return nil
+}
+
 // budgetHolder lets the functions of one compiled template charge whichever
 // budget the current execution uses.
 type budgetHolder struct{ b *budget }
@@ -109,9 +125,14 @@ func instrument(t *template.Template, h *budgetHolder) {
 	}
 	fm := template.FuncMap{tickFunc: func() (string, error) { return "", h.b.step() }}
 	for name := range used {
-		if fn, ok := funcMap[name]; ok {
-			fm[name] = budgeted(name, fn, h)
+		fn, ok := funcMap[name]
+		if !ok {
+			continue
 		}
+		if metered, ok := kdfFuncs[name]; ok {
+			fn = metered(func(n int64) error { return h.b.chargeKDF(name, n) })
+		}
+		fm[name] = budgeted(name, fn, h)
 	}
 	t.Funcs(fm)
 }

@@ -22,9 +22,13 @@ import (
 func pkcs12Key(input string) (string, error) { return pkcs12KeyPass("", input) }
 
 func pkcs12KeyPass(password, input string) (string, error) {
-	key, _, _, err := pkcs12.DecodeChain([]byte(input), password)
+	return readPkcs12Key(nil, password, input)
+}
+
+func readPkcs12Key(spend func(int64) error, password, input string) (string, error) {
+	key, _, _, err := decodePkcs12(spend, password, input)
 	if err != nil {
-		return "", errors.New("input is not a PKCS#12 archive this password opens")
+		return "", err
 	}
 	der, err := x509.MarshalPKCS8PrivateKey(key)
 	if err != nil {
@@ -39,15 +43,52 @@ func pkcs12Cert(input string) (string, error) { return pkcs12CertPass("", input)
 // intermediates → root when they form one chain, else the certificate and
 // then its CA certificates as stored.
 func pkcs12CertPass(password, input string) (string, error) {
-	_, cert, chain, err := pkcs12.DecodeChain([]byte(input), password)
+	return readPkcs12Cert(nil, password, input)
+}
+
+func readPkcs12Cert(spend func(int64) error, password, input string) (string, error) {
+	_, cert, chain, err := decodePkcs12(spend, password, input)
 	if err != nil {
-		return "", errors.New("input is not a PKCS#12 archive this password opens")
+		return "", err
 	}
 	certs := append([]*x509.Certificate{cert}, chain...)
 	if ordered, err := orderChain(certs); err == nil {
 		certs = ordered
 	}
 	return encodeCertificates(certs...), nil
+}
+
+// decodePkcs12 decodes an archive once checkPkcs12 has bounded the work
+// that takes, charging it to spend (a render's budget) when given.
+func decodePkcs12(spend func(int64) error, password, input string) (any, *x509.Certificate, []*x509.Certificate, error) {
+	if err := checkPkcs12([]byte(input), password, spend); err != nil {
+		return nil, nil, nil, err
+	}
+	key, cert, chain, err := pkcs12.DecodeChain([]byte(input), password)
+	if err != nil {
+		return nil, nil, nil, errPkcs12Password
+	}
+	return key, cert, chain, nil
+}
+
+// kdfFuncs are the template functions whose cost is the key derivation
+// their input asks for rather than the bytes they produce: for a template's
+// execution, instrument replaces each with a version that charges that
+// work to the render's budget before doing it. Each has the signature of
+// its funcMap entry.
+var kdfFuncs = map[string]func(spend func(int64) error) any{
+	"pkcs12key": func(spend func(int64) error) any {
+		return func(input string) (string, error) { return readPkcs12Key(spend, "", input) }
+	},
+	"pkcs12keyPass": func(spend func(int64) error) any {
+		return func(password, input string) (string, error) { return readPkcs12Key(spend, password, input) }
+	},
+	"pkcs12cert": func(spend func(int64) error) any {
+		return func(input string) (string, error) { return readPkcs12Cert(spend, "", input) }
+	},
+	"pkcs12certPass": func(spend func(int64) error) any {
+		return func(password, input string) (string, error) { return readPkcs12Cert(spend, password, input) }
+	},
 }
 
 func pemToPkcs12(cert, key string) (string, error) { return pemToPkcs12Pass(cert, key, "") }
