@@ -1,6 +1,7 @@
 // Package outcomes is the one table from what went wrong to what eso says
 // and does about it: the Ready reason of a store or generator and of an
-// ExternalSecret, whether and when to try again, and whether the cached
+// ExternalSecret, whether and when to try again, whether only an edit of
+// the failing object can end the failure (it stalls), and whether the cached
 // provider client is dropped. Every controller reads it; the error's class
 // (providers.Class) is what the gRPC wire carries and metrics count.
 package outcomes
@@ -70,6 +71,15 @@ type Outcome struct {
 	// sync fails with the error; SyncRetry is when it is tried again.
 	ExternalSecretReason string
 	SyncRetry            Retry
+	// Stalls: only an edit of the failing object's own spec can end the
+	// failure. Retrying cannot, and neither can anything that may change
+	// by itself or by another's hand: an object that does not exist yet
+	// (eso converges in any order of apply), a provider, a store, eso's
+	// configuration or an admin's labels. An ExternalSecret says so with
+	// Stalled=True, which kstatus (Flux, kpt) reads as Failed rather than
+	// waiting for its timeout. When in doubt a row does not stall: a wrong
+	// stall fails a rollout that would have converged.
+	Stalls bool
 	// DropClient: the cached provider client is dropped, so the next
 	// attempt logs in (or connects) afresh.
 	DropClient bool
@@ -81,15 +91,23 @@ var table = []struct {
 	out Outcome
 }{
 	// The object itself, and the store or generator it names.
-	{lenient.ErrUndecodable, Outcome{StoreReason: ssv2.ReasonInvalidSpec, ExternalSecretReason: esv1.ReasonInvalidSpec}},
+	{lenient.ErrUndecodable, Outcome{StoreReason: ssv2.ReasonInvalidSpec, ExternalSecretReason: esv1.ReasonInvalidSpec, Stalls: true}},
 	{stores.ErrStoreNotFound, Outcome{ExternalSecretReason: esv1.ReasonStoreNotFound}},
 	{stores.ErrStoreNotReady, Outcome{ExternalSecretReason: esv1.ReasonStoreNotReady}},
 	{stores.ErrNotAllowed, Outcome{ExternalSecretReason: esv1.ReasonStoreNotAllowed}},
 	{stores.ErrCrossNamespace, Outcome{StoreReason: ssv2.ReasonCrossNamespaceRefused, ExternalSecretReason: esv1.ReasonStoreNotAllowed}},
-	{stores.ErrUnsupportedVersion, Outcome{ExternalSecretReason: esv1.ReasonUnsupportedStore}},
+	// An apiVersion (or a generator kind of one) eso does not serve, named
+	// by the object itself.
+	{stores.ErrUnsupportedVersion, Outcome{ExternalSecretReason: esv1.ReasonUnsupportedStore, Stalls: true}},
+	// A kind this binary lacks (often the store's or the Generator's), or
+	// provider processes this eso is not set up for: another build or
+	// configuration of eso serves them, with no edit of the object.
 	{stores.ErrNotCompiledIn, Outcome{StoreReason: ssv2.ReasonProviderNotCompiledIn, ExternalSecretReason: esv1.ReasonUnsupportedStore}},
 	{stores.ErrRemoteNotEnabled, Outcome{StoreReason: ssv2.ReasonRemoteProviderNotEnabled, ExternalSecretReason: esv1.ReasonUnsupportedStore}},
 	{secrettemplate.ErrSourceNotFound, Outcome{ExternalSecretReason: esv1.ReasonTemplateError, SyncRetry: Recheck}},
+	{secrettemplate.ErrInvalidTemplate, Outcome{ExternalSecretReason: esv1.ReasonTemplateError, Stalls: true}},
+	// A template that failed on the values it met, or a templateFrom
+	// source's: either may change.
 	{secrettemplate.ErrTemplate, Outcome{ExternalSecretReason: esv1.ReasonTemplateError}},
 
 	// The provider contract's classes.

@@ -10,9 +10,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	"github.com/eso-dev/eso/apis/lenient"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/grpcclient"
 	"github.com/eso-dev/eso/app/grpcwire"
+	"github.com/eso-dev/eso/app/secrettemplate"
 	"github.com/eso-dev/eso/app/stores"
 	"github.com/eso-dev/eso/providers"
 )
@@ -65,6 +67,53 @@ func TestEveryRowIsReachable(t *testing.T) {
 		if got != row.out {
 			t.Errorf("%v: an earlier row decides (%+v), not its own (%+v)", row.err, got, row.out)
 		}
+	}
+}
+
+// TestStalls: whether a row's failure stalls (only an edit of the failing
+// object's spec ends it; an ExternalSecret says Stalled=True, which kstatus
+// reads as Failed) is decided here for every row, so a row cannot be added
+// without deciding. Nothing that may arrive later, pass, or change by
+// another's hand stalls.
+func TestStalls(t *testing.T) {
+	stalls := map[error]bool{
+		lenient.ErrUndecodable:            true, // a spec eso cannot decode
+		stores.ErrUnsupportedVersion:      true, // an apiVersion the object names that eso does not serve
+		secrettemplate.ErrInvalidTemplate: true, // a template the object holds that does not parse
+		stores.ErrStoreNotFound:           false,
+		stores.ErrStoreNotReady:           false,
+		stores.ErrNotAllowed:              false, // an admin may relabel the namespace
+		stores.ErrCrossNamespace:          false, // the store's spec, not the object's
+		stores.ErrNotCompiledIn:           false, // another build of eso serves it
+		stores.ErrRemoteNotEnabled:        false, // eso's configuration
+		secrettemplate.ErrSourceNotFound:  false,
+		secrettemplate.ErrTemplate:        false, // failed on the values, or a source's template
+		providers.ErrPropertyNotFound:     false,
+		providers.ErrSecretNotFound:       false,
+		providers.ErrCredentialsNotFound:  false,
+		providers.ErrConfigNotFound:       false,
+		providers.ErrInvalidConfig:        false,
+		providers.ErrNotSupported:         false,
+		providers.ErrAuthFailed:           false,
+		providers.ErrOutOfScope:           false,
+		providers.ErrNotManaged:           false,
+		providers.ErrIncompatible:         false,
+	}
+	for _, row := range table {
+		want, ok := stalls[row.err]
+		if !ok {
+			t.Errorf("%v: decide whether it stalls, in its row and here", row.err)
+			continue
+		}
+		if row.out.Stalls != want {
+			t.Errorf("%v: Stalls = %v, want %v", row.err, row.out.Stalls, want)
+		}
+		if row.out.Stalls && row.out.SyncRetry != Wait {
+			t.Errorf("%v stalls but is retried (%v): retrying cannot end a stall", row.err, row.out.SyncRetry)
+		}
+	}
+	if Of(errors.New("connection reset by peer")).Stalls {
+		t.Error("an unclassified failure stalls")
 	}
 }
 

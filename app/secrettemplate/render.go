@@ -24,6 +24,12 @@ import (
 // template, never the values it was rendered with.
 var ErrTemplate = errors.New("template error")
 
+// ErrInvalidTemplate: a template the object holds cannot be used as
+// written: it does not parse, or one of its settings has a value eso does
+// not know. Only an edit of the object fixes it; the values it renders and
+// the templateFrom sources it reads cannot. It is ErrTemplate.
+var ErrInvalidTemplate = fmt.Errorf("%w", ErrTemplate)
+
 // ErrSourceNotFound: a ConfigMap or Secret templateFrom names does not
 // exist (yet). eso does not watch them (it caches only the Secrets it
 // manages), so the ExternalSecret is tried again soon rather than waiting
@@ -141,7 +147,7 @@ func normalTarget(i int, target esv1.TemplateTarget) (esv1.TemplateTarget, error
 			return t, nil
 		}
 	}
-	return "", fmt.Errorf("%w: templateFrom[%d].target must be Data, Annotations or Labels", ErrTemplate, i)
+	return "", fmt.Errorf("%w: templateFrom[%d].target must be Data, Annotations or Labels", ErrInvalidTemplate, i)
 }
 
 // decodeValues applies a templateFrom entry's valuesDecodingStrategy to the
@@ -160,7 +166,7 @@ func decodeValues(i int, strategy esv1.DecodingStrategy, kv map[string]string) e
 	case esv1.DecodingNone, "":
 		return nil
 	default:
-		return fmt.Errorf("%w: templateFrom[%d].valuesDecodingStrategy must be None, Base64, Base64URL or Auto", ErrTemplate, i)
+		return fmt.Errorf("%w: templateFrom[%d].valuesDecodingStrategy must be None, Base64, Base64URL or Auto", ErrInvalidTemplate, i)
 	}
 	for _, k := range slices.Sorted(maps.Keys(kv)) {
 		decoded := false
@@ -186,9 +192,21 @@ type renderer struct {
 // maxOutput bounds what one template may render.
 const maxOutput = 1 << 20
 
-// render executes one template over the fetched values.
+// render executes one template the object holds over the fetched values.
 func (r renderer) render(name, text string) (string, error) {
-	t, err := compile(name, text, r.budget)
+	return r.renderAs(ErrInvalidTemplate, name, text)
+}
+
+// renderSource executes a template a templateFrom source holds: one that
+// does not parse is the source's to fix, not the object's.
+func (r renderer) renderSource(name, text string) (string, error) {
+	return r.renderAs(ErrTemplate, name, text)
+}
+
+// renderAs executes text, reporting a text that does not parse as
+// unparsable.
+func (r renderer) renderAs(unparsable error, name, text string) (string, error) {
+	t, err := compile(name, text, r.budget, unparsable)
 	if err != nil {
 		return "", err
 	}
@@ -210,16 +228,21 @@ type Template struct {
 	perExecute bool
 }
 
-// Compile parses text, named name in errors. Each Execute has a budget of
-// its own.
-func Compile(name, text string) (*Template, error) { return compile(name, text, nil) }
+// Compile parses text, named name in errors, a template the caller's
+// object holds: a text that does not parse is ErrInvalidTemplate. Each
+// Execute has a budget of its own.
+func Compile(name, text string) (*Template, error) {
+	return compile(name, text, nil, ErrInvalidTemplate)
+}
 
 // compile parses text for executions charged to shared, or to a budget of
-// their own when shared is nil.
-func compile(name, text string, shared *budget) (*Template, error) {
+// their own when shared is nil. A text that does not parse is reported as
+// unparsable: ErrInvalidTemplate when the object holds it, ErrTemplate when
+// a source the object reads does.
+func compile(name, text string, shared *budget, unparsable error) (*Template, error) {
 	t, err := template.New(name).Funcs(funcMap).Option("missingkey=error").Parse(text)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrTemplate, name, firstLine(err))
+		return nil, fmt.Errorf("%w: %s: %v", unparsable, name, firstLine(err))
 	}
 	h := &budgetHolder{b: shared}
 	instrument(t, h)
@@ -284,7 +307,7 @@ func (r renderer) renderFrom(i int, from esv1.TemplateFrom, src Sources) (map[st
 			templates[k] = string(v)
 		}
 	} else {
-		return nil, fmt.Errorf("%w: templateFrom[%d] names no source", ErrTemplate, i)
+		return nil, fmt.Errorf("%w: templateFrom[%d] names no source", ErrInvalidTemplate, i)
 	}
 	for _, item := range ref.Items {
 		text, ok := templates[item.Key]
@@ -292,10 +315,10 @@ func (r renderer) renderFrom(i int, from esv1.TemplateFrom, src Sources) (map[st
 			return nil, fmt.Errorf("%w: templateFrom[%d]: %s %s has no key %q", ErrTemplate, i, kind, ref.Name, item.Key)
 		}
 		if item.TemplateAs != "" && item.TemplateAs != esv1.TemplateScopeValues && item.TemplateAs != esv1.TemplateScopeKeysAndValues {
-			return nil, fmt.Errorf("%w: templateFrom[%d]: templateAs must be Values or KeysAndValues", ErrTemplate, i)
+			return nil, fmt.Errorf("%w: templateFrom[%d]: templateAs must be Values or KeysAndValues", ErrInvalidTemplate, i)
 		}
 		name := fmt.Sprintf("templateFrom[%d].%s.%s", i, ref.Name, item.Key)
-		rendered, err := r.render(name, text)
+		rendered, err := r.renderSource(name, text)
 		if err != nil {
 			return nil, err
 		}

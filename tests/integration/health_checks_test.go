@@ -284,8 +284,9 @@ func readBack(t *testing.T, obj client.Object) *unstructured.Unstructured {
 
 // TestHealthChecksOnWhatEsoWrites drives stores, generators,
 // ExternalSecrets, ClusterExternalSecrets, PushSecrets and
-// ClusterPushSecrets into Ready True, Ready False, Ready Unknown, never
-// checked, and changed since checked; reads each back; and asserts what
+// ClusterPushSecrets into Ready True, Ready False, Ready Unknown, stalled
+// (Stalled True), never checked, and changed since checked; reads each
+// back; and asserts what
 // Argo CD (with the chart's snippet merged into argocd-cm, its built-in
 // checks for the rest) and kstatus make of it.
 func TestHealthChecksOnWhatEsoWrites(t *testing.T) {
@@ -326,13 +327,16 @@ func TestHealthChecksOnWhatEsoWrites(t *testing.T) {
 	create(t, gen, genBroken, genMoved, cg)
 	cleanup(t, cg)
 
-	// ExternalSecrets: synced, failing at the provider, of a store of
-	// another class (never checked), and synced then moved to such a store.
+	// ExternalSecrets: synced, failing at the provider, stalled on a
+	// template that does not parse, of a store of another class (never
+	// checked), and synced then moved to such a store.
 	synced := externalSecret(ns, "synced", "SecretStore", "ready", map[string]esv1.ExternalSecretDataRemoteRef{"k": ref("k", "")})
 	failing := externalSecret(ns, "failing", "SecretStore", "ready", map[string]esv1.ExternalSecretDataRemoteRef{"k": ref("absent", "")})
+	stalled := externalSecret(ns, "stalled", "SecretStore", "ready", map[string]esv1.ExternalSecretDataRemoteRef{"k": ref("k", "")})
+	stalled.Spec.Target.Template = &esv1.ExternalSecretTemplate{Data: map[string]string{"k": "{{ .k "}}
 	esUnchecked := externalSecret(ns, "unchecked", "SecretStore", "unchecked", map[string]esv1.ExternalSecretDataRemoteRef{"k": ref("k", "")})
 	esMoved := externalSecret(ns, "moved", "SecretStore", "ready", map[string]esv1.ExternalSecretDataRemoteRef{"k": ref("k", "")})
-	create(t, synced, failing, esUnchecked, esMoved)
+	create(t, synced, failing, stalled, esUnchecked, esMoved)
 
 	// ClusterExternalSecrets and ClusterPushSecrets: one provisioned
 	// everywhere, one refused where an object of its name is not its own.
@@ -398,6 +402,7 @@ spec:
 	waitReady(t, genBroken, metav1.ConditionFalse, ssv2.ReasonProviderRefNotFound)
 	waitReady(t, synced, metav1.ConditionTrue, esv1.ReasonSecretSynced)
 	waitReady(t, failing, metav1.ConditionFalse, esv1.ReasonSecretNotFound)
+	waitReady(t, stalled, metav1.ConditionFalse, esv1.ReasonTemplateError)
 	waitReady(t, cg, metav1.ConditionTrue, ssv2.ReasonValid)
 	waitReady(t, cesOK, metav1.ConditionTrue, esv1.ReasonProvisioned)
 	waitReady(t, cesFailed, metav1.ConditionFalse, esv1.ReasonNamespacesFailed)
@@ -456,10 +461,14 @@ spec:
 		{"Generator changed since checked", genMoved, want{"Progressing", "generation 2", status.InProgressStatus}},
 		{"ClusterGenerator Ready", cg, want{"Healthy", "Valid", status.CurrentStatus}},
 		// Argo CD's built-in check: Ready True is Healthy, Ready False
-		// Degraded with Ready's message; kstatus never says Failed for
-		// Ready=False (only for Stalled=True, which eso does not write).
+		// Degraded with Ready's message, whether or not it stalled (it
+		// reads only Ready). kstatus reads Ready=False as InProgress and
+		// says Failed only for Stalled=True, which eso writes for a failure
+		// only an edit of the ExternalSecret can end; a missing remote key
+		// may yet appear, so it is no stall.
 		{"ExternalSecret synced", synced, want{"Healthy", "", status.CurrentStatus}},
 		{"ExternalSecret failing", failing, want{"Degraded", "absent", status.InProgressStatus}},
+		{"ExternalSecret stalled", stalled, want{"Degraded", "template error", status.FailedStatus}},
 		{"ExternalSecret never checked", esUnchecked, want{"Progressing", "Waiting for eso to reconcile the ExternalSecret", status.CurrentStatus}},
 		// Neither reads the conditions' observedGeneration, and an
 		// ExternalSecret's status has no observedGeneration of its own.

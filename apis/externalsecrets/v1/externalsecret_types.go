@@ -620,7 +620,9 @@ type ExternalSecretStatus struct {
 	// +optional
 	Binding SecretBinding `json:"binding,omitempty"`
 
-	// Conditions: Ready says whether the target Secret holds the provider's data.
+	// Conditions: Ready says whether the target Secret holds the provider's data;
+	// Synced gives eso's finer reason; Stalled, present only while True, says the
+	// failure can end only with an edit of this ExternalSecret's spec.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
@@ -637,10 +639,16 @@ type SecretBinding struct {
 // alerts, scripts and health checks written for upstream read it unchanged:
 // its reason is SecretSynced, SecretDeleted or SecretMissing (True), or
 // SecretSyncedError (False). Synced says the same with eso's finer reason
-// (StoreNotAllowed, RemoteSecretNotFound, TemplateError, ...).
+// (StoreNotAllowed, RemoteSecretNotFound, TemplateError, ...). Stalled is
+// present, True, only while the failure is one that retrying cannot end and
+// only an edit of the ExternalSecret's spec can (a template that does not
+// parse, an apiVersion eso does not serve), with Synced's reason and
+// message; kstatus (Flux, kpt) reads it as Failed. It is removed once the
+// ExternalSecret syncs or fails in a way that can pass by itself.
 const (
-	ConditionReady  = "Ready"
-	ConditionSynced = "Synced"
+	ConditionReady   = "Ready"
+	ConditionSynced  = "Synced"
+	ConditionStalled = "Stalled"
 )
 
 // Reasons of the Ready and Synced conditions.

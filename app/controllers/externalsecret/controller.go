@@ -13,6 +13,7 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
@@ -233,7 +234,8 @@ func jitter(es *esv1.ExternalSecret, interval time.Duration) time.Duration {
 
 // fail records err on the ExternalSecret and decides how to retry: errors that
 // may pass by themselves back off; the others wait for a change, with a
-// low-priority retry at the refresh interval as a safety net.
+// low-priority retry at the refresh interval as a safety net, except a
+// stall: only an edit ends it, and an edit is watched.
 func (r *Reconciler) fail(ctx context.Context, es *esv1.ExternalSecret, before *esv1.ExternalSecretStatus, cause error) (ctrl.Result, error) {
 	if apierrors.IsConflict(cause) {
 		// Our cached copy was stale; retry with a fresh one, nothing to report.
@@ -256,10 +258,13 @@ func (r *Reconciler) fail(ctx context.Context, es *esv1.ExternalSecret, before *
 	if err := r.writeStatus(ctx, es, before); err != nil {
 		return ctrl.Result{}, errors.Join(cause, err)
 	}
-	switch syncRetry(cause) {
-	case outcomes.Backoff:
+	out := outcome(cause)
+	switch {
+	case out.Stalls:
+		return ctrl.Result{}, nil
+	case out.SyncRetry == outcomes.Backoff:
 		return ctrl.Result{}, cause
-	case outcomes.Recheck:
+	case out.SyncRetry == outcomes.Recheck:
 		// What would fix it is not watched (a Secret or ConfigMap not there
 		// yet): look again soon, at a steady pace rather than a growing
 		// backoff.
@@ -283,6 +288,13 @@ const defaultRetryInterval = 5 * time.Minute
 // writeStatus patches the status only when it changed.
 func (r *Reconciler) writeStatus(ctx context.Context, es *esv1.ExternalSecret, before *esv1.ExternalSecretStatus) error {
 	metrics.SetConditions(metrics.ExternalSecretCondition, es.Status.Conditions, es.Name, es.Namespace)
+	if meta.FindStatusCondition(before.Conditions, esv1.ConditionStalled) != nil &&
+		meta.FindStatusCondition(es.Status.Conditions, esv1.ConditionStalled) == nil {
+		// A stall that ended leaves no condition, so no series either.
+		for _, s := range []metav1.ConditionStatus{metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionUnknown} {
+			metrics.ExternalSecretCondition.DeleteLabelValues(es.Name, es.Namespace, esv1.ConditionStalled, string(s))
+		}
+	}
 	_, err := statuswrite.IfChanged(ctx, r.Client, es, *before, externalSecretStatus, "ExternalSecret")
 	return err
 }

@@ -12,8 +12,14 @@ import (
 	"github.com/eso-dev/eso/app/secretkeys"
 )
 
-// errBadRewrite: a rewrite rule cannot be applied as written.
+// errBadRewrite: a rewrite rule cannot be applied to the keys or values it
+// met (two keys renamed to one, a value that is not JSON).
 var errBadRewrite = errors.New("invalid rewrite")
+
+// errInvalidRewrite: a rewrite rule cannot be applied to anything: its
+// regexp or transform template does not compile. Only an edit of the
+// ExternalSecret fixes it. It is errBadRewrite.
+var errInvalidRewrite = fmt.Errorf("%w", errBadRewrite)
 
 // rewrite applies a dataFrom entry's rewrites to the keys (regexp, transform)
 // or values (merge) it produced, in order. Errors name keys, never values.
@@ -21,25 +27,22 @@ func rewrite(rules []esv1.ExternalSecretRewrite, in map[string][]byte) (map[stri
 	out := in
 	for i, rule := range rules {
 		var err error
+		sentinel := errBadRewrite
 		if rule.Merge != nil {
 			out, err = mergeValues(rule.Merge, out)
 		} else {
-			out, err = renameKeys(rule, out)
+			var rename func(string) (string, error)
+			if rename, err = secretkeys.Renamer(rule.Regexp, rule.Transform); err != nil {
+				sentinel = errInvalidRewrite
+			} else {
+				out, err = secretkeys.RenameAll(rename, out)
+			}
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%w: rewrite[%d]: %v", errBadRewrite, i, err)
+			return nil, fmt.Errorf("%w: rewrite[%d]: %v", sentinel, i, err)
 		}
 	}
 	return out, nil
-}
-
-// renameKeys applies one regexp or transform rule to every key.
-func renameKeys(rule esv1.ExternalSecretRewrite, in map[string][]byte) (map[string][]byte, error) {
-	rename, err := secretkeys.Renamer(rule.Regexp, rule.Transform)
-	if err != nil {
-		return nil, err
-	}
-	return secretkeys.RenameAll(rename, in)
 }
 
 // mergeValues merges the JSON object values of every key into one object.

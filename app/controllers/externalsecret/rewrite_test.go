@@ -55,15 +55,24 @@ func TestRewriteKeys(t *testing.T) {
 			t.Errorf("rewrite %q = %q, %v; want key %q", tc.in, asStrings(got), err, tc.want)
 		}
 	}
-	for name, rules := range map[string][]esv1.ExternalSecretRewrite{
-		"bad regexp":       {re("(", "")},
-		"bad template":     {tr("{{ .value ")},
-		"unknown function": {tr(`{{ env "HOME" }}`)},
-		"empty result":     {re(".*", "")},
-		"collision":        {re("^[ab]$", "same")},
+	// A rule that does not compile fails whatever the keys (only an edit
+	// fixes it); one that fails on the keys it met may pass on others.
+	for name, tc := range map[string]struct {
+		rules   []esv1.ExternalSecretRewrite
+		invalid bool
+	}{
+		"bad regexp":       {[]esv1.ExternalSecretRewrite{re("(", "")}, true},
+		"bad template":     {[]esv1.ExternalSecretRewrite{tr("{{ .value ")}, true},
+		"unknown function": {[]esv1.ExternalSecretRewrite{tr(`{{ env "HOME" }}`)}, true},
+		"empty result":     {[]esv1.ExternalSecretRewrite{re(".*", "")}, false},
+		"collision":        {[]esv1.ExternalSecretRewrite{re("^[ab]$", "same")}, false},
 	} {
-		if _, err := rewrite(rules, bytesMap(map[string]string{"a": "1", "b": "2"})); !errors.Is(err, errBadRewrite) {
+		_, err := rewrite(tc.rules, bytesMap(map[string]string{"a": "1", "b": "2"}))
+		if !errors.Is(err, errBadRewrite) {
 			t.Errorf("%s: error %v, want errBadRewrite", name, err)
+		}
+		if errors.Is(err, errInvalidRewrite) != tc.invalid {
+			t.Errorf("%s: error %v: errInvalidRewrite is %v, want %v", name, err, !tc.invalid, tc.invalid)
 		}
 	}
 }

@@ -88,9 +88,12 @@ func setMissing(es *esv1.ExternalSecret) {
 	es.Status.SyncedResourceVersion = ""
 }
 
-// setFailed records why a sync did not happen. The target Secret is left as it was.
+// setFailed records why a sync did not happen, and whether only an edit of
+// the spec can end it (Stalled). The target Secret is left as it was.
 func setFailed(es *esv1.ExternalSecret, err error) {
-	setReady(es, metav1.ConditionFalse, failureReason(err), err.Error())
+	out := outcome(err)
+	setReady(es, metav1.ConditionFalse, out.ExternalSecretReason, err.Error())
+	setStalled(es, out.Stalls, out.ExternalSecretReason, err.Error())
 }
 
 // setReady records an outcome twice: Synced with eso's reason, and Ready
@@ -109,7 +112,8 @@ func appendToMessages(es *esv1.ExternalSecret, note string) {
 	}
 }
 
-// setOutcome sets Ready and Synced with their own reasons.
+// setOutcome sets Ready and Synced with their own reasons. A success ends
+// a stall; a failure's stall is setFailed's to decide.
 func setOutcome(es *esv1.ExternalSecret, status metav1.ConditionStatus, readyReason, syncedReason, msg string) {
 	for _, c := range []metav1.Condition{
 		{Type: esv1.ConditionReady, Reason: readyReason},
@@ -118,6 +122,28 @@ func setOutcome(es *esv1.ExternalSecret, status metav1.ConditionStatus, readyRea
 		c.Status, c.Message, c.ObservedGeneration = status, msg, es.Generation
 		meta.SetStatusCondition(&es.Status.Conditions, c)
 	}
+	if status == metav1.ConditionTrue {
+		setStalled(es, false, "", "")
+	}
+}
+
+// setStalled sets the Stalled condition: True, with the failure's reason and
+// message and the generation it was seen at, when only an edit of the spec
+// can end the failure (kstatus reads it as Failed, so a rollout waiting on
+// the ExternalSecret fails now rather than at its timeout); otherwise no
+// Stalled condition at all. Absent rather than False: kstatus reads both
+// alike (only True counts), and absent is its convention for a condition
+// of abnormal-true polarity, so an ExternalSecret that never stalled and
+// one that did and recovered carry the same conditions. Unchanged, it
+// changes nothing in the status, so a failure that stays costs no write.
+func setStalled(es *esv1.ExternalSecret, stalled bool, reason, msg string) {
+	if !stalled {
+		meta.RemoveStatusCondition(&es.Status.Conditions, esv1.ConditionStalled)
+		return
+	}
+	meta.SetStatusCondition(&es.Status.Conditions, metav1.Condition{
+		Type: esv1.ConditionStalled, Status: metav1.ConditionTrue, Reason: reason, Message: msg, ObservedGeneration: es.Generation,
+	})
 }
 
 // upstreamReason is reason in upstream's vocabulary for Ready.
@@ -129,35 +155,41 @@ func upstreamReason(reason string) string {
 	return esv1.ReasonSecretSyncedError
 }
 
-// failureReason maps an error to the Ready condition's reason: the target's
-// own failures here, everything else as the outcomes table says.
-func failureReason(err error) string {
+// outcome is what eso says and does when a sync fails with err: the
+// ExternalSecret's own failures (its target, its spec as only this
+// controller reads it) here, everything else as the outcomes table says.
+// The reason of Ready and Synced, the retry and the stall of every failure
+// are decided here and nowhere else.
+func outcome(err error) outcomes.Outcome {
+	// failed is the reason of the failures below that have none of their own.
+	const failed = esv1.ReasonSecretSyncedError
 	switch {
+	case apierrors.IsInvalid(err), errors.Is(err, errInvalidTarget):
+		// The API server refused what eso would write: retrying sends the
+		// same, but what it refused may come from the provider's values.
+		return outcomes.Outcome{ExternalSecretReason: failed, SyncRetry: outcomes.Wait}
 	case errors.Is(err, errTargetConflict):
-		return esv1.ReasonTargetConflict
+		// The Secret that would fix it is not watched until eso manages it.
+		return outcomes.Outcome{ExternalSecretReason: esv1.ReasonTargetConflict, SyncRetry: outcomes.Backoff}
 	case errors.Is(err, errTargetImmutable):
-		return esv1.ReasonTargetImmutable
+		// Whoever made the Secret immutable may delete it.
+		return outcomes.Outcome{ExternalSecretReason: esv1.ReasonTargetImmutable, SyncRetry: outcomes.Wait}
+	case errors.Is(err, errBadValue), errors.Is(err, errBadRewrite) && !errors.Is(err, errInvalidRewrite):
+		// What the provider returned does not fit (a value that does not
+		// decode, keys a rewrite makes collide); it may change.
+		return outcomes.Outcome{ExternalSecretReason: failed, SyncRetry: outcomes.Wait}
 	case errors.Is(err, errNoStore):
-		return esv1.ReasonStoreNotFound
+		return outcomes.Outcome{ExternalSecretReason: esv1.ReasonStoreNotFound, SyncRetry: outcomes.Wait, Stalls: true}
+	case errors.Is(err, errInvalidRewrite), errors.Is(err, errBadSyncWindow):
+		// A rule or schedule that does not compile, whatever it meets.
+		return outcomes.Outcome{ExternalSecretReason: failed, SyncRetry: outcomes.Wait, Stalls: true}
 	}
-	return outcomes.Of(err).ExternalSecretReason
+	return outcomes.Of(err)
 }
 
 // syncRetry is when an ExternalSecret whose sync failed with err is tried
-// again: the target's own failures here, everything else as the outcomes
-// table says.
-func syncRetry(err error) outcomes.Retry {
-	switch {
-	case apierrors.IsInvalid(err), errors.Is(err, errInvalidTarget):
-		return outcomes.Wait // the API server refused what eso would write; retrying sends the same
-	case errors.Is(err, errTargetConflict):
-		return outcomes.Backoff // the Secret that would fix it is not watched until eso manages it
-	case errors.Is(err, errTargetImmutable), errors.Is(err, errNoStore), errors.Is(err, errBadValue),
-		errors.Is(err, errBadRewrite), errors.Is(err, errBadSyncWindow):
-		return outcomes.Wait // the ExternalSecret as written cannot sync
-	}
-	return outcomes.Of(err).SyncRetry
-}
+// again.
+func syncRetry(err error) outcomes.Retry { return outcome(err).SyncRetry }
 
 // retryable reports whether a failed sync is tried again without waiting
 // for a change.

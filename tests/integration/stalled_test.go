@@ -1,0 +1,103 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+)
+
+// kstatusOf is what kstatus (Flux, kpt) makes of obj as the API server has it.
+func kstatusOf(t *testing.T, obj client.Object) *status.Result {
+	t.Helper()
+	res, err := status.Compute(readBack(t, obj))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// TestStalledUntilEdited: an ExternalSecret whose template does not parse
+// says Stalled=True, so kstatus reads it as Failed at once instead of a
+// rollout waiting for its timeout, and eso writes its status once, not per
+// retry; the edit that fixes the template syncs it, and Stalled goes
+// (kstatus: Current). An ExternalSecret whose store does not exist yet is
+// no stall: it converges when the store arrives, whatever the order of apply.
+func TestStalledUntilEdited(t *testing.T) {
+	runEso(t, testConfig())
+	ctx := context.Background()
+	ns := env.Namespace(t, "stalled", nil)
+	create(t, fakeConfig(ns, "fake", map[string]string{"db": "s3cr3t"}), secretStore(ns, "fake", storeSpec("Fake", "fake", "")))
+	broken := templated(ns, "broken", map[string]string{"password": "db"}, map[string]string{"password": "{{ .password "})
+	early := externalSecret(ns, "early", "SecretStore", "later", map[string]esv1.ExternalSecretDataRemoteRef{"password": ref("db", "")})
+	create(t, broken, early)
+
+	var stalled *metav1.Condition
+	eventually(t, "ExternalSecret broken Stalled=True", func() error {
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(broken), broken); err != nil {
+			return err
+		}
+		if stalled = meta.FindStatusCondition(broken.Status.Conditions, esv1.ConditionStalled); stalled == nil || stalled.Status != metav1.ConditionTrue {
+			return fmt.Errorf("Stalled: %+v", stalled)
+		}
+		return nil
+	})
+	synced := meta.FindStatusCondition(broken.Status.Conditions, esv1.ConditionSynced)
+	if stalled.Reason != esv1.ReasonTemplateError || stalled.ObservedGeneration != broken.Generation ||
+		synced == nil || stalled.Message != synced.Message || !strings.Contains(stalled.Message, "data.password") {
+		t.Errorf("Stalled = %+v, Synced = %+v; want TemplateError at generation %d with Synced's message", stalled, synced, broken.Generation)
+	}
+	if res := kstatusOf(t, broken); res.Status != status.FailedStatus || !strings.Contains(res.Message, "template error") {
+		t.Errorf("kstatus of the stalled ExternalSecret: %s (%s), want Failed", res.Status, res.Message)
+	}
+
+	// The store that does not exist yet is no stall.
+	waitReady(t, early, metav1.ConditionFalse, esv1.ReasonStoreNotFound)
+	if c := meta.FindStatusCondition(early.Status.Conditions, esv1.ConditionStalled); c != nil {
+		t.Errorf("an ExternalSecret waiting for its store stalled: %+v", c)
+	}
+	if res := kstatusOf(t, early); res.Status != status.InProgressStatus {
+		t.Errorf("kstatus of an ExternalSecret waiting for its store: %s (%s), want InProgress", res.Status, res.Message)
+	}
+
+	// Stalled, it is written once: its status stays as it is.
+	version := broken.ResourceVersion
+	consistently(t, 2*time.Second, "the stalled ExternalSecret's status stays unwritten", func() error {
+		var now esv1.ExternalSecret
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(broken), &now); err != nil {
+			return err
+		}
+		if now.ResourceVersion != version {
+			return fmt.Errorf("written again: %+v", now.Status.Conditions)
+		}
+		return nil
+	})
+
+	// The edit that fixes it.
+	patch := client.MergeFrom(broken.DeepCopy())
+	broken.Spec.Target.Template.Data["password"] = "{{ .password }}"
+	if err := env.Client.Patch(ctx, broken, patch); err != nil {
+		t.Fatal(err)
+	}
+	waitReady(t, broken, metav1.ConditionTrue, esv1.ReasonSecretSynced)
+	if c := meta.FindStatusCondition(broken.Status.Conditions, esv1.ConditionStalled); c != nil {
+		t.Errorf("Stalled after the fix: %+v", c)
+	}
+	if res := kstatusOf(t, broken); res.Status != status.CurrentStatus {
+		t.Errorf("kstatus after the fix: %s (%s), want Current", res.Status, res.Message)
+	}
+	waitSecretData(t, ns, "broken", map[string]string{"password": "s3cr3t"})
+
+	// The store arrives: the other converges without an edit.
+	create(t, secretStore(ns, "later", storeSpec("Fake", "fake", "")))
+	waitReady(t, early, metav1.ConditionTrue, esv1.ReasonSecretSynced)
+	waitSecretData(t, ns, "early", map[string]string{"password": "s3cr3t"})
+}
