@@ -277,7 +277,7 @@ func estimate(name string, args []reflect.Value, b *budget) int64 {
 		return str(last) + mulCapped(num(0), lines, room) + 1
 	case "replace": // replace old new s
 		return str(2) + mulCapped(str(2)+1, str(1), room)
-	case "regexReplaceAll", "regexReplaceAllLiteral": // regex s repl
+	case "regexReplaceAll", "regexReplaceAllLiteral", "mustRegexReplaceAll", "mustRegexReplaceAllLiteral": // regex s repl
 		return str(1) + mulCapped(str(1)+1, str(2), room)
 	case "wrapWith": // wrapWith width sep s
 		return str(2) + mulCapped(str(2)+1, str(1), room)
@@ -287,8 +287,29 @@ func estimate(name string, args []reflect.Value, b *budget) int64 {
 		if w := formatWidth(text(0)); w < 0 {
 			return -1
 		} else {
-			return sizeOfAll(args, room) + w*int64(strings.Count(text(0), "%")+1)
+			// A width pads every element of a list or dict argument
+			// (keys and values), not only every verb.
+			nodes, _ := shape(args[1:], room)
+			return sizeOfAll(args, room) + mulCapped(w, int64(strings.Count(text(0), "%")+1)+2*nodes, room)
 		}
+	case "until", "untilStep": // a list of ints, 8 bytes each
+		n, _ := listSize(name, intArgs(args))
+		return 8 + mulCapped(int64(min(n, uint64(room)+1)), 8, room)
+	case "seq": // numbers and spaces
+		n, width := listSize(name, intArgs(args))
+		return 8 + mulCapped(int64(min(n, uint64(room)+1)), int64(width)+1, room)
+	case "join": // join sep list: the separator between every two elements
+		n := int64(1)
+		if len(args) > 1 {
+			list := args[1]
+			if list.Kind() == reflect.Interface && !list.IsNil() {
+				list = list.Elem()
+			}
+			if k := list.Kind(); k == reflect.Slice || k == reflect.Array {
+				n = int64(list.Len())
+			}
+		}
+		return sizeOfAll(args, room) + mulCapped(str(0), n, room)
 	case "pemToPkcs12", "pemToPkcs12Pass", "fullPemToPkcs12", "fullPemToPkcs12Pass", "pemTruststoreToPKCS12", "pemTruststoreToPKCS12Pass":
 		// An archive holds its input's DER plus a few KiB of structure,
 		// then base64 adds a third.
@@ -299,6 +320,23 @@ func estimate(name string, args []reflect.Value, b *budget) int64 {
 		return sizeOfAll(args, room) + mulCapped(n, 2*depth, room)
 	}
 	return sizeOfAll(args, room)
+}
+
+// intArgs are the int arguments of a call, a variadic slice of them
+// included.
+func intArgs(args []reflect.Value) []int {
+	var out []int
+	for _, a := range args {
+		switch {
+		case a.CanInt():
+			out = append(out, int(a.Int()))
+		case a.Kind() == reflect.Slice && a.Type().Elem().Kind() == reflect.Int:
+			for i := range a.Len() {
+				out = append(out, int(a.Index(i).Int()))
+			}
+		}
+	}
+	return out
 }
 
 // formatWidth is the largest width or precision a printf format asks for,

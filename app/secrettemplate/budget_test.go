@@ -105,20 +105,27 @@ func TestStandaloneTemplatesGetABudgetPerExecution(t *testing.T) {
 // Templates are tenant input, so no function may read the environment, the
 // network or DNS, files, or the cluster (another namespace's Secrets).
 func TestFunctionSetIsPinned(t *testing.T) {
-	want := strings.Fields(`abbrev abbrevboth add add1 adler32sum append atoi b32dec b32enc b64dec b64enc base camelcase cat
-		ceil certSANs chunk clean coalesce compact concat contains date dateInZone dateModify deepCopy
-		deepEqual default dict dig dir div duration empty ext fail filterCertChain filterPEM first float64
-		floor fromJson fromYaml fullPemToPkcs12 fullPemToPkcs12Pass get has hasKey hasPrefix hasSuffix
-		hexdec html htpasswd indent initial initials int int64 isAbs join js jwkPrivateKeyPem jwkPublicKeyPem
-		kebabcase keys kindIs kindOf last list lower max merge mergeOverwrite min mod mul mustFromJson
-		mustToJson mustToPrettyJson mustToRawJson nindent nospace omit pemToPkcs12 pemToPkcs12Pass
-		pemTruststoreToPKCS12 pemTruststoreToPKCS12Pass pick pkcs12cert pkcs12certPass pkcs12key
-		pkcs12keyPass pluck plural prepend print printf println quote regexFind regexFindAll regexMatch regexQuoteMeta
+	want := strings.Fields(`abbrev abbrevboth add add1 add1f addf adler32sum all any append atoi b32dec b32enc b64dec b64enc
+		base biggest buildCustomCert camelcase cat ceil certSANs chunk clean coalesce compact concat
+		contains date dateInZone dateModify date_in_zone date_modify decryptAES deepCopy deepEqual default
+		dict dig dir div divf duration durationRound empty ext fail filterCertChain filterPEM first float64
+		floor fromJson fromYaml fullPemToPkcs12 fullPemToPkcs12Pass get has hasKey hasPrefix hasSuffix hello
+		hexdec html htmlDate htmlDateInZone htpasswd indent initial initials int int64 isAbs join js
+		jwkPrivateKeyPem jwkPublicKeyPem kebabcase keys kindIs kindOf last list lower max maxf merge
+		mergeOverwrite min minf mod mul mulf mustAppend mustChunk mustCompact mustDateModify mustDeepCopy
+		mustFirst mustFromJson mustHas mustInitial mustLast mustMerge mustMergeOverwrite mustPrepend
+		mustPush mustRegexFind mustRegexFindAll mustRegexMatch mustRegexReplaceAll
+		mustRegexReplaceAllLiteral mustRegexSplit mustRest mustReverse mustSlice mustToDate mustToJson
+		mustToPrettyJson mustToRawJson mustUniq mustWithout must_date_modify nindent nospace omit osBase
+		osClean osDir osExt osIsAbs pemToPkcs12 pemToPkcs12Pass pemTruststoreToPKCS12
+		pemTruststoreToPKCS12Pass pick pkcs12cert pkcs12certPass pkcs12key pkcs12keyPass pluck plural
+		prepend print printf println push quote regexFind regexFindAll regexMatch regexQuoteMeta
 		regexReplaceAll regexReplaceAllLiteral regexSplit repeat replace rest reverse round rsaDecrypt
-		semver semverCompare set sha1sum sha256sum sha512sum slice snakecase sortAlpha split splitList
-		splitn squote sub substr swapcase ternary title toDate toJson toPrettyJson toRawJson toString
-		toStrings toYaml trim trimAll trimPrefix trimSuffix trunc typeIs typeOf uniq unixEpoch unset untitle
-		upper urlJoin urlParse urlquery values without wrap wrapWith`)
+		semver semverCompare seq set sha1sum sha256sum sha512sum slice snakecase sortAlpha split splitList
+		splitn squote sub subf substr swapcase ternary title toDate toDecimal toJson toPrettyJson toRawJson
+		toString toStrings toYaml trim trimAll trimPrefix trimSuffix trimall trunc tuple typeIs typeIsLike
+		typeOf uniq unixEpoch unset until untilStep untitle upper urlJoin urlParse urlquery values without
+		wrap wrapWith`)
 	if got := slices.Sorted(maps.Keys(funcMap)); !slices.Equal(got, want) {
 		t.Errorf("template functions changed:\n got %v\nwant %v", got, want)
 	}
@@ -135,6 +142,9 @@ func TestFunctionSetIsPinned(t *testing.T) {
 // output bound and the time bound hold whatever the template.
 func FuzzRender(f *testing.F) {
 	for _, text := range bombs {
+		f.Add(text)
+	}
+	for _, text := range listBombs {
 		f.Add(text)
 	}
 	for _, text := range []string{

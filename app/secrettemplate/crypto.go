@@ -1,6 +1,8 @@
 package secrettemplate
 
 import (
+	"crypto/aes"
+	"crypto/cipher"
 	"crypto/hmac"
 	"crypto/sha256"
 	"crypto/x509"
@@ -10,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 
 	"github.com/go-jose/go-jose/v4"
@@ -226,6 +229,53 @@ func (s *hmacStream) Read(p []byte) (int, error) {
 		s.buf, n = s.buf[k:], n+k
 	}
 	return n, nil
+}
+
+// decryptAES decrypts what sprig's encryptAES writes: base64 of a 16-byte
+// IV and AES-256-CBC ciphertext, under the password's first 32 bytes
+// (zero-padded). Unlike sprig's it refuses input that is not that, where
+// sprig's panics or returns noise.
+func decryptAES(password, crypt64 string) (string, error) {
+	if crypt64 == "" {
+		return "", nil
+	}
+	raw, err := base64.StdEncoding.DecodeString(crypt64)
+	if err != nil {
+		return "", errors.New("the input is not base64")
+	}
+	if len(raw) < 2*aes.BlockSize || len(raw)%aes.BlockSize != 0 {
+		return "", errors.New("the input is not an IV and whole AES blocks")
+	}
+	key := make([]byte, 32)
+	copy(key, password)
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		return "", err
+	}
+	out := make([]byte, len(raw)-aes.BlockSize)
+	cipher.NewCBCDecrypter(block, raw[:aes.BlockSize]).CryptBlocks(out, raw[aes.BlockSize:])
+	pad := int(out[len(out)-1])
+	if pad == 0 || pad > aes.BlockSize {
+		return "", errors.New("the password does not decrypt the input")
+	}
+	return string(out[:len(out)-pad]), nil
+}
+
+// buildCustomCert is sprig's (a certificate and key, base64-encoded PEM,
+// checked and returned as .Cert and .Key), refusing a key over
+// maxKeyBytes before it is parsed.
+func buildCustomCert(build any) func(b64cert, b64key string) (any, error) {
+	fn := reflect.ValueOf(build)
+	return func(b64cert, b64key string) (any, error) {
+		if base64.StdEncoding.DecodedLen(len(b64key)) > maxKeyBytes {
+			return nil, errKeyTooLarge
+		}
+		out := fn.Call([]reflect.Value{reflect.ValueOf(b64cert), reflect.ValueOf(b64key)})
+		if err, _ := out[1].Interface().(error); err != nil {
+			return nil, err
+		}
+		return out[0].Interface(), nil
+	}
 }
 
 func jwkPublicKeyPem(input string) (string, error) {
