@@ -8,6 +8,7 @@ import (
 	"text/template"
 	"text/template/parse"
 	"time"
+	"unicode/utf8"
 )
 
 // A render's budget. A template is tenant input: without these bounds nested
@@ -310,6 +311,23 @@ func estimate(name string, args []reflect.Value, b *budget) int64 {
 			}
 		}
 		return sizeOfAll(args, room) + mulCapped(str(0), n, room)
+	case "split", "splitList": // split sep s: a map or list entry per piece
+		return str(1) + mulCapped(pieces(text(1), text(0), room), pieceSize(name), room)
+	case "splitn": // splitn sep n s
+		p := pieces(text(2), text(0), room)
+		if n := num(1); n > 0 && n < p {
+			p = n
+		}
+		return str(2) + mulCapped(p, pieceSize(name), room)
+	case "regexSplit", "mustRegexSplit", "regexFindAll", "mustRegexFindAll": // regex s n
+		// At most a piece per byte, or n: counting the matches first
+		// would cost what it saves. Over a value of more than about
+		// 480 KiB, a template passes the count it needs as n.
+		p := str(1) + 1
+		if n := num(2); n >= 0 && n < p {
+			p = n
+		}
+		return str(1) + mulCapped(p, pieceSize(name), room)
 	case "pemToPkcs12", "pemToPkcs12Pass", "fullPemToPkcs12", "fullPemToPkcs12Pass", "pemTruststoreToPKCS12", "pemTruststoreToPKCS12Pass":
 		// An archive holds its input's DER plus a few KiB of structure,
 		// then base64 adds a third.
@@ -320,6 +338,26 @@ func estimate(name string, args []reflect.Value, b *budget) int64 {
 		return sizeOfAll(args, room) + mulCapped(n, 2*depth, room)
 	}
 	return sizeOfAll(args, room)
+}
+
+// pieces is how many parts splitting s at sep makes (strings.Split's
+// count: one per rune when sep is empty), counted without building them
+// and capped at limit.
+func pieces(s, sep string, limit int64) int64 {
+	if sep == "" {
+		return min(int64(utf8.RuneCountInString(s)), limit)
+	}
+	return min(int64(strings.Count(s, sep))+1, limit)
+}
+
+// pieceSize is what one piece of a split costs beyond its bytes, which it
+// shares with the input: a string header in a list, a map entry with its
+// "_N" key in split's and splitn's dicts.
+func pieceSize(name string) int64 {
+	if name == "split" || name == "splitn" {
+		return 64
+	}
+	return 16
 }
 
 // intArgs are the int arguments of a call, a variadic slice of them

@@ -314,3 +314,46 @@ func TestEverySprigFunctionIsDecided(t *testing.T) {
 		}
 	}
 }
+
+// TestSplittersAreChargedBeforeTheySplit: split, splitList, splitn,
+// regexSplit and regexFindAll over a long value are refused before they
+// build a piece per separator or match (a million pieces of a 1 MiB value
+// would take about 100 MiB before the budget saw them); the regexp ones
+// work over a long value given a count, and all of them over a short one.
+func TestSplittersAreChargedBeforeTheySplit(t *testing.T) {
+	const long = `{{ $s := repeat 4096 (repeat 256 "x") }}`
+	for name, call := range map[string]string{
+		"split":            `split "" $s`,
+		"splitList":        `splitList "x" $s`,
+		"splitn":           `splitn "" 2000000 $s`,
+		"regexSplit":       `regexSplit "" $s -1`,
+		"mustRegexSplit":   `mustRegexSplit "x" $s -1`,
+		"regexFindAll":     `regexFindAll "x" $s -1`,
+		"mustRegexFindAll": `mustRegexFindAll "." $s -1`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			_, err := Render(&esv1.ExternalSecretTemplate{Data: map[string]string{"k": long + `{{ $p := ` + call + ` }}`}}, fetched, Sources{})
+			runtime.ReadMemStats(&after)
+			if !errors.Is(err, ErrBudget) || !strings.Contains(err.Error(), name) {
+				t.Fatalf("err = %v, want the render budget naming %s", err, name)
+			}
+			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 32<<20 {
+				t.Errorf("allocated %d MiB before refusing", alloc>>20)
+			}
+			if strings.HasSuffix(call, "-1") {
+				bounded := long + `{{ ` + strings.TrimSuffix(call, "-1") + `3 | len }}`
+				if out, err := Render(&esv1.ExternalSecretTemplate{Data: map[string]string{"k": bounded}}, fetched, Sources{}); err != nil || string(out.Data["k"]) != "3" {
+					t.Errorf("with a count over a long value: %q, %v", out.Data["k"], err)
+				}
+			}
+			short := strings.ReplaceAll(call, "$s", `"a,b,c"`)
+			short = strings.NewReplacer(`"x"`, `","`, `"."`, `","`, `""`, `","`).Replace(short)
+			if _, err := Render(&esv1.ExternalSecretTemplate{Data: map[string]string{"k": `{{ ` + short + ` | toJson }}`}}, fetched, Sources{}); err != nil {
+				t.Errorf("%s over a short value: %v", short, err)
+			}
+		})
+	}
+}
