@@ -1,8 +1,11 @@
 package apis_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/yaml"
 )
 
 // The cloud generator kinds' rules, on the control plane the other
@@ -52,7 +55,16 @@ spec:
   server: "http://vault:8200"
   auth: {tokenSecretRef: {name: t, key: token}}
   provider: {server: "http://vault:8200", auth: {tokenSecretRef: {name: t, key: token}}}`,
-			"set either provider (upstream's shape) or server and auth, not both"},
+			"set the connection either under provider (upstream's shape) or at spec level"},
+		{"VaultDynamicSecret in upstream's shape with a spec-level CA", `
+apiVersion: provider.generator.external-secrets.io/v2alpha1
+kind: VaultDynamicSecret
+metadata: {name: provider-and-ca}
+spec:
+  path: x
+  caProvider: {type: Secret, name: ca, key: ca.crt}
+  provider: {server: "http://vault:8200", auth: {tokenSecretRef: {name: t, key: token}}}`,
+			"set the connection either under provider (upstream's shape) or at spec level"},
 		{"VaultDynamicSecret in neither shape", `
 apiVersion: provider.generator.external-secrets.io/v2alpha1
 kind: VaultDynamicSecret
@@ -200,8 +212,29 @@ func TestUpstreamVaultDynamicSecretsApply(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 			continue
 		}
-		if provider, _ := obj.Object["spec"].(map[string]any)["provider"].(map[string]any); provider["server"] == nil {
-			t.Errorf("%s: spec.provider was not kept: %v", name, obj.Object["spec"])
+		var written map[string]any
+		if err := yaml.Unmarshal([]byte(spec), &written); err != nil {
+			t.Fatal(err)
+		}
+		if missing := notKept("spec", written, obj.Object["spec"]); len(missing) > 0 {
+			t.Errorf("%s: the API server did not keep %v", name, missing)
 		}
 	}
+}
+
+// notKept lists the paths of want whose value got does not hold (got may
+// hold more: defaults).
+func notKept(path string, want, got any) []string {
+	if w, ok := want.(map[string]any); ok {
+		g, _ := got.(map[string]any)
+		var missing []string
+		for k, v := range w {
+			missing = append(missing, notKept(path+"."+k, v, g[k])...)
+		}
+		return missing
+	}
+	if fmt.Sprint(want) != fmt.Sprint(got) {
+		return []string{path}
+	}
+	return nil
 }

@@ -52,8 +52,10 @@ type Registration struct {
 }
 
 // Classed is a configuration kind that names the controller class allowed
-// to generate with it (upstream's VaultDynamicSecret spec.controller). An
-// eso of another class leaves ExternalSecrets using it to that class.
+// to generate with it (upstream's VaultDynamicSecret spec.controller),
+// whether referenced directly or through a Generator or ClusterGenerator.
+// An eso of another class leaves ExternalSecrets using it to that class, as
+// it does for stores and Generators of another class.
 type Classed interface {
 	ControllerClass() string
 }

@@ -100,6 +100,9 @@ func (r *Resolver) Resolve(ctx context.Context, namespace string, ref esv1.Gener
 		if pr.Namespace != "" && pr.Namespace != namespace {
 			return nil, true, fmt.Errorf("%w: Generator %s/%s names %s %s/%s", stores.ErrCrossNamespace, namespace, ref.Name, pr.Kind, pr.Namespace, pr.Name)
 		}
+		if g.Spec.ProviderConfig.Address == "" && !r.classOf(ctx, pr.Kind, client.ObjectKey{Namespace: namespace, Name: pr.Name}) {
+			return nil, false, nil
+		}
 		res, err := r.resolved(source, &g.Spec, providers.Ref{Kind: pr.Kind, Namespace: namespace, Name: pr.Name}, namespace, namespace)
 		return res, true, err
 	case ref.Kind == KindClusterGenerator && (ref.APIVersion == "" || ref.APIVersion == APIVersion):
@@ -122,6 +125,9 @@ func (r *Resolver) Resolve(ctx context.Context, namespace string, ref esv1.Gener
 			return nil, true, err
 		}
 		pr := cg.Spec.ProviderConfig.ProviderRef
+		if cg.Spec.ProviderConfig.Address == "" && !r.classOf(ctx, pr.Kind, client.ObjectKey{Namespace: pr.Namespace, Name: pr.Name}) {
+			return nil, false, nil
+		}
 		credentials := pr.Namespace
 		if cg.Spec.AuthenticationScope == ssv2.ManifestNamespace {
 			credentials = namespace
@@ -150,10 +156,12 @@ func (r *Resolver) Resolve(ctx context.Context, namespace string, ref esv1.Gener
 	}
 }
 
-// classOf reports whether the configuration of a generator kind
-// referenced directly is this eso's to use: only kinds that carry a
-// controller class (generators.Classed) are read here; a configuration not
-// found yet is left to the generator to report.
+// classOf reports whether a generator configuration is this eso's to use,
+// however it is referenced: only kinds that carry a controller class
+// (generators.Classed) are read here, from the cache the generator reads
+// them through; a configuration not found yet is left to the generator to
+// report. A configuration served by a provider process is that process's
+// to read.
 func (r *Resolver) classOf(ctx context.Context, kind string, key client.ObjectKey) (ours bool) {
 	cfg, ok := r.generators.Catalog().NewConfig(kind)
 	if !ok {

@@ -57,10 +57,11 @@ func TestMisspelledGeneratorKindNamesTheNearest(t *testing.T) {
 	}
 }
 
-// TestDirectKindWithAControllerClass: a generator kind referenced directly
-// whose configuration names a controller class (VaultDynamicSecret's
-// spec.controller) is this eso's only when the class is its own; kinds
-// without a class, and a configuration not found yet, are its own.
+// TestDirectKindWithAControllerClass: a generator configuration that names
+// a controller class (VaultDynamicSecret's spec.controller), referenced
+// directly or through a Generator, is this eso's only when the class is its
+// own; kinds without a class, and a configuration not found yet, are its
+// own.
 func TestDirectKindWithAControllerClass(t *testing.T) {
 	scheme := runtime.NewScheme()
 	if err := genkinds.AddToScheme(scheme); err != nil {
@@ -70,7 +71,15 @@ func TestDirectKindWithAControllerClass(t *testing.T) {
 		return &genkinds.VaultDynamicSecret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name},
 			Spec: genkinds.VaultDynamicSecretSpec{Controller: class}}
 	}
-	reader := ctrlfake.NewClientBuilder().WithScheme(scheme).WithObjects(vault("default", ""), vault("blue", "blue")).Build()
+	if err := genv2.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	generator := func(name, config string) *genv2.Generator {
+		return &genv2.Generator{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name}, Spec: genv2.GeneratorSpec{
+			ProviderConfig: genv2.ProviderConfig{ProviderRef: genv2.ProviderRef{Kind: "VaultDynamicSecret", Name: config}}}}
+	}
+	reader := ctrlfake.NewClientBuilder().WithScheme(scheme).WithObjects(vault("default", ""), vault("blue", "blue"),
+		generator("via-default", "default"), generator("via-blue", "blue")).Build()
 	catalog, err := registry.NewGeneratorCatalog([]generators.Registration{
 		{Name: "vault-dynamic-secret", Kind: "VaultDynamicSecret", NewConfig: func() client.Object { return &genkinds.VaultDynamicSecret{} },
 			New: func(providers.Deps) generators.Generator { return nil }},
@@ -90,6 +99,8 @@ func TestDirectKindWithAControllerClass(t *testing.T) {
 		{"blue", "VaultDynamicSecret", "default", false},
 		{"blue", "VaultDynamicSecret", "not-yet", true},
 		{"blue", "UUID", "id", true},
+		{"", "Generator", "via-default", true},
+		{"", "Generator", "via-blue", false},
 	} {
 		r := NewResolver(reader, registry.NewGenerators(catalog, providers.Deps{}), tc.class)
 		_, ours, err := r.Resolve(context.Background(), "team-a", esv1.GeneratorRef{Kind: tc.kind, Name: tc.name})

@@ -141,6 +141,22 @@ func (r *Runner) Completed(ctx context.Context, es *esv1.ExternalSecret, target 
 	return true, at, r.Commit(ctx, es, &Rotation{States: held}, nil)
 }
 
+// Ours reports whether every generator entry of es is this eso's class:
+// an ExternalSecret whose generator belongs to another eso is left to that
+// eso, as one whose store does. An entry that does not resolve yet counts
+// as ours, so its error is reported by the sync.
+func (r *Runner) Ours(ctx context.Context, es *esv1.ExternalSecret) bool {
+	for _, df := range es.Spec.DataFrom {
+		if !isGenerated(df) {
+			continue
+		}
+		if _, ours, err := r.Resolver.Resolve(ctx, es.Namespace, *df.SourceRef.GeneratorRef); err == nil && !ours {
+			return false
+		}
+	}
+	return true
+}
+
 // Generate runs every generator entry of es and records the states of what
 // they made, pending, before returning any value.
 func (r *Runner) Generate(ctx context.Context, es *esv1.ExternalSecret) (*Rotation, error) {

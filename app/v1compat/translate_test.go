@@ -1,6 +1,7 @@
 package v1compat
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -91,23 +92,26 @@ vault:
 				CAProvider: &provv2.CAProvider{Type: "ConfigMap", Name: "ca", Key: "ca.crt"},
 				Auth:       provv2.VaultAuth{TokenSecretRef: &provv2.SecretKeySelector{Name: "vault", Key: "token"}}}},
 			scope: ssv2.ProviderNamespace, credsNS: "team"},
-		{name: "vault appRole, kubernetes, jwt and cert", block: `
-vault:
-  server: http://vault:8200
-  path: secret
-  auth:
-    appRole: {path: approle, roleId: r, secretRef: {name: v, key: secret-id}}
-    kubernetes: {mountPath: kubernetes, role: reader, serviceAccountRef: {name: sa}}
-    jwt: {path: jwt, role: j, kubernetesServiceAccountToken: {serviceAccountRef: {name: sa2}, audiences: [vault]}}
-    cert: {path: cert, vaultRole: eso, clientCert: {name: c, key: tls.crt}, secretRef: {name: c, key: tls.key}}`,
+		{name: "vault appRole", block: `
+vault: {server: http://vault:8200, path: secret, auth: {appRole: {path: approle, roleId: r, secretRef: {name: v, key: secret-id}}}}`,
 			want: &provv2.Vault{Spec: provv2.VaultSpec{Server: "http://vault:8200", Path: "secret", Version: "v2",
-				Auth: provv2.VaultAuth{
-					AppRole:    &provv2.VaultAppRole{Path: "approle", RoleID: "r", SecretRef: provv2.SecretKeySelector{Name: "v", Key: "secret-id"}},
-					Kubernetes: &provv2.VaultKubernetesAuth{MountPath: "kubernetes", Role: "reader", ServiceAccountRef: provv2.KubernetesServiceAccount{Name: "sa"}},
-					JWT:        &provv2.VaultKubernetesAuth{MountPath: "jwt", Role: "j", ServiceAccountRef: provv2.KubernetesServiceAccount{Name: "sa2", Audiences: []string{"vault"}}},
-					Cert: &provv2.VaultCertAuth{Path: "cert", Name: "eso", ClientCert: provv2.SecretKeySelector{Name: "c", Key: "tls.crt"},
-						SecretRef: provv2.SecretKeySelector{Name: "c", Key: "tls.key"}},
-				}}},
+				Auth: provv2.VaultAuth{AppRole: &provv2.VaultAppRole{Path: "approle", RoleID: "r", SecretRef: provv2.SecretKeySelector{Name: "v", Key: "secret-id"}}}}},
+			scope: ssv2.ProviderNamespace, credsNS: "team"},
+		{name: "vault kubernetes", block: `
+vault: {server: http://vault:8200, path: secret, auth: {kubernetes: {mountPath: kubernetes, role: reader, serviceAccountRef: {name: sa}}}}`,
+			want: &provv2.Vault{Spec: provv2.VaultSpec{Server: "http://vault:8200", Path: "secret", Version: "v2",
+				Auth: provv2.VaultAuth{Kubernetes: &provv2.VaultKubernetesAuth{MountPath: "kubernetes", Role: "reader", ServiceAccountRef: provv2.KubernetesServiceAccount{Name: "sa"}}}}},
+			scope: ssv2.ProviderNamespace, credsNS: "team"},
+		{name: "vault jwt", block: `
+vault: {server: http://vault:8200, path: secret, auth: {jwt: {path: jwt, role: j, kubernetesServiceAccountToken: {serviceAccountRef: {name: sa2}, audiences: [vault]}}}}`,
+			want: &provv2.Vault{Spec: provv2.VaultSpec{Server: "http://vault:8200", Path: "secret", Version: "v2",
+				Auth: provv2.VaultAuth{JWT: &provv2.VaultKubernetesAuth{MountPath: "jwt", Role: "j", ServiceAccountRef: provv2.KubernetesServiceAccount{Name: "sa2", Audiences: []string{"vault"}}}}}},
+			scope: ssv2.ProviderNamespace, credsNS: "team"},
+		{name: "vault cert", block: `
+vault: {server: https://vault:8200, path: secret, auth: {cert: {path: cert, vaultRole: eso, clientCert: {name: c, key: tls.crt}, secretRef: {name: c, key: tls.key}}}}`,
+			want: &provv2.Vault{Spec: provv2.VaultSpec{Server: "https://vault:8200", Path: "secret", Version: "v2",
+				Auth: provv2.VaultAuth{Cert: &provv2.VaultCertAuth{Path: "cert", Name: "eso", ClientCert: provv2.SecretKeySelector{Name: "c", Key: "tls.crt"},
+					SecretRef: provv2.SecretKeySelector{Name: "c", Key: "tls.key"}}}}},
 			scope: ssv2.ProviderNamespace, credsNS: "team"},
 		{name: "kubernetes in-cluster with a ServiceAccount", block: `
 kubernetes:
@@ -174,8 +178,14 @@ kubernetes: {auth: {serviceAccount: {name: sa, namespace: kube-system}}}`, false
 aws: {service: SecretsManager, region: eu-west-1, auth: {secretRef: {accessKeyIDSecretRef: {name: a, key: k, namespace: ns-x}, secretAccessKeySecretRef: {name: a, key: s, namespace: ns-y}}}}`, true,
 			[]string{"must all name one namespace, or none", "these name ns-x, ns-y"}},
 		{"vault methods eso lacks", `
-vault: {server: "http://v", headers: {X: y}, tls: {certSecretRef: {name: c, key: k}}, auth: {ldap: {path: ldap, username: u, secretRef: {name: p, key: k}}, userPass: {path: up, username: u}}}`, false,
-			[]string{"spec.provider.vault.auth.ldap: not supported", "spec.provider.vault.auth.userPass: not supported", "spec.provider.vault.headers", "spec.provider.vault.tls"}},
+vault: {server: "http://v", headers: {X: y}, tls: {certSecretRef: {name: c, key: k}}, auth: {ldap: {path: ldap, username: u, secretRef: {name: p, key: k}}}}`, false,
+			[]string{"spec.provider.vault.auth.ldap: not supported", "spec.provider.vault.headers", "spec.provider.vault.tls"}},
+		{"vault userPass", `
+vault: {server: "http://v", path: secret, auth: {userPass: {path: up, username: u}}}`, false,
+			[]string{"spec.provider.vault.auth.userPass: not supported"}},
+		{"vault over another scheme", `
+vault: {server: "unix:///var/run/vault.sock", path: secret, auth: {tokenSecretRef: {name: t, key: k}}}`, false,
+			[]string{"spec.provider.vault.server: must be an http:// or https:// address"}},
 		{"vault jwt from a Secret", `
 vault: {server: "http://v", auth: {jwt: {path: jwt, secretRef: {name: j, key: k}}}}`, false,
 			[]string{"spec.provider.vault.auth.jwt.secretRef: a JWT stored in a Secret is not supported; use kubernetesServiceAccountToken"}},
@@ -244,6 +254,32 @@ gcpsm:
 	}
 	if len(got.Notes) != 1 || !strings.Contains(got.Notes[0], "spec.provider.gcpsm.auth.workloadIdentity: not used") {
 		t.Errorf("notes %q", got.Notes)
+	}
+}
+
+// TestVaultMethodPrecedenceAsUpstream: of several Vault login methods,
+// the first in upstream's order is used and the others are named as not
+// used, also when a later one is a method eso does not serve.
+func TestVaultMethodPrecedenceAsUpstream(t *testing.T) {
+	got := Translate(provider(t, `
+vault:
+  server: http://vault:8200
+  path: secret
+  auth:
+    kubernetes: {mountPath: kubernetes, role: reader, serviceAccountRef: {name: sa}}
+    appRole: {path: approle, roleId: r, secretRef: {name: v, key: secret-id}}
+    ldap: {path: ldap, username: u}`), false, "team", "s", Endpoints{})
+	if err := got.Err(); err != nil {
+		t.Fatal(err)
+	}
+	auth := got.Inline.(*provv2.Vault).Spec.Auth
+	if auth.AppRole == nil || auth.Kubernetes != nil {
+		t.Errorf("auth %+v: want appRole only, as upstream tries it before kubernetes", auth)
+	}
+	want := []string{"spec.provider.vault.auth.kubernetes: not used: appRole takes precedence, as upstream",
+		"spec.provider.vault.auth.ldap: not used: appRole takes precedence, as upstream"}
+	if !slices.Equal(got.Notes, want) {
+		t.Errorf("notes %q, want %q", got.Notes, want)
 	}
 }
 

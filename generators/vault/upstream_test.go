@@ -57,7 +57,7 @@ func TestUpstreamShapeIsTheSameConnection(t *testing.T) {
 			cfg := upstreamConfig(t, tc.block)
 			cfg.Spec.Provider.Path, cfg.Spec.Provider.Version = ptr.To("secret"), upstreamv1.VaultKVStoreV1
 			cfg.Spec.Provider.Namespace = ptr.To("ns1")
-			got, err := vaultSpec(cfg)
+			got, err := vaultSpec(cfg, "team")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -72,37 +72,65 @@ func TestUpstreamShapeIsTheSameConnection(t *testing.T) {
 	}
 }
 
-// TestUpstreamShapeRefusals: what eso cannot serve in upstream's block is
-// refused by path, with what to write instead, never ignored; so is a
-// reference to another namespace, and a configuration in both shapes or
+// TestUpstreamShapeRefusals: what eso cannot serve in upstream's block,
+// and what would have no effect on a generator, is refused by path with
+// what to write instead, never ignored; a reference to another namespace
+// is refused as out of scope; so is a configuration in both shapes or
 // neither (objects that got past the schema).
 func TestUpstreamShapeRefusals(t *testing.T) {
-	for _, tc := range []struct{ name, block, want string }{
+	for _, tc := range []struct {
+		name, block string
+		is          error
+		want        string
+	}{
 		{"ldap", `{server: "https://vault:8200", auth: {ldap: {path: ldap, username: u, secretRef: {name: p, key: pw}}}}`,
-			"spec.provider.auth.ldap: not supported"},
-		{"no auth", `{server: "https://vault:8200"}`, "spec.provider.auth: eso needs an authentication method"},
+			providers.ErrInvalidConfig, "spec.provider.auth.ldap: not supported"},
+		{"no auth", `{server: "https://vault:8200"}`, providers.ErrInvalidConfig, "spec.provider.auth: eso needs an authentication method"},
 		{"client TLS", `{server: "https://vault:8200", tls: {certSecretRef: {name: c}}, auth: {tokenSecretRef: {name: t, key: token}}}`,
-			"spec.provider.tls: client certificates"},
+			providers.ErrInvalidConfig, "spec.provider.tls: client certificates"},
+		{"another scheme", `{server: "unix:///var/run/vault.sock", auth: {tokenSecretRef: {name: t, key: token}}}`,
+			providers.ErrInvalidConfig, "spec.provider.server: must be an http:// or https:// address"},
+		{"two login methods", `{server: "https://vault:8200", auth: {tokenSecretRef: {name: t, key: token}, kubernetes: {mountPath: k, role: r, serviceAccountRef: {name: sa}}}}`,
+			providers.ErrInvalidConfig, "spec.provider.auth.kubernetes: not used: tokenSecretRef takes precedence, as upstream (without effect: leave it out)"},
+		{"a token lifetime eso does not ask for", `{server: "https://vault:8200", auth: {jwt: {path: jwt, role: r, kubernetesServiceAccountToken: {serviceAccountRef: {name: sa}, expirationSeconds: 600}}}}`,
+			providers.ErrInvalidConfig, "expirationSeconds"},
+		{"KV settings", `{server: "https://vault:8200", readYourWrites: true, auth: {tokenSecretRef: {name: t, key: token}}}`,
+			providers.ErrInvalidConfig, "without effect on a generator's request"},
 		{"another namespace", `{server: "https://vault:8200", auth: {tokenSecretRef: {name: t, key: token, namespace: kube-system}}}`,
-			"spec.provider.auth.tokenSecretRef.namespace: a generator reads credentials from its own namespace"},
+			providers.ErrOutOfScope, "spec.provider.auth.tokenSecretRef.namespace: a generator reads credentials from team only"},
 		{"a CA of another namespace", `{server: "https://vault:8200", caProvider: {type: Secret, name: ca, key: ca.crt, namespace: other}, auth: {tokenSecretRef: {name: t, key: token}}}`,
-			"spec.provider.caProvider.namespace"},
+			providers.ErrOutOfScope, "spec.provider.caProvider.namespace"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := check(upstreamConfig(t, tc.block))
-			if !errors.Is(err, providers.ErrInvalidConfig) || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("check = %v, want ErrInvalidConfig saying %q", err, tc.want)
+			if !errors.Is(err, tc.is) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("check = %v, want %v saying %q", err, tc.is, tc.want)
 			}
 		})
 	}
 	both := upstreamConfig(t, `{server: "https://vault:8200", auth: {tokenSecretRef: {name: t, key: token}}}`)
-	both.Spec.Server = "https://vault:8200"
+	both.Spec.CAProvider = &provv1.CAProvider{Type: "Secret", Name: "ca", Key: "ca.crt"}
 	if err := check(both); err == nil || !strings.Contains(err.Error(), "not both") {
 		t.Errorf("both shapes: %v", err)
 	}
 	neither := &genv1.VaultDynamicSecret{Spec: genv1.VaultDynamicSecretSpec{Path: "x"}}
 	if err := check(neither); err == nil || !strings.Contains(err.Error(), "server and auth are required") {
 		t.Errorf("neither shape: %v", err)
+	}
+}
+
+// TestUpstreamShapeStaysInTheCredentialsNamespace: credentials resolve in
+// the scope eso gives the generator (a ClusterGenerator with
+// ManifestNamespace gives each ExternalSecret's); a reference naming the
+// configuration's own namespace is then refused, not ignored.
+func TestUpstreamShapeStaysInTheCredentialsNamespace(t *testing.T) {
+	cfg := upstreamConfig(t, `{server: "https://vault:8200", auth: {tokenSecretRef: {name: t, key: token, namespace: team}}}`)
+	if err := check(cfg); err != nil {
+		t.Fatalf("the configuration's own namespace: %v", err)
+	}
+	_, _, err := newGenerator(t, cfg.Spec, nil).Generate(context.Background(), ref, providers.Scope{Namespace: "tenant"})
+	if !errors.Is(err, providers.ErrOutOfScope) || !strings.Contains(err.Error(), "reads credentials from tenant only") {
+		t.Errorf("generate in another credentials namespace: %v", err)
 	}
 }
 

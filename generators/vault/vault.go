@@ -35,7 +35,7 @@ var Registration = kit.GeneratorDefinition[*genv1.VaultDynamicSecret]{
 	NewConfig:   func() *genv1.VaultDynamicSecret { return &genv1.VaultDynamicSecret{} },
 	Check:       check,
 	CheckCredentials: func(ctx context.Context, deps providers.Deps, cfg *genv1.VaultDynamicSecret, scope providers.Scope) error {
-		spec, err := vaultSpec(cfg)
+		spec, err := vaultSpec(cfg, scope.Namespace)
 		if err != nil {
 			return err
 		}
@@ -62,7 +62,7 @@ type State struct {
 // leases and child tokens created with it too.
 func generate(ctx context.Context, deps providers.Deps, cfg *genv1.VaultDynamicSecret, scope providers.Scope) (map[string][]byte, generators.State, error) {
 	spec := &cfg.Spec
-	connection, err := vaultSpec(cfg)
+	connection, err := vaultSpec(cfg, scope.Namespace)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -112,7 +112,7 @@ func cleanup(ctx context.Context, deps providers.Deps, cfg *genv1.VaultDynamicSe
 	if state.LeaseID == "" && state.TokenAccessor == "" {
 		return nil
 	}
-	connection, err := vaultSpec(cfg)
+	connection, err := vaultSpec(cfg, scope.Namespace)
 	if err != nil {
 		return err
 	}
@@ -131,50 +131,71 @@ func cleanup(ctx context.Context, deps providers.Deps, cfg *genv1.VaultDynamicSe
 
 // vaultSpec is the connection and login the Vault provider's session
 // takes: the spec-level fields, or upstream's provider block read as a v1
-// store's Vault block is (providers/v1blocks).
-func vaultSpec(cfg *genv1.VaultDynamicSecret) (*provv1.VaultSpec, error) {
+// store's Vault block is (providers/v1blocks). credentials is the
+// namespace the credentials are read in: the only one a reference in the
+// provider block may name.
+func vaultSpec(cfg *genv1.VaultDynamicSecret, credentials string) (*provv1.VaultSpec, error) {
 	spec := &cfg.Spec
-	switch {
-	case spec.Provider != nil && (spec.Server != "" || spec.Auth != nil):
-		return nil, fmt.Errorf("%w: set either provider (upstream's shape) or server and auth, not both", providers.ErrInvalidConfig)
-	case spec.Provider != nil:
-		f := &blockFindings{namespace: cfg.Namespace}
-		connection := v1blocks.VaultConnection(f, "spec.provider", spec.Provider)
-		if len(f.refused) > 0 {
-			return nil, fmt.Errorf("%w: %s", providers.ErrInvalidConfig, strings.Join(f.refused, "; "))
+	if spec.Provider == nil {
+		if spec.Server == "" || spec.Auth == nil {
+			return nil, fmt.Errorf("%w: server and auth are required when provider is not set", providers.ErrInvalidConfig)
 		}
-		return &connection, nil
-	case spec.Server == "" || spec.Auth == nil:
-		return nil, fmt.Errorf("%w: server and auth are required when provider is not set", providers.ErrInvalidConfig)
+		return &provv1.VaultSpec{Server: spec.Server, Namespace: spec.Namespace, CABundle: spec.CABundle,
+			CAProvider: spec.CAProvider, Auth: *spec.Auth}, nil
 	}
-	return &provv1.VaultSpec{Server: spec.Server, Namespace: spec.Namespace, CABundle: spec.CABundle,
-		CAProvider: spec.CAProvider, Auth: *spec.Auth}, nil
+	f := &blockFindings{namespace: credentials}
+	if spec.Server != "" || spec.Auth != nil || spec.Namespace != "" || len(spec.CABundle) > 0 || spec.CAProvider != nil {
+		f.Refuse("spec", "set the connection either under provider (upstream's shape) or at spec level (server, namespace, caBundle, caProvider, auth), not both")
+	}
+	connection := v1blocks.VaultConnection(f, "spec.provider", spec.Provider)
+	p := spec.Provider
+	if p.ReadYourWrites || p.ForwardInconsistent || p.CheckAndSet != nil {
+		f.Refuse("spec.provider.readYourWrites/forwardInconsistent/checkAndSet", "settings of a store's KV reads and writes, without effect on a generator's request: leave them out")
+	}
+	return &connection, f.err()
 }
 
 // blockFindings collects what eso cannot serve of an upstream provider
-// block. Credentials are read where the generator's scope puts them, so a
-// reference may name no namespace but the configuration's own (upstream
-// ignores the field for generators; naming another is refused rather than
-// ignored). Notes are dropped: they name fields without effect, and a
-// generator configuration has no status to show them in.
+// block. Credentials are read in the generator's credentials namespace, so
+// a reference may name no other (upstream ignores the field for
+// generators; eso refuses rather than ignore a field that looks like it
+// reaches another namespace). A field the translation notes as without
+// effect is refused too: a generator configuration has no status to name
+// it in.
 type blockFindings struct {
-	namespace string
-	refused   []string
+	namespace          string
+	refused, elsewhere []string
 }
 
 func (f *blockFindings) Namespace(path string, ns *string) {
 	if ns != nil && *ns != "" && *ns != f.namespace {
-		f.Refuse(path+".namespace", "a generator reads credentials from its own namespace: leave namespace out")
+		f.elsewhere = append(f.elsewhere, path+".namespace: a generator reads credentials from "+f.namespace+" only: leave namespace out")
 	}
 }
 
 func (f *blockFindings) Refuse(path, why string) { f.refused = append(f.refused, path+": "+why) }
 
-func (f *blockFindings) Note(string, string) {}
+func (f *blockFindings) Note(path, why string) {
+	f.Refuse(path, why+" (without effect: leave it out)")
+}
 
-// check rejects a configuration that cannot work in any namespace.
+// err is the refusal: out of scope when a reference names another
+// namespace, an invalid configuration otherwise.
+func (f *blockFindings) err() error {
+	switch {
+	case len(f.elsewhere) > 0:
+		return fmt.Errorf("%w: %s", providers.ErrOutOfScope, strings.Join(append(f.elsewhere, f.refused...), "; "))
+	case len(f.refused) > 0:
+		return fmt.Errorf("%w: %s", providers.ErrInvalidConfig, strings.Join(f.refused, "; "))
+	}
+	return nil
+}
+
+// check rejects a configuration that cannot work; the credentials
+// namespace is not known yet, so references are checked against the
+// configuration's own.
 func check(cfg *genv1.VaultDynamicSecret) error {
-	if _, err := vaultSpec(cfg); err != nil {
+	if _, err := vaultSpec(cfg, cfg.Namespace); err != nil {
 		return err
 	}
 	return checkRequest(&cfg.Spec)

@@ -1,6 +1,8 @@
 package v1blocks
 
 import (
+	"strings"
+
 	provv2 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	"github.com/eso-dev/eso/apis/upstreamv1"
 )
@@ -11,6 +13,9 @@ import (
 // readYourWrites) are the caller's: they mean something only to a store.
 func VaultConnection(f Findings, at string, p *upstreamv1.VaultProvider) provv2.VaultSpec {
 	spec := provv2.VaultSpec{Server: p.Server, CABundle: p.CABundle, CAProvider: CAProvider(f, at+".caProvider", p.CAProvider)}
+	if !strings.HasPrefix(p.Server, "https://") && !strings.HasPrefix(p.Server, "http://") {
+		f.Refuse(at+".server", "must be an http:// or https:// address")
+	}
 	if p.Namespace != nil {
 		spec.Namespace = *p.Namespace
 	}
@@ -28,27 +33,57 @@ func VaultConnection(f Findings, at string, p *upstreamv1.VaultProvider) provv2.
 	return spec
 }
 
-// vaultAuth reads the login method; the methods eso does not serve are
-// refused by name.
+// vaultMethods are upstream's login methods in the order upstream tries
+// them: the first one set is used.
+var vaultMethods = []struct {
+	name string
+	set  func(*upstreamv1.VaultAuth) bool
+}{
+	{"tokenSecretRef", func(a *upstreamv1.VaultAuth) bool { return a.TokenSecretRef != nil }},
+	{"appRole", func(a *upstreamv1.VaultAuth) bool { return a.AppRole != nil }},
+	{"kubernetes", func(a *upstreamv1.VaultAuth) bool { return a.Kubernetes != nil }},
+	{"ldap", func(a *upstreamv1.VaultAuth) bool { return a.Ldap != nil }},
+	{"userPass", func(a *upstreamv1.VaultAuth) bool { return a.UserPass != nil }},
+	{"jwt", func(a *upstreamv1.VaultAuth) bool { return a.Jwt != nil }},
+	{"cert", func(a *upstreamv1.VaultAuth) bool { return a.Cert != nil }},
+	{"iam", func(a *upstreamv1.VaultAuth) bool { return a.Iam != nil }},
+	{"gcp", func(a *upstreamv1.VaultAuth) bool { return a.GCP != nil }},
+}
+
+// vaultAuth reads the login method: the first set in upstream's order, the
+// others noted as not used; the methods eso does not serve are refused by
+// name.
 func vaultAuth(f Findings, at string, a *upstreamv1.VaultAuth) provv2.VaultAuth {
 	var auth provv2.VaultAuth
-	if a.TokenSecretRef == nil && a.AppRole == nil && a.Kubernetes == nil && a.Jwt == nil && a.Cert == nil &&
-		a.Ldap == nil && a.UserPass == nil && a.Iam == nil && a.GCP == nil {
+	used := ""
+	for _, m := range vaultMethods {
+		switch {
+		case !m.set(a):
+		case used == "":
+			used = m.name
+		default:
+			f.Note(at+"."+m.name, "not used: "+used+" takes precedence, as upstream")
+		}
+	}
+	if used == "" {
 		f.Refuse(at, "eso needs an authentication method")
 	}
 	if a.Namespace != nil && *a.Namespace != "" {
 		f.Refuse(at+".namespace", "logging in to another Vault namespace than the provider's namespace is not supported")
 	}
-	if a.TokenSecretRef != nil {
+	switch used {
+	case "ldap", "userPass", "iam", "gcp":
+		f.Refuse(at+"."+used, "not supported; use tokenSecretRef, appRole, kubernetes, jwt.kubernetesServiceAccountToken or cert")
+	case "tokenSecretRef":
 		auth.TokenSecretRef = OptionalSecret(f, at+".tokenSecretRef", a.TokenSecretRef)
-	}
-	if r := a.AppRole; r != nil {
+	case "appRole":
+		r := a.AppRole
 		if r.RoleRef != nil {
 			f.Refuse(at+".appRole.roleRef", "write the role ID in roleId")
 		}
 		auth.AppRole = &provv2.VaultAppRole{Path: r.Path, RoleID: r.RoleID, SecretRef: Secret(f, at+".appRole.secretRef", r.SecretRef)}
-	}
-	if k := a.Kubernetes; k != nil {
+	case "kubernetes":
+		k := a.Kubernetes
 		if k.SecretRef != nil && k.ServiceAccountRef != nil {
 			f.Note(at+".kubernetes.secretRef", "not used: serviceAccountRef takes precedence, as upstream")
 		}
@@ -58,8 +93,8 @@ func vaultAuth(f Findings, at string, a *upstreamv1.VaultAuth) provv2.VaultAuth 
 			auth.Kubernetes = &provv2.VaultKubernetesAuth{MountPath: k.Path, Role: k.Role,
 				ServiceAccountRef: ServiceAccount(f, at+".kubernetes.serviceAccountRef", *k.ServiceAccountRef)}
 		}
-	}
-	if j := a.Jwt; j != nil {
+	case "jwt":
+		j := a.Jwt
 		switch {
 		case j.SecretRef != nil:
 			f.Refuse(at+".jwt.secretRef", "a JWT stored in a Secret is not supported; use kubernetesServiceAccountToken")
@@ -75,18 +110,10 @@ func vaultAuth(f Findings, at string, a *upstreamv1.VaultAuth) provv2.VaultAuth 
 			}
 			auth.JWT = &provv2.VaultKubernetesAuth{MountPath: j.Path, Role: j.Role, ServiceAccountRef: sa}
 		}
-	}
-	if c := a.Cert; c != nil {
+	case "cert":
+		c := a.Cert
 		auth.Cert = &provv2.VaultCertAuth{Path: c.Path, Name: c.VaultRole,
 			ClientCert: Secret(f, at+".cert.clientCert", c.ClientCert), SecretRef: Secret(f, at+".cert.secretRef", c.SecretRef)}
-	}
-	for _, m := range []struct {
-		name string
-		set  bool
-	}{{"ldap", a.Ldap != nil}, {"userPass", a.UserPass != nil}, {"iam", a.Iam != nil}, {"gcp", a.GCP != nil}} {
-		if m.set {
-			f.Refuse(at+"."+m.name, "not supported; use tokenSecretRef, appRole, kubernetes, jwt.kubernetesServiceAccountToken or cert")
-		}
 	}
 	return auth
 }

@@ -441,8 +441,9 @@ func TestVaultDynamicSecretRotation(t *testing.T) {
 // TestVaultDynamicSecretInUpstreamShape: a VaultDynamicSecret written as
 // upstream documents it (the connection under spec.provider, a v1 store's
 // Vault block) and referenced with upstream's apiVersion generates against
-// a real Vault dev server; a reference naming another namespace and a
-// controller class of another eso are refused, each with what to change.
+// a real Vault dev server; a reference naming another namespace is refused
+// with what to change; one whose controller class is another eso's is left
+// alone (no status), directly and through a Generator.
 func TestVaultDynamicSecretInUpstreamShape(t *testing.T) {
 	root := vaulttest.Start(t)
 	runEso(t, testConfig())
@@ -460,24 +461,37 @@ func TestVaultDynamicSecretInUpstreamShape(t *testing.T) {
 		upstreamShape("random", ptr.To(ns), ""),
 		upstreamShape("elsewhere", ptr.To("kube-system"), ""),
 		upstreamShape("other-class", nil, "other"),
+		&genv2.Generator{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "via-generator"}, Spec: genv2.GeneratorSpec{
+			ProviderConfig: genv2.ProviderConfig{ProviderRef: genv2.ProviderRef{Kind: "VaultDynamicSecret", Name: "other-class"}}}},
 	)
 	ref := func(name string) esv1.GeneratorRef {
 		return esv1.GeneratorRef{APIVersion: "generators.external-secrets.io/v1alpha1", Kind: "VaultDynamicSecret", Name: name}
 	}
-	es := generatedSecret(ns, "random", ref("random"))
-	create(t, es)
+	otherClass := []*esv1.ExternalSecret{
+		generatedSecret(ns, "other-class", ref("other-class")),
+		generatedSecret(ns, "via-generator", esv1.GeneratorRef{Kind: "Generator", Name: "via-generator"}),
+	}
+	for _, es := range otherClass {
+		create(t, es)
+	}
+	create(t, generatedSecret(ns, "random", ref("random")))
 	if s := waitGenerated(t, ns, "random", "random_bytes", ""); len(s.Data["random_bytes"]) == 0 {
 		t.Fatal("empty random_bytes")
 	}
 
-	for name, want := range map[string]string{
-		"elsewhere":   "spec.provider.auth.tokenSecretRef.namespace: a generator reads credentials from its own namespace",
-		"other-class": "another controller class",
-	} {
-		es := generatedSecret(ns, name, ref(name))
-		create(t, es)
-		if msg := waitReady(t, es, metav1.ConditionFalse, esv1.ReasonSecretSyncedError); !strings.Contains(msg, want) {
-			t.Errorf("%s: Ready message %q, want it to say %q", name, msg, want)
+	es := generatedSecret(ns, "elsewhere", ref("elsewhere"))
+	create(t, es)
+	want := "spec.provider.auth.tokenSecretRef.namespace: a generator reads credentials from " + ns + " only"
+	if msg := waitReady(t, es, metav1.ConditionFalse, esv1.ReasonStoreNotAllowed); !strings.Contains(msg, want) {
+		t.Errorf("Ready message %q, want it to say %q", msg, want)
+	}
+	// Created before the two above, which are synced or refused by now.
+	for _, es := range otherClass {
+		if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(es), es); err != nil {
+			t.Fatal(err)
+		}
+		if len(es.Status.Conditions) > 0 || len(statesOf(t, ns, es.Name)) > 0 {
+			t.Errorf("%s uses another class's generator: status %+v, want it left alone", es.Name, es.Status.Conditions)
 		}
 	}
 }

@@ -33,7 +33,7 @@ const (
 // revokes them when that token expires. With a login (appRole, kubernetes,
 // jwt, cert) the login token's TTL therefore bounds how long the generated
 // values live; give the role a TTL to match, or use a periodic token.
-// +kubebuilder:validation:XValidation:rule="has(self.provider) != (has(self.server) || has(self.auth))",message="set either provider (upstream's shape) or server and auth, not both"
+// +kubebuilder:validation:XValidation:rule="!has(self.provider) || !(has(self.server) || has(self.auth) || has(self.namespace) || has(self.caBundle) || has(self.caProvider))",message="set the connection either under provider (upstream's shape) or at spec level (server, namespace, caBundle, caProvider, auth), not both"
 // +kubebuilder:validation:XValidation:rule="has(self.provider) || (has(self.server) && has(self.auth))",message="server and auth are required when provider is not set"
 // +kubebuilder:validation:XValidation:rule="!has(self.auth) || [has(self.auth.tokenSecretRef), has(self.auth.appRole), has(self.auth.kubernetes), has(self.auth.jwt), has(self.auth.cert)].filter(x, x).size() == 1",message="auth needs exactly one of tokenSecretRef, appRole, kubernetes, jwt or cert"
 // +kubebuilder:validation:XValidation:rule="!(has(self.caBundle) && has(self.caProvider))",message="set caBundle or caProvider, not both"

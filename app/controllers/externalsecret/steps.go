@@ -111,10 +111,11 @@ func decodeSpec(_ context.Context, sc *syncScope) (end, error) {
 }
 
 // resolveStore finds the stores the ExternalSecret reads through and the
-// fingerprint of their configuration; another eso's store ends the sync.
+// fingerprint of their configuration; another eso's store or generator
+// ends the sync.
 func (r *Reconciler) resolveStore(ctx context.Context, sc *syncScope) (end, error) {
 	srcs, ours, err := resolveSources(ctx, r.Resolver, sc.es)
-	if !ours {
+	if !ours || (r.Generation != nil && !r.Generation.Ours(ctx, sc.es)) {
 		return endQuietly, nil
 	}
 	if err != nil {

@@ -32,6 +32,7 @@ var Registration = kit.GeneratorDefinition[*genv1.ECRAuthorizationToken]{
 	Kind:        Kind,
 	AddToScheme: genv1.AddToScheme,
 	NewConfig:   func() *genv1.ECRAuthorizationToken { return &genv1.ECRAuthorizationToken{} },
+	Check:       checkScope,
 	CheckCredentials: func(ctx context.Context, deps providers.Deps, cfg *genv1.ECRAuthorizationToken, scope providers.Scope) error {
 		_, err := awsauth.Config(ctx, deps, awsauth.GeneratorSpec(&cfg.Spec.AWSGeneratorSpec), scope)
 		return err
@@ -63,6 +64,16 @@ func generate(ctx context.Context, deps providers.Deps, cfg *genv1.ECRAuthorizat
 	}
 	values["proxy_endpoint"] = []byte(aws.ToString(data.ProxyEndpoint))
 	return values, nil, nil
+}
+
+// checkScope repeats the schema's rule, for objects that bypassed it: a
+// scope eso does not know is refused, never read as private.
+func checkScope(cfg *genv1.ECRAuthorizationToken) error {
+	switch cfg.Spec.Scope {
+	case "", genv1.ECRScopePrivate, genv1.ECRScopePublic:
+		return nil
+	}
+	return fmt.Errorf("%w: scope %q (want private or public)", providers.ErrInvalidConfig, cfg.Spec.Scope)
 }
 
 // publicRegion is where AWS serves ECR Public's login API.

@@ -186,6 +186,17 @@ func TestPublicScope(t *testing.T) {
 	}
 }
 
+// TestUnknownScopeIsRefused: a scope the schema would refuse (an object
+// that bypassed it) is refused, not read as private.
+func TestUnknownScopeIsRefused(t *testing.T) {
+	s := spec("http://127.0.0.1:1")
+	s.Scope = "Public"
+	_, _, err := newGenerator(t, s, "AKIDEXAMPLE", "wJalrXUtnFEMI").Generate(context.Background(), ref, scope)
+	if !errors.Is(err, providers.ErrInvalidConfig) || !strings.Contains(err.Error(), `scope "Public"`) {
+		t.Errorf("err = %v, want the scope refused", err)
+	}
+}
+
 func keysOf(m map[string][]byte) []string {
 	var keys []string
 	for k := range m {
