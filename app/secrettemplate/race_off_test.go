@@ -1,0 +1,5 @@
+//go:build !race
+
+package secrettemplate
+
+const raceEnabled = false
