@@ -25,7 +25,7 @@ const (
 	// maxSteps bounds function calls, range iterations and template calls.
 	maxSteps = 100_000
 	// maxRenderTime bounds a render's wall time.
-	maxRenderTime = time.Second
+	maxRenderTime = raceSlowdown * time.Second
 	// maxFormatWidth bounds printf widths and precisions.
 	maxFormatWidth = 4096
 	// maxRenderKDF bounds the key-derivation work of a render's PKCS#12

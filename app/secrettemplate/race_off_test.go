@@ -1,5 +1,0 @@
-//go:build !race
-
-package secrettemplate
-
-const raceEnabled = false
