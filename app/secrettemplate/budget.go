@@ -28,9 +28,9 @@ const (
 	maxRenderTime = raceSlowdown * time.Second
 	// maxFormatWidth bounds printf widths and precisions.
 	maxFormatWidth = 4096
-	// maxRenderKDF bounds the key-derivation work of a render's PKCS#12
-	// reads, in the units of maxPkcs12Work: four archives at that bound
-	// take about as long as maxRenderTime.
+	// maxRenderKDF bounds the key-derivation and decryption work of a
+	// render's PKCS#12 reads, in the units of maxPkcs12Work: four archives
+	// at that bound take at most about 760 ms of CPU, within maxRenderTime.
 	maxRenderKDF = 4 * maxPkcs12Work
 )
 
@@ -96,7 +96,7 @@ func (b *budget) charge(fn string, n int64) error {
 // render's time.
 func (b *budget) chargeKDF(fn string, n int64) error {
 	if n < 0 || n > maxRenderKDF-b.kdf {
-		return exceeded("%s would take the key derivation past %d iterations", fn, maxRenderKDF)
+		return exceeded("%s would take the key derivation and decryption past %d units", fn, maxRenderKDF)
 	}
 	b.kdf += n
 	return nil

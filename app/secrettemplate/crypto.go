@@ -64,10 +64,14 @@ func readPkcs12Cert(spend func(int64) error, password, input string) (string, er
 // decodePkcs12 decodes an archive once checkPkcs12 has bounded the work
 // that takes, charging it to spend (a render's budget) when given.
 func decodePkcs12(spend func(int64) error, password, input string) (any, *x509.Certificate, []*x509.Certificate, error) {
-	if err := checkPkcs12([]byte(input), password, spend); err != nil {
+	if err := checkPkcs12Sizes(len(input), password); err != nil {
 		return nil, nil, nil, err
 	}
-	key, cert, chain, err := pkcs12.DecodeChain([]byte(input), password)
+	der := []byte(input)
+	if err := checkPkcs12(der, password, spend); err != nil {
+		return nil, nil, nil, err
+	}
+	key, cert, chain, err := pkcs12.DecodeChain(der, password)
 	if err != nil {
 		return nil, nil, nil, errPkcs12Password
 	}

@@ -25,27 +25,50 @@ import (
 // may hide in it), and refuses whatever it cannot read: an algorithm,
 // structure or bag type it does not know is never skipped.
 //
-// Work is counted in iterations of one hash-sized block: a derivation that
-// needs two blocks of key (3DES's 24 bytes from SHA-1's 20) runs its
-// iterations twice, and an iteration of SHA-512 counts 4, since it costs
-// four of SHA-1 or SHA-256 here (no SHA-512 instructions on common CPUs).
+// Work is counted in units of about one hash block:
+//   - each iteration of a derivation, once per hash-sized block of output it
+//     needs: a derivation that needs two blocks of key (3DES's 24 bytes from
+//     SHA-1's 20) runs its iterations twice;
+//   - the derivation's input, salt and password: a unit per 64 bytes, for
+//     each block of output (PKCS#12's own derivation hashes, copies and
+//     adds to both for each block; PBKDF2 hashes the salt for each);
+//   - hashing the authenticated safe for the MAC: a unit per 64 bytes;
+//   - decryption: a unit per 64 bytes of AES, per 4 bytes of 3DES or RC2
+//     (twenty to thirty times slower than AES here).
+//
+// Hashing with SHA-512 counts 4 times, since it costs four of SHA-1 or
+// SHA-256 here (no SHA-512 instructions on common CPUs).
 const (
-	// maxPkcs12Work bounds the key-derivation work of reading one archive.
-	// Measured with BenchmarkPkcs12AtTheBound on a 2-core AMD EPYC (SHA
-	// instructions, Go 1.26): an archive at the bound takes 60 to 170 ms of
-	// CPU (best of five; PBKDF2 with HMAC-SHA1 or HMAC-SHA256 is the
-	// dearest, 0.17 µs a unit), and up to half a second of wall time while
-	// the machine was loaded ten deep. Real archives ask for far less:
-	// OpenSSL's 2048 iterations (SHA-1 MAC, RC2-40 content, 3DES key: about
-	// 16,000 units), Windows' 2000, Java's 10,000 (PBES2 with HMAC-SHA256
-	// and AES-256: 40,000); 100,000 iterations of the modern algorithms
-	// (400,000 to 500,000 units) and of 3DES with a password (1,000,000)
-	// still fit. 3DES at 100,000 with an empty password (1,400,000) does
-	// not.
-	maxPkcs12Work = 1_000_000
+	// maxPkcs12Work bounds the work of reading one archive. Measured with
+	// BenchmarkPkcs12AtTheBound on a 2-core AMD EPYC (SHA and AES
+	// instructions, Go 1.26): an archive at the bound takes 70 to 190 ms of
+	// CPU (best of eight, whatever its mix of algorithms, iterations, salt,
+	// password and content sizes; PBKDF2 with HMAC-SHA1 or HMAC-SHA256 is
+	// the dearest, 0.17 µs a unit; a MiB of 3DES content decrypted three
+	// times 0.11 µs, salts of a third of a MiB or the longest password
+	// 0.095 µs), and up to 300 ms of wall time while the machine was
+	// loaded five deep. Real archives ask for far less: OpenSSL's 2048
+	// iterations (SHA-1 MAC, RC2-40 content, 3DES key: about 16,000
+	// units), Windows' 2000, Java's 10,000 (PBES2 with HMAC-SHA256 and
+	// AES-256: 40,000); 100,000 iterations of the modern algorithms
+	// (400,000 to 500,000 units) and of 3DES with a password (1,000,000,
+	// and a few thousand for the salts, password and content) still fit.
+	// 3DES at 100,000 with an empty password (1,400,000) does not.
+	maxPkcs12Work = 1_100_000
 	// maxPkcs12Bytes bounds an archive: a Secret holds at most 1 MiB, and a
 	// key with its chain takes a few KiB.
 	maxPkcs12Bytes = 1 << 20
+	// maxPkcs12Password bounds the password, in bytes. Every derivation
+	// hashes the password, and reading an archive copies it many times
+	// (its UCS-2 form is twice its size, its runes four times; go-pkcs12
+	// copies it again for each derivation and each block of output): a
+	// password of 4 MiB from a secret value made an archive of one
+	// iteration take 200 ms and allocate 260 MB. PKCS#12 passwords are
+	// short: OpenSSL's command line reads at most 1023 bytes of one
+	// (APP_PASS_LEN). A longer one is refused before it is converted or
+	// copied, and the charge for the password a derivation hashes keeps
+	// the longest allowed within maxPkcs12Work's measure.
+	maxPkcs12Password = 1 << 10
 	// maxPkcs12Safes bounds the content infos of an archive's authenticated
 	// safe (go-pkcs12 reads at most 2; eso's own archives have 2).
 	maxPkcs12Safes = 8
@@ -202,28 +225,42 @@ func p12Passwords(password string) ([]p12Password, error) {
 	return readings, nil
 }
 
-// pkcs12Walk adds up the key-derivation work of one archive.
+// pkcs12Walk adds up the work of reading one archive.
 type pkcs12Walk struct {
 	passwords []p12Password
+	// pwBytes is the longest form of the password a derivation hashes.
+	pwBytes int
 	// spend charges work to the render's budget; nil outside a render.
 	spend    func(int64) error
 	work     int64
 	bagCount int
 }
 
-// checkPkcs12 walks an archive and refuses it when reading it would take
-// more key-derivation work than maxPkcs12Work (or than the render's budget
-// has left), or when it has a part the walk cannot judge. The content it
-// decrypts on the way counts too.
-func checkPkcs12(der []byte, password string, spend func(int64) error) error {
-	if len(der) > maxPkcs12Bytes {
+// checkPkcs12Sizes refuses an archive or a password too large to read,
+// before either is copied or converted.
+func checkPkcs12Sizes(archiveBytes int, password string) error {
+	if len(password) > maxPkcs12Password {
+		return exceeded("the PKCS#12 password is longer than %d bytes", maxPkcs12Password)
+	}
+	if archiveBytes > maxPkcs12Bytes {
 		return exceeded("the PKCS#12 archive is larger than %d bytes", maxPkcs12Bytes)
+	}
+	return nil
+}
+
+// checkPkcs12 walks an archive and refuses it when reading it would take
+// more work than maxPkcs12Work (or than the render's budget has left), or
+// when it has a part the walk cannot judge. The content it decrypts on the
+// way counts too.
+func checkPkcs12(der []byte, password string, spend func(int64) error) error {
+	if err := checkPkcs12Sizes(len(der), password); err != nil {
+		return err
 	}
 	passwords, err := p12Passwords(password)
 	if err != nil {
 		return err
 	}
-	w := &pkcs12Walk{passwords: passwords, spend: spend}
+	w := &pkcs12Walk{passwords: passwords, pwBytes: max(len(passwords[0].bmp), len(passwords[0].text)), spend: spend}
 	var pfx p12PFX
 	if err := derUnmarshal(der, &pfx); err != nil {
 		return unread("not a PFX")
@@ -238,7 +275,7 @@ func checkPkcs12(der []byte, password string, spend func(int64) error) error {
 	if err := derUnmarshal(pfx.AuthSafe.Content.Bytes, &authSafe); err != nil || !isOctetString(authSafe) {
 		return unread("authenticated safe")
 	}
-	if err := w.mac(pfx.MacData); err != nil {
+	if err := w.mac(pfx.MacData, len(authSafe.Bytes)); err != nil {
 		return err
 	}
 	var safes []p12ContentInfo
@@ -263,7 +300,7 @@ func isOctetString(v asn1.RawValue) bool {
 // charge counts work before it is done, by the walk or by go-pkcs12 after it.
 func (w *pkcs12Walk) charge(n int64) error {
 	if n < 0 || n > maxPkcs12Work-w.work {
-		return exceeded("the PKCS#12 archive asks for more than %d iterations of key derivation", maxPkcs12Work)
+		return exceeded("the PKCS#12 archive asks for more than %d units of key derivation and decryption", maxPkcs12Work)
 	}
 	w.work += n
 	if w.spend != nil {
@@ -272,9 +309,10 @@ func (w *pkcs12Walk) charge(n int64) error {
 	return nil
 }
 
-// mac counts the MAC's key derivation, run twice for an empty password
+// mac counts the MAC's key derivation and its hashing of the
+// authenticated safe (message bytes), both run twice for an empty password
 // (go-pkcs12 tries it with and without the terminator).
-func (w *pkcs12Walk) mac(m p12MacData) error {
+func (w *pkcs12Walk) mac(m p12MacData, message int) error {
 	alg := m.Mac.Algorithm.Algorithm
 	if len(alg) == 0 {
 		return nil // no MAC: go-pkcs12 then takes only the empty password, and derives nothing
@@ -283,11 +321,13 @@ func (w *pkcs12Walk) mac(m p12MacData) error {
 	var err error
 	switch {
 	case alg.Equal(oidP12SHA1), alg.Equal(oidP12SHA256):
-		work, err = derivationWork(m.Iterations, 1, 1)
+		work, err = derivationWork(m.Iterations, 1, 1, len(m.MacSalt)+w.pwBytes)
+		work += hashWork(message, 1)
 	case alg.Equal(oidP12SHA512):
-		work, err = derivationWork(m.Iterations, 1, 4)
+		work, err = derivationWork(m.Iterations, 1, 4, len(m.MacSalt)+w.pwBytes)
+		work += hashWork(message, 4)
 	case alg.Equal(oidP12PBMAC1):
-		work, err = pbmac1Work(m.Mac.Algorithm)
+		work, err = pbmac1Work(m.Mac.Algorithm, w.pwBytes, message)
 	default:
 		return unread("MAC algorithm")
 	}
@@ -297,16 +337,23 @@ func (w *pkcs12Walk) mac(m p12MacData) error {
 	return w.charge(work * int64(len(w.passwords)))
 }
 
-// derivationWork is iterations × blocks × weight, saturated past the bound.
-func derivationWork(iterations, blocks, weight int) (int64, error) {
+// derivationWork is the work of one key derivation: for each of blocks
+// blocks of output, its iterations and the hashing of its input (salt and
+// password, input bytes), times weight; saturated past the bound.
+func derivationWork(iterations, blocks, weight, input int) (int64, error) {
 	if iterations < 1 {
 		return 0, unread("iteration count")
 	}
 	if iterations > maxPkcs12Work {
 		return maxPkcs12Work + 1, nil
 	}
-	return int64(iterations) * int64(blocks) * int64(weight), nil
+	// input is at most an archive's bytes and a password's few: no overflow.
+	return int64(blocks) * (int64(iterations)*int64(weight) + hashWork(input, weight)), nil
 }
+
+// hashWork is the work of hashing n bytes once: a unit per 64 bytes, times
+// weight.
+func hashWork(n, weight int) int64 { return int64(blocksOf(n, 64)) * int64(weight) }
 
 // p12PRF is a PBKDF2 pseudo-random function: its hash, output size and
 // weight (see maxPkcs12Work).
@@ -342,13 +389,15 @@ func readPBKDF2(alg pkix.AlgorithmIdentifier) (p12PBKDF2Params, p12PRF, error) {
 }
 
 // pbmac1Work is the work of a PBMAC1 MAC (RFC 9579): PBKDF2 to a key of
-// 20 to 64 bytes (go-pkcs12 refuses other lengths before deriving).
-func pbmac1Work(alg pkix.AlgorithmIdentifier) (int64, error) {
+// 20 to 64 bytes (go-pkcs12 refuses other lengths before deriving), then
+// an HMAC of the message's bytes.
+func pbmac1Work(alg pkix.AlgorithmIdentifier, pwBytes, message int) (int64, error) {
 	var p p12PBMAC1Params
 	if err := derUnmarshal(alg.Parameters.FullBytes, &p); err != nil {
 		return 0, unread("PBMAC1 parameters")
 	}
-	if _, err := prfOf(p.MAC); err != nil {
+	mac, err := prfOf(p.MAC)
+	if err != nil {
 		return 0, unread("PBMAC1 MAC algorithm")
 	}
 	kdf, prf, err := readPBKDF2(p.KDF)
@@ -358,7 +407,8 @@ func pbmac1Work(alg pkix.AlgorithmIdentifier) (int64, error) {
 	if kdf.KeyLength < 20 || kdf.KeyLength > 64 {
 		return 0, unread("PBMAC1 key length")
 	}
-	return derivationWork(kdf.Iterations, blocksOf(kdf.KeyLength, prf.size), prf.weight)
+	work, err := derivationWork(kdf.Iterations, blocksOf(kdf.KeyLength, prf.size), prf.weight, len(kdf.Salt.Bytes)+pwBytes)
+	return work + hashWork(message, mac.weight), err
 }
 
 func blocksOf(n, size int) int { return (n + size - 1) / size }
@@ -373,14 +423,22 @@ type p12Cipher struct {
 	prf        p12PRF // PBES2
 	iv         []byte // PBES2; PKCS#12's own encryption derives it
 	block      func(key []byte) (cipher.Block, error)
-	work       int64
+	// work is the work of deriving the key and IV.
+	work int64
+	// bytesPerUnit is how many bytes of its decryption make a unit of work.
+	bytesPerUnit int
 }
+
+// decryptionWork is the work of decrypting n bytes.
+func (c *p12Cipher) decryptionWork(n int) int64 { return int64(blocksOf(n, c.bytesPerUnit)) }
 
 // readCipher reads the algorithm of encrypted content or a shrouded key:
 // PKCS#12's own encryption with 3DES or RC2 (SHA-1 derivation), or PBES2
-// with PBKDF2 and AES-CBC. These are what go-pkcs12 decrypts.
-func readCipher(alg pkix.AlgorithmIdentifier) (*p12Cipher, error) {
-	c := &p12Cipher{}
+// with PBKDF2 and AES-CBC. These are what go-pkcs12 decrypts. pwBytes is
+// the length of the password the derivation hashes.
+func readCipher(alg pkix.AlgorithmIdentifier, pwBytes int) (*p12Cipher, error) {
+	// 3DES and RC2 decrypt at about 30 ns a byte here, AES at about 1.
+	c := &p12Cipher{bytesPerUnit: 4}
 	switch {
 	case alg.Algorithm.Equal(oidP12PBE3DES):
 		c.keyLen, c.block = 24, des.NewTripleDESCipher
@@ -389,7 +447,7 @@ func readCipher(alg pkix.AlgorithmIdentifier) (*p12Cipher, error) {
 	case alg.Algorithm.Equal(oidP12PBERC240):
 		c.keyLen, c.block = 5, rc2Block
 	case alg.Algorithm.Equal(oidP12PBES2):
-		return readPBES2(alg)
+		return readPBES2(alg, pwBytes)
 	default:
 		return nil, unread("encryption algorithm")
 	}
@@ -400,13 +458,13 @@ func readCipher(alg pkix.AlgorithmIdentifier) (*p12Cipher, error) {
 	c.salt, c.iterations = p.Salt, p.Iterations
 	// The key and, separately, an 8-byte IV, each from SHA-1 blocks.
 	var err error
-	c.work, err = derivationWork(p.Iterations, blocksOf(c.keyLen, sha1.Size)+1, 1)
+	c.work, err = derivationWork(p.Iterations, blocksOf(c.keyLen, sha1.Size)+1, 1, len(p.Salt)+pwBytes)
 	return c, err
 }
 
 func rc2Block(key []byte) (cipher.Block, error) { return newRC2Decrypter(key, 8*len(key)) }
 
-func readPBES2(alg pkix.AlgorithmIdentifier) (*p12Cipher, error) {
+func readPBES2(alg pkix.AlgorithmIdentifier, pwBytes int) (*p12Cipher, error) {
 	var p p12PBES2Params
 	if err := derUnmarshal(alg.Parameters.FullBytes, &p); err != nil {
 		return nil, unread("PBES2 parameters")
@@ -415,7 +473,7 @@ func readPBES2(alg pkix.AlgorithmIdentifier) (*p12Cipher, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &p12Cipher{pbes2: true, salt: kdf.Salt.Bytes, iterations: kdf.Iterations, prf: prf, block: aes.NewCipher}
+	c := &p12Cipher{pbes2: true, salt: kdf.Salt.Bytes, iterations: kdf.Iterations, prf: prf, block: aes.NewCipher, bytesPerUnit: 64}
 	switch {
 	case p.Scheme.Algorithm.Equal(oidP12AES128CBC):
 		c.keyLen = 16
@@ -431,7 +489,7 @@ func readPBES2(alg pkix.AlgorithmIdentifier) (*p12Cipher, error) {
 		return nil, unread("PBES2 IV")
 	}
 	c.iv = iv.Bytes
-	c.work, err = derivationWork(kdf.Iterations, blocksOf(c.keyLen, prf.size), prf.weight)
+	c.work, err = derivationWork(kdf.Iterations, blocksOf(c.keyLen, prf.size), prf.weight, len(c.salt)+pwBytes)
 	return c, err
 }
 
@@ -530,7 +588,7 @@ func (w *pkcs12Walk) contentInfo(ci p12ContentInfo) error {
 		if err := derUnmarshal(ci.Content.Bytes, &ed); err != nil || ed.Version != 0 {
 			return unread("encrypted content")
 		}
-		c, err := readCipher(ed.Content.Algorithm)
+		c, err := readCipher(ed.Content.Algorithm, w.pwBytes)
 		if err != nil {
 			return err
 		}
@@ -540,8 +598,10 @@ func (w *pkcs12Walk) contentInfo(ci p12ContentInfo) error {
 		if c.pbes2 {
 			readings = readings[:1]
 		}
-		// The walk's decryptions, then go-pkcs12's.
-		if err := w.charge(c.work * int64(len(readings)+1)); err != nil {
+		// The walk's decryptions, then go-pkcs12's: each derives the key
+		// and decrypts all of the content.
+		work := c.work + c.decryptionWork(len(ed.Content.Encrypted))
+		if err := w.charge(work * int64(len(readings)+1)); err != nil {
 			return err
 		}
 		opened := false
@@ -583,8 +643,8 @@ func (w *pkcs12Walk) safeContents(der []byte, depth int) error {
 	return w.bags(bags, depth)
 }
 
-// bags walks bags: a shrouded key bag's decryption is work for go-pkcs12;
-// certificates and plain keys are not.
+// bags walks bags: a shrouded key bag's derivation and decryption are work
+// for go-pkcs12; certificates and plain keys are not.
 func (w *pkcs12Walk) bags(bags []p12SafeBag, depth int) error {
 	if w.bagCount += len(bags); w.bagCount > maxPkcs12Bags {
 		return exceeded("the PKCS#12 archive has more than %d bags", maxPkcs12Bags)
@@ -603,11 +663,11 @@ func (w *pkcs12Walk) bags(bags []p12SafeBag, depth int) error {
 			if len(key.Encrypted) > maxKeyBytes {
 				return errKeyTooLarge
 			}
-			c, err := readCipher(key.Algorithm)
+			c, err := readCipher(key.Algorithm, w.pwBytes)
 			if err != nil {
 				return err
 			}
-			if err := w.charge(c.work); err != nil {
+			if err := w.charge(c.work + c.decryptionWork(len(key.Encrypted))); err != nil {
 				return err
 			}
 		case bag.ID.Equal(oidP12CertBag), bag.ID.Equal(oidP12CRLBag), bag.ID.Equal(oidP12SecretBag):

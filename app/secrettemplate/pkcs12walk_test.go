@@ -21,11 +21,13 @@ import (
 	"encoding/hex"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"hash"
 	"math/bits"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -150,6 +152,8 @@ type p12Spec struct {
 	// decode, but costs little to build, and is refused before those parts
 	// are derived.
 	cheap bool
+	// salt, when set, is the salt of every part instead of a short one.
+	salt []byte
 	// extraBags are added to the certificate's safe contents.
 	extraBags []asn1.RawValue
 	// edit changes the finished parts before they are encoded.
@@ -244,6 +248,9 @@ func (s p12Spec) derive(iter int) int {
 func (s p12Spec) encrypt(t testing.TB, name string, iter int, plain []byte) (pkix.AlgorithmIdentifier, []byte) {
 	t.Helper()
 	salt := []byte("saltsalt")
+	if s.salt != nil {
+		salt = s.salt
+	}
 	pad := func(bs int) []byte {
 		n := bs - len(plain)%bs
 		return append(append([]byte(nil), plain...), bytes.Repeat([]byte{byte(n)}, n)...)
@@ -332,6 +339,9 @@ func (s p12Spec) build(t testing.TB) ([]byte, string) {
 
 	pfx := tPFX{Version: parts.version, AuthSafe: tContentInfo{ContentType: oidP12Data, Content: explicit0(der(authSafe))}}
 	macSalt := []byte("macsaltmacsalt")
+	if s.salt != nil {
+		macSalt = s.salt
+	}
 	var macKey []byte
 	var macHash func() hash.Hash
 	switch s.mac {
@@ -378,7 +388,7 @@ func with(s p12Spec, edit func(*p12Spec)) p12Spec {
 
 func isWorkBound(err error) bool {
 	be, ok := budgetError(err)
-	return ok && strings.Contains(be.what, "iterations of key derivation")
+	return ok && strings.Contains(be.what, "units of key derivation and decryption")
 }
 
 // TestPkcs12WorkIsBounded: an archive whose key derivation, in any one part
@@ -691,15 +701,21 @@ func TestPkcs12WorkIsChargedToTheRender(t *testing.T) {
 	if err != nil || out != keyPEM {
 		t.Fatalf("render: %v", err)
 	}
-	// MAC 2048, content read twice (walk and go-pkcs12), key 2048.
-	if want := int64(4 * 2048); b.kdf != want {
-		t.Errorf("charged %d, want %d", b.kdf, want)
+	// MAC 2048, content read twice (walk and go-pkcs12), key 2048, and a
+	// few units for hashing salts, password and the MAC's message and for
+	// decrypting the content and key.
+	var want int64
+	if err := checkPkcs12(archive, "pw", func(n int64) error { want += n; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if b.kdf != want || want <= 4*2048 || want > 4*2048+64 {
+		t.Errorf("charged %d, the walk counts %d, want 4×2048 and a few", b.kdf, want)
 	}
 
 	b = newBudget()
-	b.kdf = maxRenderKDF - 4*2048 + 1
+	b.kdf = maxRenderKDF - want + 1
 	_, err = renderer{values: values, budget: b}.render("k", text)
-	if !errors.Is(err, ErrBudget) || !strings.Contains(err.Error(), "key derivation past") {
+	if !errors.Is(err, ErrBudget) || !strings.Contains(err.Error(), "key derivation and decryption past") {
 		t.Fatalf("err = %v, want the render's key-derivation budget", err)
 	}
 
@@ -707,8 +723,158 @@ func TestPkcs12WorkIsChargedToTheRender(t *testing.T) {
 	heavy, _ := with(normal, func(s *p12Spec) { s.keyIter, s.cheap = over, true }).build(t)
 	_, err = Render(&esv1.ExternalSecretTemplate{Data: map[string]string{"k": `{{ index . "pfx" | b64dec | pkcs12keyPass "pw" }}`}},
 		map[string][]byte{"pfx": []byte(base64.StdEncoding.EncodeToString(heavy))}, Sources{})
-	if !errors.Is(err, ErrBudget) || !strings.Contains(err.Error(), "iterations of key derivation") {
+	if !errors.Is(err, ErrBudget) || !strings.Contains(err.Error(), "units of key derivation and decryption") {
 		t.Fatalf("err = %v, want the per-archive bound", err)
+	}
+}
+
+// workOf is the work the walk charges for an archive.
+func workOf(t *testing.T, archive []byte, password string) int64 {
+	t.Helper()
+	var work int64
+	if err := checkPkcs12(archive, password, func(n int64) error { work += n; return nil }); err != nil {
+		t.Fatalf("checkPkcs12: %v", err)
+	}
+	return work
+}
+
+func isPasswordBound(err error) bool {
+	return errors.Is(err, ErrBudget) && strings.Contains(err.Error(), fmt.Sprintf("password is longer than %d bytes", maxPkcs12Password))
+}
+
+// TestPkcs12LongPasswordIsRefused: a password longer than
+// maxPkcs12Password bytes is refused before it is converted or copied, and
+// the refusal never quotes it; the longest password allowed still reads.
+func TestPkcs12LongPasswordIsRefused(t *testing.T) {
+	longest := with(normal, func(s *p12Spec) {
+		s.password = strings.Repeat("p", maxPkcs12Password)
+		s.mac, s.content, s.key = "sha1", "3des", "3des"
+	})
+	archive, keyPEM := longest.build(t)
+	input := string(archive)
+	if got, err := pkcs12KeyPass(longest.password, input); err != nil || got != keyPEM {
+		t.Fatalf("the longest password: %v (key differs: %v)", err, got != keyPEM)
+	}
+
+	tooLong := strings.Repeat("s3cr3t!", maxPkcs12Password/7+1)[:maxPkcs12Password+1]
+	for name, read := range map[string]func(string) error{
+		"pkcs12keyPass":  func(pw string) error { _, err := pkcs12KeyPass(pw, input); return err },
+		"pkcs12certPass": func(pw string) error { _, err := pkcs12CertPass(pw, input); return err },
+		"checkPkcs12":    func(pw string) error { return checkPkcs12(archive, pw, nil) },
+	} {
+		err := read(tooLong)
+		if !isPasswordBound(err) {
+			t.Errorf("%s: err = %v, want the password bound", name, err)
+		}
+		if err != nil && strings.Contains(err.Error(), "s3cr3t") {
+			t.Errorf("%s: the error quotes the password: %v", name, err)
+		}
+	}
+
+	// A password of megabytes, as a secret value may hold, costs nothing:
+	// each call once converted and copied it several times over, and
+	// hashed it for every derivation.
+	huge := strings.Repeat("s3cr3t!", (4<<20)/7)
+	allocated := func(f func()) uint64 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		f()
+		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	var err error
+	if n := allocated(func() { _, err = pkcs12KeyPass(huge, input) }); !isPasswordBound(err) || n > 64<<10 {
+		t.Errorf("pkcs12keyPass: err = %v, allocated %d bytes for a password of %d", err, n, len(huge))
+	}
+	// From a secret value, in four calls of one render.
+	values := map[string]string{"pw": huge, "pfx": input}
+	text := `{{ pkcs12keyPass .pw .pfx }}{{ pkcs12certPass .pw .pfx }}{{ pkcs12keyPass .pw .pfx }}{{ pkcs12certPass .pw .pfx }}`
+	if n := allocated(func() { _, err = renderer{values: values, budget: newBudget()}.render("k", text) }); !isPasswordBound(err) || n > 256<<10 {
+		t.Errorf("render: err = %v, allocated %d bytes for a password of %d", err, n, len(huge))
+	}
+}
+
+// TestPkcs12WorkGrowsWithPasswordLength: each block a derivation computes
+// hashes the password once, so the charge grows by a unit per 64 bytes of
+// it (in UCS-2, 2 bytes a character and a terminator) for every block.
+func TestPkcs12WorkGrowsWithPasswordLength(t *testing.T) {
+	long := strings.Repeat("p", maxPkcs12Password)
+	extra := int64((2*len(long) + 2 - 6) / 64) // in UCS-2 with its terminator, against "pw"'s 6 bytes
+	for name, c := range map[string]struct {
+		spec   p12Spec
+		blocks int64
+	}{
+		// the MAC's block, the content's twice (the walk's and go-pkcs12's)
+		// and the key's
+		"PBES2, SHA-256 MAC": {normal, 4},
+		// the MAC's block, the content's key and IV (3 blocks) twice and
+		// the key's 3
+		"3DES, SHA-1 MAC": {with(normal, func(s *p12Spec) { s.mac, s.content, s.key = "sha1", "3des", "3des" }), 10},
+	} {
+		short, _ := c.spec.build(t)
+		longer, _ := with(c.spec, func(s *p12Spec) { s.password = long }).build(t)
+		got := workOf(t, longer, long) - workOf(t, short, c.spec.password)
+		if got < c.blocks*extra {
+			t.Errorf("%s: a password of %d bytes instead of 2 adds %d units, want at least %d", name, len(long), got, c.blocks*extra)
+		}
+	}
+}
+
+// TestPkcs12DecryptionIsCharged: every decryption of the encrypted content
+// (the walk's, once per reading of the password, and go-pkcs12's) and of a
+// shrouded key is charged by its bytes, before it is done: a unit per 4
+// bytes of 3DES or RC2, per 64 of AES.
+func TestPkcs12DecryptionIsCharged(t *testing.T) {
+	filler := func(n int) []asn1.RawValue { return []asn1.RawValue{bag(oidP12SecretBag, der(make([]byte, n)))} }
+	const more = 64 << 10
+	for name, c := range map[string]struct {
+		spec         p12Spec
+		decryptions  int64
+		bytesPerUnit int64
+	}{
+		"3DES":   {with(normal, func(s *p12Spec) { s.content = "3des" }), 2, 4},
+		"RC2-40": {with(normal, func(s *p12Spec) { s.content = "rc2-40" }), 2, 4},
+		"AES":    {normal, 2, 64},
+		// two readings of the empty password, and go-pkcs12's
+		"3DES, empty password": {with(normal, func(s *p12Spec) { s.password, s.mac, s.content = "", "sha1", "3des" }), 3, 4},
+	} {
+		small, _ := c.spec.build(t)
+		big, _ := with(c.spec, func(s *p12Spec) { s.extraBags = filler(more) }).build(t)
+		got := workOf(t, big, c.spec.password) - workOf(t, small, c.spec.password)
+		if want := c.decryptions * more / c.bytesPerUnit; got < want {
+			t.Errorf("%s: %d more bytes of content add %d units, want at least %d", name, more, got, want)
+		}
+	}
+
+	// A shrouded key's decryption, go-pkcs12's.
+	key := func(n int) p12Spec {
+		return with(normal, func(s *p12Spec) {
+			s.extraBags = []asn1.RawValue{bag(oidP12ShroudedKeyBag, der(tEncryptedKey{Algorithm: pbe3DES(1), Encrypted: make([]byte, n)}))}
+		})
+	}
+	small, _ := key(8).build(t)
+	big, _ := key(maxKeyBytes).build(t)
+	if got, want := workOf(t, big, "pw")-workOf(t, small, "pw"), int64(maxKeyBytes-8)/4; got < want {
+		t.Errorf("a shrouded key of %d bytes instead of 8 adds %d units, want at least %d", maxKeyBytes, got, want)
+	}
+
+	// Decryption counts towards the bound: content iterations that fit
+	// alone (6 units each: key and IV, 3 blocks, by the walk and by
+	// go-pkcs12; about 900,000 units) do not with half a MiB of content
+	// to decrypt twice (about 260,000 more). The archive is refused before
+	// anything is derived or decrypted.
+	heavy := with(normal, func(s *p12Spec) {
+		s.content, s.contentIter, s.cheap = "3des", (maxPkcs12Work-200_000)/6, true
+		s.extraBags = filler(512 << 10)
+	})
+	archive, _ := heavy.build(t)
+	if err := checkPkcs12(archive, "pw", nil); !isWorkBound(err) {
+		t.Fatalf("err = %v, want the bound", err)
+	}
+	// The same content at OpenSSL's count reads.
+	light, keyPEM := with(heavy, func(s *p12Spec) { s.contentIter, s.cheap = 2048, false }).build(t)
+	if got, err := pkcs12KeyPass("pw", string(light)); err != nil || got != keyPEM {
+		t.Fatalf("half a MiB of 3DES content at 2048 iterations: %v", err)
 	}
 }
 
@@ -728,54 +894,100 @@ func TestKDFFuncsMatchFuncMap(t *testing.T) {
 	}
 }
 
-// BenchmarkPkcs12AtTheBound reads archives whose work is at maxPkcs12Work
-// with each algorithm mix: ns/op is what one call may cost; ns/unit the
-// cost of one unit of work with that mix.
+// BenchmarkPkcs12AtTheBound reads archives whose work is just under
+// maxPkcs12Work with each mix of algorithms, iteration counts, salt,
+// password and content sizes: ns/op and cpu-ns/op are what one call may
+// cost; ns/unit the cost of one unit of work with that mix. Each mix sets the iteration
+// count n of some parts; n is chosen to bring the archive to the bound.
 func BenchmarkPkcs12AtTheBound(b *testing.B) {
-	for name, spec := range map[string]p12Spec{
-		// units per iteration: MAC 1, content 2×1 (walk and go-pkcs12), key 1
-		"PBES2 SHA-256, SHA-256 MAC": with(normal, func(s *p12Spec) {
-			s.macIter, s.contentIter, s.keyIter = maxPkcs12Work/4, maxPkcs12Work/4, maxPkcs12Work/4
-		}),
-		// MAC 1, content 2×2 (32-byte key from 20-byte SHA-1), key 2
-		"PBES2 SHA-1, SHA-1 MAC": with(normal, func(s *p12Spec) {
+	// bigContent fills the certificate's safe contents to bring the
+	// archive near maxPkcs12Bytes.
+	bigContent := []asn1.RawValue{bag(oidP12SecretBag, der(make([]byte, maxPkcs12Bytes-8<<10)))}
+	bigSalt := make([]byte, (maxPkcs12Bytes-8<<10)/3) // MAC, content and key
+	longPassword := strings.Repeat("p", maxPkcs12Password)
+	for name, mix := range map[string]func(s *p12Spec, n int){
+		"PBES2 SHA-256, SHA-256 MAC": func(s *p12Spec, n int) { s.macIter, s.contentIter, s.keyIter = n, n, n },
+		"PBES2 SHA-1, SHA-1 MAC": func(s *p12Spec, n int) {
 			s.mac, s.content, s.key = "sha1", "pbes2-sha1", "pbes2-sha1"
-			s.macIter, s.contentIter, s.keyIter = maxPkcs12Work/7, maxPkcs12Work/7, maxPkcs12Work/7
-		}),
-		// MAC 4, content 2×4, key 4
-		"PBES2 SHA-512, SHA-512 MAC": with(normal, func(s *p12Spec) {
+			s.macIter, s.contentIter, s.keyIter = n, n, n
+		},
+		"PBES2 SHA-512, SHA-512 MAC": func(s *p12Spec, n int) {
 			s.mac, s.content, s.key = "sha512", "pbes2-sha512", "pbes2-sha512"
-			s.macIter, s.contentIter, s.keyIter = maxPkcs12Work/16, maxPkcs12Work/16, maxPkcs12Work/16
-		}),
-		// MAC 1, content 2×3, key 3
-		"3DES, SHA-1 MAC": with(normal, func(s *p12Spec) {
+			s.macIter, s.contentIter, s.keyIter = n, n, n
+		},
+		"3DES, SHA-1 MAC": func(s *p12Spec, n int) {
 			s.mac, s.content, s.key = "sha1", "3des", "3des"
-			s.macIter, s.contentIter, s.keyIter = maxPkcs12Work/10, maxPkcs12Work/10, maxPkcs12Work/10
-		}),
-		// MAC 1, content 2×2, key 3
-		"RC2-40, 3DES key, SHA-1 MAC": with(normal, func(s *p12Spec) {
+			s.macIter, s.contentIter, s.keyIter = n, n, n
+		},
+		"RC2-40, 3DES key, SHA-1 MAC": func(s *p12Spec, n int) {
 			s.mac, s.content, s.key = "sha1", "rc2-40", "3des"
-			s.macIter, s.contentIter, s.keyIter = maxPkcs12Work/8, maxPkcs12Work/8, maxPkcs12Work/8
-		}),
-		"SHA-512 MAC alone": with(normal, func(s *p12Spec) {
-			s.mac, s.content, s.key, s.macIter = "sha512", "plain", "plain", maxPkcs12Work/4
-		}),
-		"PBMAC1 alone": with(normal, func(s *p12Spec) {
-			s.mac, s.content, s.key, s.macIter = "pbmac1", "plain", "plain", maxPkcs12Work
-		}),
+			s.macIter, s.contentIter, s.keyIter = n, n, n
+		},
+		"SHA-512 MAC alone": func(s *p12Spec, n int) { s.mac, s.content, s.key, s.macIter = "sha512", "plain", "plain", n },
+		"PBMAC1 alone":      func(s *p12Spec, n int) { s.mac, s.content, s.key, s.macIter = "pbmac1", "plain", "plain", n },
+		// The content is decrypted three times: the walk's two readings of
+		// the empty password, and go-pkcs12's.
+		"3DES content of 1 MiB, empty password": func(s *p12Spec, n int) {
+			s.password, s.mac, s.content, s.key, s.extraBags = "", "sha1", "3des", "plain", bigContent
+			s.macIter, s.contentIter = 1, n
+		},
+		"RC2-40 content of 1 MiB, empty password": func(s *p12Spec, n int) {
+			s.password, s.mac, s.content, s.key, s.extraBags = "", "sha1", "rc2-40", "plain", bigContent
+			s.macIter, s.contentIter = 1, n
+		},
+		"PBES2 content of 1 MiB": func(s *p12Spec, n int) {
+			s.content, s.key, s.extraBags = "pbes2", "plain", bigContent
+			s.macIter, s.contentIter = 1, n
+		},
+		"3DES, SHA-1 MAC, salts of a third of a MiB, empty password": func(s *p12Spec, n int) {
+			s.password, s.mac, s.content, s.key, s.salt = "", "sha1", "3des", "3des", bigSalt
+			s.macIter, s.contentIter, s.keyIter = n, n, n
+		},
+		"3DES, SHA-1 MAC, longest password": func(s *p12Spec, n int) {
+			s.password, s.mac, s.content, s.key = longPassword, "sha1", "3des", "3des"
+			s.macIter, s.contentIter, s.keyIter = n, n, n
+		},
 	} {
-		archive, _ := spec.build(b)
-		var work int64
-		if err := checkPkcs12(archive, spec.password, func(n int64) error { work += n; return nil }); err != nil {
-			b.Fatalf("%s: %v", name, err)
+		spec := func(n int) p12Spec { return with(normal, func(s *p12Spec) { mix(s, n) }) }
+		// build returns the archive and its work, or no work when it is
+		// over the bound.
+		build := func(n int) (p12Spec, []byte, int64) {
+			s := spec(n)
+			archive, _ := s.build(b)
+			var work int64
+			err := checkPkcs12(archive, s.password, func(n int64) error { work += n; return nil })
+			if isWorkBound(err) {
+				return s, archive, 0
+			} else if err != nil {
+				b.Fatalf("%s: %v", name, err)
+			}
+			return s, archive, work
+		}
+		// Work is linear in n, give or take the few bytes by which archives
+		// of fresh keys differ.
+		_, _, at1 := build(1)
+		_, _, at1001 := build(1001)
+		perN := float64(at1001-at1) / 1000
+		n := int(float64(maxPkcs12Work-at1-64) / perN)
+		s, archive, units := build(n)
+		for units == 0 {
+			n -= 1 + int(256/perN)
+			s, archive, units = build(n)
 		}
 		b.Run(name, func(b *testing.B) {
+			cpu, measured := processCPU()
 			for b.Loop() {
-				if _, err := pkcs12KeyPass(spec.password, string(archive)); err != nil {
+				if _, err := pkcs12KeyPass(s.password, string(archive)); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(work), "ns/unit")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(units), "ns/unit")
+			b.ReportMetric(float64(units)/maxPkcs12Work, "of-bound")
+			// CPU time, unlike ns/op, does not grow while other processes
+			// wait for the machine.
+			if end, ok := processCPU(); measured && ok {
+				b.ReportMetric(float64((end-cpu).Nanoseconds())/float64(b.N), "cpu-ns/op")
+			}
 		})
 	}
 }
