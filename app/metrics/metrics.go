@@ -123,6 +123,16 @@ func SetConditions(gauge *prometheus.GaugeVec, conds []metav1.Condition, labels 
 	}
 }
 
+// ForgetCondition drops the series of one condition type of one object
+// (labels as for SetConditions): for a condition the object no longer
+// carries, whose series would otherwise keep its last status. Series that
+// do not exist are no matter.
+func ForgetCondition(gauge *prometheus.GaugeVec, condition string, labels ...string) {
+	for _, s := range conditionStatuses {
+		gauge.DeleteLabelValues(append(append([]string{}, labels...), condition, string(s))...)
+	}
+}
+
 // ForgetExternalSecret drops the series of a deleted ExternalSecret.
 func ForgetExternalSecret(name, namespace string) {
 	SyncCalls.DeleteLabelValues(name, namespace)

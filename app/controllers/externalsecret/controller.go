@@ -246,7 +246,7 @@ func (r *Reconciler) fail(ctx context.Context, es *esv1.ExternalSecret, before *
 	metrics.SyncErrors.WithLabelValues(es.Name, es.Namespace).Inc()
 	// Events and logs carry eso's own reason; Ready carries upstream's.
 	prev := syncedCondition(&esv1.ExternalSecret{Status: *before})
-	setFailed(es, cause)
+	out := setFailed(es, cause)
 	cur := syncedCondition(es)
 	if prev == nil || prev.Reason != cur.Reason || prev.Message != cur.Message {
 		r.Recorder.Event(es, corev1.EventTypeWarning, cur.Reason, cur.Message)
@@ -258,7 +258,6 @@ func (r *Reconciler) fail(ctx context.Context, es *esv1.ExternalSecret, before *
 	if err := r.writeStatus(ctx, es, before); err != nil {
 		return ctrl.Result{}, errors.Join(cause, err)
 	}
-	out := outcome(cause)
 	switch {
 	case out.Stalls:
 		return ctrl.Result{}, nil
@@ -288,12 +287,9 @@ const defaultRetryInterval = 5 * time.Minute
 // writeStatus patches the status only when it changed.
 func (r *Reconciler) writeStatus(ctx context.Context, es *esv1.ExternalSecret, before *esv1.ExternalSecretStatus) error {
 	metrics.SetConditions(metrics.ExternalSecretCondition, es.Status.Conditions, es.Name, es.Namespace)
-	if meta.FindStatusCondition(before.Conditions, esv1.ConditionStalled) != nil &&
-		meta.FindStatusCondition(es.Status.Conditions, esv1.ConditionStalled) == nil {
-		// A stall that ended leaves no condition, so no series either.
-		for _, s := range []metav1.ConditionStatus{metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionUnknown} {
-			metrics.ExternalSecretCondition.DeleteLabelValues(es.Name, es.Namespace, esv1.ConditionStalled, string(s))
-		}
+	if meta.FindStatusCondition(es.Status.Conditions, esv1.ConditionStalled) == nil {
+		// No stall (or one that ended) leaves no condition, so no series either.
+		metrics.ForgetCondition(metrics.ExternalSecretCondition, esv1.ConditionStalled, es.Name, es.Namespace)
 	}
 	_, err := statuswrite.IfChanged(ctx, r.Client, es, *before, externalSecretStatus, "ExternalSecret")
 	return err

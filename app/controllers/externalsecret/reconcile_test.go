@@ -22,6 +22,7 @@ import (
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
+	"github.com/eso-dev/eso/app/outcomes"
 	"github.com/eso-dev/eso/app/refresh"
 	"github.com/eso-dev/eso/app/registry"
 	"github.com/eso-dev/eso/app/secrettemplate"
@@ -685,8 +686,8 @@ func TestNeverWritesCredentialSecretTypes(t *testing.T) {
 			es := externalSecret("ns")
 			wrote, err := r.writeTarget(context.Background(), es, target, &secrettemplate.Result{Type: typ,
 				Annotations: map[string]string{corev1.ServiceAccountNameKey: "admin"}})
-			if wrote || !errors.Is(err, errCredentialType) || retryable(err) {
-				t.Errorf("type %s, existing target %v: wrote %v, %v (retryable %v)", typ, target != nil, wrote, err, retryable(err))
+			if retry := outcome(err).SyncRetry; wrote || !errors.Is(err, errCredentialType) || retry != outcomes.Wait {
+				t.Errorf("type %s, existing target %v: wrote %v, %v (retry %v, want Wait)", typ, target != nil, wrote, err, retry)
 			}
 		}
 	}

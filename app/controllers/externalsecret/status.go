@@ -89,11 +89,13 @@ func setMissing(es *esv1.ExternalSecret) {
 }
 
 // setFailed records why a sync did not happen, and whether only an edit of
-// the spec can end it (Stalled). The target Secret is left as it was.
-func setFailed(es *esv1.ExternalSecret, err error) {
+// the spec can end it (Stalled), and returns the failure's outcome, which
+// also says when it is tried again. The target Secret is left as it was.
+func setFailed(es *esv1.ExternalSecret, err error) outcomes.Outcome {
 	out := outcome(err)
 	setReady(es, metav1.ConditionFalse, out.ExternalSecretReason, err.Error())
 	setStalled(es, out.Stalls, out.ExternalSecretReason, err.Error())
+	return out
 }
 
 // setReady records an outcome twice: Synced with eso's reason, and Ready
@@ -186,14 +188,6 @@ func outcome(err error) outcomes.Outcome {
 	}
 	return outcomes.Of(err)
 }
-
-// syncRetry is when an ExternalSecret whose sync failed with err is tried
-// again.
-func syncRetry(err error) outcomes.Retry { return outcome(err).SyncRetry }
-
-// retryable reports whether a failed sync is tried again without waiting
-// for a change.
-func retryable(err error) bool { return syncRetry(err) != outcomes.Wait }
 
 func readyCondition(es *esv1.ExternalSecret) *metav1.Condition {
 	return meta.FindStatusCondition(es.Status.Conditions, esv1.ConditionReady)

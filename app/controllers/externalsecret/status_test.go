@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,6 +28,7 @@ import (
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	"github.com/eso-dev/eso/apis/lenient"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
+	"github.com/eso-dev/eso/app/metrics"
 	"github.com/eso-dev/eso/app/outcomes"
 	"github.com/eso-dev/eso/app/secrettemplate"
 	"github.com/eso-dev/eso/app/stores"
@@ -168,12 +171,13 @@ func TestStalledOnlyForWhatOnlyAnEditFixes(t *testing.T) {
 			if tc.err == nil {
 				tc.succeed(es)
 			} else {
-				setFailed(es, tc.err)
-				if got := outcome(tc.err).Stalls; got != tc.stalls {
-					t.Errorf("outcome(%v).Stalls = %v", tc.err, got)
+				// The outcome fail acts on: a stall is never retried.
+				out := setFailed(es, tc.err)
+				if out.Stalls != tc.stalls {
+					t.Errorf("%v: Stalls = %v", tc.err, out.Stalls)
 				}
-				if tc.stalls && syncRetry(tc.err) != outcomes.Wait {
-					t.Errorf("%v stalls but is retried (%v)", tc.err, syncRetry(tc.err))
+				if out.Stalls && out.SyncRetry != outcomes.Wait {
+					t.Errorf("%v stalls but is retried (%v)", tc.err, out.SyncRetry)
 				}
 			}
 			synced := syncedCondition(es)
@@ -271,6 +275,9 @@ func TestStallCostsOneWrite(t *testing.T) {
 	if n := h.writes.statusWrites.Load(); n != 1 || h.writes.total() != 1 {
 		t.Errorf("stalling: %d status writes, %d writes in all; want 1 and 1", n, h.writes.total())
 	}
+	if n := conditionSeries(t, got, esv1.ConditionStalled); n != 3 {
+		t.Errorf("stalled: %d series of the Stalled condition, want 3 (one per status)", n)
+	}
 
 	h.writes.reset()
 	res, err := h.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(es)})
@@ -298,7 +305,39 @@ func TestStallCostsOneWrite(t *testing.T) {
 	if n := h.writes.statusWrites.Load(); n != 1 {
 		t.Errorf("the fix made %d status writes, want 1", n)
 	}
+	if n := conditionSeries(t, got, esv1.ConditionStalled); n != 0 {
+		t.Errorf("after the fix: %d series of the Stalled condition, want none", n)
+	}
+	if n := conditionSeries(t, got, esv1.ConditionReady); n != 3 {
+		t.Errorf("after the fix: %d series of the Ready condition, want 3", n)
+	}
 	if s := getSecret(t, ns, "app"); string(s.Data["password"]) != "p" {
 		t.Errorf("Secret after the fix: %q", s.Data)
 	}
+}
+
+// conditionSeries counts the series of es's condition in
+// externalsecret_status_condition.
+func conditionSeries(t *testing.T, es *esv1.ExternalSecret, condition string) int {
+	t.Helper()
+	ch := make(chan prometheus.Metric, 1024)
+	go func() {
+		metrics.ExternalSecretCondition.Collect(ch)
+		close(ch)
+	}()
+	n := 0
+	for m := range ch {
+		var pb dto.Metric
+		if err := m.Write(&pb); err != nil {
+			t.Fatal(err)
+		}
+		labels := map[string]string{}
+		for _, l := range pb.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		if labels["name"] == es.Name && labels["namespace"] == es.Namespace && labels["condition"] == condition {
+			n++
+		}
+	}
+	return n
 }
