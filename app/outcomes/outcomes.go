@@ -96,14 +96,16 @@ var table = []struct {
 	{stores.ErrStoreNotReady, Outcome{ExternalSecretReason: esv1.ReasonStoreNotReady}},
 	{stores.ErrNotAllowed, Outcome{ExternalSecretReason: esv1.ReasonStoreNotAllowed}},
 	{stores.ErrCrossNamespace, Outcome{StoreReason: ssv2.ReasonCrossNamespaceRefused, ExternalSecretReason: esv1.ReasonStoreNotAllowed}},
-	// An apiVersion (or a generator kind of one) eso does not serve, named
-	// by the object itself.
-	{stores.ErrUnsupportedVersion, Outcome{ExternalSecretReason: esv1.ReasonUnsupportedStore, Stalls: true}},
-	// A kind this binary lacks (often the store's or the Generator's), or
-	// provider processes this eso is not set up for: another build or
-	// configuration of eso serves them, with no edit of the object.
+	// A kind this binary lacks (often the store's or the Generator's), an
+	// apiVersion eso serves but this build lacks (external-secrets.io/v1
+	// without the v1 layer: also ErrUnsupportedVersion, so this row comes
+	// first), or provider processes this eso is not set up for: another
+	// build or configuration of eso serves them, with no edit of the object.
 	{stores.ErrNotCompiledIn, Outcome{StoreReason: ssv2.ReasonProviderNotCompiledIn, ExternalSecretReason: esv1.ReasonUnsupportedStore}},
 	{stores.ErrRemoteNotEnabled, Outcome{StoreReason: ssv2.ReasonRemoteProviderNotEnabled, ExternalSecretReason: esv1.ReasonUnsupportedStore}},
+	// An apiVersion (or a generator kind of one) no eso serves, named by
+	// the object itself.
+	{stores.ErrUnsupportedVersion, Outcome{ExternalSecretReason: esv1.ReasonUnsupportedStore, Stalls: true}},
 	{secrettemplate.ErrSourceNotFound, Outcome{ExternalSecretReason: esv1.ReasonTemplateError, SyncRetry: Recheck}},
 	{secrettemplate.ErrInvalidTemplate, Outcome{ExternalSecretReason: esv1.ReasonTemplateError, Stalls: true}},
 	// A template that failed on the values it met, or a templateFrom

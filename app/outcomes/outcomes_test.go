@@ -1,6 +1,7 @@
 package outcomes
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -44,6 +45,9 @@ func TestOutcomes(t *testing.T) {
 		{providers.ErrThrottled, ssv2.ReasonValidationFailed, esv1.ReasonSecretSyncedError, Backoff, false, providers.ClassThrottled, Backoff},
 		{errors.New("connection reset by peer"), ssv2.ReasonValidationFailed, esv1.ReasonSecretSyncedError, Backoff, false, providers.ClassUnknown, Backoff},
 		{stores.ErrNotCompiledIn, ssv2.ReasonProviderNotCompiledIn, esv1.ReasonUnsupportedStore, Wait, false, providers.ClassUnknown, Wait},
+		// external-secrets.io/v1 in a build without the v1 layer: another
+		// build serves it, as for a kind not compiled in.
+		{v1WithoutTheLayer(t), ssv2.ReasonProviderNotCompiledIn, esv1.ReasonUnsupportedStore, Wait, false, providers.ClassUnknown, Wait},
 		{stores.ErrStoreNotReady, "", esv1.ReasonStoreNotReady, Wait, false, providers.ClassUnknown, Wait},
 	}
 	for _, tc := range cases {
@@ -115,6 +119,26 @@ func TestStalls(t *testing.T) {
 	if Of(errors.New("connection reset by peer")).Stalls {
 		t.Error("an unclassified failure stalls")
 	}
+	// An apiVersion no eso serves stalls; one this build lacks does not:
+	// deploying another build ends it, not an edit.
+	if !Of(fmt.Errorf("%w %q", stores.ErrUnsupportedVersion, "external-secrets.io/v1beta1")).Stalls {
+		t.Error("an apiVersion no eso serves does not stall")
+	}
+	if err := v1WithoutTheLayer(t); Of(err).Stalls {
+		t.Errorf("%v stalls", err)
+	}
+}
+
+// v1WithoutTheLayer is the error of a store reference to
+// external-secrets.io/v1 in a build without the v1 layer (tag nov1).
+func v1WithoutTheLayer(t *testing.T) error {
+	t.Helper()
+	_, err := stores.NewResolver(nil, nil, nil, "").Get(context.Background(), "ns",
+		esv1.SecretStoreRef{Name: "db", Kind: stores.KindSecretStore, APIVersion: stores.StoreAPIVersionV1})
+	if !errors.Is(err, stores.ErrUnsupportedVersion) || !errors.Is(err, stores.ErrNotCompiledIn) {
+		t.Fatalf("a v1 store reference without the v1 layer: %v", err)
+	}
+	return err
 }
 
 // TestForStore: a failure only syncs meet reads, for a store or generator,

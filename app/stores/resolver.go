@@ -115,7 +115,8 @@ func (r *Resolver) Get(ctx context.Context, namespace string, ref esv1.SecretSto
 	a, ok := r.api(ref.APIVersion, kind)
 	if !ok {
 		if ref.APIVersion == StoreAPIVersionV1 {
-			return nil, fmt.Errorf("%w %q: this eso is built without the v1 compatibility layer; use %s stores", ErrUnsupportedVersion, ref.APIVersion, esv1.StoreAPIVersionV2Alpha1)
+			return nil, &notBuiltError{fmt.Sprintf("%s %q: this eso is built without the v1 compatibility layer; use %s stores",
+				ErrUnsupportedVersion, ref.APIVersion, esv1.StoreAPIVersionV2Alpha1)}
 		}
 		served := []string{}
 		for _, a := range r.apis {
@@ -158,6 +159,18 @@ func (r *Resolver) Select(ctx context.Context, apiVersion, kind, namespace strin
 	out := slices.Collect(maps.Values(byName))
 	slices.SortFunc(out, func(a, b *Store) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
+}
+
+// notBuiltError is an apiVersion eso serves but this build lacks (the v1
+// layer, left out by the nov1 tag). It is ErrUnsupportedVersion, and also
+// ErrNotCompiledIn, whose outcome it has: another build of eso serves it,
+// with no edit of the object that names it.
+type notBuiltError struct{ msg string }
+
+func (e *notBuiltError) Error() string { return e.msg }
+
+func (e *notBuiltError) Is(target error) bool {
+	return target == ErrUnsupportedVersion || target == ErrNotCompiledIn
 }
 
 // StoreAPIVersionV1 is upstream's store API, served by the v1 compatibility layer.

@@ -62,6 +62,10 @@ func TestRoutingBySecretStoreRefAPIVersion(t *testing.T) {
 				if errors.Is(err, stores.ErrUnsupportedVersion) != strings.Contains(tc.want, "built without") {
 					t.Errorf("error %q: ErrUnsupportedVersion only for an API not served", err)
 				}
+				// Another build serves it: the outcome of a kind not compiled in.
+				if errors.Is(err, stores.ErrNotCompiledIn) != strings.Contains(tc.want, "built without") {
+					t.Errorf("error %q: ErrNotCompiledIn only for the API this build lacks", err)
+				}
 				return
 			}
 			if s.APIVersion != tc.want {

@@ -114,6 +114,8 @@ func stallCases(t *testing.T) []stallCase {
 		{name: "store naming another namespace's configuration", err: stores.ErrCrossNamespace, reason: esv1.ReasonStoreNotAllowed},
 		{name: "provider refusing the scope", err: providers.ErrOutOfScope, reason: esv1.ReasonStoreNotAllowed},
 		{name: "provider kind not compiled in", err: stores.ErrNotCompiledIn, reason: esv1.ReasonUnsupportedStore},
+		{name: "store apiVersion external-secrets.io/v1 in a build without the v1 layer", err: v1WithoutTheLayer(t),
+			reason: esv1.ReasonUnsupportedStore},
 		{name: "provider processes not enabled", err: stores.ErrRemoteNotEnabled, reason: esv1.ReasonUnsupportedStore},
 		{name: "provider process of another protocol", err: providers.ErrIncompatible, reason: esv1.ReasonUnsupportedStore},
 		{name: "templateFrom source that does not exist yet", err: missingSource(),
@@ -147,6 +149,19 @@ func stallCases(t *testing.T) []stallCase {
 		{name: "nothing matched under Retain", succeed: func(es *esv1.ExternalSecret) { setRetained(es, now) }, reason: esv1.ReasonSecretSynced},
 		{name: "Merge target missing", succeed: setMissing, reason: esv1.ReasonSecretMissing},
 	}
+}
+
+// v1WithoutTheLayer is the error of a store reference to
+// external-secrets.io/v1 in a build without the v1 layer (tag nov1): eso
+// serves that apiVersion, another build of it does, so no edit is needed.
+func v1WithoutTheLayer(t *testing.T) error {
+	t.Helper()
+	_, err := stores.NewResolver(nil, nil, nil, "").Get(context.Background(), "ns",
+		esv1.SecretStoreRef{Name: "db", Kind: stores.KindSecretStore, APIVersion: stores.StoreAPIVersionV1})
+	if !errors.Is(err, stores.ErrUnsupportedVersion) || !strings.Contains(err.Error(), "built without the v1 compatibility layer") {
+		t.Fatalf("a v1 store reference without the v1 layer: %v", err)
+	}
+	return err
 }
 
 // TestStalledOnlyForWhatOnlyAnEditFixes: Stalled=True (kstatus: Failed) for
