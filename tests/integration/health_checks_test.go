@@ -329,14 +329,20 @@ func TestHealthChecksOnWhatEsoWrites(t *testing.T) {
 
 	// ExternalSecrets: synced, failing at the provider, stalled on a
 	// template that does not parse, of a store of another class (never
-	// checked), and synced then moved to such a store.
+	// checked), synced then moved to such a store, and synced then edited
+	// where their refresh policy never syncs again (CreatedOnce,
+	// refreshInterval 0).
 	synced := externalSecret(ns, "synced", "SecretStore", "ready", map[string]esv1.ExternalSecretDataRemoteRef{"k": ref("k", "")})
 	failing := externalSecret(ns, "failing", "SecretStore", "ready", map[string]esv1.ExternalSecretDataRemoteRef{"k": ref("absent", "")})
 	stalled := externalSecret(ns, "stalled", "SecretStore", "ready", map[string]esv1.ExternalSecretDataRemoteRef{"k": ref("k", "")})
 	stalled.Spec.Target.Template = &esv1.ExternalSecretTemplate{Data: map[string]string{"k": "{{ .k "}}
 	esUnchecked := externalSecret(ns, "unchecked", "SecretStore", "unchecked", map[string]esv1.ExternalSecretDataRemoteRef{"k": ref("k", "")})
 	esMoved := externalSecret(ns, "moved", "SecretStore", "ready", map[string]esv1.ExternalSecretDataRemoteRef{"k": ref("k", "")})
-	create(t, synced, failing, stalled, esUnchecked, esMoved)
+	esOnce := externalSecret(ns, "once", "SecretStore", "ready", map[string]esv1.ExternalSecretDataRemoteRef{"k": ref("k", "")})
+	esOnce.Spec.RefreshPolicy = esv1.RefreshPolicyCreatedOnce
+	esNever := externalSecret(ns, "never", "SecretStore", "ready", map[string]esv1.ExternalSecretDataRemoteRef{"k": ref("k", "")})
+	esNever.Spec.RefreshInterval = &metav1.Duration{}
+	create(t, synced, failing, stalled, esUnchecked, esMoved, esOnce, esNever)
 
 	// ClusterExternalSecrets and ClusterPushSecrets: one provisioned
 	// everywhere, one refused where an object of its name is not its own.
@@ -437,6 +443,26 @@ spec:
 	// Give eso the chance to (wrongly) act on what is not its own.
 	time.Sleep(time.Second)
 
+	// Synced, then edited where nothing syncs again: eso acknowledges the
+	// generation (a healthy ExternalSecret stays Current and Healthy).
+	for _, es := range []*esv1.ExternalSecret{esOnce, esNever} {
+		waitReady(t, es, metav1.ConditionTrue, esv1.ReasonSecretSynced)
+		patch := client.MergeFrom(es.DeepCopy())
+		es.Spec.Data = append(es.Spec.Data, esv1.ExternalSecretData{SecretKey: "k2", RemoteRef: ref("k", "")})
+		if err := env.Client.Patch(ctx, es, patch); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, fmt.Sprintf("ExternalSecret %s: generation 2 acknowledged", es.Name), func() error {
+			if err := env.Client.Get(ctx, client.ObjectKeyFromObject(es), es); err != nil {
+				return err
+			}
+			if es.Generation != 2 || es.Status.ObservedGeneration != es.Generation {
+				return fmt.Errorf("generation %d, status.observedGeneration %d", es.Generation, es.Status.ObservedGeneration)
+			}
+			return nil
+		})
+	}
+
 	type want struct {
 		argo, argoMsg string // Argo CD's health and a part of its message; "" when Argo CD has no check
 		kstatus       status.Status
@@ -470,9 +496,11 @@ spec:
 		{"ExternalSecret failing", failing, want{"Degraded", "absent", status.InProgressStatus}},
 		{"ExternalSecret stalled", stalled, want{"Degraded", "template error", status.FailedStatus}},
 		{"ExternalSecret never checked", esUnchecked, want{"Progressing", "Waiting for eso to reconcile the ExternalSecret", status.CurrentStatus}},
-		// Neither reads the conditions' observedGeneration, and an
-		// ExternalSecret's status has no observedGeneration of its own.
-		{"ExternalSecret changed since checked", esMoved, want{"Progressing", "generation 2", status.CurrentStatus}},
+		// Its status.observedGeneration lags: kstatus waits, as for a
+		// store; Argo CD reads Ready's observedGeneration the same way.
+		{"ExternalSecret changed since checked", esMoved, want{"Progressing", "generation 2", status.InProgressStatus}},
+		{"ExternalSecret created once, edited", esOnce, want{"Healthy", "", status.CurrentStatus}},
+		{"ExternalSecret of refreshInterval 0, edited", esNever, want{"Healthy", "", status.CurrentStatus}},
 		{"ClusterExternalSecret provisioned", cesOK, want{"Healthy", "Provisioned", status.CurrentStatus}},
 		{"ClusterExternalSecret failing namespaces", cesFailed, want{"Degraded", "NamespacesFailed", status.InProgressStatus}},
 		{"ClusterPushSecret provisioned", cpsOK, want{"Healthy", "Provisioned", status.CurrentStatus}},

@@ -9,8 +9,11 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 )
@@ -25,12 +28,36 @@ func kstatusOf(t *testing.T, obj client.Object) *status.Result {
 	return res
 }
 
+// kstatusAsIs is what kstatus makes of obj as it is in hand: an API
+// server's answer to a write, say, which eso cannot have reconciled yet.
+func kstatusAsIs(t *testing.T, obj client.Object) *status.Result {
+	t.Helper()
+	gvk, err := apiutil.GVKForObject(obj, env.Client.Scheme())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{Object: m}
+	u.SetGroupVersionKind(gvk)
+	res, err := status.Compute(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
 // TestStalledUntilEdited: an ExternalSecret whose template does not parse
 // says Stalled=True, so kstatus reads it as Failed at once instead of a
 // rollout waiting for its timeout, and eso writes its status once, not per
-// retry; the edit that fixes the template syncs it, and Stalled goes
-// (kstatus: Current). An ExternalSecret whose store does not exist yet is
-// no stall: it converges when the store arrives, whatever the order of apply.
+// retry; the edit that fixes the template is InProgress until eso has
+// looked at it (status.observedGeneration lags: the stall describes the
+// generation before, so Flux does not fail the rollout that brings the
+// fix), then syncs, and Stalled goes (kstatus: Current). An ExternalSecret
+// whose store does not exist yet is no stall: it converges when the store
+// arrives, whatever the order of apply.
 func TestStalledUntilEdited(t *testing.T) {
 	runEso(t, testConfig())
 	ctx := context.Background()
@@ -54,6 +81,9 @@ func TestStalledUntilEdited(t *testing.T) {
 	if stalled.Reason != esv1.ReasonTemplateError || stalled.ObservedGeneration != broken.Generation ||
 		synced == nil || stalled.Message != synced.Message || !strings.Contains(stalled.Message, "data.password") {
 		t.Errorf("Stalled = %+v, Synced = %+v; want TemplateError at generation %d with Synced's message", stalled, synced, broken.Generation)
+	}
+	if broken.Generation != 1 || broken.Status.ObservedGeneration != broken.Generation {
+		t.Errorf("generation %d, status.observedGeneration %d; want 1 and 1", broken.Generation, broken.Status.ObservedGeneration)
 	}
 	if res := kstatusOf(t, broken); res.Status != status.FailedStatus || !strings.Contains(res.Message, "template error") {
 		t.Errorf("kstatus of the stalled ExternalSecret: %s (%s), want Failed", res.Status, res.Message)
@@ -81,15 +111,26 @@ func TestStalledUntilEdited(t *testing.T) {
 		return nil
 	})
 
-	// The edit that fixes it.
+	// The edit that fixes it, as the API server answers it: eso has not
+	// looked at it yet, so the stall is of the generation before and
+	// kstatus says InProgress, not Failed.
 	patch := client.MergeFrom(broken.DeepCopy())
 	broken.Spec.Target.Template.Data["password"] = "{{ .password }}"
 	if err := env.Client.Patch(ctx, broken, patch); err != nil {
 		t.Fatal(err)
 	}
+	if meta.FindStatusCondition(broken.Status.Conditions, esv1.ConditionStalled) == nil || broken.Generation != 2 {
+		t.Fatalf("the edit's answer: generation %d, conditions %+v; want generation 2, still stalled", broken.Generation, broken.Status.Conditions)
+	}
+	if res := kstatusAsIs(t, broken); res.Status != status.InProgressStatus {
+		t.Errorf("kstatus of the edited ExternalSecret before eso looked: %s (%s), want InProgress", res.Status, res.Message)
+	}
 	waitReady(t, broken, metav1.ConditionTrue, esv1.ReasonSecretSynced)
 	if c := meta.FindStatusCondition(broken.Status.Conditions, esv1.ConditionStalled); c != nil {
 		t.Errorf("Stalled after the fix: %+v", c)
+	}
+	if broken.Status.ObservedGeneration != broken.Generation {
+		t.Errorf("after the fix: status.observedGeneration %d, generation %d", broken.Status.ObservedGeneration, broken.Generation)
 	}
 	if res := kstatusOf(t, broken); res.Status != status.CurrentStatus {
 		t.Errorf("kstatus after the fix: %s (%s), want Current", res.Status, res.Message)

@@ -627,6 +627,14 @@ type ExternalSecretStatus struct {
 	// +listMapKey=type
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// ObservedGeneration is the generation of the ExternalSecret this status
+	// describes. While it is older than metadata.generation eso has not
+	// looked at the latest edit yet, and kstatus (Flux, kpt) reads the
+	// ExternalSecret as InProgress, whatever the conditions of the older
+	// generation say (a Stalled=True the edit may have fixed).
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 }
 
 // SecretBinding names the target Secret.

@@ -101,6 +101,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		case end == endQuietly:
 			return ctrl.Result{}, nil
 		case end == endUntil:
+			// Nothing is due, but an edit nothing acts on is acknowledged.
+			if err := r.writeStatus(ctx, sc.es, sc.before); err != nil {
+				return ctrl.Result{}, err
+			}
 			r.schedule(req.NamespacedName, sc.wait)
 			return ctrl.Result{}, nil
 		case end == endSynced:
@@ -284,8 +288,10 @@ func (r *Reconciler) fail(ctx context.Context, es *esv1.ExternalSecret, before *
 // never refresh.
 const defaultRetryInterval = 5 * time.Minute
 
-// writeStatus patches the status only when it changed.
+// writeStatus patches the status only when it changed, with the
+// generation it describes.
 func (r *Reconciler) writeStatus(ctx context.Context, es *esv1.ExternalSecret, before *esv1.ExternalSecretStatus) error {
+	observe(es, before)
 	metrics.SetConditions(metrics.ExternalSecretCondition, es.Status.Conditions, es.Name, es.Namespace)
 	if meta.FindStatusCondition(es.Status.Conditions, esv1.ConditionStalled) == nil {
 		// No stall (or one that ended) leaves no condition, so no series either.

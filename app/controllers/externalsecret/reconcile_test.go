@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
+	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -249,7 +250,8 @@ func TestSyncWritesOnlyWhatChanged(t *testing.T) {
 	if c := readyCondition(got); c == nil || c.Status != metav1.ConditionTrue || c.Reason != esv1.ReasonSecretSynced {
 		t.Fatalf("Ready = %+v", c)
 	}
-	if !strings.HasPrefix(got.Status.SyncedResourceVersion, "1-") || got.Status.Binding.Name != "app" || got.Status.RefreshTime.IsZero() {
+	if !strings.HasPrefix(got.Status.SyncedResourceVersion, "1-") || got.Status.Binding.Name != "app" || got.Status.RefreshTime.IsZero() ||
+		got.Status.ObservedGeneration != 1 {
 		t.Errorf("status = %+v", got.Status)
 	}
 
@@ -618,6 +620,113 @@ func TestDeletionPolicyMerge(t *testing.T) {
 		if c := syncedCondition(got); c.Reason != esv1.ReasonSecretDeleted {
 			t.Errorf("%s: Synced = %+v", es.Name, c)
 		}
+	}
+}
+
+// TestEditNothingSyncsIsAcknowledged: an edit of an ExternalSecret whose
+// refresh policy does not act on it (CreatedOnce, refreshInterval 0) reads
+// nothing and writes the status once, acknowledging the generation, so
+// kstatus reads the healthy ExternalSecret as Current rather than
+// InProgress for ever; reconciling it again writes nothing.
+func TestEditNothingSyncsIsAcknowledged(t *testing.T) {
+	ctx := context.Background()
+	for name, mutate := range map[string]func(*esv1.ExternalSecret){
+		"created once":       func(es *esv1.ExternalSecret) { es.Spec.RefreshPolicy = esv1.RefreshPolicyCreatedOnce },
+		"refresh interval 0": func(es *esv1.ExternalSecret) { es.Spec.RefreshInterval = &metav1.Duration{} },
+	} {
+		t.Run(name, func(t *testing.T) {
+			ns := env.Namespace(t, "ack", nil)
+			h := newHarness(t)
+			es := externalSecret(ns)
+			mutate(es)
+			create(t, fakeConfig(ns, provv1.FakeSecret{Key: "db", Value: `{"password":"pw","user":"u"}`}), secretStore(ns), es)
+			h.reconcile(t, es)
+			got := getES(t, es)
+			if got.Status.ObservedGeneration != 1 {
+				t.Fatalf("after the first sync: status.observedGeneration %d, want 1", got.Status.ObservedGeneration)
+			}
+
+			patch := client.MergeFrom(got.DeepCopy())
+			got.Spec.Data = append(got.Spec.Data, esv1.ExternalSecretData{SecretKey: "user", RemoteRef: esv1.ExternalSecretDataRemoteRef{Key: "db", Property: "user"}})
+			if err := env.Client.Patch(ctx, got, patch); err != nil {
+				t.Fatal(err)
+			}
+			if res := kstatusOf(t, getES(t, es)); res.Status != kstatus.InProgressStatus {
+				t.Errorf("kstatus before eso looked at the edit: %s (%s), want InProgress", res.Status, res.Message)
+			}
+			h.writes.reset()
+			h.reconcile(t, es)
+			if n, all := h.writes.statusWrites.Load(), h.writes.total(); n != 1 || all != 1 {
+				t.Errorf("the edit: %d status writes, %d writes in all; want 1 and 1", n, all)
+			}
+			if n := h.provider.reads.Load(); n != 1 {
+				t.Errorf("provider reads = %d, want 1: the edit is not synced", n)
+			}
+			got = getES(t, es)
+			if got.Generation != 2 || got.Status.ObservedGeneration != 2 {
+				t.Errorf("generation %d, status.observedGeneration %d; want 2 and 2", got.Generation, got.Status.ObservedGeneration)
+			}
+			if c := readyCondition(got); c == nil || c.Status != metav1.ConditionTrue || c.ObservedGeneration != 2 {
+				t.Errorf("Ready = %+v, want True at generation 2", c)
+			}
+			if res := kstatusOf(t, got); res.Status != kstatus.CurrentStatus {
+				t.Errorf("kstatus: %s (%s), want Current", res.Status, res.Message)
+			}
+			if s := getSecret(t, ns, "app"); len(s.Data) != 1 {
+				t.Errorf("the Secret was written: %q", s.Data)
+			}
+
+			h.writes.reset()
+			h.now = h.now.Add(48 * time.Hour)
+			h.reconcile(t, es)
+			if n := h.writes.total(); n != 0 {
+				t.Errorf("reconciling the acknowledged ExternalSecret again made %d writes", n)
+			}
+		})
+	}
+}
+
+// TestObservedGenerationCostsNoWrite: a status an earlier eso wrote, without
+// status.observedGeneration, gains it with its next change; a refresh that
+// changes nothing writes nothing for it alone, after a restart too.
+func TestObservedGenerationCostsNoWrite(t *testing.T) {
+	ctx := context.Background()
+	ns := env.Namespace(t, "observed", nil)
+	h := newHarness(t)
+	cfg := fakeConfig(ns, provv1.FakeSecret{Key: "db", Value: `{"password":"pw"}`})
+	es := externalSecret(ns)
+	create(t, cfg, secretStore(ns), es)
+	h.reconcile(t, es)
+	if err := env.Client.Status().Patch(ctx, getES(t, es), client.RawPatch(types.MergePatchType, []byte(`{"status":{"observedGeneration":null}}`))); err != nil {
+		t.Fatal(err)
+	}
+	if got := getES(t, es); got.Status.ObservedGeneration != 0 {
+		t.Fatalf("status.observedGeneration %d, want none", got.Status.ObservedGeneration)
+	}
+
+	// Restarted, with the refresh due: the provider is read, nothing changed.
+	h = newHarness(t)
+	h.now = h.now.Add(2 * time.Hour)
+	h.reconcile(t, es)
+	if n := h.provider.reads.Load(); n != 1 {
+		t.Fatalf("provider reads = %d, want 1", n)
+	}
+	if n := h.writes.total(); n != 0 {
+		t.Errorf("a refresh that changed nothing made %d writes", n)
+	}
+	if got := getES(t, es); got.Status.ObservedGeneration != 0 {
+		t.Errorf("status.observedGeneration %d written alone", got.Status.ObservedGeneration)
+	}
+
+	// The next change brings it.
+	patch := client.MergeFrom(cfg.DeepCopy())
+	cfg.Spec.Data[0].Value = `{"password":"rotated"}`
+	if err := env.Client.Patch(ctx, cfg, patch); err != nil {
+		t.Fatal(err)
+	}
+	h.reconcile(t, es)
+	if got := getES(t, es); got.Status.ObservedGeneration != got.Generation {
+		t.Errorf("after a change: status.observedGeneration %d, want %d", got.Status.ObservedGeneration, got.Generation)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -146,6 +147,42 @@ func setStalled(es *esv1.ExternalSecret, stalled bool, reason, msg string) {
 	meta.SetStatusCondition(&es.Status.Conditions, metav1.Condition{
 		Type: esv1.ConditionStalled, Status: metav1.ConditionTrue, Reason: reason, Message: msg, ObservedGeneration: es.Generation,
 	})
+}
+
+// observe sets status.observedGeneration, the generation the status
+// describes, on a status that is written: whatever changed in it (an
+// outcome, an acknowledgment) was decided at this generation, and every
+// outcome and acknowledgment moves the conditions' observedGeneration to
+// it, so an edit the status does not yet describe always comes with a
+// change. A status that changes in nothing else is not written for this
+// field alone: a refresh that changes nothing still writes nothing, a
+// status an earlier eso wrote without it gains it with its next change
+// (kstatus checks no absent field), and a cache that does not yet show
+// eso's own last write is no reason to write it again.
+func observe(es *esv1.ExternalSecret, before *esv1.ExternalSecretStatus) {
+	if equality.Semantic.DeepEqual(*before, es.Status) {
+		return
+	}
+	es.Status.ObservedGeneration = es.Generation
+}
+
+// acknowledge records that eso has looked at the ExternalSecret's
+// generation and has nothing to do for it: an edit its refresh policy does
+// not act on (refreshPolicy CreatedOnce, or refreshInterval 0, which write
+// the Secret once and never update it) leaves a healthy ExternalSecret
+// healthy, so its conditions move to the generation (and observe moves
+// status.observedGeneration with them), and kstatus reads it as Current,
+// Argo CD as Healthy, rather than waiting for a sync that never comes. A
+// status that is not Ready is no news to acknowledge: it stays as the last
+// attempt left it until the next one. Already at the generation, it
+// changes nothing.
+func acknowledge(es *esv1.ExternalSecret) {
+	if c := readyCondition(es); c == nil || c.Status != metav1.ConditionTrue {
+		return
+	}
+	for i := range es.Status.Conditions {
+		es.Status.Conditions[i].ObservedGeneration = es.Generation
+	}
 }
 
 // upstreamReason is reason in upstream's vocabulary for Ready.

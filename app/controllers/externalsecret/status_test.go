@@ -18,9 +18,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
+	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlfake "sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -287,6 +290,12 @@ func TestStallCostsOneWrite(t *testing.T) {
 		stalled.ObservedGeneration != got.Generation || !strings.Contains(stalled.Message, "data.password") {
 		t.Fatalf("Stalled = %+v", stalled)
 	}
+	if got.Status.ObservedGeneration != got.Generation {
+		t.Errorf("status.observedGeneration = %d, want %d", got.Status.ObservedGeneration, got.Generation)
+	}
+	if res := kstatusOf(t, got); res.Status != kstatus.FailedStatus {
+		t.Errorf("kstatus of the stalled ExternalSecret: %s (%s), want Failed", res.Status, res.Message)
+	}
 	if n := h.writes.statusWrites.Load(); n != 1 || h.writes.total() != 1 {
 		t.Errorf("stalling: %d status writes, %d writes in all; want 1 and 1", n, h.writes.total())
 	}
@@ -308,9 +317,21 @@ func TestStallCostsOneWrite(t *testing.T) {
 	if err := env.Client.Patch(context.Background(), got, patch); err != nil {
 		t.Fatal(err)
 	}
+	// Edited, not yet reconciled: the stall describes the generation
+	// before, so kstatus waits (InProgress) instead of failing the rollout
+	// that brings the fix.
+	if res := kstatusOf(t, getES(t, es)); res.Status != kstatus.InProgressStatus {
+		t.Errorf("kstatus of the edited ExternalSecret before eso looked: %s (%s), want InProgress", res.Status, res.Message)
+	}
 	h.writes.reset()
 	h.reconcile(t, got)
 	got = getES(t, es)
+	if got.Status.ObservedGeneration != got.Generation || got.Generation < 2 {
+		t.Errorf("after the fix: status.observedGeneration = %d, generation %d", got.Status.ObservedGeneration, got.Generation)
+	}
+	if res := kstatusOf(t, got); res.Status != kstatus.CurrentStatus {
+		t.Errorf("kstatus after the fix: %s (%s), want Current", res.Status, res.Message)
+	}
 	if c := meta.FindStatusCondition(got.Status.Conditions, esv1.ConditionStalled); c != nil {
 		t.Errorf("Stalled after the fix: %+v", c)
 	}
@@ -355,4 +376,20 @@ func conditionSeries(t *testing.T, es *esv1.ExternalSecret, condition string) in
 		}
 	}
 	return n
+}
+
+// kstatusOf is what kstatus (Flux, kpt) makes of es.
+func kstatusOf(t *testing.T, es *esv1.ExternalSecret) *kstatus.Result {
+	t.Helper()
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(es)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{Object: obj}
+	u.SetGroupVersionKind(esv1.GroupVersion.WithKind("ExternalSecret"))
+	res, err := kstatus.Compute(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }

@@ -154,7 +154,8 @@ func (r *Reconciler) loadTarget(ctx context.Context, sc *syncScope) (end, error)
 }
 
 // checkDue decides whether the provider is read now: a periodic refresh
-// may be held back by the sync windows.
+// may be held back by the sync windows. When it is not, a generation
+// nothing will sync is acknowledged.
 func (r *Reconciler) checkDue(_ context.Context, sc *syncScope) (end, error) {
 	if sc.mergeMissing {
 		return next, nil // read once to report what the provider says
@@ -171,6 +172,11 @@ func (r *Reconciler) checkDue(_ context.Context, sc *syncScope) (end, error) {
 	}
 	if !due {
 		sc.wait = wait
+		// What this process synced at this very state its status already
+		// says, whatever the cache shows yet.
+		if rec, ok := r.lastSync(sc.es); !ok || rec.version != syncedVersion(sc.es) {
+			acknowledge(sc.es)
+		}
 		return endUntil, nil
 	}
 	sc.due = true

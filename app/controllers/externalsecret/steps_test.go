@@ -184,6 +184,99 @@ func TestCheckDueStep(t *testing.T) {
 	}
 }
 
+// TestCheckDueAcknowledges: an edit nothing will sync (refreshPolicy
+// CreatedOnce, refreshInterval 0) moves a healthy ExternalSecret's
+// conditions to the generation, so its status describes it; an edit that
+// syncs is left to the sync, a status that is not Ready to the next
+// attempt, and a state this process synced itself (the status says so,
+// whatever the cache shows) is not acknowledged again.
+func TestCheckDueAcknowledges(t *testing.T) {
+	edited := func(mutate func(*esv1.ExternalSecret)) *esv1.ExternalSecret {
+		return stepES(func(es *esv1.ExternalSecret) {
+			mutate(es)
+			synced(t0.Add(-time.Minute))(es)
+			es.Generation = 2
+		})
+	}
+	createdOnce := func(es *esv1.ExternalSecret) { es.Spec.RefreshPolicy = esv1.RefreshPolicyCreatedOnce }
+	intervalZero := func(es *esv1.ExternalSecret) { es.Spec.RefreshInterval = &metav1.Duration{} }
+	cases := map[string]struct {
+		es         *esv1.ExternalSecret
+		remembered bool // this process synced the ExternalSecret as it is now
+		wantEnd    end
+		wantGen    int64 // the conditions' observedGeneration afterwards
+	}{
+		"created once, edited":       {es: edited(createdOnce), wantEnd: endUntil, wantGen: 2},
+		"refresh interval 0, edited": {es: edited(intervalZero), wantEnd: endUntil, wantGen: 2},
+		"periodic, edited: synced":   {es: edited(func(*esv1.ExternalSecret) {}), wantEnd: next, wantGen: 1},
+		"created once, not edited":   {es: stepES(func(es *esv1.ExternalSecret) { createdOnce(es); synced(t0.Add(-time.Minute))(es) }), wantEnd: endUntil, wantGen: 1},
+		"created once, synced here":  {es: edited(createdOnce), remembered: true, wantEnd: endUntil, wantGen: 1},
+		"refresh interval 0, failing": {es: func() *esv1.ExternalSecret {
+			es := edited(intervalZero)
+			setReady(es, metav1.ConditionFalse, esv1.ReasonSecretSyncedError, "boom")
+			for i := range es.Status.Conditions {
+				es.Status.Conditions[i].ObservedGeneration = 1
+			}
+			return es
+		}(), wantEnd: endUntil, wantGen: 1},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			r := &Reconciler{}
+			if tc.remembered {
+				r.synced.Store(types.NamespacedName{Namespace: tc.es.Namespace, Name: tc.es.Name},
+					syncRecord{at: t0, uid: tc.es.UID, version: syncedVersion(tc.es)})
+			}
+			sc := &syncScope{es: tc.es, target: writtenTarget(), now: t0}
+			got, err := r.checkDue(context.Background(), sc)
+			if err != nil || got != tc.wantEnd {
+				t.Fatalf("end %v, %v; want %v", got, err, tc.wantEnd)
+			}
+			for _, c := range tc.es.Status.Conditions {
+				if c.ObservedGeneration != tc.wantGen {
+					t.Errorf("%s observedGeneration %d, want %d", c.Type, c.ObservedGeneration, tc.wantGen)
+				}
+			}
+			if tc.es.Status.ObservedGeneration != 0 {
+				t.Errorf("status.observedGeneration %d: it is writeStatus's to set", tc.es.Status.ObservedGeneration)
+			}
+		})
+	}
+}
+
+// TestObserve: status.observedGeneration moves with a status that changes,
+// and alone never causes a write.
+func TestObserve(t *testing.T) {
+	for name, tc := range map[string]struct {
+		before, after func(*esv1.ExternalSecret)
+		want          int64
+	}{
+		"changed":                              {after: func(es *esv1.ExternalSecret) { setReady(es, metav1.ConditionTrue, esv1.ReasonSecretSynced, "") }, want: 3},
+		"unchanged":                            {before: func(es *esv1.ExternalSecret) { es.Status.ObservedGeneration = 3 }, want: 3},
+		"unchanged, written by an earlier eso": {want: 0},
+		"unchanged, cache behind eso's write":  {before: func(es *esv1.ExternalSecret) { es.Status.ObservedGeneration = 2 }, want: 2},
+	} {
+		t.Run(name, func(t *testing.T) {
+			es := stepES(func(es *esv1.ExternalSecret) {
+				es.Generation = 2
+				setReady(es, metav1.ConditionTrue, esv1.ReasonSecretSynced, "x")
+				es.Generation = 3
+			})
+			if tc.before != nil {
+				tc.before(es)
+			}
+			before := es.Status.DeepCopy()
+			if tc.after != nil {
+				tc.after(es)
+			}
+			observe(es, before)
+			if es.Status.ObservedGeneration != tc.want {
+				t.Errorf("status.observedGeneration %d, want %d", es.Status.ObservedGeneration, tc.want)
+			}
+		})
+	}
+}
+
 // applyReconciler is a Reconciler whose API server is a fake holding objs.
 func applyReconciler(t *testing.T, objs ...client.Object) *Reconciler {
 	t.Helper()
