@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -16,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	"github.com/eso-dev/eso/app/metrics"
 )
 
 // kstatusOf is what kstatus (Flux, kpt) makes of obj as the API server has it.
@@ -52,7 +55,7 @@ func kstatusAsIs(t *testing.T, obj client.Object) *status.Result {
 // TestStalledUntilEdited: an ExternalSecret whose template does not parse
 // says Stalled=True, so kstatus reads it as Failed at once instead of a
 // rollout waiting for its timeout, and eso writes its status once, not per
-// retry; the edit that fixes the template is InProgress until eso has
+// reconcile; the edit that fixes the template is InProgress until eso has
 // looked at it (status.observedGeneration lags: the stall describes the
 // generation before, so Flux does not fail the rollout that brings the
 // fix), then syncs, and Stalled goes (kstatus: Current). An ExternalSecret
@@ -98,18 +101,50 @@ func TestStalledUntilEdited(t *testing.T) {
 		t.Errorf("kstatus of an ExternalSecret waiting for its store: %s (%s), want InProgress", res.Status, res.Message)
 	}
 
-	// Stalled, it is written once: its status stays as it is.
-	version := broken.ResourceVersion
-	consistently(t, 2*time.Second, "the stalled ExternalSecret's status stays unwritten", func() error {
-		var now esv1.ExternalSecret
-		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(broken), &now); err != nil {
-			return err
-		}
-		if now.ResourceVersion != version {
-			return fmt.Errorf("written again: %+v", now.Status.Conditions)
+	// Stalled, it is written once: a reconcile finds the same stall and
+	// writes nothing. An annotation edit makes eso reconcile it (and try
+	// the sync again, counted in externalsecret_sync_calls_error); it is
+	// done twice, each waited for until eso's try has begun: eso
+	// reconciles one object at a time, so once the second try has begun
+	// the first has ended, with whatever it wrote. The edits come a second
+	// after the stall was recorded, so a condition set again would show a
+	// later time; a write that changes nothing shows in the count of
+	// status writes (no other ExternalSecret of this test has anything to
+	// write meanwhile).
+	stalledStatus := broken.Status.DeepCopy()
+	eventually(t, "a second to pass since the stall was recorded", func() error {
+		if since := time.Since(stalled.LastTransitionTime.Time); since <= time.Second {
+			return fmt.Errorf("%v since", since)
 		}
 		return nil
 	})
+	tries := func() float64 { return testutil.ToFloat64(metrics.SyncErrors.WithLabelValues(broken.Name, ns)) }
+	statusWrites := func() float64 { return testutil.ToFloat64(metrics.StatusWrites.WithLabelValues("ExternalSecret")) }
+	writesBefore := statusWrites()
+	for i := range 2 {
+		before := tries()
+		patch := client.MergeFrom(broken.DeepCopy())
+		metav1.SetMetaDataAnnotation(&broken.ObjectMeta, "example.com/reconcile", fmt.Sprint(i))
+		if err := env.Client.Patch(ctx, broken, patch); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, fmt.Sprintf("eso to try the stalled ExternalSecret again (annotation edit %d)", i+1), func() error {
+			if n := tries(); n <= before {
+				return fmt.Errorf("%v failed syncs, as before the edit", n)
+			}
+			return nil
+		})
+	}
+	var now esv1.ExternalSecret
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(broken), &now); err != nil {
+		t.Fatal(err)
+	}
+	if !equality.Semantic.DeepEqual(now.Status, *stalledStatus) {
+		t.Errorf("a reconcile of the stalled ExternalSecret wrote its status again:\n now %+v\n was %+v", now.Status, *stalledStatus)
+	}
+	if n := statusWrites() - writesBefore; n != 0 {
+		t.Errorf("reconciling the stalled ExternalSecret made %v status writes, want none", n)
+	}
 
 	// The edit that fixes it, as the API server answers it: eso has not
 	// looked at it yet, so the stall is of the generation before and
