@@ -4,6 +4,9 @@ package testeso
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"runtime/pprof"
 	"sync"
 	"testing"
 	"time"
@@ -62,8 +65,24 @@ func Start(t testing.TB, rc *rest.Config, cfg config.Config, extra ...fx.Option)
 		once.Do(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			err = application.Stop(ctx)
+			if err = application.Stop(ctx); err != nil {
+				err = fmt.Errorf("%w (goroutines at the deadline: %s)", err, dumpGoroutines())
+			}
 		})
 		return err
 	}
+}
+
+// dumpGoroutines writes every goroutine's stack to a file kept after the
+// test, so a stop that misses its deadline shows what was still running.
+func dumpGoroutines() string {
+	f, err := os.CreateTemp("", "eso-stop-goroutines-*.txt")
+	if err != nil {
+		return err.Error()
+	}
+	defer f.Close()
+	if err := pprof.Lookup("goroutine").WriteTo(f, 2); err != nil {
+		return err.Error()
+	}
+	return f.Name()
 }
