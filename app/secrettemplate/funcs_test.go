@@ -340,7 +340,7 @@ func TestSplittersAreChargedBeforeTheySplit(t *testing.T) {
 			if !errors.Is(err, ErrBudget) || !strings.Contains(err.Error(), name) {
 				t.Fatalf("err = %v, want the render budget naming %s", err, name)
 			}
-			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 32<<20 {
+			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 8<<20 {
 				t.Errorf("allocated %d MiB before refusing", alloc>>20)
 			}
 			if strings.HasSuffix(call, "-1") {
