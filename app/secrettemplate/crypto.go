@@ -22,12 +22,8 @@ import (
 // PKCS#12 and JWK helpers, as upstream ESO offers them. Their errors never
 // quote their input.
 
-func pkcs12Key(input string) (string, error) { return pkcs12KeyPass("", input) }
-
-func pkcs12KeyPass(password, input string) (string, error) {
-	return readPkcs12Key(nil, password, input)
-}
-
+// readPkcs12Key returns the archive's private key as PKCS#8 PEM, charging
+// the archive's work to spend when given.
 func readPkcs12Key(spend func(int64) error, password, input string) (string, error) {
 	key, _, _, err := decodePkcs12(spend, password, input)
 	if err != nil {
@@ -40,15 +36,9 @@ func readPkcs12Key(spend func(int64) error, password, input string) (string, err
 	return string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})), nil
 }
 
-func pkcs12Cert(input string) (string, error) { return pkcs12CertPass("", input) }
-
-// pkcs12CertPass returns the archive's certificates as PEM, ordered leaf →
+// readPkcs12Cert returns the archive's certificates as PEM, ordered leaf →
 // intermediates → root when they form one chain, else the certificate and
 // then its CA certificates as stored.
-func pkcs12CertPass(password, input string) (string, error) {
-	return readPkcs12Cert(nil, password, input)
-}
-
 func readPkcs12Cert(spend func(int64) error, password, input string) (string, error) {
 	_, cert, chain, err := decodePkcs12(spend, password, input)
 	if err != nil {
@@ -79,10 +69,10 @@ func decodePkcs12(spend func(int64) error, password, input string) (any, *x509.C
 }
 
 // kdfFuncs are the template functions whose cost is the key derivation
-// their input asks for rather than the bytes they produce: for a template's
-// execution, instrument replaces each with a version that charges that
-// work to the render's budget before doing it. Each has the signature of
-// its funcMap entry.
+// their input asks for rather than the bytes they produce: funcMap holds
+// each unmetered (nil spend), so templates parse against the signature
+// they run with, and for a template's execution instrument replaces it
+// with a version that charges that work to the render's budget first.
 var kdfFuncs = map[string]func(spend func(int64) error) any{
 	"pkcs12key": func(spend func(int64) error) any {
 		return func(input string) (string, error) { return readPkcs12Key(spend, "", input) }

@@ -76,14 +76,14 @@ func TestPkcs12RoundTrip(t *testing.T) {
 		t.Error("the same input must give the same archive (no rewrite on refresh)")
 	}
 	pfx := unbase64(t, pfxB64) // base64, as upstream
-	if key, err := pkcs12KeyPass("pw", pfx); err != nil || key != leafKeyPEM {
+	if key, err := readPkcs12Key(nil, "pw", pfx); err != nil || key != leafKeyPEM {
 		t.Errorf("pkcs12keyPass: %v (round trip differs: %v)", err, key != leafKeyPEM)
 	}
-	certs, err := pkcs12CertPass("pw", pfx)
+	certs, err := readPkcs12Cert(nil, "pw", pfx)
 	if err != nil || certs != leafPEM+caPEM {
 		t.Errorf("pkcs12certPass: %v (chain differs: %v)", err, certs != leafPEM+caPEM)
 	}
-	if _, err := pkcs12KeyPass("wrong", pfx); err == nil {
+	if _, err := readPkcs12Key(nil, "wrong", pfx); err == nil {
 		t.Error("a wrong password opened the archive")
 	}
 
@@ -91,10 +91,10 @@ func TestPkcs12RoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if certs, err := pkcs12Cert(unbase64(t, plain)); err != nil || certs != leafPEM {
+	if certs, err := readPkcs12Cert(nil, "", unbase64(t, plain)); err != nil || certs != leafPEM {
 		t.Errorf("pemToPkcs12 must hold only the leaf: %v", err)
 	}
-	if _, err := pkcs12Key("not an archive: s3cr3t"); err == nil || strings.Contains(err.Error(), "s3cr3t") {
+	if _, err := readPkcs12Key(nil, "", "not an archive: s3cr3t"); err == nil || strings.Contains(err.Error(), "s3cr3t") {
 		t.Errorf("bad input: %v", err)
 	}
 }
@@ -118,7 +118,7 @@ func TestPkcs12ChainOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := pkcs12Cert(unbase64(t, pfx))
+	got, err := readPkcs12Cert(nil, "", unbase64(t, pfx))
 	if err != nil || got != leafPEM+interPEM+rootPEM {
 		t.Errorf("pkcs12cert did not order the chain leaf → intermediate → root (%v)", err)
 	}
@@ -185,7 +185,7 @@ func TestCryptoHelpersInTemplates(t *testing.T) {
 	if err != nil || len(res.Data["keystore"]) == 0 {
 		t.Fatalf("template with pemToPkcs12: %v", err)
 	}
-	if key, err := pkcs12Key(unbase64(t, string(res.Data["keystore"]))); err != nil || key != keyPEM {
+	if key, err := readPkcs12Key(nil, "", unbase64(t, string(res.Data["keystore"]))); err != nil || key != keyPEM {
 		t.Errorf("the keystore is not the base64 archive of the key: %v", err)
 	}
 }

@@ -139,10 +139,9 @@ func buildFuncMap() template.FuncMap {
 	fm["filterPEM"] = filterPEM
 	fm["filterCertChain"] = filterCertChain
 	fm["certSANs"] = certSANs
-	fm["pkcs12key"] = pkcs12Key
-	fm["pkcs12keyPass"] = pkcs12KeyPass
-	fm["pkcs12cert"] = pkcs12Cert
-	fm["pkcs12certPass"] = pkcs12CertPass
+	for name, metered := range kdfFuncs {
+		fm[name] = metered(nil)
+	}
 	fm["pemToPkcs12"] = pemToPkcs12
 	fm["pemToPkcs12Pass"] = pemToPkcs12Pass
 	fm["fullPemToPkcs12"] = fullPemToPkcs12

@@ -599,7 +599,7 @@ func TestParityFixturesAreUpstreams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := pkcs12CertPass("password", string(raw)); err != nil || got != upstreamFile(t, "gooble.crt") {
+	if got, err := readPkcs12Cert(nil, "password", string(raw)); err != nil || got != upstreamFile(t, "gooble.crt") {
 		t.Errorf("fixture: %v", err)
 	}
 }

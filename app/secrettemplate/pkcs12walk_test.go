@@ -26,7 +26,6 @@ import (
 	"math/bits"
 	"os"
 	"path/filepath"
-	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -442,7 +441,7 @@ func TestPkcs12WorkIsBounded(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			spec.cheap = true
 			archive, _ := spec.build(t)
-			_, err := pkcs12KeyPass(spec.password, string(archive))
+			_, err := readPkcs12Key(nil, spec.password, string(archive))
 			if !isWorkBound(err) {
 				t.Fatalf("err = %v, want the key-derivation bound", err)
 			}
@@ -483,10 +482,10 @@ func TestPkcs12NormalArchivesDecode(t *testing.T) {
 	for name, spec := range cases {
 		t.Run(name, func(t *testing.T) {
 			archive, keyPEM := spec.build(t)
-			if got, err := pkcs12KeyPass(spec.password, string(archive)); err != nil || got != keyPEM {
+			if got, err := readPkcs12Key(nil, spec.password, string(archive)); err != nil || got != keyPEM {
 				t.Fatalf("pkcs12keyPass: %v (key differs: %v)", err, got != keyPEM)
 			}
-			if _, err := pkcs12CertPass(spec.password, string(archive)); err != nil {
+			if _, err := readPkcs12Cert(nil, spec.password, string(archive)); err != nil {
 				t.Fatalf("pkcs12certPass: %v", err)
 			}
 		})
@@ -504,7 +503,7 @@ func TestPkcs12NormalArchivesDecode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, err := pkcs12KeyPass("pw", string(archive)); err != nil || got != keyPEM {
+		if got, err := readPkcs12Key(nil, "pw", string(archive)); err != nil || got != keyPEM {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
@@ -530,7 +529,7 @@ func TestPkcs12RealArchiveOverTheBound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pkcs12KeyPass("pw", string(archive)); !isWorkBound(err) {
+	if _, err := readPkcs12Key(nil, "pw", string(archive)); !isWorkBound(err) {
 		t.Fatalf("err = %v, want the key-derivation bound", err)
 	}
 	if err := checkPkcs12(archive, "pw", nil); !isWorkBound(err) {
@@ -597,7 +596,7 @@ func TestPkcs12UnreadArchivesAreRefused(t *testing.T) {
 			if !errors.Is(err, errPkcs12Unread) {
 				t.Fatalf("err = %v, want the archive refused as unread", err)
 			}
-			if _, err := pkcs12KeyPass("pw", string(archive)); err == nil {
+			if _, err := readPkcs12Key(nil, "pw", string(archive)); err == nil {
 				t.Fatal("decoded")
 			}
 		})
@@ -752,14 +751,14 @@ func TestPkcs12LongPasswordIsRefused(t *testing.T) {
 	})
 	archive, keyPEM := longest.build(t)
 	input := string(archive)
-	if got, err := pkcs12KeyPass(longest.password, input); err != nil || got != keyPEM {
+	if got, err := readPkcs12Key(nil, longest.password, input); err != nil || got != keyPEM {
 		t.Fatalf("the longest password: %v (key differs: %v)", err, got != keyPEM)
 	}
 
 	tooLong := strings.Repeat("s3cr3t!", maxPkcs12Password/7+1)[:maxPkcs12Password+1]
 	for name, read := range map[string]func(string) error{
-		"pkcs12keyPass":  func(pw string) error { _, err := pkcs12KeyPass(pw, input); return err },
-		"pkcs12certPass": func(pw string) error { _, err := pkcs12CertPass(pw, input); return err },
+		"pkcs12keyPass":  func(pw string) error { _, err := readPkcs12Key(nil, pw, input); return err },
+		"pkcs12certPass": func(pw string) error { _, err := readPkcs12Cert(nil, pw, input); return err },
 		"checkPkcs12":    func(pw string) error { return checkPkcs12(archive, pw, nil) },
 	} {
 		err := read(tooLong)
@@ -783,7 +782,7 @@ func TestPkcs12LongPasswordIsRefused(t *testing.T) {
 		return after.TotalAlloc - before.TotalAlloc
 	}
 	var err error
-	if n := allocated(func() { _, err = pkcs12KeyPass(huge, input) }); !isPasswordBound(err) || n > 64<<10 {
+	if n := allocated(func() { _, err = readPkcs12Key(nil, huge, input) }); !isPasswordBound(err) || n > 64<<10 {
 		t.Errorf("pkcs12keyPass: err = %v, allocated %d bytes for a password of %d", err, n, len(huge))
 	}
 	// From a secret value, in four calls of one render.
@@ -873,24 +872,8 @@ func TestPkcs12DecryptionIsCharged(t *testing.T) {
 	}
 	// The same content at OpenSSL's count reads.
 	light, keyPEM := with(heavy, func(s *p12Spec) { s.contentIter, s.cheap = 2048, false }).build(t)
-	if got, err := pkcs12KeyPass("pw", string(light)); err != nil || got != keyPEM {
+	if got, err := readPkcs12Key(nil, "pw", string(light)); err != nil || got != keyPEM {
 		t.Fatalf("half a MiB of 3DES content at 2048 iterations: %v", err)
-	}
-}
-
-// TestKDFFuncsMatchFuncMap: the budgeted PKCS#12 readers take and return
-// what their funcMap entries do, so templates parse against the same
-// signatures they run with.
-func TestKDFFuncsMatchFuncMap(t *testing.T) {
-	for name, metered := range kdfFuncs {
-		fn, ok := funcMap[name]
-		if !ok {
-			t.Errorf("%s is not a template function", name)
-			continue
-		}
-		if got, want := reflect.TypeOf(metered(nil)), reflect.TypeOf(fn); got != want {
-			t.Errorf("%s: %s, want %s", name, got, want)
-		}
 	}
 }
 
@@ -977,7 +960,7 @@ func BenchmarkPkcs12AtTheBound(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			cpu, measured := processCPU()
 			for b.Loop() {
-				if _, err := pkcs12KeyPass(s.password, string(archive)); err != nil {
+				if _, err := readPkcs12Key(nil, s.password, string(archive)); err != nil {
 					b.Fatal(err)
 				}
 			}
