@@ -2,7 +2,6 @@ package secrettemplate
 
 import (
 	"crypto/aes"
-	"crypto/cipher"
 	"crypto/hmac"
 	"crypto/sha256"
 	"crypto/x509"
@@ -246,13 +245,11 @@ func decryptAES(password, crypt64 string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	out := make([]byte, len(raw)-aes.BlockSize)
-	cipher.NewCBCDecrypter(block, raw[:aes.BlockSize]).CryptBlocks(out, raw[aes.BlockSize:])
-	pad := int(out[len(out)-1])
-	if pad == 0 || pad > aes.BlockSize {
+	out, err := cbcOpen(block, raw[:aes.BlockSize], raw[aes.BlockSize:])
+	if err != nil {
 		return "", errors.New("the password does not decrypt the input")
 	}
-	return string(out[:len(out)-pad]), nil
+	return string(out), nil
 }
 
 // buildCustomCert is sprig's (a certificate and key, base64-encoded PEM,

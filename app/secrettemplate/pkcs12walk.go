@@ -511,6 +511,12 @@ func (c *p12Cipher) decrypt(data []byte, pw p12Password) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	return cbcOpen(block, iv, data)
+}
+
+// cbcOpen decrypts whole CBC blocks and removes their PKCS#7 padding,
+// every byte of it checked.
+func cbcOpen(block cipher.Block, iv, data []byte) ([]byte, error) {
 	bs := block.BlockSize()
 	if len(data) == 0 || len(data)%bs != 0 {
 		return nil, errors.New("not whole blocks")
