@@ -131,7 +131,7 @@ func seq(params ...int) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	_, width := listSize("seq", params)
+	width := max(len(strconv.Itoa(start)), len(strconv.Itoa(stop)))
 	out := make([]byte, 0, len(nums)*(width+1))
 	for i, n := range nums {
 		if i > 0 {
@@ -142,8 +142,8 @@ func seq(params ...int) (string, error) {
 	return string(out), nil
 }
 
-// uniq keeps the first of each run of equal elements of a list, equal as
-// reflect.DeepEqual says, as sprig's uniq; sprig compares every element
+// uniq keeps the first of every set of equal elements of a list, wherever
+// they stand, equal as reflect.DeepEqual says, as sprig's uniq; sprig compares every element
 // with every one kept, hours for the long lists until and seq make. Here
 // elements are grouped by a hash that equal values share, and compared
 // only within a group.

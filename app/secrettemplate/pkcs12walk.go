@@ -33,8 +33,9 @@ import (
 //     each block of output (PKCS#12's own derivation hashes, copies and
 //     adds to both for each block; PBKDF2 hashes the salt for each);
 //   - hashing the authenticated safe for the MAC: a unit per 64 bytes;
-//   - decryption: a unit per 64 bytes of AES, per 4 bytes of 3DES or RC2
-//     (twenty to thirty times slower than AES here).
+//   - decryption: a unit per 64 bytes of AES, per 4 bytes of 3DES or RC2,
+//     the slower ciphers (BenchmarkPkcs12AtTheBound's content mixes cost
+//     no more a unit than its derivation mixes).
 //
 // Hashing with SHA-512 counts 4 times, since it costs four of SHA-1 or
 // SHA-256 here (no SHA-512 instructions on common CPUs).
@@ -46,8 +47,7 @@ const (
 	// password and content sizes; PBKDF2 with HMAC-SHA1 or HMAC-SHA256 is
 	// the dearest, 0.17 µs a unit; a MiB of 3DES content decrypted three
 	// times 0.11 µs, salts of a third of a MiB or the longest password
-	// 0.095 µs), and up to 300 ms of wall time while the machine was
-	// loaded five deep. Real archives ask for far less: OpenSSL's 2048
+	// 0.095 µs). Real archives ask for far less: OpenSSL's 2048
 	// iterations (SHA-1 MAC, RC2-40 content, 3DES key: about 16,000
 	// units), Windows' 2000, Java's 10,000 (PBES2 with HMAC-SHA256 and
 	// AES-256: 40,000); 100,000 iterations of the modern algorithms
@@ -437,7 +437,8 @@ func (c *p12Cipher) decryptionWork(n int) int64 { return int64(blocksOf(n, c.byt
 // with PBKDF2 and AES-CBC. These are what go-pkcs12 decrypts. pwBytes is
 // the length of the password the derivation hashes.
 func readCipher(alg pkix.AlgorithmIdentifier, pwBytes int) (*p12Cipher, error) {
-	// 3DES and RC2 decrypt at about 30 ns a byte here, AES at about 1.
+	// 3DES and RC2 decrypt many times slower than AES: see the unit's
+	// definition above.
 	c := &p12Cipher{bytesPerUnit: 4}
 	switch {
 	case alg.Algorithm.Equal(oidP12PBE3DES):

@@ -459,7 +459,8 @@ func pbe3DES(iter int) pkix.AlgorithmIdentifier {
 
 // TestPkcs12NormalArchivesDecode: archives of every algorithm the walk reads,
 // at usual counts, decode to their key, including 3DES at 100,000
-// iterations with a password (exactly maxPkcs12Work).
+// iterations with a password (about 1,000,000 units, just under
+// maxPkcs12Work).
 func TestPkcs12NormalArchivesDecode(t *testing.T) {
 	cases := map[string]p12Spec{
 		"PBES2, SHA-256 MAC":                     normal,
