@@ -25,6 +25,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
@@ -267,15 +268,21 @@ func waitReadyStatus(t *testing.T, obj client.Object, want metav1.ConditionStatu
 	return reason
 }
 
-// readBack reads obj from the API server as the tools see it: unstructured.
-func readBack(t *testing.T, obj client.Object) *unstructured.Unstructured {
+// gvkOf is obj's kind as the test client's scheme knows it.
+func gvkOf(t *testing.T, obj client.Object) schema.GroupVersionKind {
 	t.Helper()
 	gvk, err := apiutil.GVKForObject(obj, env.Client.Scheme())
 	if err != nil {
 		t.Fatal(err)
 	}
+	return gvk
+}
+
+// readBack reads obj from the API server as the tools see it: unstructured.
+func readBack(t *testing.T, obj client.Object) *unstructured.Unstructured {
+	t.Helper()
 	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(gvk)
+	u.SetGroupVersionKind(gvkOf(t, obj))
 	if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(obj), u); err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	"github.com/eso-dev/eso/app/metrics"
@@ -24,27 +23,24 @@ import (
 // kstatusOf is what kstatus (Flux, kpt) makes of obj as the API server has it.
 func kstatusOf(t *testing.T, obj client.Object) *status.Result {
 	t.Helper()
-	res, err := status.Compute(readBack(t, obj))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
+	return kstatus(t, readBack(t, obj))
 }
 
 // kstatusAsIs is what kstatus makes of obj as it is in hand: an API
 // server's answer to a write, say, which eso cannot have reconciled yet.
 func kstatusAsIs(t *testing.T, obj client.Object) *status.Result {
 	t.Helper()
-	gvk, err := apiutil.GVKForObject(obj, env.Client.Scheme())
-	if err != nil {
-		t.Fatal(err)
-	}
 	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {
 		t.Fatal(err)
 	}
 	u := &unstructured.Unstructured{Object: m}
-	u.SetGroupVersionKind(gvk)
+	u.SetGroupVersionKind(gvkOf(t, obj))
+	return kstatus(t, u)
+}
+
+func kstatus(t *testing.T, u *unstructured.Unstructured) *status.Result {
+	t.Helper()
 	res, err := status.Compute(u)
 	if err != nil {
 		t.Fatal(err)
