@@ -357,3 +357,27 @@ func TestSplittersAreChargedBeforeTheySplit(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkUniq: eso's uniq against sprig's on 20,000 distinct numbers;
+// sprig's compares each element with every one kept so far.
+func BenchmarkUniq(b *testing.B) {
+	list := make([]any, 20000)
+	for i := range list {
+		list[i] = i
+	}
+	sprigUniq := sprig.TxtFuncMap()["uniq"].(func(any) []any)
+	b.Run("eso", func(b *testing.B) {
+		for b.Loop() {
+			if out, err := uniq(list); err != nil || len(out) != len(list) {
+				b.Fatal(len(out), err)
+			}
+		}
+	})
+	b.Run("sprig", func(b *testing.B) {
+		for b.Loop() {
+			if out := sprigUniq(list); len(out) != len(list) {
+				b.Fatal(len(out))
+			}
+		}
+	})
+}
