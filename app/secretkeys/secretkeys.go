@@ -20,8 +20,9 @@ import (
 var ErrCollision = errors.New("keys collide")
 
 // Renamer returns the rename of one regexp or transform rule (nil renames
-// nothing). A transform is a budgeted template; .value is the key.
-func Renamer(re *esv1.ExternalSecretRewriteRegexp, tr *esv1.ExternalSecretRewriteTransform) (func(string) (string, error), error) {
+// nothing). A transform is a template whose executions, one per key, are
+// charged to b, the sync's budget; .value is the key.
+func Renamer(b *secrettemplate.Budget, re *esv1.ExternalSecretRewriteRegexp, tr *esv1.ExternalSecretRewriteTransform) (func(string) (string, error), error) {
 	switch {
 	case re != nil:
 		compiled, err := regexp.Compile(re.Source)
@@ -30,7 +31,7 @@ func Renamer(re *esv1.ExternalSecretRewriteRegexp, tr *esv1.ExternalSecretRewrit
 		}
 		return func(k string) (string, error) { return compiled.ReplaceAllString(k, re.Target), nil }, nil
 	case tr != nil:
-		tpl, err := secrettemplate.Compile("transform.template", tr.Template)
+		tpl, err := secrettemplate.CompileWith(b, "transform.template", tr.Template)
 		if err != nil {
 			return nil, err
 		}
@@ -39,11 +40,15 @@ func Renamer(re *esv1.ExternalSecretRewriteRegexp, tr *esv1.ExternalSecretRewrit
 	return nil, nil
 }
 
-// RenameAll renames every key of in. A key renamed to nothing, or two keys
-// renamed to one, is an error naming the keys (never a value).
-func RenameAll(rename func(string) (string, error), in map[string][]byte) (map[string][]byte, error) {
+// RenameAll renames every key of in, a step of b per key. A key renamed to
+// nothing, or two keys renamed to one, is an error naming the keys (never a
+// value).
+func RenameAll(b *secrettemplate.Budget, rename func(string) (string, error), in map[string][]byte) (map[string][]byte, error) {
 	if rename == nil {
 		return in, nil
+	}
+	if err := b.Steps("renaming keys", len(in)); err != nil {
+		return nil, err
 	}
 	out := make(map[string][]byte, len(in))
 	for _, k := range slices.Sorted(maps.Keys(in)) {

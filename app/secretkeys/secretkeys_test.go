@@ -4,9 +4,11 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"strconv"
 	"testing"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	"github.com/eso-dev/eso/app/secrettemplate"
 )
 
 // TestReverseUnicodeUndoesConvert: a key converted with the Unicode strategy
@@ -30,23 +32,54 @@ func TestReverseUnicodeUndoesConvert(t *testing.T) {
 }
 
 func TestRenameAll(t *testing.T) {
-	rename, err := Renamer(&esv1.ExternalSecretRewriteRegexp{Source: "^db-", Target: "prod/"}, nil)
+	rename, err := Renamer(secrettemplate.NewBudget(), &esv1.ExternalSecretRewriteRegexp{Source: "^db-", Target: "prod/"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := RenameAll(rename, map[string][]byte{"db-host": []byte("h"), "api": []byte("a")})
+	got, err := RenameAll(secrettemplate.NewBudget(), rename, map[string][]byte{"db-host": []byte("h"), "api": []byte("a")})
 	if err != nil || string(got["prod/host"]) != "h" || string(got["api"]) != "a" || len(got) != 2 {
 		t.Fatalf("renamed to %v, %v", slices.Collect(maps.Keys(got)), err)
 	}
-	clash, _ := Renamer(&esv1.ExternalSecretRewriteRegexp{Source: ".*", Target: "same"}, nil)
-	if _, err := RenameAll(clash, map[string][]byte{"a": nil, "b": nil}); !errors.Is(err, ErrCollision) {
+	clash, _ := Renamer(secrettemplate.NewBudget(), &esv1.ExternalSecretRewriteRegexp{Source: ".*", Target: "same"}, nil)
+	if _, err := RenameAll(secrettemplate.NewBudget(), clash, map[string][]byte{"a": nil, "b": nil}); !errors.Is(err, ErrCollision) {
 		t.Errorf("two keys renamed to one: %v", err)
 	}
-	upper, err := Renamer(nil, &esv1.ExternalSecretRewriteTransform{Template: "keys/{{ .value | upper }}"})
+	upper, err := Renamer(secrettemplate.NewBudget(), nil, &esv1.ExternalSecretRewriteTransform{Template: "keys/{{ .value | upper }}"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := RenameAll(upper, map[string][]byte{"user": nil}); err != nil || len(got) != 1 || !slices.Contains(slices.Collect(maps.Keys(got)), "keys/USER") {
+	if got, err := RenameAll(secrettemplate.NewBudget(), upper, map[string][]byte{"user": nil}); err != nil || len(got) != 1 || !slices.Contains(slices.Collect(maps.Keys(got)), "keys/USER") {
 		t.Errorf("transform renamed to %v, %v", slices.Collect(maps.Keys(got)), err)
+	}
+}
+
+// TestTransformsShareTheSyncBudget: a transform runs once per key, and
+// every run charges the one budget of the sync, so a cheap template over
+// many keys is refused instead of costing keys × a render's budget.
+func TestTransformsShareTheSyncBudget(t *testing.T) {
+	keys := map[string][]byte{}
+	for i := range 2_000 {
+		keys[strconv.Itoa(i)] = nil
+	}
+	for name, text := range map[string]string{
+		"steps": `{{ range until 200 }}{{ end }}{{ .value }}`, // 200 steps a key: 400,000 in all
+		"bytes": `{{ .value | repeat 4000 }}`,                 // up to 16 KB a key: 27 MB in all
+	} {
+		t.Run(name, func(t *testing.T) {
+			b := secrettemplate.NewBudget()
+			rename, err := Renamer(b, nil, &esv1.ExternalSecretRewriteTransform{Template: text})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := RenameAll(b, rename, keys); !errors.Is(err, secrettemplate.ErrBudget) {
+				t.Fatalf("2,000 keys through one transform: %v, want the budget refused", err)
+			}
+			// One key costs little: the same rule over it is fine.
+			b = secrettemplate.NewBudget()
+			rename, _ = Renamer(b, nil, &esv1.ExternalSecretRewriteTransform{Template: text})
+			if _, err := RenameAll(b, rename, map[string][]byte{"k": nil}); err != nil {
+				t.Errorf("one key: %v", err)
+			}
+		})
 	}
 }

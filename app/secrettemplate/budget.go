@@ -9,33 +9,50 @@ import (
 	"text/template/parse"
 	"time"
 	"unicode/utf8"
+
+	"github.com/eso-dev/eso/providers"
 )
 
-// A render's budget. A template is tenant input: without these bounds nested
-// repeat/indent/replace or nested ranges allocate gigabytes or run for hours,
-// and one ExternalSecret would take eso down for every namespace. The whole
-// render of one ExternalSecret (every data key, label, annotation and
-// templateFrom entry) shares one budget, so eso's memory for templates stays
-// below --concurrent × (maxProduced + maxOutput).
+// A sync's budget. A template is tenant input, and so is every count an
+// object multiplies work by (entries, stores, source Secrets, rewritten
+// keys): without these bounds nested repeat/indent/replace, nested ranges
+// or a rewrite run once per key allocate gigabytes or run for hours, and
+// one object would take eso down for every namespace. Everything one sync
+// of one object does (every template it renders, every key it rewrites,
+// every value it builds and every byte it reads from its sources) shares
+// one Budget, so eso's memory for syncs stays below the workers ×
+// (MaxReadBytes + maxProduced + maxOutput) that SECURITY.md states.
 const (
-	// maxProduced bounds the bytes every function call of a render produces,
-	// intermediate values included; a call whose output would not fit is
-	// refused before it runs.
+	// maxProduced bounds the bytes a sync builds: what every template
+	// function and action produces, intermediate values included, and the
+	// values it builds outside templates (Produce). A call whose output
+	// would not fit is refused before it runs.
 	maxProduced = 8 << 20
-	// maxSteps bounds function calls, range iterations and template calls.
+	// maxSteps bounds function calls, range iterations, template calls and
+	// the per-key work callers count (Steps).
 	maxSteps = 100_000
-	// maxRenderTime bounds a render's wall time.
+	// maxRenderTime bounds the time a sync spends executing templates.
 	maxRenderTime = raceSlowdown * time.Second
 	// maxFormatWidth bounds printf widths and precisions.
 	maxFormatWidth = 4096
 	// maxRenderKDF bounds the key-derivation and decryption work of a
-	// render's PKCS#12 reads, in the units of maxPkcs12Work: four archives
+	// sync's PKCS#12 reads, in the units of maxPkcs12Work: four archives
 	// at that bound take at most about 760 ms of CPU, within maxRenderTime.
 	maxRenderKDF = 4 * maxPkcs12Work
 )
 
-// ErrBudget: a render needed more than its budget. It is an ErrTemplate.
+// MaxReadBytes bounds what one sync reads from its sources: the values an
+// ExternalSecret fetches, the Secrets a PushSecret pushes, the ConfigMaps
+// and Secrets templateFrom names. It is counted as each arrives, so at
+// most one more answer (itself bounded) is held when it is refused.
+const MaxReadBytes = 4 << 20
+
+// ErrBudget: a sync needed more than its budget. It is an ErrTemplate.
 var ErrBudget = fmt.Errorf("%w: render budget exceeded", ErrTemplate)
+
+// ErrReadBudget: a sync's sources hold more than MaxReadBytes. It is
+// providers.ErrTooLarge: only smaller sources (or fewer) fix it.
+var ErrReadBudget = fmt.Errorf("%w: more than %d bytes read in one sync", providers.ErrTooLarge, MaxReadBytes)
 
 // budgetExceeded says which bound a render passed; it never holds a value.
 type budgetExceeded struct{ what string }
@@ -47,17 +64,53 @@ func exceeded(format string, args ...any) error {
 	return &budgetExceeded{what: fmt.Sprintf(format, args...)}
 }
 
-// budget is what one render may still spend. It is used by one goroutine.
-type budget struct {
+// Budget is what one sync of one object may still spend. It is used by one
+// goroutine.
+type Budget struct {
+	read     int64
 	produced int64
 	steps    int
 	kdf      int64
-	deadline time.Time
+	// spent is the time templates have executed so far; running is when
+	// the current execution started (zero outside one).
+	spent   time.Duration
+	running time.Time
 }
 
-func newBudget() *budget { return &budget{deadline: time.Now().Add(maxRenderTime)} }
+// NewBudget is a whole sync's budget.
+func NewBudget() *Budget { return &Budget{} }
 
-func (b *budget) step() error {
+// Read charges n bytes read from the sync's sources; past MaxReadBytes it
+// is refused with ErrReadBudget, naming what, never a value.
+func (b *Budget) Read(what string, n int64) error {
+	if n < 0 || n > MaxReadBytes-b.read {
+		return fmt.Errorf("%w: %s", ErrReadBudget, what)
+	}
+	b.read += n
+	return nil
+}
+
+// Produce charges n bytes the caller is about to build (a value no template
+// makes); past the budget it is refused with ErrBudget before anything is
+// allocated.
+func (b *Budget) Produce(what string, n int64) error {
+	if err := b.charge(what, n); err != nil {
+		return fmt.Errorf("%w: %s", ErrBudget, err.(*budgetExceeded).what)
+	}
+	return nil
+}
+
+// Steps charges n units of work done per key or per entry outside
+// templates, against the same bound as template steps.
+func (b *Budget) Steps(what string, n int) error {
+	if n < 0 || n > maxSteps-b.steps {
+		return fmt.Errorf("%w: %s takes more than %d steps", ErrBudget, what, maxSteps)
+	}
+	b.steps += n
+	return nil
+}
+
+func (b *Budget) step() error {
 	b.steps++
 	if b.steps > maxSteps {
 		return exceeded("more than %d function calls, range iterations and template calls", maxSteps)
@@ -68,22 +121,35 @@ func (b *budget) step() error {
 	return nil
 }
 
-func (b *budget) inTime() error {
-	if time.Now().After(b.deadline) {
+// begin and end bracket one template execution: only the time templates
+// execute counts, not the provider calls of the sync around them.
+func (b *Budget) begin() { b.running = time.Now() }
+
+func (b *Budget) end() {
+	b.spent += time.Since(b.running)
+	b.running = time.Time{}
+}
+
+func (b *Budget) inTime() error {
+	used := b.spent
+	if !b.running.IsZero() {
+		used += time.Since(b.running)
+	}
+	if used > maxRenderTime {
 		return exceeded("rendering took more than %s", maxRenderTime)
 	}
 	return nil
 }
 
 // fits refuses a call that would produce more than is left.
-func (b *budget) fits(fn string, n int64) error {
+func (b *Budget) fits(fn string, n int64) error {
 	if n < 0 || b.produced+n > maxProduced {
 		return exceeded("%s would take the bytes produced past %d", fn, maxProduced)
 	}
 	return nil
 }
 
-func (b *budget) charge(fn string, n int64) error {
+func (b *Budget) charge(fn string, n int64) error {
 	if err := b.fits(fn, n); err != nil {
 		return err
 	}
@@ -94,7 +160,7 @@ func (b *budget) charge(fn string, n int64) error {
 // chargeKDF counts key-derivation work before it is done: a call that
 // would pass maxRenderKDF is refused rather than left to run past the
 // render's time.
-func (b *budget) chargeKDF(fn string, n int64) error {
+func (b *Budget) chargeKDF(fn string, n int64) error {
 	if n < 0 || n > maxRenderKDF-b.kdf {
 		return exceeded("%s would take the key derivation and decryption past %d units", fn, maxRenderKDF)
 	}
@@ -104,7 +170,7 @@ func (b *budget) chargeKDF(fn string, n int64) error {
 
 // budgetHolder lets the functions of one compiled template charge whichever
 // budget the current execution uses.
-type budgetHolder struct{ b *budget }
+type budgetHolder struct{ b *Budget }
 
 // tickFunc is called at the start of every range iteration and every
 // template body: text/template has no other hook into a loop that calls no
@@ -244,7 +310,7 @@ func budgeted(name string, fn any, h *budgetHolder) any {
 // it runs: the size of its arguments for functions whose output is about as
 // large as their input, and a bound of their own for the functions that
 // amplify.
-func estimate(name string, args []reflect.Value, b *budget) int64 {
+func estimate(name string, args []reflect.Value, b *Budget) int64 {
 	room := maxProduced - b.produced
 	text := func(i int) string {
 		if i >= len(args) {

@@ -696,7 +696,7 @@ func TestPkcs12WorkIsChargedToTheRender(t *testing.T) {
 	values := map[string]string{"pfx": string(archive)}
 	text := `{{ pkcs12keyPass "pw" .pfx }}`
 
-	b := newBudget()
+	b := NewBudget()
 	out, err := renderer{values: values, budget: b}.render("k", text)
 	if err != nil || out != keyPEM {
 		t.Fatalf("render: %v", err)
@@ -712,7 +712,7 @@ func TestPkcs12WorkIsChargedToTheRender(t *testing.T) {
 		t.Errorf("charged %d, the walk counts %d, want 4×2048 and a few", b.kdf, want)
 	}
 
-	b = newBudget()
+	b = NewBudget()
 	b.kdf = maxRenderKDF - want + 1
 	_, err = renderer{values: values, budget: b}.render("k", text)
 	if !errors.Is(err, ErrBudget) || !strings.Contains(err.Error(), "key derivation and decryption past") {
@@ -789,7 +789,7 @@ func TestPkcs12LongPasswordIsRefused(t *testing.T) {
 	// From a secret value, in four calls of one render.
 	values := map[string]string{"pw": huge, "pfx": input}
 	text := `{{ pkcs12keyPass .pw .pfx }}{{ pkcs12certPass .pw .pfx }}{{ pkcs12keyPass .pw .pfx }}{{ pkcs12certPass .pw .pfx }}`
-	if n := allocated(func() { _, err = renderer{values: values, budget: newBudget()}.render("k", text) }); !isPasswordBound(err) || n > 256<<10 {
+	if n := allocated(func() { _, err = renderer{values: values, budget: NewBudget()}.render("k", text) }); !isPasswordBound(err) || n > 256<<10 {
 		t.Errorf("render: err = %v, allocated %d bytes for a password of %d", err, n, len(huge))
 	}
 }

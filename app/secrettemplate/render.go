@@ -54,8 +54,16 @@ type Result struct {
 	Annotations map[string]string
 }
 
-// Render applies tpl to data. A nil template returns data unchanged.
+// Render applies tpl to data with a budget of its own. A nil template
+// returns data unchanged.
 func Render(tpl *esv1.ExternalSecretTemplate, data map[string][]byte, src Sources) (*Result, error) {
+	return RenderWith(NewBudget(), tpl, data, src)
+}
+
+// RenderWith applies tpl to data, charging every template it executes to
+// b: the budget of the sync it is part of, which may render more than once
+// (a PushSecret over several Secrets).
+func RenderWith(b *Budget, tpl *esv1.ExternalSecretTemplate, data map[string][]byte, src Sources) (*Result, error) {
 	res := &Result{Type: corev1.SecretTypeOpaque, Data: data}
 	if tpl == nil {
 		return res, nil
@@ -67,7 +75,7 @@ func Render(tpl *esv1.ExternalSecretTemplate, data map[string][]byte, src Source
 	for k, v := range data {
 		values[k] = string(v)
 	}
-	r := renderer{values: values, budget: newBudget()}
+	r := renderer{values: values, budget: b}
 
 	// As upstream: templateFrom first, then data and metadata, so the
 	// templates written in the ExternalSecret itself win. Keys are rendered in
@@ -185,8 +193,8 @@ func decodeValues(i int, strategy esv1.DecodingStrategy, kv map[string]string) e
 
 type renderer struct {
 	values map[string]string
-	// budget is shared by every template of one render.
-	budget *budget
+	// budget is shared by every template of one sync.
+	budget *Budget
 }
 
 // maxOutput bounds what one template may render.
@@ -235,11 +243,18 @@ func Compile(name, text string) (*Template, error) {
 	return compile(name, text, nil, ErrInvalidTemplate)
 }
 
+// CompileWith is Compile for executions that all charge b, the budget of
+// the sync they are part of: a template run once per key costs the sync,
+// not each key, its steps, bytes and time.
+func CompileWith(b *Budget, name, text string) (*Template, error) {
+	return compile(name, text, b, ErrInvalidTemplate)
+}
+
 // compile parses text for executions charged to shared, or to a budget of
 // their own when shared is nil. A text that does not parse is reported as
 // unparsable: ErrInvalidTemplate when the object holds it, ErrTemplate when
 // a source the object reads does.
-func compile(name, text string, shared *budget, unparsable error) (*Template, error) {
+func compile(name, text string, shared *Budget, unparsable error) (*Template, error) {
 	t, err := template.New(name).Funcs(funcMap).Option("missingkey=error").Parse(text)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", unparsable, name, firstLine(err))
@@ -253,10 +268,16 @@ func compile(name, text string, shared *budget, unparsable error) (*Template, er
 // the budget.
 func (t *Template) Execute(data any) (string, error) {
 	if t.perExecute {
-		t.budget.b = newBudget()
+		t.budget.b = NewBudget()
 	}
-	var b limitedBuilder
-	if err := t.t.Execute(&b, data); err != nil {
+	if err := t.budget.b.inTime(); err != nil {
+		return "", fmt.Errorf("%w: %s: %s", ErrBudget, t.name, err.(*budgetExceeded).what)
+	}
+	b := limitedBuilder{budget: t.budget.b}
+	t.budget.b.begin()
+	err := t.t.Execute(&b, data)
+	t.budget.b.end()
+	if err != nil {
 		if be, ok := budgetError(err); ok {
 			return "", fmt.Errorf("%w: %s: %s", ErrBudget, t.name, be.what)
 		}
@@ -270,12 +291,20 @@ func (t *Template) Execute(data any) (string, error) {
 
 var errTooLarge = errors.New("template output too large")
 
-// limitedBuilder is a strings.Builder that refuses to grow past maxOutput.
-type limitedBuilder struct{ strings.Builder }
+// limitedBuilder is a strings.Builder that refuses to grow past maxOutput,
+// and charges what it holds to the budget: a template run once per key
+// (a rewrite) outputs text no function produced.
+type limitedBuilder struct {
+	strings.Builder
+	budget *Budget
+}
 
 func (b *limitedBuilder) Write(p []byte) (int, error) {
 	if b.Len()+len(p) > maxOutput {
 		return 0, errTooLarge
+	}
+	if err := b.budget.charge("the template's output", int64(len(p))); err != nil {
+		return 0, err
 	}
 	return b.Builder.Write(p)
 }

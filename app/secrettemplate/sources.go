@@ -14,27 +14,43 @@ import (
 
 // ReadSources reads the ConfigMaps and Secrets tpl's templateFrom names, from
 // namespace only: a template never reads another namespace. r is the API
-// reader (eso caches neither).
-func ReadSources(ctx context.Context, r client.Reader, namespace string, tpl *esv1.ExternalSecretTemplate) (Sources, error) {
+// reader (eso caches neither). Each is read once however often it is
+// named, and what they hold is charged to b, the sync's budget.
+func ReadSources(ctx context.Context, r client.Reader, b *Budget, namespace string, tpl *esv1.ExternalSecretTemplate) (Sources, error) {
 	src := Sources{ConfigMaps: map[string]map[string]string{}, Secrets: map[string]map[string][]byte{}}
 	if tpl == nil {
 		return src, nil
 	}
 	for _, from := range tpl.TemplateFrom {
 		switch {
+		case from.ConfigMap != nil && src.ConfigMaps[from.ConfigMap.Name] != nil,
+			from.Secret != nil && src.Secrets[from.Secret.Name] != nil:
+			continue // read already
 		case from.ConfigMap != nil:
 			var cm corev1.ConfigMap
 			if err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: from.ConfigMap.Name}, &cm); err != nil {
 				return src, sourceError("ConfigMap", namespace, from.ConfigMap.Name, err)
 			}
+			if err := b.Read("templateFrom ConfigMap "+cm.Name, configMapSize(&cm)); err != nil {
+				return src, err
+			}
 			src.ConfigMaps[cm.Name] = cm.Data
+			if cm.Data == nil {
+				src.ConfigMaps[cm.Name] = map[string]string{}
+			}
 			src.Versions = append(src.Versions, "ConfigMap/"+cm.Name+"="+cm.ResourceVersion)
 		case from.Secret != nil:
 			var s corev1.Secret
 			if err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: from.Secret.Name}, &s); err != nil {
 				return src, sourceError("Secret", namespace, from.Secret.Name, err)
 			}
+			if err := b.Read("templateFrom Secret "+s.Name, DataSize(s.Data)); err != nil {
+				return src, err
+			}
 			src.Secrets[s.Name] = s.Data
+			if s.Data == nil {
+				src.Secrets[s.Name] = map[string][]byte{}
+			}
 			src.Versions = append(src.Versions, "Secret/"+s.Name+"="+s.ResourceVersion)
 		}
 	}
@@ -51,4 +67,25 @@ func sourceError(kind, namespace, name string, err error) error {
 			fmt.Errorf("%w: template %s %s not found", ErrSourceNotFound, kind, name))
 	}
 	return fmt.Errorf("reading template %s %s: %w", kind, name, err)
+}
+
+// DataSize is the bytes of a Secret's keys and values.
+func DataSize(data map[string][]byte) int64 {
+	var n int64
+	for k, v := range data {
+		n += int64(len(k) + len(v))
+	}
+	return n
+}
+
+// configMapSize is the bytes of a ConfigMap's keys and values.
+func configMapSize(cm *corev1.ConfigMap) int64 {
+	var n int64
+	for k, v := range cm.Data {
+		n += int64(len(k) + len(v))
+	}
+	for k, v := range cm.BinaryData {
+		n += int64(len(k) + len(v))
+	}
+	return n
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	"github.com/eso-dev/eso/app/secrettemplate"
 	"github.com/eso-dev/eso/providers"
 )
 
@@ -25,11 +26,12 @@ type fetchResult struct {
 // entries are merged in order and data entries win over them. A reference the
 // provider does not have is recorded in gone, not fatal, so the caller can
 // apply the deletion policy; any other error stops the fetch.
-func fetch(ctx context.Context, srcs *sources, es *esv1.ExternalSecret, generated map[int]map[string][]byte) (fetchResult, error) {
+// Every value fetched is charged to b, the sync's budget, as it arrives.
+func fetch(ctx context.Context, srcs *sources, b *secrettemplate.Budget, es *esv1.ExternalSecret, generated map[int]map[string][]byte) (fetchResult, error) {
 	res := fetchResult{data: map[string][]byte{}}
 	var notFound []error
 	for i, df := range es.Spec.DataFrom {
-		fields, err := fetchDataFrom(ctx, srcs, es, &df, generated[i])
+		fields, err := fetchDataFrom(ctx, srcs, b, es, &df, generated[i])
 		if isGone(err) {
 			notFound = append(notFound, fmt.Errorf("dataFrom[%d]: %w", i, err))
 			continue
@@ -47,6 +49,9 @@ func fetch(ctx context.Context, srcs *sources, es *esv1.ExternalSecret, generate
 			return res, err
 		}
 		value, err := c.GetSecret(ctx, d.RemoteRef)
+		if err == nil {
+			err = b.Read(fmt.Sprintf("data[%d] (%s)", i, d.SecretKey), int64(len(value)))
+		}
 		if isGone(err) {
 			notFound = append(notFound, fmt.Errorf("data[%d] (%s): %w", i, d.SecretKey, err))
 			continue
@@ -66,7 +71,7 @@ func fetch(ctx context.Context, srcs *sources, es *esv1.ExternalSecret, generate
 // fetchDataFrom reads one dataFrom entry (extract or find; a generator
 // entry's values come generated), then converts, rewrites and decodes its
 // keys and values.
-func fetchDataFrom(ctx context.Context, srcs *sources, es *esv1.ExternalSecret, df *esv1.ExternalSecretDataFromRemoteRef, generated map[string][]byte) (map[string][]byte, error) {
+func fetchDataFrom(ctx context.Context, srcs *sources, b *secrettemplate.Budget, es *esv1.ExternalSecret, df *esv1.ExternalSecretDataFromRemoteRef, generated map[string][]byte) (map[string][]byte, error) {
 	var (
 		fields     map[string][]byte
 		conversion esv1.ConversionStrategy
@@ -99,9 +104,12 @@ func fetchDataFrom(ctx context.Context, srcs *sources, es *esv1.ExternalSecret, 
 	default:
 		return nil, errors.New("entry has neither extract, find nor a generator")
 	}
+	if err := b.Read("the values fetched", secrettemplate.DataSize(fields)); err != nil {
+		return nil, err
+	}
 	// As upstream: rewrites first; key conversion only when there are none.
 	if len(df.Rewrite) > 0 {
-		fields, err = rewrite(df.Rewrite, fields)
+		fields, err = rewrite(b, df.Rewrite, fields)
 	} else {
 		fields, err = convertKeys(conversion, fields)
 	}

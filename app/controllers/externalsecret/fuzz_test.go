@@ -30,7 +30,7 @@ func FuzzRewrite(f *testing.F) {
 			{Merge: &esv1.ExternalSecretRewriteMerge{Strategy: strategy, Into: "merged", ConflictPolicy: "Ignore", PriorityPolicy: "IgnoreNotFound"}},
 		}
 		start := time.Now()
-		out, err := rewrite(rules, in)
+		out, err := rewrite(secrettemplate.NewBudget(), rules, in)
 		if took := time.Since(start); took > 10*time.Second {
 			t.Fatalf("rewrite took %s", took)
 		}

@@ -10,6 +10,7 @@ import (
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	"github.com/eso-dev/eso/app/secretkeys"
+	"github.com/eso-dev/eso/app/secrettemplate"
 )
 
 // errBadRewrite: a rewrite rule cannot be applied to the keys or values it
@@ -22,8 +23,9 @@ var errBadRewrite = errors.New("invalid rewrite")
 var errInvalidRewrite = fmt.Errorf("%w", errBadRewrite)
 
 // rewrite applies a dataFrom entry's rewrites to the keys (regexp, transform)
-// or values (merge) it produced, in order. Errors name keys, never values.
-func rewrite(rules []esv1.ExternalSecretRewrite, in map[string][]byte) (map[string][]byte, error) {
+// or values (merge) it produced, in order, charging b, the sync's budget.
+// Errors name keys, never values.
+func rewrite(b *secrettemplate.Budget, rules []esv1.ExternalSecretRewrite, in map[string][]byte) (map[string][]byte, error) {
 	out := in
 	for i, rule := range rules {
 		var err error
@@ -32,10 +34,10 @@ func rewrite(rules []esv1.ExternalSecretRewrite, in map[string][]byte) (map[stri
 			out, err = mergeValues(rule.Merge, out)
 		} else {
 			var rename func(string) (string, error)
-			if rename, err = secretkeys.Renamer(rule.Regexp, rule.Transform); err != nil {
+			if rename, err = secretkeys.Renamer(b, rule.Regexp, rule.Transform); err != nil {
 				sentinel = errInvalidRewrite
 			} else {
-				out, err = secretkeys.RenameAll(rename, out)
+				out, err = secretkeys.RenameAll(b, rename, out)
 			}
 		}
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	"github.com/eso-dev/eso/app/secrettemplate"
 )
 
 func re(src, tgt string) esv1.ExternalSecretRewrite {
@@ -50,7 +51,7 @@ func TestRewriteKeys(t *testing.T) {
 		{[]esv1.ExternalSecretRewrite{tr(`{{ trimPrefix "prod/" .value | replace "/" "." }}`)}, "prod/a/b", "a.b"},
 	}
 	for _, tc := range cases {
-		got, err := rewrite(tc.rules, bytesMap(map[string]string{tc.in: "v"}))
+		got, err := rewrite(secrettemplate.NewBudget(), tc.rules, bytesMap(map[string]string{tc.in: "v"}))
 		if err != nil || len(got) != 1 || string(got[tc.want]) != "v" {
 			t.Errorf("rewrite %q = %q, %v; want key %q", tc.in, asStrings(got), err, tc.want)
 		}
@@ -67,7 +68,7 @@ func TestRewriteKeys(t *testing.T) {
 		"empty result":     {[]esv1.ExternalSecretRewrite{re(".*", "")}, false},
 		"collision":        {[]esv1.ExternalSecretRewrite{re("^[ab]$", "same")}, false},
 	} {
-		_, err := rewrite(tc.rules, bytesMap(map[string]string{"a": "1", "b": "2"}))
+		_, err := rewrite(secrettemplate.NewBudget(), tc.rules, bytesMap(map[string]string{"a": "1", "b": "2"}))
 		if !errors.Is(err, errBadRewrite) {
 			t.Errorf("%s: error %v, want errBadRewrite", name, err)
 		}
@@ -103,7 +104,7 @@ func TestRewriteMerge(t *testing.T) {
 			map[string]string{"config": `{"host":"db","pool":10,"port":5432,"tls":{"enabled":true},"user":"app"}`}, false},
 	}
 	for _, tc := range cases {
-		got, err := rewrite([]esv1.ExternalSecretRewrite{mg(tc.m)}, in)
+		got, err := rewrite(secrettemplate.NewBudget(), []esv1.ExternalSecretRewrite{mg(tc.m)}, in)
 		if tc.bad {
 			if !errors.Is(err, errBadRewrite) {
 				t.Errorf("%s: error %v, want errBadRewrite", tc.name, err)
@@ -114,7 +115,7 @@ func TestRewriteMerge(t *testing.T) {
 			t.Errorf("%s: %v, %v; want %v", tc.name, asStrings(got), err, tc.want)
 		}
 	}
-	if _, err := rewrite([]esv1.ExternalSecretRewrite{mg(esv1.ExternalSecretRewriteMerge{})}, bytesMap(map[string]string{"a": "not json"})); !errors.Is(err, errBadRewrite) {
+	if _, err := rewrite(secrettemplate.NewBudget(), []esv1.ExternalSecretRewrite{mg(esv1.ExternalSecretRewriteMerge{})}, bytesMap(map[string]string{"a": "not json"})); !errors.Is(err, errBadRewrite) {
 		t.Errorf("non-object value: %v", err)
 	}
 }
@@ -123,7 +124,7 @@ func TestRewriteMerge(t *testing.T) {
 // renderer as target templates.
 func TestTransformOutputIsBounded(t *testing.T) {
 	rule := esv1.ExternalSecretRewrite{Transform: &esv1.ExternalSecretRewriteTransform{Template: `{{ repeat 300 (repeat 4096 "x") }}`}}
-	_, err := rewrite([]esv1.ExternalSecretRewrite{rule}, bytesMap(map[string]string{"a": "1"}))
+	_, err := rewrite(secrettemplate.NewBudget(), []esv1.ExternalSecretRewrite{rule}, bytesMap(map[string]string{"a": "1"}))
 	if !errors.Is(err, errBadRewrite) || !strings.Contains(err.Error(), "renders more than") {
 		t.Fatalf("a 1.2 MB key: %v", err)
 	}

@@ -74,11 +74,11 @@ func stallCases(t *testing.T) []stallCase {
 		return err
 	}
 	rewriteErr := func(rule esv1.ExternalSecretRewrite) error {
-		_, err := rewrite([]esv1.ExternalSecretRewrite{rule}, map[string][]byte{"a": []byte("1"), "b": []byte("2")})
+		_, err := rewrite(secrettemplate.NewBudget(), []esv1.ExternalSecretRewrite{rule}, map[string][]byte{"a": []byte("1"), "b": []byte("2")})
 		return err
 	}
 	missingSource := func() error {
-		_, err := secrettemplate.ReadSources(context.Background(), ctrlfake.NewClientBuilder().Build(), "ns",
+		_, err := secrettemplate.ReadSources(context.Background(), ctrlfake.NewClientBuilder().Build(), secrettemplate.NewBudget(), "ns",
 			&esv1.ExternalSecretTemplate{TemplateFrom: []esv1.TemplateFrom{{ConfigMap: cm("tpl", "k")}}})
 		if err == nil {
 			t.Fatal("a missing ConfigMap was read")

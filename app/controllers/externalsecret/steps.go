@@ -15,6 +15,7 @@ import (
 	"github.com/eso-dev/eso/app/generation"
 	"github.com/eso-dev/eso/app/metrics"
 	"github.com/eso-dev/eso/app/outcomes"
+	"github.com/eso-dev/eso/app/secrettemplate"
 	"github.com/eso-dev/eso/providers"
 )
 
@@ -43,9 +44,21 @@ type syncScope struct {
 	mergeMissing bool
 	rotation     *generation.Rotation
 	fetched      fetchResult
+	// budget bounds what the whole sync reads, builds and renders (see
+	// spending).
+	budget *secrettemplate.Budget
 	// syncedAt is when the synced data was read: now, or the time of a
 	// rotation recorded late.
 	syncedAt time.Time
+}
+
+// spending is the sync's one budget: every value fetched, key rewritten and
+// template rendered is charged to it, whatever the number of entries.
+func (sc *syncScope) spending() *secrettemplate.Budget {
+	if sc.budget == nil {
+		sc.budget = secrettemplate.NewBudget()
+	}
+	return sc.budget
 }
 
 // release gives back the store clients the sync used.
@@ -211,7 +224,7 @@ func (r *Reconciler) generate(ctx context.Context, sc *syncScope) (end, error) {
 // store's client: the credentials may have been rotated since it logged
 // in, or the provider process replaced.
 func fetchData(ctx context.Context, sc *syncScope) (end, error) {
-	fetched, err := fetch(ctx, sc.srcs, sc.es, sc.rotation.Generated())
+	fetched, err := fetch(ctx, sc.srcs, sc.spending(), sc.es, sc.rotation.Generated())
 	if err != nil {
 		if outcomes.Of(err).DropClient {
 			sc.srcs.forget(ctx)
@@ -263,7 +276,7 @@ func (r *Reconciler) apply(ctx context.Context, sc *syncScope) (end, error) {
 		setMissing(es)
 		return endWaiting, nil
 	default:
-		out, err := r.render(ctx, es, fetched.data)
+		out, err := r.render(ctx, sc.spending(), es, fetched.data)
 		if err != nil {
 			return next, err
 		}

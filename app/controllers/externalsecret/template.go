@@ -16,7 +16,8 @@ import (
 // and annotations, as upstream, except those that instruct eso or kubectl:
 // a force-sync would otherwise rewrite the Secret (and restart whatever
 // watches it) on every forced read.
-func (r *Reconciler) render(ctx context.Context, es *esv1.ExternalSecret, data map[string][]byte) (*secrettemplate.Result, error) {
+// The render charges b, the sync's budget.
+func (r *Reconciler) render(ctx context.Context, b *secrettemplate.Budget, es *esv1.ExternalSecret, data map[string][]byte) (*secrettemplate.Result, error) {
 	if es.Spec.Target.Template == nil {
 		if es.Spec.Target.Merges() {
 			// A Secret eso merges into is someone else's: its labels and
@@ -31,11 +32,11 @@ func (r *Reconciler) render(ctx context.Context, es *esv1.ExternalSecret, data m
 		return &secrettemplate.Result{Type: corev1.SecretTypeOpaque, Data: data,
 			Labels: notEsos(es.Labels), Annotations: annotations}, nil
 	}
-	src, err := secrettemplate.ReadSources(ctx, r.APIReader, es.Namespace, es.Spec.Target.Template)
+	src, err := secrettemplate.ReadSources(ctx, r.APIReader, b, es.Namespace, es.Spec.Target.Template)
 	if err != nil {
 		return nil, err
 	}
-	res, err := secrettemplate.Render(es.Spec.Target.Template, data, src)
+	res, err := secrettemplate.RenderWith(b, es.Spec.Target.Template, data, src)
 	if err != nil {
 		return nil, err
 	}

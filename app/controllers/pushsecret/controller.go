@@ -172,7 +172,10 @@ func followed(ps *esv1alpha1.PushSecret) []referents.Source {
 // and records the outcome. Nothing is asked of the providers when neither
 // the PushSecret, its sources nor its stores changed and no refresh is due.
 func (r *Reconciler) sync(ctx context.Context, ps *esv1alpha1.PushSecret, before *esv1alpha1.PushSecretStatus) (ctrl.Result, error) {
-	sources, err := r.readSources(ctx, ps)
+	// One budget for everything the sync reads, renders, rewrites and
+	// builds, over all its sources, entries and stores.
+	budget := secrettemplate.NewBudget()
+	sources, err := r.readSources(ctx, ps, budget)
 	if errors.Is(err, errSourceGone) {
 		return r.sourceGone(ctx, ps, before, err)
 	}
@@ -188,7 +191,7 @@ func (r *Reconciler) sync(ctx context.Context, ps *esv1alpha1.PushSecret, before
 	}
 	var tplSources secrettemplate.Sources
 	if ps.Spec.Template != nil {
-		if tplSources, err = secrettemplate.ReadSources(ctx, r.APIReader, ps.Namespace, ps.Spec.Template); err != nil {
+		if tplSources, err = secrettemplate.ReadSources(ctx, r.APIReader, budget, ps.Namespace, ps.Spec.Template); err != nil {
 			return r.failed(ctx, ps, before, err)
 		}
 	}
@@ -199,7 +202,7 @@ func (r *Reconciler) sync(ctx context.Context, ps *esv1alpha1.PushSecret, before
 	if wait := r.tooSoon(ps); wait > 0 {
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
-	data, err := merged(ps, sources, tplSources)
+	data, err := merged(budget, ps, sources, tplSources)
 	if err != nil {
 		return r.failed(ctx, ps, before, err)
 	}
@@ -210,6 +213,7 @@ func (r *Reconciler) sync(ctx context.Context, ps *esv1alpha1.PushSecret, before
 	// both reach (two configurations over one backend) is deleted and
 	// pushed again, never pushed and then deleted.
 	old := ps.Status.SyncedPushSecrets
+	plan := newPlanner(&ps.Spec, data, budget)
 	planned := map[string]map[string]entry{}
 	now := map[string]synced{} // what each store will hold of this PushSecret
 	var problems []string
@@ -217,11 +221,16 @@ func (r *Reconciler) sync(ctx context.Context, ps *esv1alpha1.PushSecret, before
 	fail := func(key string, err error) {
 		problems, errs = append(problems, key+": "+err.Error()), append(errs, err)
 	}
+	total := 0
 	for _, s := range current {
 		key := s.target.key()
 		err := s.err
 		if err == nil {
-			planned[key], err = desiredEntries(&ps.Spec, data, s.target)
+			planned[key], err = plan.entries(s.target)
+		}
+		// Counted before any value is made.
+		if total += len(planned[key]); total > maxEntries {
+			return r.failed(ctx, ps, before, fmt.Errorf("%w: more than %d remote secrets over all stores", errBadEntry, maxEntries))
 		}
 		if err != nil {
 			delete(planned, key)
@@ -234,8 +243,8 @@ func (r *Reconciler) sync(ctx context.Context, ps *esv1alpha1.PushSecret, before
 			now[key][id] = e.data
 		}
 	}
-	if total := countEntries(planned); total > maxEntries {
-		return r.failed(ctx, ps, before, fmt.Errorf("%w: %d remote secrets over all stores, more than %d", errBadEntry, total, maxEntries))
+	if err := plan.build(planned); err != nil {
+		return r.failed(ctx, ps, before, err)
 	}
 	var failed []deletion
 	if ps.Spec.DeletionPolicy == esv1alpha1.DeletionPolicyDelete {
@@ -280,14 +289,6 @@ func (r *Reconciler) sync(ctx context.Context, ps *esv1alpha1.PushSecret, before
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: refreshInterval(ps)}, nil
-}
-
-func countEntries(planned map[string]map[string]entry) int {
-	n := 0
-	for _, e := range planned {
-		n += len(e)
-	}
-	return n
 }
 
 // namedOnly reports whether every store reference names its store (none
@@ -339,8 +340,13 @@ func record(now map[string]synced, failed []deletion) esv1alpha1.SyncedPushSecre
 // errSourceGone: the Secret a PushSecret names does not exist.
 var errSourceGone = errors.New("source Secret not found")
 
-// readSources reads the Secrets the PushSecret pushes, sorted by name.
-func (r *Reconciler) readSources(ctx context.Context, ps *esv1alpha1.PushSecret) ([]corev1.Secret, error) {
+// sourcePage is how many Secrets one list of a label selector returns: at
+// most this many full Secrets are held beyond what the budget has counted.
+const sourcePage = 5
+
+// readSources reads the Secrets the PushSecret pushes, sorted by name,
+// charging their data to the sync's budget as each arrives.
+func (r *Reconciler) readSources(ctx context.Context, ps *esv1alpha1.PushSecret, b *secrettemplate.Budget) ([]corev1.Secret, error) {
 	sel := ps.Spec.Selector
 	switch {
 	case sel.Secret != nil && sel.Secret.Name != "":
@@ -351,25 +357,43 @@ func (r *Reconciler) readSources(ctx context.Context, ps *esv1alpha1.PushSecret)
 			}
 			return nil, err
 		}
+		if err := b.Read("Secret "+s.Name, secrettemplate.DataSize(s.Data)); err != nil {
+			return nil, err
+		}
 		return []corev1.Secret{s}, nil
 	case sel.Secret != nil:
 		labels, err := metav1.LabelSelectorAsSelector(sel.Secret.Selector)
 		if err != nil {
 			return nil, fmt.Errorf("%w: selector.secret.selector: %v", errBadEntry, err)
 		}
-		var list corev1.SecretList
-		if err := r.APIReader.List(ctx, &list, client.InNamespace(ps.Namespace), client.MatchingLabelsSelector{Selector: labels},
-			client.Limit(maxSourceSecrets)); err != nil {
-			return nil, err
+		var out []corev1.Secret
+		for cont := ""; ; {
+			var page corev1.SecretList
+			if err := r.APIReader.List(ctx, &page, client.InNamespace(ps.Namespace), client.MatchingLabelsSelector{Selector: labels},
+				client.Limit(sourcePage), client.Continue(cont)); err != nil {
+				return nil, err
+			}
+			for _, s := range page.Items {
+				if len(out) == maxSourceSecrets {
+					return nil, fmt.Errorf("%w: selector.secret.selector picks more than %d Secrets", errBadEntry, maxSourceSecrets)
+				}
+				if err := b.Read("the selected Secrets", secrettemplate.DataSize(s.Data)); err != nil {
+					return nil, err
+				}
+				out = append(out, s)
+			}
+			if cont = page.Continue; cont == "" {
+				break
+			}
 		}
-		if list.Continue != "" {
-			return nil, fmt.Errorf("%w: selector.secret.selector picks more than %d Secrets", errBadEntry, maxSourceSecrets)
-		}
-		slices.SortFunc(list.Items, func(a, b corev1.Secret) int { return strings.Compare(a.Name, b.Name) })
-		return list.Items, nil
+		slices.SortFunc(out, func(a, b corev1.Secret) int { return strings.Compare(a.Name, b.Name) })
+		return out, nil
 	default:
 		s, err := r.generated(ctx, ps)
 		if err != nil {
+			return nil, err
+		}
+		if err := b.Read("the generated Secret", secrettemplate.DataSize(s.Data)); err != nil {
 			return nil, err
 		}
 		return []corev1.Secret{*s}, nil
@@ -379,12 +403,16 @@ func (r *Reconciler) readSources(ctx context.Context, ps *esv1alpha1.PushSecret)
 // merged is the data pushed: each source Secret through the template, the
 // template's keys over the Secret's own (upstream's rule); with a label
 // selector, the Secrets in name order, a key in two of them being an error.
-func merged(ps *esv1alpha1.PushSecret, sources []corev1.Secret, tplSources secrettemplate.Sources) (map[string][]byte, error) {
+// Every render charges the one budget of the sync.
+func merged(b *secrettemplate.Budget, ps *esv1alpha1.PushSecret, sources []corev1.Secret, tplSources secrettemplate.Sources) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	for _, s := range sources {
 		data := s.Data
+		if err := b.Steps("the keys of Secret "+s.Name, len(data)); err != nil {
+			return nil, err
+		}
 		if tpl := ps.Spec.Template; tpl != nil {
-			res, err := secrettemplate.Render(tpl, s.Data, tplSources)
+			res, err := secrettemplate.RenderWith(b, tpl, s.Data, tplSources)
 			if err != nil {
 				return nil, err
 			}

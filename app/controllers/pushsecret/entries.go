@@ -1,7 +1,6 @@
 package pushsecret
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -13,6 +12,7 @@ import (
 
 	esv1alpha1 "github.com/eso-dev/eso/apis/externalsecrets/v1alpha1"
 	"github.com/eso-dev/eso/app/secretkeys"
+	"github.com/eso-dev/eso/app/secrettemplate"
 )
 
 // errBadEntry: the spec cannot be applied to the source as written (a key
@@ -35,6 +35,9 @@ type entry struct {
 	// for the whole Secret) and the remote secret.
 	data  esv1alpha1.PushSecretData
 	value []byte
+	// whole, when set, makes value: a JSON object of several keys, made
+	// only once the entries are counted (planner.build).
+	whole *jsonValue
 }
 
 // remoteID is an entry's key in status.syncedPushSecrets: the remote key,
@@ -46,11 +49,42 @@ func remoteID(ref esv1alpha1.PushSecretRemoteRef) string {
 	return ref.RemoteKey
 }
 
-// desiredEntries is what spec pushes of the Secret data to store t, by
-// remoteID: data entries, then dataTo entries for the keys data does not
-// name. Errors name keys, never values.
-func desiredEntries(spec *esv1alpha1.PushSecretSpec, data map[string][]byte, t target) (map[string]entry, error) {
-	out := map[string]entry{}
+// planner turns a PushSecret's spec and the data it pushes into each
+// store's entries. Everything it makes is made once per sync, however many
+// entries and stores use it: a key conversion, a dataTo entry's keys, a
+// JSON value. Values are made last, after the entries are counted, and
+// charged to the sync's budget before they are allocated; every key a
+// conversion or a dataTo entry visits is a step of it.
+type planner struct {
+	spec   *esv1alpha1.PushSecretSpec
+	data   map[string][]byte
+	budget *secrettemplate.Budget
+
+	converted map[esv1alpha1.ConversionStrategy]map[string][]byte
+	// named are the keys data entries push, which dataTo leaves to them.
+	named map[string]bool
+	// fixed are the data entries (every store gets them), dataErr why
+	// they cannot be pushed; expanded the entries of each dataTo entry, by
+	// index, and expandErr why one cannot.
+	fixed     []entry
+	dataErr   error
+	expanded  map[int][]entry
+	expandErr map[int]error
+}
+
+func newPlanner(spec *esv1alpha1.PushSecretSpec, data map[string][]byte, b *secrettemplate.Budget) *planner {
+	return &planner{spec: spec, data: data, budget: b,
+		converted: map[esv1alpha1.ConversionStrategy]map[string][]byte{}, expanded: map[int][]entry{}, expandErr: map[int]error{}}
+}
+
+// entries is what the spec pushes to store t, by remoteID: data entries,
+// then dataTo entries for the keys data does not name. Their JSON values
+// are not made yet (see build). Errors name keys, never values.
+func (p *planner) entries(t target) (map[string]entry, error) {
+	if err := p.planData(); err != nil {
+		return nil, err
+	}
+	out := make(map[string]entry, len(p.fixed))
 	add := func(e entry) error {
 		id := remoteID(e.data.Match.RemoteRef)
 		if _, dup := out[id]; dup {
@@ -59,19 +93,12 @@ func desiredEntries(spec *esv1alpha1.PushSecretSpec, data map[string][]byte, t t
 		out[id] = e
 		return nil
 	}
-	named := map[string]bool{}
-	for i, d := range spec.Data {
-		keyed := convert(d.ConversionStrategy, data)
-		value, err := valueOf(keyed, d.Match.SecretKey)
-		if err != nil {
-			return nil, fmt.Errorf("data[%d]: %w", i, err)
-		}
-		named[d.Match.SecretKey] = true
-		if err := add(entry{data: d, value: value}); err != nil {
+	for _, e := range p.fixed {
+		if err := add(e); err != nil {
 			return nil, err
 		}
 	}
-	for i, dt := range spec.DataTo {
+	for i, dt := range p.spec.DataTo {
 		ok, err := appliesTo(dt.StoreRef, t)
 		if err != nil {
 			return nil, fmt.Errorf("dataTo[%d].storeRef: %w", i, err)
@@ -79,7 +106,7 @@ func desiredEntries(spec *esv1alpha1.PushSecretSpec, data map[string][]byte, t t
 		if !ok {
 			continue
 		}
-		entries, err := expandDataTo(dt, convert(dt.ConversionStrategy, data), named)
+		entries, err := p.expand(i)
 		if err != nil {
 			return nil, fmt.Errorf("dataTo[%d]: %w", i, err)
 		}
@@ -92,38 +119,158 @@ func desiredEntries(spec *esv1alpha1.PushSecretSpec, data map[string][]byte, t t
 	return out, nil
 }
 
-// convert applies a conversionStrategy to the source's keys.
-func convert(strategy esv1alpha1.ConversionStrategy, data map[string][]byte) map[string][]byte {
-	if strategy != esv1alpha1.ConversionReverseUnicode {
-		return data
+// planData plans the data entries, once.
+func (p *planner) planData() error {
+	if p.named != nil {
+		return p.dataErr
 	}
-	out := make(map[string][]byte, len(data))
-	for k, v := range data {
+	p.named = map[string]bool{}
+	for i, d := range p.spec.Data {
+		keyed, err := p.convert(d.ConversionStrategy)
+		if err != nil {
+			p.dataErr = err
+			return err
+		}
+		e := entry{data: d}
+		if d.Match.SecretKey == "" {
+			e.whole = &jsonValue{data: keyed}
+		} else {
+			v, ok := keyed[d.Match.SecretKey]
+			if !ok {
+				p.dataErr = fmt.Errorf("data[%d]: %w: the Secret has no key %q", i, errBadEntry, d.Match.SecretKey)
+				return p.dataErr
+			}
+			e.value = v
+		}
+		p.named[d.Match.SecretKey] = true
+		p.fixed = append(p.fixed, e)
+	}
+	return nil
+}
+
+// convert applies a conversionStrategy to the source's keys, once per
+// strategy.
+func (p *planner) convert(strategy esv1alpha1.ConversionStrategy) (map[string][]byte, error) {
+	if strategy != esv1alpha1.ConversionReverseUnicode {
+		return p.data, nil
+	}
+	if out, ok := p.converted[strategy]; ok {
+		return out, nil
+	}
+	if err := p.budget.Steps("conversionStrategy", len(p.data)); err != nil {
+		return nil, err
+	}
+	out := make(map[string][]byte, len(p.data))
+	for k, v := range p.data {
 		out[secretkeys.ReverseUnicode(k)] = v
 	}
-	return out
+	p.converted[strategy] = out
+	return out, nil
 }
 
-// valueOf is one key's value, or the whole Secret as a JSON object of its
-// keys when key is empty.
-func valueOf(data map[string][]byte, key string) ([]byte, error) {
-	if key == "" {
-		return wholeSecret(data)
+// expand turns dataTo entry i into entries, once: each matching key to the
+// remote secret its rewrites name, or all of them together to remoteKey.
+// Keys named by data entries are left to those.
+func (p *planner) expand(i int) ([]entry, error) {
+	if out, ok := p.expanded[i]; ok {
+		return out, nil
 	}
-	v, ok := data[key]
-	if !ok {
-		return nil, fmt.Errorf("%w: the Secret has no key %q", errBadEntry, key)
+	if err, ok := p.expandErr[i]; ok {
+		return nil, err
 	}
-	return v, nil
+	out, err := p.expandOnce(i)
+	if err != nil {
+		p.expandErr[i] = err
+		return nil, err
+	}
+	p.expanded[i] = out
+	return out, nil
 }
 
-// wholeSecret is data as one JSON object of strings, as upstream pushes it.
-func wholeSecret(data map[string][]byte) ([]byte, error) {
-	obj := make(map[string]string, len(data))
+func (p *planner) expandOnce(i int) ([]entry, error) {
+	dt := p.spec.DataTo[i]
+	data, err := p.convert(dt.ConversionStrategy)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.budget.Steps(fmt.Sprintf("dataTo[%d]", i), len(data)); err != nil {
+		return nil, err
+	}
+	var match *regexp.Regexp
+	if dt.Match != nil && dt.Match.RegExp != "" {
+		if match, err = regexp.Compile(dt.Match.RegExp); err != nil {
+			return nil, fmt.Errorf("%w: match.regexp: %v", errBadEntry, err)
+		}
+	}
+	selected := map[string][]byte{}
 	for k, v := range data {
-		obj[k] = string(v)
+		if !p.named[k] && (match == nil || match.MatchString(k)) {
+			selected[k] = v
+		}
 	}
-	return json.Marshal(obj)
+	var out []entry
+	if dt.RemoteKey != "" {
+		out = []entry{{whole: &jsonValue{data: selected}, data: esv1alpha1.PushSecretData{Metadata: dt.Metadata,
+			Match: esv1alpha1.PushSecretMatch{RemoteRef: esv1alpha1.PushSecretRemoteRef{RemoteKey: dt.RemoteKey}}}}}
+	} else {
+		// Rename a copy keyed by remote key, remembering each one's source key.
+		sourceOf := make(map[string][]byte, len(selected))
+		for k := range selected {
+			sourceOf[k] = []byte(k)
+		}
+		for j, rule := range dt.Rewrite {
+			rename, err := secretkeys.Renamer(p.budget, rule.Regexp, rule.Transform)
+			if err != nil {
+				return nil, fmt.Errorf("%w: rewrite[%d]: %v", errBadEntry, j, err)
+			}
+			if sourceOf, err = secretkeys.RenameAll(p.budget, rename, sourceOf); err != nil {
+				return nil, fmt.Errorf("%w: rewrite[%d]: %v", errBadEntry, j, err)
+			}
+		}
+		out = make([]entry, 0, len(sourceOf))
+		for _, remote := range slices.Sorted(maps.Keys(sourceOf)) {
+			key := string(sourceOf[remote])
+			out = append(out, entry{value: selected[key], data: esv1alpha1.PushSecretData{Metadata: dt.Metadata,
+				Match: esv1alpha1.PushSecretMatch{SecretKey: key, RemoteRef: esv1alpha1.PushSecretRemoteRef{RemoteKey: remote}}}})
+		}
+	}
+	return out, nil
+}
+
+// build makes the JSON values of planned entries, each once however many
+// entries and stores share it, charging its exact size first.
+func (p *planner) build(planned map[string]map[string]entry) error {
+	for _, entries := range planned {
+		for id, e := range entries {
+			if e.whole == nil {
+				continue
+			}
+			v, err := e.whole.make(p.budget, id)
+			if err != nil {
+				return err
+			}
+			e.value = v
+			entries[id] = e
+		}
+	}
+	return nil
+}
+
+// jsonValue is a whole Secret (or a dataTo entry's keys) pushed as one JSON
+// object, made at most once.
+type jsonValue struct {
+	data map[string][]byte
+	made []byte
+}
+
+func (j *jsonValue) make(b *secrettemplate.Budget, id string) ([]byte, error) {
+	if j.made == nil {
+		if err := b.Produce("the JSON value of "+id, wholeSecretSize(j.data)); err != nil {
+			return nil, err
+		}
+		j.made = wholeSecret(j.data)
+	}
+	return j.made, nil
 }
 
 // appliesTo reports whether a dataTo entry's storeRef names or selects t.
@@ -142,54 +289,6 @@ func appliesTo(ref *esv1alpha1.PushSecretStoreRef, t target) (bool, error) {
 		return false, err
 	}
 	return sel.Matches(labels.Set(t.Labels)), nil
-}
-
-// expandDataTo turns one dataTo entry into entries: each matching key to
-// the remote secret its rewrites name, or all of them together to
-// remoteKey. Keys named by data entries are left to those.
-func expandDataTo(dt esv1alpha1.PushSecretDataTo, data map[string][]byte, named map[string]bool) ([]entry, error) {
-	var match *regexp.Regexp
-	if dt.Match != nil && dt.Match.RegExp != "" {
-		var err error
-		if match, err = regexp.Compile(dt.Match.RegExp); err != nil {
-			return nil, fmt.Errorf("%w: match.regexp: %v", errBadEntry, err)
-		}
-	}
-	selected := map[string][]byte{}
-	for k, v := range data {
-		if !named[k] && (match == nil || match.MatchString(k)) {
-			selected[k] = v
-		}
-	}
-	if dt.RemoteKey != "" {
-		value, err := wholeSecret(selected)
-		if err != nil {
-			return nil, err
-		}
-		return []entry{{value: value, data: esv1alpha1.PushSecretData{Metadata: dt.Metadata,
-			Match: esv1alpha1.PushSecretMatch{RemoteRef: esv1alpha1.PushSecretRemoteRef{RemoteKey: dt.RemoteKey}}}}}, nil
-	}
-	// Rename a copy keyed by remote key, remembering each one's source key.
-	sourceOf := make(map[string][]byte, len(selected))
-	for k := range selected {
-		sourceOf[k] = []byte(k)
-	}
-	for i, rule := range dt.Rewrite {
-		rename, err := secretkeys.Renamer(rule.Regexp, rule.Transform)
-		if err != nil {
-			return nil, fmt.Errorf("%w: rewrite[%d]: %v", errBadEntry, i, err)
-		}
-		if sourceOf, err = secretkeys.RenameAll(rename, sourceOf); err != nil {
-			return nil, fmt.Errorf("%w: rewrite[%d]: %v", errBadEntry, i, err)
-		}
-	}
-	out := make([]entry, 0, len(sourceOf))
-	for _, remote := range slices.Sorted(maps.Keys(sourceOf)) {
-		key := string(sourceOf[remote])
-		out = append(out, entry{value: selected[key], data: esv1alpha1.PushSecretData{Metadata: dt.Metadata,
-			Match: esv1alpha1.PushSecretMatch{SecretKey: key, RemoteRef: esv1alpha1.PushSecretRemoteRef{RemoteKey: remote}}}})
-	}
-	return out, nil
 }
 
 // kindOf is a store reference's kind, SecretStore when absent.

@@ -11,6 +11,7 @@ import (
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	esv1alpha1 "github.com/eso-dev/eso/apis/externalsecrets/v1alpha1"
+	"github.com/eso-dev/eso/app/secrettemplate"
 )
 
 func dataEntry(secretKey, remoteKey, property string) esv1alpha1.PushSecretData {
@@ -70,7 +71,11 @@ func TestDesiredEntries(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := desiredEntries(&tc.spec, source, store)
+			plan := newPlanner(&tc.spec, source, secrettemplate.NewBudget())
+			got, err := plan.entries(store)
+			if err == nil {
+				err = plan.build(map[string]map[string]entry{store.key(): got})
+			}
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) || !errors.Is(err, errBadEntry) {
 					t.Fatalf("error %v, want one saying %q", err, tc.err)
