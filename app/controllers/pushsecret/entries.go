@@ -61,6 +61,8 @@ type planner struct {
 	budget *secrettemplate.Budget
 
 	converted map[esv1alpha1.ConversionStrategy]map[string][]byte
+	// wholes are the whole Secret as JSON, with keys reversed or not.
+	wholes map[bool]*jsonValue
 	// named are the keys data entries push, which dataTo leaves to them.
 	named map[string]bool
 	// fixed are the data entries (every store gets them), dataErr why
@@ -74,7 +76,8 @@ type planner struct {
 
 func newPlanner(spec *esv1alpha1.PushSecretSpec, data map[string][]byte, b *secrettemplate.Budget) *planner {
 	return &planner{spec: spec, data: data, budget: b,
-		converted: map[esv1alpha1.ConversionStrategy]map[string][]byte{}, expanded: map[int][]entry{}, expandErr: map[int]error{}}
+		converted: map[esv1alpha1.ConversionStrategy]map[string][]byte{},
+		wholes:    map[bool]*jsonValue{}, expanded: map[int][]entry{}, expandErr: map[int]error{}}
 }
 
 // entries is what the spec pushes to store t, by remoteID: data entries,
@@ -133,7 +136,11 @@ func (p *planner) planData() error {
 		}
 		e := entry{data: d}
 		if d.Match.SecretKey == "" {
-			e.whole = &jsonValue{data: keyed}
+			reversed := d.ConversionStrategy == esv1alpha1.ConversionReverseUnicode
+			if p.wholes[reversed] == nil {
+				p.wholes[reversed] = &jsonValue{data: keyed}
+			}
+			e.whole = p.wholes[reversed]
 		} else {
 			v, ok := keyed[d.Match.SecretKey]
 			if !ok {

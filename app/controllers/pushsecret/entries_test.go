@@ -4,6 +4,7 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -126,5 +127,57 @@ func TestDropped(t *testing.T) {
 	want := []string{"SecretStore/a:left", "SecretStore/gone:x", "SecretStore/old:only-old"}
 	if !slices.Equal(got, want) {
 		t.Errorf("dropped %v, want %v", got, want)
+	}
+}
+
+// TestValuesAreBuiltOnce: a whole-Secret value is made once per sync,
+// however many entries and stores push it, so 150 entries to 16 stores of
+// a 3 MB Secret cost 3 MB of the budget, not 7 GB; a second conversion
+// strategy or a dataTo bundle is another value, charged before it is made.
+func TestValuesAreBuiltOnce(t *testing.T) {
+	source := map[string][]byte{"k": []byte(strings.Repeat("x", 3<<20))}
+	spec := esv1alpha1.PushSecretSpec{}
+	for i := range 150 {
+		spec.Data = append(spec.Data, dataEntry("", "whole-"+strconv.Itoa(i), ""))
+	}
+	plan := newPlanner(&spec, source, secrettemplate.NewBudget())
+	planned := map[string]map[string]entry{}
+	for i := range 16 {
+		store := target{Kind: "SecretStore", Name: "s" + strconv.Itoa(i)}
+		entries, err := plan.entries(store)
+		if err != nil {
+			t.Fatal(err)
+		}
+		planned[store.key()] = entries
+	}
+	if err := plan.build(planned); err != nil {
+		t.Fatalf("2,400 entries of one value: %v", err)
+	}
+	var first *byte
+	for _, entries := range planned {
+		for id, e := range entries {
+			if len(e.value) != 3<<20+8 {
+				t.Fatalf("%s holds %d bytes", id, len(e.value))
+			}
+			if first == nil {
+				first = &e.value[0]
+			} else if &e.value[0] != first {
+				t.Fatalf("%s holds a copy of its own", id)
+			}
+		}
+	}
+
+	// Three bundles of the same keys are three values: 9 MB, past the budget.
+	spec = esv1alpha1.PushSecretSpec{}
+	for _, remote := range []string{"a", "b", "c"} {
+		spec.DataTo = append(spec.DataTo, esv1alpha1.PushSecretDataTo{StoreRef: &esv1alpha1.PushSecretStoreRef{Name: "s"}, RemoteKey: remote})
+	}
+	plan = newPlanner(&spec, source, secrettemplate.NewBudget())
+	entries, err := plan.entries(target{Kind: "SecretStore", Name: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := plan.build(map[string]map[string]entry{"SecretStore/s": entries}); !errors.Is(err, secrettemplate.ErrBudget) {
+		t.Fatalf("three 3 MB bundles: %v, want the budget refused", err)
 	}
 }
