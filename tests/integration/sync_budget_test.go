@@ -146,8 +146,9 @@ func TestHostileSyncsAreBounded(t *testing.T) {
 			fields[fmt.Sprintf("key-%04d", i)] = "v"
 		}
 		raw, _ := json.Marshal(fields)
-		create(t, fakeConfig(ns, "many-fields", map[string]string{"blob": string(raw)}),
-			secretStore(ns, "many-fields", storeSpec("Fake", "many-fields", "")))
+		store := secretStore(ns, "many-fields", storeSpec("Fake", "many-fields", ""))
+		create(t, fakeConfig(ns, "many-fields", map[string]string{"blob": string(raw)}), store)
+		waitReady(t, store, metav1.ConditionTrue, "Valid")
 		es := externalSecret(ns, "rewrite", "SecretStore", "many-fields", nil)
 		es.Spec.DataFrom = []esv1.ExternalSecretDataFromRemoteRef{{Extract: &esv1.ExternalSecretDataRemoteRef{Key: "blob"},
 			Rewrite: []esv1.ExternalSecretRewrite{{Transform: &esv1.ExternalSecretRewriteTransform{

@@ -312,8 +312,13 @@ const (
 	// Delete what was pushed has been deleted.
 	ReasonSourceDeleted = "SourceDeleted"
 	// ReasonNotOwned: a remote secret exists that eso did not create, and
-	// adoptionPolicy is Never.
+	// adoptionPolicy is Never; or, through a ClusterSecretStore, another
+	// PushSecret holds it.
 	ReasonNotOwned = "NotOwned"
+	// ReasonRefusedByStore: a store's pushPolicy refuses what the
+	// PushSecret asks of it (adoption, deletion, a remote key outside the
+	// namespace's prefix).
+	ReasonRefusedByStore = "RefusedByStore"
 	// ReasonLoopRefused: the source Secret was written by an ExternalSecret
 	// from a store this PushSecret pushes to.
 	ReasonLoopRefused = "LoopRefused"

@@ -78,6 +78,12 @@ type SecretStoreSpec struct {
 	// +optional
 	CacheConfig *CacheConfig `json:"cacheConfig,omitempty"`
 
+	// PushPolicy is what PushSecrets may do through this store. A
+	// ClusterSecretStore is shared by every namespace it admits: it says
+	// which remote keys each may write and whether any may adopt or delete.
+	// +optional
+	PushPolicy *PushPolicy `json:"pushPolicy,omitempty"`
+
 	// ProviderConfig says which provider serves this store and where it runs.
 	ProviderConfig ProviderConfig `json:"providerConfig"`
 }
@@ -94,6 +100,39 @@ type RetrySettings struct {
 	// +kubebuilder:validation:MaxLength=32
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s')",message="retryInterval must be at least 1s"
 	RetryInterval *metav1.Duration `json:"retryInterval,omitempty"`
+}
+
+// Permission allows or refuses something a PushSecret asks for.
+// +kubebuilder:validation:Enum=Allowed;Refused
+type Permission string
+
+const (
+	Allowed Permission = "Allowed"
+	Refused Permission = "Refused"
+)
+
+// PushPolicy is what PushSecrets may do through a store.
+type PushPolicy struct {
+	// Adoption says whether a PushSecret with adoptionPolicy Adopt may take
+	// over a remote secret eso did not create. Default: Allowed for a
+	// SecretStore, Refused for a ClusterSecretStore.
+	// +optional
+	Adoption Permission `json:"adoption,omitempty"`
+
+	// Deletion says whether a PushSecret with deletionPolicy Delete may
+	// delete what it pushed. Default: Allowed.
+	// +optional
+	Deletion Permission `json:"deletion,omitempty"`
+
+	// RemoteKeyPrefix, when set, is how every remote key pushed through the
+	// store must start; "{namespace}" in it stands for the namespace of the
+	// PushSecret, e.g. "teams/{namespace}/" confines each namespace to keys
+	// of its own. It may not end with "{namespace}": namespace "team"'s
+	// keys would then take in those of namespace "team-b".
+	// +kubebuilder:validation:MaxLength=256
+	// +kubebuilder:validation:XValidation:rule="!self.endsWith('{namespace}')",message="remoteKeyPrefix must not end with {namespace}: end it with a separator (e.g. {namespace}/), or one namespace's keys would start with another's name"
+	// +optional
+	RemoteKeyPrefix string `json:"remoteKeyPrefix,omitempty"`
 }
 
 // CacheConfig bounds a store's cache.

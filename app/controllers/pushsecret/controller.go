@@ -228,6 +228,9 @@ func (r *Reconciler) sync(ctx context.Context, ps *esv1alpha1.PushSecret, before
 		if err == nil {
 			planned[key], err = plan.entries(s.target)
 		}
+		if err == nil {
+			err = checkPolicy(ps, s, planned[key])
+		}
 		// Counted before any value is made.
 		if total += len(planned[key]); total > maxEntries {
 			return r.failed(ctx, ps, before, fmt.Errorf("%w: more than %d remote secrets over all stores", errBadEntry, maxEntries))
@@ -505,7 +508,7 @@ func (r *Reconciler) failed(ctx context.Context, ps *esv1alpha1.PushSecret, befo
 // retry: what a change of the spec or source fixes waits for that change
 // (watched), with the refresh as a safety net; anything else backs off.
 func (r *Reconciler) retry(ps *esv1alpha1.PushSecret, cause error) (ctrl.Result, error) {
-	if errors.Is(cause, errBadEntry) || errors.Is(cause, errNotOwned) || errors.Is(cause, errLoop) || errors.Is(cause, errStatefulGenerator) ||
+	if errors.Is(cause, errBadEntry) || errors.Is(cause, errNotOwned) || errors.Is(cause, errRefusedByStore) || errors.Is(cause, errLoop) || errors.Is(cause, errStatefulGenerator) ||
 		errors.Is(cause, stores.ErrStoreNotFound) || errors.Is(cause, stores.ErrStoreNotReady) || errors.Is(cause, stores.ErrNotAllowed) {
 		return ctrl.Result{RequeueAfter: refreshInterval(ps)}, nil
 	}
@@ -517,6 +520,8 @@ func reasonOf(err error) string {
 	switch {
 	case errors.Is(err, errLoop):
 		return esv1alpha1.ReasonLoopRefused
+	case errors.Is(err, errRefusedByStore):
+		return esv1alpha1.ReasonRefusedByStore
 	case errors.Is(err, errNotOwned):
 		return esv1alpha1.ReasonNotOwned
 	}

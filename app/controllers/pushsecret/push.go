@@ -76,6 +76,16 @@ func (r *Reconciler) push(ctx context.Context, ps *esv1alpha1.PushSecret, s *pus
 				continue
 			}
 		}
+		if held, err := r.heldByAnother(ctx, ps, s.target.key(), ref.RemoteKey); err != nil || held {
+			if held {
+				// Not recorded, so never deleted by this PushSecret either.
+				err = fmt.Errorf("%w: %s", errHeld, ref.RemoteKey)
+			} else {
+				keep(id)
+			}
+			errs = append(errs, fmt.Errorf("%s: %w", id, err))
+			continue
+		}
 		adopt := ps.Spec.AdoptionPolicy == esv1alpha1.AdoptionPolicyAdopt
 		req := providers.PushRequest{RemoteKey: ref.RemoteKey, Property: ref.Property, Value: e.value, Adopt: adopt}
 		if e.data.Metadata != nil {
@@ -143,8 +153,9 @@ func (r *Reconciler) deleteRemote(ctx context.Context, ps *esv1alpha1.PushSecret
 		byKey[s.target.key()] = s
 	}
 	type asked struct {
-		w   providers.Writer // nil: the store is gone or not ours, nothing to ask
-		err error
+		w     providers.Writer // nil: the store is gone or not ours, nothing to ask
+		store *stores.Store
+		err   error
 	}
 	writers := map[string]asked{}
 	var releases []func()
@@ -176,7 +187,7 @@ func (r *Reconciler) deleteRemote(ctx context.Context, ps *esv1alpha1.PushSecret
 			return asked{err: fmt.Errorf("%s: %w", storeKey, err)}
 		}
 		releases = append(releases, release)
-		return asked{w: w}
+		return asked{w: w, store: s.store}
 	}
 	var failed []deletion
 	var errs []error
@@ -197,6 +208,19 @@ func (r *Reconciler) deleteRemote(ctx context.Context, ps *esv1alpha1.PushSecret
 			continue
 		}
 		ref := d.data.Match.RemoteRef
+		if !deletionAllowed(a.store) {
+			r.Recorder.Eventf(ps, corev1.EventTypeWarning, esv1alpha1.ReasonRefusedByStore,
+				"%s of %s was not deleted: the store's pushPolicy refuses deletion", d.id, d.storeKey)
+			continue
+		}
+		if held, err := r.heldByAnother(ctx, ps, d.storeKey, ref.RemoteKey); err != nil {
+			failed, errs = append(failed, d), append(errs, err)
+			continue
+		} else if held {
+			r.Recorder.Eventf(ps, corev1.EventTypeWarning, esv1alpha1.ReasonNotOwned,
+				"%s of %s was not deleted: another PushSecret pushed it first", d.id, d.storeKey)
+			continue
+		}
 		err := a.w.DeleteSecret(ctx, ref.RemoteKey, ref.Property)
 		if errors.Is(err, providers.ErrNotManaged) {
 			// It lost eso's mark since it was pushed: it is someone

@@ -56,6 +56,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	}); err != nil {
 		return err
 	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &esv1alpha1.PushSecret{}, indexClusterKeys, func(o client.Object) []string {
+		return clusterKeyIndexValues(o.(*esv1alpha1.PushSecret))
+	}); err != nil {
+		return err
+	}
 	usersOf := func(kind string) handler.TypedMapFunc[client.Object, reconcile.Request] {
 		return func(ctx context.Context, s client.Object) []reconcile.Request {
 			var opts []client.ListOption

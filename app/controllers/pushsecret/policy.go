@@ -1,0 +1,136 @@
+package pushsecret
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	esv1alpha1 "github.com/eso-dev/eso/apis/externalsecrets/v1alpha1"
+	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
+	"github.com/eso-dev/eso/app/stores"
+)
+
+// A ClusterSecretStore is shared by every namespace it admits, each a
+// tenant that must not reach another's remote secrets. Two rules keep them
+// apart. The admin's: a store's pushPolicy says which remote keys each
+// namespace may write and whether any may adopt or delete. eso's own: a
+// remote secret of a ClusterSecretStore is held by the PushSecret that
+// recorded pushing it first (status.syncedPushSecrets, which only eso
+// writes), and no other overwrites or deletes it.
+
+// errRefusedByStore: the store's pushPolicy refuses what the PushSecret
+// asks. An edit of either fixes it.
+var errRefusedByStore = errors.New("refused by the store's pushPolicy")
+
+// namespaceVar is what a remoteKeyPrefix says for the PushSecret's namespace.
+const namespaceVar = "{namespace}"
+
+// checkPolicy refuses a PushSecret of namespace what store s's pushPolicy
+// forbids: adoption (refused by default through a ClusterSecretStore),
+// deletion, or a remote key outside the namespace's prefix.
+func checkPolicy(ps *esv1alpha1.PushSecret, s *pushStore, entries map[string]entry) error {
+	policy := pushPolicyOf(s.store)
+	if ps.Spec.AdoptionPolicy == esv1alpha1.AdoptionPolicyAdopt && !adoptionAllowed(s.store) {
+		return fmt.Errorf("%w: %s does not let PushSecrets adopt remote secrets (adoptionPolicy Adopt)", errRefusedByStore, s.target.key())
+	}
+	if ps.Spec.DeletionPolicy == esv1alpha1.DeletionPolicyDelete && policy.Deletion == ssv2.Refused {
+		return fmt.Errorf("%w: %s does not let PushSecrets delete what they pushed (deletionPolicy Delete)", errRefusedByStore, s.target.key())
+	}
+	if prefix := remoteKeyPrefix(s.store, ps.Namespace); prefix != "" {
+		for id, e := range entries {
+			if !strings.HasPrefix(e.data.Match.RemoteRef.RemoteKey, prefix) {
+				return fmt.Errorf("%w: %s: %s lets namespace %s write only remote keys starting with %q", errRefusedByStore, id, s.target.key(), ps.Namespace, prefix)
+			}
+		}
+	}
+	return nil
+}
+
+func pushPolicyOf(s *stores.Store) ssv2.PushPolicy {
+	if s == nil || s.Spec == nil || s.Spec.PushPolicy == nil {
+		return ssv2.PushPolicy{}
+	}
+	return *s.Spec.PushPolicy
+}
+
+// adoptionAllowed: a SecretStore allows adoption unless it says otherwise,
+// a ClusterSecretStore only when its admin says so.
+func adoptionAllowed(s *stores.Store) bool {
+	switch pushPolicyOf(s).Adoption {
+	case ssv2.Allowed:
+		return true
+	case ssv2.Refused:
+		return false
+	}
+	return s.Kind != stores.KindClusterSecretStore
+}
+
+// deletionAllowed says whether a PushSecret may delete through s.
+func deletionAllowed(s *stores.Store) bool { return pushPolicyOf(s).Deletion != ssv2.Refused }
+
+// remoteKeyPrefix is how the store lets namespace's remote keys start.
+func remoteKeyPrefix(s *stores.Store, namespace string) string {
+	return strings.ReplaceAll(pushPolicyOf(s).RemoteKeyPrefix, namespaceVar, namespace)
+}
+
+// indexClusterKeys indexes PushSecrets by the remote keys they recorded
+// pushing through ClusterSecretStores: "<store key>\x00<remote key>".
+const indexClusterKeys = "status.syncedPushSecrets.clusterKeys"
+
+func clusterKeyIndexValues(ps *esv1alpha1.PushSecret) []string {
+	seen := map[string]bool{}
+	var out []string
+	for storeKey, held := range ps.Status.SyncedPushSecrets {
+		if !strings.HasPrefix(storeKey, stores.KindClusterSecretStore+"/") {
+			continue
+		}
+		for _, d := range held {
+			v := clusterKey(storeKey, d.Match.RemoteRef.RemoteKey)
+			if !seen[v] {
+				seen[v] = true
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
+func clusterKey(storeKey, remoteKey string) string { return storeKey + "\x00" + remoteKey }
+
+// errHeld: another PushSecret holds the remote secret.
+var errHeld = fmt.Errorf("%w: another PushSecret pushed it first", errNotOwned)
+
+// heldByAnother reports whether remoteKey of the store storeKey is held by
+// a PushSecret other than ps. Only a ClusterSecretStore's keys are shared
+// between namespaces. Whoever has it recorded holds it against any that
+// has not; when two have (they pushed at once), the first created keeps
+// it (at the same second, the first by namespace and name).
+func (r *Reconciler) heldByAnother(ctx context.Context, ps *esv1alpha1.PushSecret, storeKey, remoteKey string) (bool, error) {
+	if !strings.HasPrefix(storeKey, stores.KindClusterSecretStore+"/") {
+		return false, nil
+	}
+	var list esv1alpha1.PushSecretList
+	if err := r.Client.List(ctx, &list, client.MatchingFields{indexClusterKeys: clusterKey(storeKey, remoteKey)}); err != nil {
+		return false, err
+	}
+	recorded := slices.Contains(clusterKeyIndexValues(ps), clusterKey(storeKey, remoteKey))
+	for i := range list.Items {
+		if other := &list.Items[i]; other.UID != ps.UID && (!recorded || precedes(other, ps)) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// precedes orders PushSecrets by creation, then by namespace and name.
+func precedes(a, b *esv1alpha1.PushSecret) bool {
+	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		return a.CreationTimestamp.Before(&b.CreationTimestamp)
+	}
+	return types.NamespacedName{Namespace: a.Namespace, Name: a.Name}.String() < types.NamespacedName{Namespace: b.Namespace, Name: b.Name}.String()
+}
