@@ -345,7 +345,7 @@ var errSourceGone = errors.New("source Secret not found")
 
 // sourcePage is how many Secrets one list of a label selector returns: at
 // most this many full Secrets are held beyond what the budget has counted.
-const sourcePage = 5
+const sourcePage = 4
 
 // readSources reads the Secrets the PushSecret pushes, sorted by name,
 // charging their data to the sync's budget as each arrives.
