@@ -74,6 +74,26 @@ func TestTenantsSharingAClusterStore(t *testing.T) {
 		waitReady(t, psB, metav1.ConditionTrue, esv1alpha1.ReasonSynced)
 	})
 
+	t.Run("a ClusterPushSecret's copies push alike; a forged owner reference holds nothing", func(t *testing.T) {
+		tag := map[string]string{"push-tenancy": admin}
+		selected := env.Namespace(t, "cps-selected", tag)
+		create(t, plainSecret(selected, "src", map[string]string{"password": "admin-value"}))
+		cps := &esv1alpha1.ClusterPushSecret{ObjectMeta: metav1.ObjectMeta{Name: "tenancy-" + admin}, Spec: esv1alpha1.ClusterPushSecretSpec{
+			PushSecretName: "fanned", NamespaceSelectors: []*metav1.LabelSelector{{MatchLabels: tag}},
+			PushSecretSpec: clusterPush("", "", shared.Name, "cps-key").Spec}}
+		create(t, cps)
+		t.Cleanup(func() { _ = env.Client.Delete(ctx, cps) })
+		fanned := &esv1alpha1.PushSecret{ObjectMeta: metav1.ObjectMeta{Namespace: selected, Name: "fanned"}}
+		waitReady(t, fanned, metav1.ConditionTrue, esv1alpha1.ReasonSynced)
+
+		// team-a, which the ClusterPushSecret does not select, copies its
+		// owner reference onto a PushSecret of the same name.
+		forged := clusterPush(teamA, "fanned", shared.Name, "cps-key")
+		forged.OwnerReferences = fanned.OwnerReferences
+		create(t, forged)
+		waitReady(t, forged, metav1.ConditionFalse, esv1alpha1.ReasonNotOwned)
+	})
+
 	t.Run("a ClusterSecretStore refuses adoption unless its admin allows it", func(t *testing.T) {
 		ps := clusterPush(teamA, "adopt", shared.Name, "inline")
 		ps.Spec.AdoptionPolicy = esv1alpha1.AdoptionPolicyAdopt

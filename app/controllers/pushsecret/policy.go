@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -119,12 +122,49 @@ func (r *Reconciler) heldByAnother(ctx context.Context, ps *esv1alpha1.PushSecre
 		return false, err
 	}
 	recorded := slices.Contains(clusterKeyIndexValues(ps), clusterKey(storeKey, remoteKey))
+	holder := ""
 	for i := range list.Items {
-		if other := &list.Items[i]; other.UID != ps.UID && (!recorded || precedes(other, ps)) {
+		other := &list.Items[i]
+		if other.UID == ps.UID || (recorded && !precedes(other, ps)) {
+			continue
+		}
+		if holder == "" {
+			holder = r.holderOf(ctx, ps)
+		}
+		if r.holderOf(ctx, other) != holder {
 			return true, nil
 		}
 	}
 	return false, nil
+}
+
+// holderOf is whom a PushSecret pushes for: the ClusterPushSecret that made
+// it, whose copies in every namespace it selects push alike, or itself.
+// Owner references are a tenant's to write, so the ClusterPushSecret must
+// exist with that UID, name this PushSecret and select its namespace.
+func (r *Reconciler) holderOf(ctx context.Context, ps *esv1alpha1.PushSecret) string {
+	self := "PushSecret/" + string(ps.UID)
+	ref := metav1.GetControllerOf(ps)
+	if ref == nil || ref.Kind != "ClusterPushSecret" {
+		return self
+	}
+	var cps esv1alpha1.ClusterPushSecret
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: ref.Name}, &cps); err != nil || cps.UID != ref.UID {
+		return self
+	}
+	if name := cps.Spec.PushSecretName; ps.Name != name && (name != "" || ps.Name != cps.Name) {
+		return self
+	}
+	var ns corev1.Namespace
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: ps.Namespace}, &ns); err != nil {
+		return self
+	}
+	for _, s := range cps.Spec.NamespaceSelectors {
+		if sel, err := metav1.LabelSelectorAsSelector(s); err == nil && sel.Matches(labels.Set(ns.Labels)) {
+			return "ClusterPushSecret/" + string(cps.UID)
+		}
+	}
+	return self
 }
 
 // precedes orders PushSecrets by creation, then by namespace and name.
