@@ -123,14 +123,15 @@ var errOtherSpec = errors.New("exists with another spec")
 // want would be stored with: every field equal, none added (the API
 // server's defaults, which defaults fills into want, aside).
 func same(have, want client.Object, defaults func(client.Object) (client.Object, error)) error {
+	stored := want
 	if defaults != nil {
 		d, err := defaults(want)
 		if err != nil {
 			return fmt.Errorf("%s is there and cannot be compared: %w", describe(want), err)
 		}
-		want = d
+		stored = d
 	}
-	if !equality.Semantic.DeepEqual(specOf(have), specOf(want)) {
+	if !equality.Semantic.DeepEqual(specOf(have), specOf(stored)) {
 		return fmt.Errorf("%s %w", describe(want), errOtherSpec)
 	}
 	return nil
