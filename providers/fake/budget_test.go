@@ -189,3 +189,43 @@ func TestInlineConfigurationLivesWithItsStore(t *testing.T) {
 		t.Fatalf("a push once the v1 store is deleted: %v", err)
 	}
 }
+
+// TestOwnerReferencesOfFakeObjectsAreNotTrusted: a tenant's Fake object
+// naming a v1 ClusterSecretStore as its owner is still a Fake object of
+// the tenant's namespace: it neither replaces the store's inline
+// configuration (releasing what that pushed) nor counts outside the
+// tenant's namespace.
+func TestOwnerReferencesOfFakeObjectsAreNotTrusted(t *testing.T) {
+	b := newBudget(t)
+	owner := []metav1.OwnerReference{{APIVersion: v1stores.GroupVersion.String(), Kind: "ClusterSecretStore", Name: "shared", UID: "css"}}
+	store := &v1stores.ClusterSecretStore{ObjectMeta: metav1.ObjectMeta{Name: "shared", UID: "css"}}
+	if err := b.c.Create(context.Background(), store); err != nil {
+		t.Fatal(err)
+	}
+	inline := &provv1.Fake{ObjectMeta: metav1.ObjectMeta{Name: "shared", UID: "css", OwnerReferences: owner}}
+	c, err := b.p.(providers.ConfigClients).NewClientFromConfig(context.Background(), inline, providers.Scope{Namespace: "team"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := push(c.(providers.Writer), "k", 10); err != nil {
+		t.Fatal(err)
+	}
+	forged := &provv1.Fake{ObjectMeta: metav1.ObjectMeta{Namespace: "mallory", Name: "shared", UID: "forged", OwnerReferences: owner}}
+	if err := b.c.Create(context.Background(), forged); err != nil {
+		t.Fatal(err)
+	}
+	w := b.client("mallory", "shared")
+	if ok, _ := c.(providers.Writer).SecretExists(context.Background(), "k"); !ok {
+		t.Fatal("a Fake object naming the store as its owner released what the store's inline configuration pushed")
+	}
+	for i := range maxPushedBytesPerNamespace / maxPushedBytes {
+		if i == 0 {
+			fill(t, w, "forged")
+			continue
+		}
+		fill(t, b.config("mallory", fmt.Sprint("f", i), fmt.Sprint("m", i)), "mallory")
+	}
+	if err := push(b.config("mallory", "one-more", "m-extra"), "k", 1); !errors.Is(err, providers.ErrTooLarge) {
+		t.Errorf("the forged configuration's pushes were not counted in its namespace: %v", err)
+	}
+}

@@ -48,10 +48,13 @@ type configIdentity struct {
 }
 
 // identityOf is the identity of cfg. A v1 store's inline configuration
-// names the store as its owner (app/v1compat), and lives as long as it.
+// names the store as its owner (app/v1compat), and lives as long as it; it
+// has the store's UID, which no Fake object a tenant creates can have (the
+// API server gives each its own), so an owner reference written into a
+// Fake object never passes for one.
 func identityOf(cfg *provv1.Fake) configIdentity {
 	for _, o := range cfg.OwnerReferences {
-		if o.APIVersion != v1stores.GroupVersion.String() {
+		if o.APIVersion != v1stores.GroupVersion.String() || o.UID == "" || o.UID != cfg.UID {
 			continue
 		}
 		switch o.Kind {
