@@ -120,6 +120,9 @@ func (s *Store) Scope(namespace string) providers.Scope {
 	if s.Cluster.AuthenticationScope == ssv2.ManifestNamespace {
 		return providers.Scope{Namespace: namespace}
 	}
+	if s.Cluster.CredentialsNamespace != "" {
+		return providers.Scope{Namespace: s.Cluster.CredentialsNamespace}
+	}
 	return providers.Scope{Namespace: s.Spec.ProviderConfig.ProviderRef.Namespace}
 }
 

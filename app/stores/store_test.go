@@ -51,6 +51,11 @@ func TestProviderRefStaysInTheStoreNamespace(t *testing.T) {
 	}
 }
 
+func withCredentials(s *Store, namespace string) *Store {
+	s.Cluster.CredentialsNamespace = namespace
+	return s
+}
+
 func TestScope(t *testing.T) {
 	cases := []struct {
 		name  string
@@ -60,6 +65,7 @@ func TestScope(t *testing.T) {
 		{"SecretStore", namespacedStore("team", ""), providers.Scope{Namespace: "team"}},
 		{"ClusterSecretStore ProviderNamespace", clusterStore(ssv2.ProviderNamespace), providers.Scope{Namespace: "platform"}},
 		{"ClusterSecretStore ManifestNamespace", clusterStore(ssv2.ManifestNamespace), providers.Scope{Namespace: "app"}},
+		{"ClusterSecretStore ProviderNamespace, credentialsNamespace", withCredentials(clusterStore(ssv2.ProviderNamespace), "vault-auth"), providers.Scope{Namespace: "vault-auth"}},
 	}
 	for _, tc := range cases {
 		if got := tc.store.Scope("app"); got != tc.want {

@@ -94,9 +94,17 @@ func wrap(obj client.Object, spec *v1stores.SecretStoreSpec, status *v1stores.Se
 	v2.ProviderConfig = t.Config
 	if t.Inline != nil {
 		// The configuration's identity is the store's: providers key state
-		// by it (the Fake provider its pushed values).
+		// by it (the Fake provider its pushed values), and it lives as long
+		// as its owner, the store (which the Fake provider looks up to
+		// release what it pushed).
 		t.Inline.SetUID(obj.GetUID())
 		t.Inline.SetGeneration(obj.GetGeneration())
+		kind := stores.KindSecretStore
+		if cluster {
+			kind = stores.KindClusterSecretStore
+		}
+		t.Inline.SetOwnerReferences([]metav1.OwnerReference{{
+			APIVersion: v1stores.GroupVersion.String(), Kind: kind, Name: obj.GetName(), UID: obj.GetUID()}})
 	}
 	s.Spec, s.Inline, s.Untranslatable, s.Notes = v2, t.Inline, t.Err(), append(notes, t.Notes...)
 	if cluster {

@@ -31,12 +31,13 @@ var Registration = kit.Definition[*provv1.Fake]{
 		_, err := index(cfg)
 		return err
 	},
-	NewClient: func(_ context.Context, _ providers.Deps, cfg *provv1.Fake, _ providers.Scope) (providers.SecretsClient, error) {
+	NewClient: func(_ context.Context, deps providers.Deps, cfg *provv1.Fake, _ providers.Scope) (providers.SecretsClient, error) {
 		secrets, err := index(cfg)
 		if err != nil {
 			return nil, err
 		}
-		c := &Client{secrets: secrets, config: cfg.UID}
+		c := &Client{secrets: secrets, config: cfg.UID, id: identityOf(cfg), live: readerLiveness(deps.Client)}
+		pushed.seen(c.config, c.id)
 		c.JSONValues = kit.JSONValues{Value: c.value}
 		return c, nil
 	},
@@ -64,6 +65,9 @@ type Client struct {
 	secrets map[versionedKey][]byte
 	// config identifies the configuration whose pushed secrets it shares.
 	config types.UID
+	// id finds the configuration, to tell whether it is still there.
+	id   configIdentity
+	live liveness
 }
 
 func (c *Client) value(_ context.Context, key, version string) ([]byte, error) {

@@ -3,11 +3,17 @@ package fake
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"sync"
+	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
+	"github.com/eso-dev/eso/apis/v1stores"
 	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/kit"
 )
@@ -16,58 +22,237 @@ import (
 // configuration deleted and created again starts empty), shared by every
 // client of it, and are lost when eso restarts: Fake is for demos and tests.
 // Keys written inline in the configuration are not eso's to overwrite.
+//
+// What a configuration pushed is released with it: when a configuration of
+// the same name is built with another UID (it was replaced), and, when a
+// push needs room, by a sweep that drops every configuration no longer
+// there (at most one sweep per pruneEvery, reading eso's cache).
 
-// Bounds on what pushes may hold: Fake is a tenant's object like any other.
+// Bounds on what pushes may hold: Fake is a tenant's object like any other,
+// and one namespace may take at most an eighth of the whole.
 const (
-	maxPushedKeys        = 256
-	maxPushedBytes       = 2 << 20  // per configuration
-	maxPushedBytesGlobal = 64 << 20 // over all configurations
+	maxPushedKeys              = 256
+	maxPushedBytes             = 2 << 20  // per configuration
+	maxPushedBytesPerNamespace = 8 << 20  // over a namespace's configurations
+	maxPushedBytesGlobal       = 64 << 20 // over all configurations
+	pruneEvery                 = time.Second
 )
 
-var pushed = &pushedSecrets{byConfig: map[types.UID]map[string][]byte{}}
+var pushed = newPushedSecrets()
+
+// configIdentity is what a configuration is found by: its kind (Fake, or
+// the v1 store kind that carries it inline), namespace and name.
+type configIdentity struct {
+	kind, namespace, name string
+	owner                 types.UID // the v1 store's, for an inline configuration
+}
+
+// identityOf is the identity of cfg. A v1 store's inline configuration
+// names the store as its owner (app/v1compat), and lives as long as it; it
+// has the store's UID, which no Fake object a tenant creates can have (the
+// API server gives each its own), so an owner reference written into a
+// Fake object never passes for one.
+func identityOf(cfg *provv1.Fake) configIdentity {
+	for _, o := range cfg.OwnerReferences {
+		if o.APIVersion != v1stores.GroupVersion.String() || o.UID == "" || o.UID != cfg.UID {
+			continue
+		}
+		switch o.Kind {
+		case "SecretStore":
+			return configIdentity{kind: o.Kind, namespace: cfg.Namespace, name: o.Name, owner: o.UID}
+		case "ClusterSecretStore":
+			return configIdentity{kind: o.Kind, name: o.Name, owner: o.UID}
+		}
+	}
+	return configIdentity{kind: Kind, namespace: cfg.Namespace, name: cfg.Name}
+}
+
+// pushedConfig is what one configuration pushed.
+type pushedConfig struct {
+	id      configIdentity
+	secrets map[string][]byte
+	size    int
+}
 
 type pushedSecrets struct {
-	mu       sync.Mutex
-	byConfig map[types.UID]map[string][]byte
-	total    int
+	mu          sync.Mutex
+	byConfig    map[types.UID]*pushedConfig
+	byIdentity  map[configIdentity]types.UID
+	byNamespace map[string]int // bytes, by the namespace of the configurations
+	total       int
+	lastSweep   time.Time
+	now         func() time.Time
+}
+
+func newPushedSecrets() *pushedSecrets {
+	return &pushedSecrets{
+		byConfig: map[types.UID]*pushedConfig{}, byIdentity: map[configIdentity]types.UID{},
+		byNamespace: map[string]int{}, now: time.Now,
+	}
 }
 
 func (p *pushedSecrets) get(config types.UID, key string) ([]byte, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	v, ok := p.byConfig[config][key]
+	c := p.byConfig[config]
+	if c == nil {
+		return nil, false
+	}
+	v, ok := c.secrets[key]
 	return bytes.Clone(v), ok
 }
 
-// set writes (or, with value nil, deletes) key, within the bounds.
-func (p *pushedSecrets) set(config types.UID, key string, value []byte) error {
+// seen records that the configuration id has the UID config: what another
+// UID of the same identity pushed was a replaced configuration's, and goes.
+func (p *pushedSecrets) seen(config types.UID, id configIdentity) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	secrets := p.byConfig[config]
-	if secrets == nil {
-		secrets = map[string][]byte{}
-		p.byConfig[config] = secrets
+	if old, ok := p.byIdentity[id]; ok && old != config {
+		p.release(old)
 	}
-	old, had := secrets[key]
-	size := 0
-	for _, v := range secrets {
-		size += len(v)
+}
+
+// release drops what config pushed. The caller holds mu.
+func (p *pushedSecrets) release(config types.UID) {
+	c := p.byConfig[config]
+	if c == nil {
+		return
 	}
+	p.total -= c.size
+	p.byNamespace[c.id.namespace] -= c.size
+	if p.byNamespace[c.id.namespace] <= 0 {
+		delete(p.byNamespace, c.id.namespace)
+	}
+	if p.byIdentity[c.id] == config {
+		delete(p.byIdentity, c.id)
+	}
+	delete(p.byConfig, config)
+}
+
+// noRoom: a push past a bound shared with other configurations, which a
+// sweep of configurations no longer there may make room for.
+type noRoom struct{ err error }
+
+func (e noRoom) Error() string { return e.err.Error() }
+func (e noRoom) Unwrap() error { return e.err }
+
+// set writes (or, with value nil, deletes) key, within the bounds. When a
+// bound shared with other configurations is reached, configurations no
+// longer there (live says which) are swept once and the write is tried again.
+func (p *pushedSecrets) set(ctx context.Context, config types.UID, id configIdentity, key string, value []byte, live liveness) error {
+	err := p.write(config, id, key, value)
+	if !errors.As(err, new(noRoom)) || live == nil || !p.sweep(ctx, live) {
+		return err
+	}
+	return p.write(config, id, key, value)
+}
+
+func (p *pushedSecrets) write(config types.UID, id configIdentity, key string, value []byte) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c := p.byConfig[config]
+	old, had := []byte(nil), false
+	size, keys := 0, 0
+	if c != nil {
+		old, had = c.secrets[key]
+		size, keys = c.size, len(c.secrets)
+	}
+	grow := len(value) - len(old)
 	switch {
-	case value != nil && !had && len(secrets) >= maxPushedKeys:
+	case value == nil && !had:
+		return nil
+	case value != nil && !had && keys >= maxPushedKeys:
 		return fmt.Errorf("%w: a Fake configuration holds at most %d pushed keys", providers.ErrTooLarge, maxPushedKeys)
-	case size-len(old)+len(value) > maxPushedBytes:
+	case size+grow > maxPushedBytes:
 		return fmt.Errorf("%w: a Fake configuration holds at most %d pushed bytes", providers.ErrTooLarge, maxPushedBytes)
-	case p.total-len(old)+len(value) > maxPushedBytesGlobal:
-		return fmt.Errorf("%w: Fake configurations hold at most %d pushed bytes together", providers.ErrTooLarge, maxPushedBytesGlobal)
+	case grow > 0 && p.byNamespace[id.namespace]+grow > maxPushedBytesPerNamespace:
+		return noRoom{fmt.Errorf("%w: the Fake configurations of a namespace hold at most %d pushed bytes together", providers.ErrTooLarge, maxPushedBytesPerNamespace)}
+	case grow > 0 && p.total+grow > maxPushedBytesGlobal:
+		return noRoom{fmt.Errorf("%w: Fake configurations hold at most %d pushed bytes together", providers.ErrTooLarge, maxPushedBytesGlobal)}
 	}
-	p.total += len(value) - len(old)
+	if c == nil {
+		if old, ok := p.byIdentity[id]; ok && old != config {
+			p.release(old) // a replaced configuration's
+		}
+		c = &pushedConfig{id: id, secrets: map[string][]byte{}}
+		p.byConfig[config] = c
+		p.byIdentity[id] = config
+	}
+	c.size += grow
+	p.total += grow
+	p.byNamespace[id.namespace] += grow
 	if value == nil {
-		delete(secrets, key)
+		delete(c.secrets, key)
 	} else {
-		secrets[key] = value
+		c.secrets[key] = value
+	}
+	if len(c.secrets) == 0 {
+		p.release(config)
 	}
 	return nil
+}
+
+// liveness says whether the configuration id of UID config is still there.
+// An error keeps it.
+type liveness func(ctx context.Context, config types.UID, id configIdentity) (bool, error)
+
+// sweep releases what configurations no longer there pushed, at most once
+// per pruneEvery; it reports whether it released anything. The lookups run
+// without the lock.
+func (p *pushedSecrets) sweep(ctx context.Context, live liveness) bool {
+	p.mu.Lock()
+	now := p.now()
+	if now.Sub(p.lastSweep) < pruneEvery {
+		p.mu.Unlock()
+		return false
+	}
+	p.lastSweep = now
+	ids := make(map[types.UID]configIdentity, len(p.byConfig))
+	for uid, c := range p.byConfig {
+		ids[uid] = c.id
+	}
+	p.mu.Unlock()
+	var gone []types.UID
+	for uid, id := range ids {
+		if ok, err := live(ctx, uid, id); err == nil && !ok {
+			gone = append(gone, uid)
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, uid := range gone {
+		p.release(uid)
+	}
+	return len(gone) > 0
+}
+
+// readerLiveness looks configurations up with r (eso's cache): a Fake
+// configuration, or the v1 store carrying one inline, is there when an
+// object of its name has its UID.
+func readerLiveness(r client.Reader) liveness {
+	if r == nil {
+		return nil
+	}
+	return func(ctx context.Context, config types.UID, id configIdentity) (bool, error) {
+		var obj client.Object
+		uid := config
+		switch id.kind {
+		case "SecretStore":
+			obj, uid = &v1stores.SecretStore{}, id.owner
+		case "ClusterSecretStore":
+			obj, uid = &v1stores.ClusterSecretStore{}, id.owner
+		default:
+			obj = &provv1.Fake{}
+		}
+		err := r.Get(ctx, client.ObjectKey{Namespace: id.namespace, Name: id.name}, obj)
+		switch {
+		case apierrors.IsNotFound(err):
+			return false, nil
+		case err != nil:
+			return true, err
+		}
+		return obj.GetUID() == uid, nil
+	}
 }
 
 // state: whether key exists, and whether a push made it (eso's).
@@ -81,7 +266,7 @@ func (c *Client) state(key string) (exists, managed bool) {
 
 // PushSecret implements providers.Writer: the value, or one property of
 // the JSON object held at the key.
-func (c *Client) PushSecret(_ context.Context, req providers.PushRequest) error {
+func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) error {
 	if err := providers.NoPushMetadata(req, "Fake"); err != nil {
 		return err
 	}
@@ -98,7 +283,7 @@ func (c *Client) PushSecret(_ context.Context, req providers.PushRequest) error 
 			return err
 		}
 	}
-	return pushed.set(c.config, req.RemoteKey, append([]byte{}, value...))
+	return pushed.set(ctx, c.config, c.id, req.RemoteKey, append([]byte{}, value...), c.live)
 }
 
 // DeleteSecret implements providers.Writer: only pushed keys; with a
@@ -114,8 +299,10 @@ func (c *Client) DeleteSecret(ctx context.Context, remoteKey, property string) e
 			v, _ := pushed.get(c.config, remoteKey)
 			return v, nil
 		},
-		Rewrite: func(_ context.Context, rest []byte) error { return pushed.set(c.config, remoteKey, rest) },
-		Delete:  func(context.Context) error { return pushed.set(c.config, remoteKey, nil) },
+		Rewrite: func(ctx context.Context, rest []byte) error {
+			return pushed.set(ctx, c.config, c.id, remoteKey, rest, c.live)
+		},
+		Delete: func(ctx context.Context) error { return pushed.set(ctx, c.config, c.id, remoteKey, nil, nil) },
 	}.Run(ctx)
 }
 

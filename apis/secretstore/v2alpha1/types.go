@@ -295,6 +295,7 @@ type SecretStoreList struct {
 
 // ClusterSecretStoreSpec adds who may use the store and whose credentials it uses.
 // +kubebuilder:validation:XValidation:rule="has(self.providerConfig.providerRef.namespace) && size(self.providerConfig.providerRef.namespace) > 0",message="providerConfig.providerRef.namespace is required: a ClusterSecretStore points at a provider configuration in a namespace"
+// +kubebuilder:validation:XValidation:rule="!has(self.credentialsNamespace) || !has(self.authenticationScope) || self.authenticationScope == 'ProviderNamespace'",message="credentialsNamespace is only used with authenticationScope ProviderNamespace"
 type ClusterSecretStoreSpec struct {
 	SecretStoreSpec `json:",inline"`
 
@@ -304,6 +305,15 @@ type ClusterSecretStoreSpec struct {
 	// +kubebuilder:default=ProviderNamespace
 	// +optional
 	AuthenticationScope AuthenticationScope `json:"authenticationScope,omitempty"`
+
+	// CredentialsNamespace, with authenticationScope ProviderNamespace, is the
+	// namespace the provider resolves the configuration's credentials in when
+	// it is not the configuration's own: the configuration can then stay in a
+	// namespace only admins write while the credentials are kept elsewhere.
+	// Empty means the configuration's namespace.
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	CredentialsNamespace string `json:"credentialsNamespace,omitempty"`
 
 	// Conditions restrict which namespaces may use the store. A namespace may use
 	// it when any condition matches; no conditions means every namespace.

@@ -9,6 +9,7 @@
 package migrate
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -24,6 +25,7 @@ import (
 	provv2 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/apis/v1stores"
+	"github.com/eso-dev/eso/app/grpcclient"
 	"github.com/eso-dev/eso/app/stores"
 	"github.com/eso-dev/eso/app/v1compat"
 )
@@ -55,10 +57,16 @@ type Objects struct {
 // Options tune a migration.
 type Options struct {
 	Direction Direction
-	// ClusterConfigNamespace holds the provider configurations of v1
-	// ClusterSecretStores whose credentials resolve in each ExternalSecret's
-	// namespace (their references name none).
+	// ClusterConfigNamespace holds the provider configurations of every v1
+	// ClusterSecretStore migrated: a namespace only cluster admins write,
+	// since whoever edits a cluster store's configuration decides where
+	// every allowed namespace's requests go. Their credentials still
+	// resolve where the v1 store's references say.
 	ClusterConfigNamespace string
+	// Defaults returns obj as the API server would store it (its defaults
+	// filled), so that an object already there is compared field for
+	// field. Nil compares objects as they are.
+	Defaults func(obj client.Object) (client.Object, error)
 	// Endpoints are written into the configurations, as the v1 layer
 	// applies them (from the environment of the eso that served the stores).
 	Endpoints v1compat.Endpoints
@@ -79,8 +87,22 @@ type Plan struct {
 	Refused []string
 	// Notes name what the migration carries over without effect, or could not decide.
 	Notes []string
-	// Stores are the stores the references move to, to wait for.
-	Stores []client.Object
+	// Stores are the stores the references move to, each with the objects
+	// created for it, to wait for one by one.
+	Stores []StorePlan
+	// Needs are, for each object of Repoint (same index), the stores (indexes
+	// into Stores) its references move to: it moves once all are Ready.
+	Needs [][]int
+	// MissingConfigNamespace names the ClusterSecretStores refused for want
+	// of ClusterConfigNamespace.
+	MissingConfigNamespace []string
+}
+
+// StorePlan is one store a migration moves references to: what is created
+// for it, and the store to wait for.
+type StorePlan struct {
+	Store  client.Object
+	Create []client.Object
 }
 
 // MigratedFrom marks the v2alpha1 stores eso migrate created, so that a
@@ -92,39 +114,27 @@ func objectKey(o client.Object) string {
 	return o.GetObjectKind().GroupVersionKind().Kind + "/" + o.GetNamespace() + "/" + o.GetName()
 }
 
-// covers reports whether have holds every spec field want sets, with the
-// same value (the API server adds defaults, which do not count).
-func covers(have, want client.Object) bool {
-	return coversValue(specOf(have), specOf(want))
-}
+// errOtherSpec: an object of the name is there with another spec. Its
+// users would read another backend, or one whoever made it chose: it is
+// never taken over.
+var errOtherSpec = errors.New("exists with another spec")
 
-func coversValue(have, want any) bool {
-	switch w := want.(type) {
-	case map[string]any:
-		h, ok := have.(map[string]any)
-		if !ok {
-			return len(w) == 0 && have == nil
+// same checks that have, an object already there, has exactly the spec
+// want would be stored with: every field equal, none added (the API
+// server's defaults, which defaults fills into want, aside).
+func same(have, want client.Object, defaults func(client.Object) (client.Object, error)) error {
+	stored := want
+	if defaults != nil {
+		d, err := defaults(want)
+		if err != nil {
+			return fmt.Errorf("%s is there and cannot be compared: %w", describe(want), err)
 		}
-		for k, v := range w {
-			if !coversValue(h[k], v) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		h, ok := have.([]any)
-		if !ok || len(h) != len(w) {
-			return false
-		}
-		for i := range w {
-			if !coversValue(h[i], w[i]) {
-				return false
-			}
-		}
-		return true
-	default:
-		return equality.Semantic.DeepEqual(have, want)
+		stored = d
 	}
+	if !equality.Semantic.DeepEqual(specOf(have), specOf(stored)) {
+		return fmt.Errorf("%s %w", describe(want), errOtherSpec)
+	}
+	return nil
 }
 
 // storeKey identifies a store of either kind: "SecretStore/ns/name" or
@@ -143,7 +153,7 @@ func Build(objs Objects, opts Options) Plan {
 	for _, o := range objs.Present {
 		present[objectKey(o)] = o
 	}
-	moved := map[string]bool{} // v1 stores whose users move
+	moved := map[string]int{} // v1 stores whose users move: index into p.Stores
 	consider := func(obj client.Object) {
 		// The layer's own translation: what eso serves the v1 store as is
 		// exactly what the migration writes.
@@ -161,12 +171,19 @@ func Build(objs Objects, opts Options) Plan {
 			// Back only from a v2alpha1 store this migration made.
 			v2 := present[s.Kind+"/"+s.Namespace+"/"+s.Name]
 			if v2 != nil && v2.GetAnnotations()[MigratedFrom] != "" {
-				moved[key] = true
-				p.Stores = append(p.Stores, obj)
+				moved[key] = len(p.Stores)
+				p.Stores = append(p.Stores, StorePlan{Store: obj})
 			}
 			return
 		}
+		if err := neverWorks(s); err != nil {
+			p.Refused = append(p.Refused, what+": "+err.Error())
+			return
+		}
 		store, cfg, err := v2Objects(s, opts.ClusterConfigNamespace)
+		if errors.Is(err, errNoConfigNamespace) {
+			p.MissingConfigNamespace = append(p.MissingConfigNamespace, s.Name)
+		}
 		if err != nil {
 			p.Refused = append(p.Refused, what+": "+err.Error())
 			return
@@ -177,18 +194,18 @@ func Build(objs Objects, opts Options) Plan {
 				continue
 			}
 			have, ok := present[objectKey(o)]
-			switch {
-			case !ok:
+			if !ok {
 				create = append(create, o)
-			case !covers(have, o):
-				// Its users would read another backend: never take it over.
-				p.Refused = append(p.Refused, what+": "+describe(o)+" exists with another spec")
+				continue
+			}
+			if err := same(have, o, opts.Defaults); err != nil {
+				p.Refused = append(p.Refused, what+": "+err.Error())
 				return
 			}
 		}
 		p.Create = append(p.Create, create...)
-		p.Stores = append(p.Stores, store)
-		moved[key] = true
+		moved[key] = len(p.Stores)
+		p.Stores = append(p.Stores, StorePlan{Store: store, Create: create})
 	}
 	for i := range objs.SecretStores {
 		s := &objs.SecretStores[i]
@@ -245,19 +262,54 @@ func usedClusterStores(objs Objects) map[string]bool {
 	return used
 }
 
+// errNoConfigNamespace: a ClusterSecretStore's configuration has nowhere
+// to go.
+var errNoConfigNamespace = errors.New("a ClusterSecretStore's provider configuration is written only to a namespace that cluster admins alone write " +
+	"(whoever edits it decides where every allowed namespace's requests go): pass --cluster-config-namespace")
+
+// neverWorks refuses a store that could not become Ready whatever
+// happens in the cluster, so that it is reported now rather than waited
+// for: a namespaced plugin store whose client certificate is in another
+// namespace, or one asking for ServiceAccount authentication.
+func neverWorks(s *stores.Store) error {
+	pc := s.Spec.ProviderConfig
+	if pc.Address == "" || pc.Auth == nil {
+		return nil
+	}
+	if pc.Auth.ServiceAccountRef != nil {
+		return fmt.Errorf("spec.provider.plugin.auth.serviceAccountRef: not supported for remote providers; use clientCertificate")
+	}
+	if cert := pc.Auth.ClientCertificate; s.Cluster == nil && cert != nil && cert.Namespace != "" && cert.Namespace != s.Namespace {
+		return fmt.Errorf("spec.provider.plugin.auth.clientCertificate: %w: Secret %s/%s is not in namespace %s",
+			grpcclient.ErrCertificateNamespace, cert.Namespace, cert.Name, s.Namespace)
+	}
+	return nil
+}
+
 // v2Objects are the v2alpha1 store and provider configuration a translated
 // v1 store becomes (no configuration for a plugin store: its configuration
-// is the provider service's).
+// is the provider service's). A ClusterSecretStore's configuration goes to
+// clusterConfigNamespace whatever namespace its credentials are in: the
+// store keeps resolving them there (credentialsNamespace).
 func v2Objects(s *stores.Store, clusterConfigNamespace string) (client.Object, client.Object, error) {
 	spec := s.Spec.DeepCopy()
+	var cluster *ssv2.ClusterSecretStoreSpec
+	if s.Cluster != nil {
+		cluster = s.Cluster.DeepCopy()
+	}
 	var cfg client.Object
 	if s.Inline != nil {
 		cfg = s.Inline.DeepCopyObject().(client.Object)
 		cfg.SetUID("") // the v1 store's identity, which the new object does not have
 		cfg.SetGeneration(0)
-		if s.Cluster != nil && cfg.GetNamespace() == "" {
+		cfg.SetOwnerReferences(nil)
+		if cluster != nil {
 			if clusterConfigNamespace == "" {
-				return nil, nil, fmt.Errorf("its credentials resolve in each ExternalSecret's namespace, so its configuration needs a namespace of its own: pass --cluster-config-namespace")
+				return nil, nil, errNoConfigNamespace
+			}
+			if credentials := spec.ProviderConfig.ProviderRef.Namespace; cluster.AuthenticationScope == ssv2.ProviderNamespace &&
+				credentials != "" && credentials != clusterConfigNamespace {
+				cluster.CredentialsNamespace = credentials
 			}
 			cfg.SetNamespace(clusterConfigNamespace)
 			spec.ProviderConfig.ProviderRef.Namespace = clusterConfigNamespace
@@ -273,8 +325,8 @@ func v2Objects(s *stores.Store, clusterConfigNamespace string) (client.Object, c
 		}
 	}
 	meta.Annotations[MigratedFrom] = esv1.StoreAPIVersionV1
-	if s.Cluster != nil {
-		css := &ssv2.ClusterSecretStore{ObjectMeta: meta, Spec: *s.Cluster.DeepCopy()}
+	if cluster != nil {
+		css := &ssv2.ClusterSecretStore{ObjectMeta: meta, Spec: *cluster}
 		css.Spec.SecretStoreSpec = *spec
 		css.SetGroupVersionKind(ssv2.GroupVersion.WithKind(stores.KindClusterSecretStore))
 		return css, cfg, nil
@@ -290,9 +342,10 @@ func v2Objects(s *stores.Store, clusterConfigNamespace string) (client.Object, c
 // repointer rewrites store references.
 type repointer struct {
 	opts     Options
-	moved    map[string]bool // stores whose users move
+	moved    map[string]int // stores whose users move: index into plan.Stores
 	v1Exists map[string]bool
 	plan     *Plan
+	needs    []int // the stores the object being rewritten moves to
 }
 
 // target is the apiVersion a reference to the store (kind, name) from
@@ -303,22 +356,35 @@ func (r *repointer) target(ref *esv1.SecretStoreRef, namespace string) string {
 		kind = stores.KindSecretStore
 	}
 	key := storeKey(kind, namespace, ref.Name)
-	if !r.moved[key] {
+	i, ok := r.moved[key]
+	if !ok {
 		return ""
 	}
+	to := ""
 	switch r.opts.Direction {
 	case ToV2:
 		// Only references that meant the v1 store: explicit, or none
 		// while a v1 store of the name exists.
 		if ref.APIVersion == esv1.StoreAPIVersionV1 || (ref.APIVersion == "" && r.v1Exists[key]) {
-			return esv1.StoreAPIVersionV2Alpha1
+			to = esv1.StoreAPIVersionV2Alpha1
 		}
 	case ToV1:
 		if ref.APIVersion == esv1.StoreAPIVersionV2Alpha1 {
-			return esv1.StoreAPIVersionV1
+			to = esv1.StoreAPIVersionV1
 		}
 	}
-	return ""
+	if to != "" && !slices.Contains(r.needs, i) {
+		r.needs = append(r.needs, i)
+	}
+	return to
+}
+
+// add queues obj, whose references were rewritten, to move once the
+// stores it now names are Ready.
+func (r *repointer) add(obj client.Object) {
+	r.plan.Repoint = append(r.plan.Repoint, obj)
+	r.plan.Needs = append(r.plan.Needs, r.needs)
+	r.needs = nil
 }
 
 // refs rewrites every store reference of an ExternalSecret spec used from
@@ -389,7 +455,7 @@ func (r *repointer) all(objs Objects) {
 		}
 		if r.refs(&es.Spec, es.Namespace, "ExternalSecret "+es.Namespace+"/"+es.Name) {
 			es.SetGroupVersionKind(esv1.GroupVersion.WithKind("ExternalSecret"))
-			r.plan.Repoint = append(r.plan.Repoint, es)
+			r.add(es)
 		}
 	}
 	for i := range objs.PushSecrets {
@@ -399,7 +465,7 @@ func (r *repointer) all(objs Objects) {
 		}
 		if r.pushRefs(&ps.Spec, ps.Namespace, "PushSecret "+ps.Namespace+"/"+ps.Name) {
 			ps.SetGroupVersionKind(esv1alpha1.GroupVersion.WithKind("PushSecret"))
-			r.plan.Repoint = append(r.plan.Repoint, ps)
+			r.add(ps)
 		}
 	}
 	for i := range objs.ClusterExternalSecret {
@@ -411,7 +477,7 @@ func (r *repointer) all(objs Objects) {
 		if r.clusterOnly(kind, "ClusterExternalSecret "+ces.Name) &&
 			r.refs(&ces.Spec.ExternalSecretSpec, "", "ClusterExternalSecret "+ces.Name) {
 			ces.SetGroupVersionKind(esv1.GroupVersion.WithKind("ClusterExternalSecret"))
-			r.plan.Repoint = append(r.plan.Repoint, ces)
+			r.add(ces)
 		}
 	}
 	for i := range objs.ClusterPushSecrets {
@@ -424,7 +490,7 @@ func (r *repointer) all(objs Objects) {
 		}
 		if r.clusterOnly(kinds, "ClusterPushSecret "+cps.Name) && r.pushRefs(&cps.Spec.PushSecretSpec, "", "ClusterPushSecret "+cps.Name) {
 			cps.SetGroupVersionKind(esv1alpha1.GroupVersion.WithKind("ClusterPushSecret"))
-			r.plan.Repoint = append(r.plan.Repoint, cps)
+			r.add(cps)
 		}
 	}
 	slices.Sort(r.plan.Changes)

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -105,70 +106,149 @@ func Read(ctx context.Context, c client.Reader, namespace string) (Objects, erro
 	return o, nil
 }
 
-// Apply carries out p: it creates the v2alpha1 objects (one already there
-// must be the same, or nothing moves), waits up to wait for every store to
-// be Ready, then moves the references, each guarded by its resourceVersion
-// so a concurrent edit is not overwritten. Nothing moves unless every
-// store it could move to is Ready.
+// Apply carries out p, store by store, so that one store that cannot be
+// made or never becomes Ready holds back only its own users: it creates
+// each store's objects (one already there must have exactly the planned
+// spec, or that store is skipped), waits up to wait for the stores to be
+// Ready, and moves each object's references as soon as every store they
+// move to is Ready, guarded by the resourceVersion read so a concurrent
+// edit is not overwritten. It returns what did not move, and why.
 func Apply(ctx context.Context, c client.Client, p Plan, wait time.Duration, log io.Writer) error {
-	for _, obj := range p.Create {
-		err := c.Create(ctx, obj.DeepCopyObject().(client.Object))
-		if apierrors.IsAlreadyExists(err) {
-			err = sameAsPresent(ctx, c, obj)
-		}
-		if err != nil {
-			return fmt.Errorf("creating %s: %w; nothing was re-pointed", describe(obj), err)
-		}
-		fmt.Fprintf(log, "created %s\n", describe(obj))
-	}
-	deadline := time.Now().Add(wait)
-	for _, s := range p.Stores {
-		for {
-			ready, msg, err := isReady(ctx, c, s)
-			if err != nil {
-				return err
+	defaults := ServerDefaults(ctx, c)
+	failed := make([]error, len(p.Stores)) // why a store's users stay
+	for i, sp := range p.Stores {
+		for _, obj := range sp.Create {
+			err := c.Create(ctx, obj.DeepCopyObject().(client.Object))
+			if apierrors.IsAlreadyExists(err) {
+				err = sameAsPresent(ctx, c, obj, defaults)
 			}
-			if ready {
+			if err != nil {
+				failed[i] = fmt.Errorf("creating %s: %w", describe(obj), err)
 				break
 			}
-			if time.Now().After(deadline) {
-				return fmt.Errorf("%s is not Ready after %s (%s); nothing was re-pointed", describe(s), wait, msg)
-			}
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(250 * time.Millisecond):
-			}
+			fmt.Fprintf(log, "created %s\n", describe(obj))
 		}
 	}
+	ready := make([]bool, len(p.Stores))
+	waiting := make([]string, len(p.Stores)) // the last Ready message seen
+	moved := make([]bool, len(p.Repoint))
 	var errs []error
-	for _, obj := range p.Repoint {
-		// The update carries the resourceVersion read: the API server
-		// refuses it if the object changed since.
-		err := c.Update(ctx, obj.DeepCopyObject().(client.Object))
-		if apierrors.IsConflict(err) {
-			err = fmt.Errorf("it changed since it was read: run eso migrate again")
+	deadline := time.Now().Add(wait)
+	for {
+		pending := 0
+		for i, sp := range p.Stores {
+			if ready[i] || failed[i] != nil {
+				continue
+			}
+			ok, msg, err := isReady(ctx, c, sp.Store)
+			switch {
+			case err != nil:
+				failed[i] = fmt.Errorf("reading %s: %w", describe(sp.Store), err)
+			case ok:
+				ready[i] = true
+			default:
+				waiting[i] = msg
+				pending++
+			}
 		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("re-pointing %s: %w", describe(obj), err))
+		// Every object whose stores are all Ready moves now.
+		for j, obj := range p.Repoint {
+			if moved[j] || !allReady(p.Needs[j], ready) {
+				continue
+			}
+			moved[j] = true
+			if err := repoint(ctx, c, obj); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			fmt.Fprintf(log, "re-pointed %s\n", describe(obj))
+		}
+		if pending == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			for i, sp := range p.Stores {
+				if !ready[i] && failed[i] == nil {
+					failed[i] = fmt.Errorf("%s is not Ready after %s (%s)", describe(sp.Store), wait, waiting[i])
+				}
+			}
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+	for i, err := range failed {
+		if err == nil {
 			continue
 		}
-		fmt.Fprintf(log, "re-pointed %s\n", describe(obj))
+		var users []string
+		for j, obj := range p.Repoint {
+			if !moved[j] && slices.Contains(p.Needs[j], i) {
+				users = append(users, describe(obj))
+			}
+		}
+		if len(users) > 0 {
+			err = fmt.Errorf("%w; not re-pointed: %s", err, strings.Join(users, ", "))
+		}
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
 
+// allReady says whether every store of needs is Ready.
+func allReady(needs []int, ready []bool) bool {
+	for _, i := range needs {
+		if !ready[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// repoint writes obj's rewritten references. The update carries the
+// resourceVersion read: the API server refuses it if the object changed since.
+func repoint(ctx context.Context, c client.Client, obj client.Object) error {
+	err := c.Update(ctx, obj.DeepCopyObject().(client.Object))
+	if apierrors.IsConflict(err) {
+		err = fmt.Errorf("it changed since it was read: run eso migrate again")
+	}
+	if err != nil {
+		return fmt.Errorf("re-pointing %s: %w", describe(obj), err)
+	}
+	return nil
+}
+
 // sameAsPresent accepts an object that exists already only when its spec
-// is the one planned (a migration run again).
-func sameAsPresent(ctx context.Context, c client.Client, want client.Object) error {
+// is exactly the one planned (a migration run again).
+func sameAsPresent(ctx context.Context, c client.Client, want client.Object, defaults func(client.Object) (client.Object, error)) error {
 	got := want.DeepCopyObject().(client.Object)
 	if err := c.Get(ctx, client.ObjectKeyFromObject(want), got); err != nil {
 		return err
 	}
-	if !covers(got, want) {
-		return fmt.Errorf("%s exists with another spec", describe(want))
+	return same(got, want, defaults)
+}
+
+// ServerDefaults returns obj as the API server would store it: a dry run
+// of its creation under a generated name (the name is taken), so that its
+// schema's defaults are filled and nothing is written.
+func ServerDefaults(ctx context.Context, c client.Client) func(client.Object) (client.Object, error) {
+	return func(obj client.Object) (client.Object, error) {
+		d := obj.DeepCopyObject().(client.Object)
+		name := obj.GetName()
+		if len(name) > 200 {
+			name = name[:200]
+		}
+		d.SetName("")
+		d.SetGenerateName(name + "-")
+		d.SetResourceVersion("")
+		if err := c.Create(ctx, d, client.DryRunAll); err != nil {
+			return nil, err
+		}
+		return d, nil
 	}
-	return nil
 }
 
 // specOf is an object's spec, for comparison.
@@ -328,9 +408,10 @@ func Run(args []string, stdout, stderr io.Writer, newClient func(kubeconfig stri
 	rollback := fs.Bool("rollback", false, "point references back at the v1 stores instead")
 	output := fs.String("o", "text", "output: text (the plan) or yaml (the objects created and changed)")
 	namespace := fs.String("namespace", "", "migrate only this namespace's objects (and the ClusterSecretStores they use)")
-	configNS := fs.String("cluster-config-namespace", "", "namespace for the provider configurations of ClusterSecretStores whose credentials resolve per ExternalSecret; "+
-		"only cluster admins may write there (e.g. eso's own), as whoever can edit a configuration decides where every tenant's credentials are sent")
-	wait := fs.Duration("wait", 2*time.Minute, "with --apply: how long to wait for the new stores to be Ready")
+	configNS := fs.String("cluster-config-namespace", "", "namespace for the provider configurations of every ClusterSecretStore migrated (required when any is); "+
+		"only cluster admins may write there (e.g. eso's own), as whoever can edit a configuration decides where every tenant's requests and credentials are sent. "+
+		"Credentials still resolve where the v1 store's references say")
+	wait := fs.Duration("wait", 2*time.Minute, "with --apply: how long to wait for each new store to be Ready; each store's users move once it is, the users of one that is not stay")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: eso migrate [-f path]... [--namespace ns] [--apply] [--rollback] [-o text|yaml] [--cluster-config-namespace ns]")
 		fs.PrintDefaults()
@@ -367,7 +448,15 @@ func Run(args []string, stdout, stderr io.Writer, newClient func(kubeconfig stri
 		fmt.Fprintln(stderr, "eso migrate:", err)
 		return 1
 	}
+	if c != nil {
+		opts.Defaults = ServerDefaults(ctx, c)
+	}
 	plan := Build(objs, opts)
+	if len(plan.MissingConfigNamespace) > 0 {
+		fmt.Fprintf(stderr, "eso migrate: --cluster-config-namespace is required to migrate ClusterSecretStores (%s): their provider configurations go only to the namespace it names, one only cluster admins write\n",
+			strings.Join(plan.MissingConfigNamespace, ", "))
+		return 2
+	}
 	if *output == "yaml" || len(files) > 0 {
 		if err := PrintYAML(stdout, plan); err != nil {
 			fmt.Fprintln(stderr, "eso migrate:", err)
