@@ -29,7 +29,13 @@ func Renamer(b *secrettemplate.Budget, re *esv1.ExternalSecretRewriteRegexp, tr 
 		if err != nil {
 			return nil, fmt.Errorf("regexp.source: %v", err)
 		}
-		return func(k string) (string, error) { return compiled.ReplaceAllString(k, re.Target), nil }, nil
+		return func(k string) (string, error) {
+			// Every match may expand the target: charged before it is built.
+			if err := b.Produce("rewrite regexp", int64(len(k))+int64(len(k)+1)*int64(len(re.Target))); err != nil {
+				return "", err
+			}
+			return compiled.ReplaceAllString(k, re.Target), nil
+		}, nil
 	case tr != nil:
 		tpl, err := secrettemplate.CompileWith(b, "transform.template", tr.Template)
 		if err != nil {

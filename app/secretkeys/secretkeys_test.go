@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
@@ -81,5 +82,26 @@ func TestTransformsShareTheSyncBudget(t *testing.T) {
 				t.Errorf("one key: %v", err)
 			}
 		})
+	}
+}
+
+// TestRegexpRewritesAreChargedBeforeTheyGrow: a regexp target expands once
+// per match, so a few rules grow one key to gigabytes; each rename is
+// charged its largest size before it is built.
+func TestRegexpRewritesAreChargedBeforeTheyGrow(t *testing.T) {
+	b := secrettemplate.NewBudget()
+	keys := map[string][]byte{"k": nil}
+	var err error
+	for range 4 {
+		var rename func(string) (string, error)
+		if rename, err = Renamer(b, &esv1.ExternalSecretRewriteRegexp{Source: "(.)", Target: strings.Repeat("$1", 512)}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if keys, err = RenameAll(b, rename, keys); err != nil {
+			break
+		}
+	}
+	if !errors.Is(err, secrettemplate.ErrBudget) {
+		t.Fatalf("four growing rewrites: %v, want the budget refused", err)
 	}
 }

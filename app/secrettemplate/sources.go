@@ -31,7 +31,7 @@ func ReadSources(ctx context.Context, r client.Reader, b *Budget, namespace stri
 			if err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: from.ConfigMap.Name}, &cm); err != nil {
 				return src, sourceError("ConfigMap", namespace, from.ConfigMap.Name, err)
 			}
-			if err := b.Read("templateFrom ConfigMap "+cm.Name, configMapSize(&cm)); err != nil {
+			if err := b.Read("templateFrom ConfigMap "+cm.Name, int64(cm.Size())); err != nil {
 				return src, err
 			}
 			src.ConfigMaps[cm.Name] = cm.Data
@@ -44,7 +44,7 @@ func ReadSources(ctx context.Context, r client.Reader, b *Budget, namespace stri
 			if err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: from.Secret.Name}, &s); err != nil {
 				return src, sourceError("Secret", namespace, from.Secret.Name, err)
 			}
-			if err := b.Read("templateFrom Secret "+s.Name, DataSize(s.Data)); err != nil {
+			if err := b.Read("templateFrom Secret "+s.Name, int64(s.Size())); err != nil {
 				return src, err
 			}
 			src.Secrets[s.Name] = s.Data
@@ -73,18 +73,6 @@ func sourceError(kind, namespace, name string, err error) error {
 func DataSize(data map[string][]byte) int64 {
 	var n int64
 	for k, v := range data {
-		n += int64(len(k) + len(v))
-	}
-	return n
-}
-
-// configMapSize is the bytes of a ConfigMap's keys and values.
-func configMapSize(cm *corev1.ConfigMap) int64 {
-	var n int64
-	for k, v := range cm.Data {
-		n += int64(len(k) + len(v))
-	}
-	for k, v := range cm.BinaryData {
 		n += int64(len(k) + len(v))
 	}
 	return n

@@ -74,6 +74,27 @@ func TestTenantsSharingAClusterStore(t *testing.T) {
 		waitReady(t, psB, metav1.ConditionTrue, esv1alpha1.ReasonSynced)
 	})
 
+	t.Run("a store of another name over the same configuration is the same key space", func(t *testing.T) {
+		twin := clusterStore("twin-"+admin, ssv2.ClusterSecretStoreSpec{SecretStoreSpec: storeSpec("Fake", "shared", admin)})
+		create(t, twin)
+		t.Cleanup(func() { _ = env.Client.Delete(ctx, twin) })
+		waitReady(t, twin, metav1.ConditionTrue, ssv2.ReasonValid)
+		ps := clusterPush(teamA, "through-twin", twin.Name, "b-key")
+		create(t, ps)
+		waitReady(t, ps, metav1.ConditionFalse, esv1alpha1.ReasonNotOwned)
+		alias := clusterPush(teamA, "alias", twin.Name, "b-key/")
+		create(t, alias)
+		waitReady(t, alias, metav1.ConditionFalse, esv1alpha1.ReasonRefusedByStore)
+	})
+
+	t.Run("a prefix that would let one namespace's keys take in another's is refused", func(t *testing.T) {
+		loose := clusterStore("loose-"+admin, ssv2.ClusterSecretStoreSpec{SecretStoreSpec: storeSpec("Fake", "shared", admin)})
+		loose.Spec.PushPolicy = &ssv2.PushPolicy{RemoteKeyPrefix: "apps/{namespace}-"}
+		if err := env.Client.Create(ctx, loose); err == nil || !strings.Contains(err.Error(), "separator") {
+			t.Errorf("creating a store with remoteKeyPrefix apps/{namespace}-: %v, want a refusal", err)
+		}
+	})
+
 	t.Run("a ClusterPushSecret's copies push alike; a forged owner reference holds nothing", func(t *testing.T) {
 		tag := map[string]string{"push-tenancy": admin}
 		selected := env.Namespace(t, "cps-selected", tag)

@@ -127,10 +127,11 @@ type PushPolicy struct {
 	// RemoteKeyPrefix, when set, is how every remote key pushed through the
 	// store must start; "{namespace}" in it stands for the namespace of the
 	// PushSecret, e.g. "teams/{namespace}/" confines each namespace to keys
-	// of its own. It may not end with "{namespace}": namespace "team"'s
-	// keys would then take in those of namespace "team-b".
+	// of its own. "{namespace}" must be followed by a character no
+	// namespace name holds (not a letter, digit or "-"): with
+	// "{namespace}-", namespace "team"'s keys would take in team-b's.
 	// +kubebuilder:validation:MaxLength=256
-	// +kubebuilder:validation:XValidation:rule="!self.endsWith('{namespace}')",message="remoteKeyPrefix must not end with {namespace}: end it with a separator (e.g. {namespace}/), or one namespace's keys would start with another's name"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('[{]namespace[}]([a-z0-9-]|$)')",message="in remoteKeyPrefix, {namespace} must be followed by a separator no namespace name holds (e.g. {namespace}/), or one namespace's keys would start with another's name"
 	// +optional
 	RemoteKeyPrefix string `json:"remoteKeyPrefix,omitempty"`
 }

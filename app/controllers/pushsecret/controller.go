@@ -360,7 +360,7 @@ func (r *Reconciler) readSources(ctx context.Context, ps *esv1alpha1.PushSecret,
 			}
 			return nil, err
 		}
-		if err := b.Read("Secret "+s.Name, secrettemplate.DataSize(s.Data)); err != nil {
+		if err := b.Read("Secret "+s.Name, int64(s.Size())); err != nil {
 			return nil, err
 		}
 		return []corev1.Secret{s}, nil
@@ -380,7 +380,8 @@ func (r *Reconciler) readSources(ctx context.Context, ps *esv1alpha1.PushSecret,
 				if len(out) == maxSourceSecrets {
 					return nil, fmt.Errorf("%w: selector.secret.selector picks more than %d Secrets", errBadEntry, maxSourceSecrets)
 				}
-				if err := b.Read("the selected Secrets", secrettemplate.DataSize(s.Data)); err != nil {
+				// The whole object: labels and annotations take room too.
+				if err := b.Read("the selected Secrets", int64(s.Size())); err != nil {
 					return nil, err
 				}
 				out = append(out, s)
@@ -396,7 +397,7 @@ func (r *Reconciler) readSources(ctx context.Context, ps *esv1alpha1.PushSecret,
 		if err != nil {
 			return nil, err
 		}
-		if err := b.Read("the generated Secret", secrettemplate.DataSize(s.Data)); err != nil {
+		if err := b.Read("the generated Secret", int64(s.Size())); err != nil {
 			return nil, err
 		}
 		return []corev1.Secret{*s}, nil
@@ -509,6 +510,7 @@ func (r *Reconciler) failed(ctx context.Context, ps *esv1alpha1.PushSecret, befo
 // (watched), with the refresh as a safety net; anything else backs off.
 func (r *Reconciler) retry(ps *esv1alpha1.PushSecret, cause error) (ctrl.Result, error) {
 	if errors.Is(cause, errBadEntry) || errors.Is(cause, errNotOwned) || errors.Is(cause, errRefusedByStore) || errors.Is(cause, errLoop) || errors.Is(cause, errStatefulGenerator) ||
+		errors.Is(cause, secrettemplate.ErrBudget) || errors.Is(cause, secrettemplate.ErrReadBudget) ||
 		errors.Is(cause, stores.ErrStoreNotFound) || errors.Is(cause, stores.ErrStoreNotReady) || errors.Is(cause, stores.ErrNotAllowed) {
 		return ctrl.Result{RequeueAfter: refreshInterval(ps)}, nil
 	}

@@ -93,6 +93,9 @@ func (p *planner) entries(t target) (map[string]entry, error) {
 		if _, dup := out[id]; dup {
 			return fmt.Errorf("%w: two entries push to %s of %s", errBadEntry, id, t.key())
 		}
+		if len(out) == maxEntries {
+			return fmt.Errorf("%w: more than %d remote secrets over all stores", errBadEntry, maxEntries)
+		}
 		out[id] = e
 		return nil
 	}

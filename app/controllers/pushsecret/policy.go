@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"path"
 	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -44,6 +47,14 @@ func checkPolicy(ps *esv1alpha1.PushSecret, s *pushStore, entries map[string]ent
 	if ps.Spec.DeletionPolicy == esv1alpha1.DeletionPolicyDelete && policy.Deletion == ssv2.Refused {
 		return fmt.Errorf("%w: %s does not let PushSecrets delete what they pushed (deletionPolicy Delete)", errRefusedByStore, s.target.key())
 	}
+	if s.store != nil && s.store.Kind == stores.KindClusterSecretStore {
+		for id, e := range entries {
+			if k := e.data.Match.RemoteRef.RemoteKey; !canonicalKey(k) {
+				return fmt.Errorf("%w: %s: remote key %q through %s must be a clean path and no ARN, so that one remote secret has one name",
+					errRefusedByStore, id, k, s.target.key())
+			}
+		}
+	}
 	if prefix := remoteKeyPrefix(s.store, ps.Namespace); prefix != "" {
 		for id, e := range entries {
 			if !strings.HasPrefix(e.data.Match.RemoteRef.RemoteKey, prefix) {
@@ -52,6 +63,14 @@ func checkPolicy(ps *esv1alpha1.PushSecret, s *pushStore, entries map[string]ent
 		}
 	}
 	return nil
+}
+
+// canonicalKey: the key is the one name of its remote secret. Vault joins
+// "a//b", "a/./b" and "a/b/" into "a/b", and AWS takes an ARN for a name:
+// through a shared store, such spellings would let one tenant reach a
+// secret another holds under its plain name.
+func canonicalKey(k string) bool {
+	return k == path.Clean(k) && !strings.HasPrefix(k, "arn:")
 }
 
 func pushPolicyOf(s *stores.Store) ssv2.PushPolicy {
@@ -108,31 +127,76 @@ func clusterKey(storeKey, remoteKey string) string { return storeKey + "\x00" + 
 // errHeld: another PushSecret holds the remote secret.
 var errHeld = fmt.Errorf("%w: another PushSecret pushed it first", errNotOwned)
 
-// heldByAnother reports whether remoteKey of the store storeKey is held by
-// a PushSecret other than ps. Only a ClusterSecretStore's keys are shared
-// between namespaces. Whoever has it recorded holds it against any that
-// has not; when two have (they pushed at once), the first created keeps
-// it (at the same second, the first by namespace and name).
-func (r *Reconciler) heldByAnother(ctx context.Context, ps *esv1alpha1.PushSecret, storeKey, remoteKey string) (bool, error) {
-	if !strings.HasPrefix(storeKey, stores.KindClusterSecretStore+"/") {
-		return false, nil
+// sameConfiguration lists the status keys of the ClusterSecretStores that
+// write through the same provider configuration as storeKey, storeKey
+// first: one key space, whichever of them a PushSecret names (an admin
+// may give each team a store of its own over one configuration). Other
+// stores' keys are not shared between namespaces.
+func (r *Reconciler) sameConfiguration(ctx context.Context, storeKey string) ([]string, error) {
+	out := []string{storeKey}
+	name, ok := strings.CutPrefix(storeKey, stores.KindClusterSecretStore+"/")
+	if !ok {
+		return out, nil
 	}
-	var list esv1alpha1.PushSecretList
-	if err := r.Client.List(ctx, &list, client.MatchingFields{indexClusterKeys: clusterKey(storeKey, remoteKey)}); err != nil {
-		return false, err
+	all, err := r.Resolver.Select(ctx, "", stores.KindClusterSecretStore, "", labels.Everything())
+	if err != nil {
+		return nil, err
 	}
-	recorded := slices.Contains(clusterKeyIndexValues(ps), clusterKey(storeKey, remoteKey))
+	configs := map[string]string{}
+	for _, s := range all {
+		if _, ref, err := r.Resolver.Provider(s); err == nil {
+			configs[s.Name] = strings.Join([]string{s.Spec.ProviderConfig.Address, ref.Kind, ref.Namespace, ref.Name}, "/")
+		}
+	}
+	mine, ok := configs[name]
+	if !ok {
+		return out, nil
+	}
+	for _, n := range slices.Sorted(maps.Keys(configs)) {
+		if n != name && configs[n] == mine {
+			out = append(out, stores.KindClusterSecretStore+"/"+n)
+		}
+	}
+	return out, nil
+}
+
+// heldByAnother reports whether remoteKey, through any of the cluster
+// stores storeKeys (see sameConfiguration), is held by another than ps.
+// Whoever has it recorded holds it against any that has not; when two
+// have (they pushed at once), the first created keeps it (at the same
+// second, the first by namespace and name). The copies of one
+// ClusterPushSecret push alike (holderOf). To delete, no other PushSecret
+// at all may still record it.
+func (r *Reconciler) heldByAnother(ctx context.Context, ps *esv1alpha1.PushSecret, storeKeys []string, remoteKey string, deleting bool) (bool, error) {
+	recorded := false
+	for _, k := range storeKeys {
+		recorded = recorded || slices.Contains(clusterKeyIndexValues(ps), clusterKey(k, remoteKey))
+	}
 	holder := ""
-	for i := range list.Items {
-		other := &list.Items[i]
-		if other.UID == ps.UID || (recorded && !precedes(other, ps)) {
+	for _, storeKey := range storeKeys {
+		if !strings.HasPrefix(storeKey, stores.KindClusterSecretStore+"/") {
 			continue
 		}
-		if holder == "" {
-			holder = r.holderOf(ctx, ps)
+		var list esv1alpha1.PushSecretList
+		if err := r.Client.List(ctx, &list, client.MatchingFields{indexClusterKeys: clusterKey(storeKey, remoteKey)}); err != nil {
+			return false, err
 		}
-		if r.holderOf(ctx, other) != holder {
-			return true, nil
+		for i := range list.Items {
+			other := &list.Items[i]
+			switch {
+			case other.UID == ps.UID:
+				continue
+			case deleting:
+				return true, nil
+			case recorded && !precedes(other, ps):
+				continue
+			}
+			if holder == "" {
+				holder = r.holderOf(ctx, ps)
+			}
+			if r.holderOf(ctx, other) != holder {
+				return true, nil
+			}
 		}
 	}
 	return false, nil
@@ -154,6 +218,16 @@ func (r *Reconciler) holderOf(ctx context.Context, ps *esv1alpha1.PushSecret) st
 	}
 	if name := cps.Spec.PushSecretName; ps.Name != name && (name != "" || ps.Name != cps.Name) {
 		return self
+	}
+	// A copy a tenant edited, or one whose remote keys come from the
+	// tenant's own Secret (dataTo without remoteKey), pushes for itself.
+	if !equality.Semantic.DeepEqual(ps.Spec, cps.Spec.PushSecretSpec) {
+		return self
+	}
+	for _, dt := range cps.Spec.PushSecretSpec.DataTo {
+		if dt.RemoteKey == "" {
+			return self
+		}
 	}
 	var ns corev1.Namespace
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: ps.Namespace}, &ns); err != nil {

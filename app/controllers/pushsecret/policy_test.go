@@ -43,6 +43,11 @@ func TestCheckPolicy(t *testing.T) {
 			store(stores.KindClusterSecretStore, &ssv2.PushPolicy{RemoteKeyPrefix: "teams/{namespace}/"}), entries("teams/team-a/x", "teams/team-a/y"), false},
 		{"a key under another namespace's prefix", esv1alpha1.PushSecretSpec{},
 			store(stores.KindClusterSecretStore, &ssv2.PushPolicy{RemoteKeyPrefix: "teams/{namespace}/"}), entries("teams/team-a/x", "teams/team-b/x"), true},
+		{"a second spelling of a key through a ClusterSecretStore", esv1alpha1.PushSecretSpec{},
+			store(stores.KindClusterSecretStore, nil), entries("shared//db"), true},
+		{"a trailing slash", esv1alpha1.PushSecretSpec{}, store(stores.KindClusterSecretStore, nil), entries("shared/db/"), true},
+		{"an ARN", esv1alpha1.PushSecretSpec{}, store(stores.KindClusterSecretStore, nil), entries("arn:aws:secretsmanager:eu-west-1:1:secret:db"), true},
+		{"a plain key", esv1alpha1.PushSecretSpec{}, store(stores.KindClusterSecretStore, nil), entries("shared/db"), false},
 		{"a key that only looks like the prefix", esv1alpha1.PushSecretSpec{},
 			store(stores.KindClusterSecretStore, &ssv2.PushPolicy{RemoteKeyPrefix: "{namespace}/"}), entries("team-a-evil/x"), true},
 	}

@@ -57,6 +57,13 @@ func (r *Reconciler) push(ctx context.Context, ps *esv1alpha1.PushSecret, s *pus
 		return out, err
 	}
 	defer release()
+	shared, err := r.sameConfiguration(ctx, s.target.key())
+	if err != nil {
+		for id := range entries {
+			keep(id)
+		}
+		return out, err
+	}
 	var errs []error
 	for _, id := range slices.Sorted(maps.Keys(entries)) {
 		e := entries[id]
@@ -76,7 +83,7 @@ func (r *Reconciler) push(ctx context.Context, ps *esv1alpha1.PushSecret, s *pus
 				continue
 			}
 		}
-		if held, err := r.heldByAnother(ctx, ps, s.target.key(), ref.RemoteKey); err != nil || held {
+		if held, err := r.heldByAnother(ctx, ps, shared, ref.RemoteKey, false); err != nil || held {
 			if held {
 				// Not recorded, so never deleted by this PushSecret either.
 				err = fmt.Errorf("%w: %s", errHeld, ref.RemoteKey)
@@ -213,15 +220,20 @@ func (r *Reconciler) deleteRemote(ctx context.Context, ps *esv1alpha1.PushSecret
 				"%s of %s was not deleted: the store's pushPolicy refuses deletion", d.id, d.storeKey)
 			continue
 		}
-		if held, err := r.heldByAnother(ctx, ps, d.storeKey, ref.RemoteKey); err != nil {
+		shared, err := r.sameConfiguration(ctx, d.storeKey)
+		if err != nil {
+			failed, errs = append(failed, d), append(errs, err)
+			continue
+		}
+		if held, err := r.heldByAnother(ctx, ps, shared, ref.RemoteKey, true); err != nil {
 			failed, errs = append(failed, d), append(errs, err)
 			continue
 		} else if held {
 			r.Recorder.Eventf(ps, corev1.EventTypeWarning, esv1alpha1.ReasonNotOwned,
-				"%s of %s was not deleted: another PushSecret pushed it first", d.id, d.storeKey)
+				"%s of %s was not deleted: another PushSecret holds it too", d.id, d.storeKey)
 			continue
 		}
-		err := a.w.DeleteSecret(ctx, ref.RemoteKey, ref.Property)
+		err = a.w.DeleteSecret(ctx, ref.RemoteKey, ref.Property)
 		if errors.Is(err, providers.ErrNotManaged) {
 			// It lost eso's mark since it was pushed: it is someone
 			// else's now, so it is forgotten, not deleted.
