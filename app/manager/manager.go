@@ -111,11 +111,16 @@ func WithClientLimits(rc *rest.Config, cfg config.Config, userAgent string) *res
 }
 
 // CacheOptions keeps the informer cache small: of Secrets it holds only those
-// eso manages (by label), never every Secret of the cluster.
+// labelled as eso's, never every Secret of the cluster, and of those only
+// metadata, trimmed to what eso reads (TrimSecret): anyone who may create a
+// Secret may set the label.
 func CacheOptions(cfg config.Config) cache.Options {
 	opts := cache.Options{
 		ByObject: map[client.Object]cache.ByObject{
-			&corev1.Secret{}: {Label: labels.SelectorFromSet(labels.Set{esv1.LabelManaged: esv1.LabelManagedValue})},
+			NewSecretMetadata(): {
+				Label:     labels.SelectorFromSet(labels.Set{esv1.LabelManaged: esv1.LabelManagedValue}),
+				Transform: TrimSecret,
+			},
 		},
 	}
 	if namespaces := cfg.Namespaces(); len(namespaces) > 0 {
@@ -149,6 +154,7 @@ func New(cfg config.Config, rc *rest.Config, scheme *runtime.Scheme) (ctrl.Manag
 	mgr, err := ctrl.NewManager(WithClientLimits(rc, cfg, "eso"), ctrl.Options{
 		Scheme:                        scheme,
 		Cache:                         CacheOptions(cfg),
+		Client:                        client.Options{Cache: &client.CacheOptions{DisableFor: uncached()}},
 		Metrics:                       MetricsOptions(cfg),
 		HealthProbeBindAddress:        cfg.HealthAddr,
 		LeaderElection:                cfg.LeaderElect,

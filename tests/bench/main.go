@@ -48,6 +48,9 @@ type options struct {
 	Unrelated     int           `json:"unrelated_secrets"`
 	UnrelatedKiB  int           `json:"unrelated_secret_kib"`
 	UnrelatedNS   int           `json:"unrelated_namespaces"`
+	Labelled      int           `json:"labelled_secrets"`
+	LabelledKiB   int           `json:"labelled_secret_kib"`
+	LabelledBound float64       `json:"labelled_peak_growth_bound_mib"`
 	Settle        time.Duration `json:"-"`
 	Remote        bool          `json:"remote"`
 	Push          bool          `json:"pushsecrets"`
@@ -71,6 +74,9 @@ func parseFlags() options {
 	flag.IntVar(&o.Unrelated, "unrelated", 10000, "unrelated Secrets (no eso label) added in the second phase; 0 skips it")
 	flag.IntVar(&o.UnrelatedKiB, "unrelated-kib", 32, "size of each unrelated Secret in KiB")
 	flag.IntVar(&o.UnrelatedNS, "unrelated-namespaces", 10, "namespaces the unrelated Secrets are spread over")
+	flag.IntVar(&o.Labelled, "labelled", 100, "Secrets labelled as eso's (as any tenant may label them) added in the last phase, with a restart before and after; 0 skips it")
+	flag.IntVar(&o.LabelledKiB, "labelled-kib", 900, "size of each labelled Secret in KiB")
+	flag.Float64Var(&o.LabelledBound, "labelled-bound", 64, "fail if eso's peak RSS through a restart grows by more than this many MiB with the labelled Secrets")
 	flag.DurationVar(&o.Settle, "settle", 5*time.Second, "pause before each RSS reading, so it is not taken mid-burst")
 	flag.BoolVar(&o.Remote, "remote", true, "also run the first-sync workload through a provider process (eso --mode=provider over mTLS) and compare")
 	flag.BoolVar(&o.Push, "push", true, "also run as many PushSecrets (two keys each, to the Fake stores)")
@@ -81,8 +87,8 @@ func parseFlags() options {
 		fail(fmt.Errorf("unexpected argument %q", flag.Arg(0)))
 	}
 	if o.Namespaces < 1 || o.PerNamespace < 1 || o.Window <= 0 || o.WindowRefresh <= 0 || o.Refresh <= 0 ||
-		o.Unrelated < 0 || o.UnrelatedKiB < 1 || o.UnrelatedNS < 1 {
-		fail(errors.New("-namespaces, -es-per-namespace, -unrelated-kib, -unrelated-namespaces and the durations must be positive"))
+		o.Unrelated < 0 || o.UnrelatedKiB < 1 || o.UnrelatedNS < 1 || o.Labelled < 0 || o.LabelledKiB < 1 || o.LabelledKiB > 1000 {
+		fail(errors.New("-namespaces, -es-per-namespace, -unrelated-kib, -unrelated-namespaces, -labelled-kib (≤ 1000) and the durations must be positive"))
 	}
 	return o
 }
@@ -244,7 +250,12 @@ func startEnvironment(ctx context.Context, o options, work, cpBin, esoBin, tag s
 	if err != nil {
 		return nil, nil, err
 	}
-	stops = append(stops, func() { eso.stop(15 * time.Second) })
+	stops = append(stops, func() {
+		if b != nil {
+			eso = b.eso // restarted since
+		}
+		eso.stop(15 * time.Second)
+	})
 	if err := waitHealthy(ctx, fmt.Sprintf("http://127.0.0.1:%d/readyz", healthPort), eso, time.Minute); err != nil {
 		return nil, nil, err
 	}
@@ -252,6 +263,7 @@ func startEnvironment(ctx context.Context, o options, work, cpBin, esoBin, tag s
 	if err != nil {
 		return nil, nil, err
 	}
+	b.esoArgs, b.esoLog, b.healthURL = args, filepath.Join(work, tag+"-eso"), fmt.Sprintf("http://127.0.0.1:%d/readyz", healthPort)
 	return b, stop, nil
 }
 

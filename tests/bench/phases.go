@@ -29,6 +29,11 @@ type bench struct {
 	metricsURL string
 	track      *tracker
 	nss        []string
+	// esoArgs, esoLog and healthURL restart eso (labelled).
+	esoArgs   []string
+	esoLog    string
+	healthURL string
+	restarts  int
 }
 
 func newBench(ctx context.Context, o options, work, esoBin, kubeconfig string, eso *proc, metricsURL string) (*bench, error) {
@@ -137,6 +142,11 @@ func (b *bench) run(ctx context.Context) (*results, error) {
 	}
 	if o.Unrelated > 0 {
 		if err := b.unrelated(ctx, res); err != nil {
+			return nil, err
+		}
+	}
+	if o.Labelled > 0 {
+		if err := b.labelled(ctx, res); err != nil {
 			return nil, err
 		}
 	}
@@ -346,6 +356,75 @@ func (b *bench) unrelated(ctx context.Context, res *results) error {
 	u.RSSDiffMiB = u.RSSAfterMiB - u.RSSBeforeMiB
 	u.ESOSecretWrites = esoAfter.SecretWrites - esoBefore.SecretWrites
 	return nil
+}
+
+// labelled adds Secrets labelled as eso's, as any tenant who may create a
+// Secret may label them, and compares eso's memory: running, and through a
+// restart (whose initial list is where a cache of their data peaks)
+// against a restart without them. eso caches such Secrets as metadata
+// only, so its peak must not grow by more than -labelled-bound.
+func (b *bench) labelled(ctx context.Context, res *results) error {
+	o, l := b.o, &res.Labelled
+	progress("restarting eso without labelled Secrets")
+	without, err := b.restart(ctx)
+	if err != nil {
+		return err
+	}
+	l.RestartRSSWithoutMiB, l.RestartPeakWithoutMiB = mib(without.RSS), mib(without.Peak)
+
+	progress("creating %d %d KiB Secrets labelled as eso's", o.Labelled, o.LabelledKiB)
+	if err := createNamespace(ctx, b.c, "labelled"); err != nil {
+		return err
+	}
+	payload := randomBytes(o.LabelledKiB << 10)
+	start := time.Now()
+	err = parallel(ctx, o.Labelled, createWorkers, func(i int) error {
+		s := unrelatedSecret("labelled", fmt.Sprintf("blob-%d", i), payload)
+		s.Labels = map[string]string{"reconcile.external-secrets.io/managed": "true"}
+		return b.c.Create(ctx, s)
+	})
+	if err != nil {
+		return fmt.Errorf("creating labelled Secrets: %w", err)
+	}
+	l.CreateSeconds = time.Since(start).Seconds()
+	running, err := b.mem(ctx, true)
+	if err != nil {
+		return err
+	}
+	l.RSSRunningMiB, l.PeakRunningMiB = mib(running.RSS), mib(running.Peak)
+
+	progress("restarting eso with them")
+	with, err := b.restart(ctx)
+	if err != nil {
+		return err
+	}
+	l.RestartRSSWithMiB, l.RestartPeakWithMiB = mib(with.RSS), mib(with.Peak)
+	l.PeakGrowthMiB = l.RestartPeakWithMiB - l.RestartPeakWithoutMiB
+	if l.PeakGrowthMiB > o.LabelledBound {
+		return fmt.Errorf("eso's peak RSS through a restart grew by %.1f MiB (%.1f -> %.1f) with %d labelled %d KiB Secrets, over the bound of %.0f MiB",
+			l.PeakGrowthMiB, l.RestartPeakWithoutMiB, l.RestartPeakWithMiB, o.Labelled, o.LabelledKiB, o.LabelledBound)
+	}
+	return nil
+}
+
+// restart stops eso and starts it again, waits until it is ready and has
+// synced everything again, and returns its memory (Peak: VmHWM of the new
+// process, its start included).
+func (b *bench) restart(ctx context.Context) (memory, error) {
+	b.eso.stop(15 * time.Second)
+	b.restarts++
+	eso, err := startProc("eso", fmt.Sprintf("%s-restart-%d.log", b.esoLog, b.restarts), b.esoArgs...)
+	if err != nil {
+		return memory{}, err
+	}
+	b.eso = eso
+	if err := waitHealthy(ctx, b.healthURL, eso, time.Minute); err != nil {
+		return memory{}, err
+	}
+	if err := b.waitQuiet(ctx, time.Minute); err != nil {
+		return memory{}, err
+	}
+	return b.mem(ctx, true)
 }
 
 // withESO adds eso's last log lines to an error about eso not doing its job.

@@ -74,6 +74,17 @@ type results struct {
 		HeapAfterMiB    float64 `json:"heap_inuse_after_mib"`
 		ESOSecretWrites float64 `json:"eso_secret_writes"`
 	} `json:"unrelated_secrets"`
+
+	Labelled struct {
+		CreateSeconds         float64 `json:"create_seconds"`
+		RestartRSSWithoutMiB  float64 `json:"restart_rss_without_mib"`
+		RestartPeakWithoutMiB float64 `json:"restart_peak_without_mib"`
+		RSSRunningMiB         float64 `json:"rss_running_mib"`
+		PeakRunningMiB        float64 `json:"peak_running_mib"`
+		RestartRSSWithMiB     float64 `json:"restart_rss_with_mib"`
+		RestartPeakWithMiB    float64 `json:"restart_peak_with_mib"`
+		PeakGrowthMiB         float64 `json:"restart_peak_growth_mib"`
+	} `json:"labelled_secrets"`
 }
 
 func printTable(out io.Writer, r *results) {
@@ -129,6 +140,15 @@ func printTable(out io.Writer, r *results) {
 		row("eso heap in use before / after", "%.1f / %.1f MiB", u.HeapBeforeMiB, u.HeapAfterMiB)
 		row("eso RSS peak (whole run)", "%.1f MiB", u.RSSPeakMiB)
 		row("eso Secret writes meanwhile", "%.0f", u.ESOSecretWrites)
+	}
+	if o.Labelled > 0 {
+		l := &r.Labelled
+		section("%d %d KiB Secrets labelled as eso's (as any tenant may)", o.Labelled, o.LabelledKiB)
+		row("created in", "%.1f s", l.CreateSeconds)
+		row("eso RSS / peak, running, after they were created", "%.1f / %.1f MiB", l.RSSRunningMiB, l.PeakRunningMiB)
+		row("eso RSS after a restart without / with them", "%.1f / %.1f MiB", l.RestartRSSWithoutMiB, l.RestartRSSWithMiB)
+		row("eso peak RSS (VmHWM) of a restart without / with them", "%.1f / %.1f MiB (%+.1f, bound %.0f)",
+			l.RestartPeakWithoutMiB, l.RestartPeakWithMiB, l.PeakGrowthMiB, o.LabelledBound)
 	}
 }
 

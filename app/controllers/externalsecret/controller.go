@@ -36,9 +36,13 @@ type Reconciler struct {
 	// Client reads through the manager's cache (which holds only managed
 	// Secrets) and writes to the API server.
 	Client client.Client
-	// APIReader reads Secrets eso does not manage yet.
+	// APIReader reads Secrets whole, from the API server, and those eso
+	// does not manage yet.
 	APIReader client.Reader
-	Resolver  *stores.Resolver
+	// SecretMetadata reads the metadata of the Secrets labelled as eso's:
+	// the manager's cache, which holds them as metadata only. nil: Client.
+	SecretMetadata client.Reader
+	Resolver       *stores.Resolver
 	// Generation runs the generators of dataFrom entries and keeps their
 	// GeneratorStates.
 	Generation *generation.Runner
@@ -58,6 +62,12 @@ type Reconciler struct {
 	// repaired remembers when each target was last repaired (deleted or
 	// edited behind eso's back), to pace repairs.
 	repaired sync.Map // types.NamespacedName -> time.Time
+	// verified remembers, per ExternalSecret, the version of its target
+	// this process wrote or read whole and found holding what eso wrote
+	// (targetRecord): a target still at that version in the cache needs
+	// no read from the API server. Lost on restart, when each target is
+	// read once.
+	verified sync.Map // types.NamespacedName -> verifiedTarget
 }
 
 type syncRecord struct {
@@ -79,6 +89,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if apierrors.IsNotFound(err) {
 			r.synced.Delete(req.NamespacedName)
 			r.repaired.Delete(req.NamespacedName)
+			r.verified.Delete(req.NamespacedName)
 			metrics.ForgetExternalSecret(req.Name, req.Namespace)
 			return ctrl.Result{}, nil
 		}
@@ -145,13 +156,14 @@ func (r *Reconciler) finish(ctx context.Context, es *esv1.ExternalSecret, before
 
 // syncDue decides whether the provider must be read now, in upstream's
 // order: first the refresh policy (refreshDue); when it asks for nothing, a
-// target deleted or edited behind eso's back is repaired (targetValid). If
+// target deleted or edited behind eso's back is repaired (valid: see
+// targetValid). If
 // nothing is due it returns how long until the next refresh (0: none
 // scheduled). refreshOnly is set when the only reason is the periodic
 // refresh, which sync windows may defer.
-func (r *Reconciler) syncDue(es *esv1.ExternalSecret, target *corev1.Secret, fingerprint string, now time.Time) (due bool, wait time.Duration, refreshOnly bool) {
+func (r *Reconciler) syncDue(es *esv1.ExternalSecret, valid bool, fingerprint string, now time.Time) (due bool, wait time.Duration, refreshOnly bool) {
 	due, wait, refreshOnly = r.refreshDue(es, fingerprint, now)
-	if !due && !targetValid(es, target) {
+	if !due && !valid {
 		// Repairs are paced: another controller that keeps undoing what eso
 		// writes (or two ExternalSecrets writing one key) meets a repair
 		// every minRepairGap, not a loop at API speed.

@@ -112,7 +112,7 @@ func TestParityRefreshDecision(t *testing.T) {
 				target = writtenTarget()
 				target.Labels = map[string]string{"someone": "else"}
 			}
-			read, _, _ := r.syncDue(es, target, "", t0)
+			read, _, _ := r.syncDue(es, targetValid(es, target), "", t0)
 			if read != row.wantRead {
 				t.Errorf("provider read = %v, want %v", read, row.wantRead)
 			}

@@ -100,8 +100,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, catalog *registry.Catalo
 		// A provider that hangs may hold a worker for a minute at most.
 		WithOptions(manager.ControllerOptions(mgr, controller.Options{MaxConcurrentReconciles: concurrency, UsePriorityQueue: ptr.To(true),
 			RateLimiter: outcomes.RetryLimiter(), ReconciliationTimeout: syncTimeout})).
-		// The cache holds only managed Secrets, so this sees only those.
-		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, s client.Object) []reconcile.Request {
+		// The cache holds only Secrets labelled as eso's, as metadata only,
+		// so this sees only those: a change of their data shows as a new
+		// resourceVersion.
+		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, s client.Object) []reconcile.Request {
 			return r.list(ctx, client.InNamespace(s.GetNamespace()), client.MatchingFields{indexTarget: s.GetName()})
 		})).
 		// A generator turning Ready again lets its gated ExternalSecrets sync.
@@ -213,14 +215,15 @@ var Module = fx.Module("externalsecret-controller",
 	fx.Invoke(func(mgr ctrl.Manager, resolver *stores.Resolver, runner *generation.Runner, scheduler *refresh.Scheduler, awaits *referents.Watcher,
 		catalog *registry.Catalog, cfg config.Config) error {
 		r := &Reconciler{
-			Client:     mgr.GetClient(),
-			APIReader:  mgr.GetAPIReader(),
-			Resolver:   resolver,
-			Generation: runner,
-			Recorder:   mgr.GetEventRecorderFor("eso"),
-			Scheduler:  scheduler,
-			Awaits:     awaits.NewQueue(),
-			Now:        time.Now,
+			Client:         mgr.GetClient(),
+			APIReader:      mgr.GetAPIReader(),
+			SecretMetadata: mgr.GetCache(),
+			Resolver:       resolver,
+			Generation:     runner,
+			Recorder:       mgr.GetEventRecorderFor("eso"),
+			Scheduler:      scheduler,
+			Awaits:         awaits.NewQueue(),
+			Now:            time.Now,
 		}
 		return r.SetupWithManager(mgr, catalog, cfg.Concurrency)
 	}),

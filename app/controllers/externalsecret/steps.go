@@ -3,12 +3,14 @@ package externalsecret
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	"github.com/eso-dev/eso/apis/lenient"
@@ -33,6 +35,10 @@ type syncScope struct {
 	fingerprint string
 	// target is the Secret as it is, nil when it does not exist.
 	target *corev1.Secret
+	// metadataOnly: target is the cached metadata (without data) of a
+	// target this process verified at that version (targetRecord);
+	// readWhole reads it whole before it is written.
+	metadataOnly bool
 	// due: the provider is read in this sync; wait: when the next one is due
 	// if not.
 	due  bool
@@ -111,6 +117,7 @@ func (r *Reconciler) steps() []step {
 		r.resolveStore,
 		r.loadTarget,
 		r.checkDue,
+		r.readWhole,
 		r.generate,
 		fetchData,
 		r.apply,
@@ -140,11 +147,11 @@ func (r *Reconciler) resolveStore(ctx context.Context, sc *syncScope) (end, erro
 
 // loadTarget reads the target Secret and checks eso may write it.
 func (r *Reconciler) loadTarget(ctx context.Context, sc *syncScope) (end, error) {
-	target, err := r.readTarget(ctx, sc.es)
+	target, whole, err := r.readTarget(ctx, sc.es)
 	if err != nil {
 		return next, unrecordedError{err}
 	}
-	sc.target = target
+	sc.target, sc.metadataOnly = target, !whole
 	err = checkTarget(sc.es, target)
 	if errors.Is(err, errTargetMissing) {
 		// No failure (upstream's SecretMissing), but as upstream the
@@ -173,7 +180,10 @@ func (r *Reconciler) checkDue(_ context.Context, sc *syncScope) (end, error) {
 	if sc.mergeMissing {
 		return next, nil // read once to report what the provider says
 	}
-	due, wait, refreshOnly := r.syncDue(sc.es, sc.target, sc.fingerprint, sc.now)
+	// A target not read whole is one this process found holding what eso
+	// wrote, at the version the cache still shows.
+	valid := sc.metadataOnly || targetValid(sc.es, sc.target)
+	due, wait, refreshOnly := r.syncDue(sc.es, valid, sc.fingerprint, sc.now)
 	if due && refreshOnly {
 		closed, err := windowWait(sc.es.Spec.SyncWindows, sc.now)
 		if err != nil {
@@ -196,6 +206,28 @@ func (r *Reconciler) checkDue(_ context.Context, sc *syncScope) (end, error) {
 	metrics.SyncCalls.WithLabelValues(sc.es.Name, sc.es.Namespace).Inc()
 	return next, nil
 }
+
+// readWhole reads the whole target from the API server once the provider
+// is read, if only its cached metadata was read so far, and checks it again
+// as it is now. A target gone in between is created, or, under Merge,
+// looked for again by a retry.
+func (r *Reconciler) readWhole(ctx context.Context, sc *syncScope) (end, error) {
+	if sc.target == nil || !sc.metadataOnly {
+		return next, nil
+	}
+	target, err := r.readWholeTarget(ctx, sc.es)
+	if err == nil && target == nil && sc.es.Spec.Target.Merges() {
+		err = fmt.Errorf("target Secret %s: %w", sc.es.TargetName(), errTargetVanished)
+	}
+	if err != nil {
+		return next, unrecordedError{err}
+	}
+	sc.target, sc.metadataOnly = target, false
+	return next, checkTarget(sc.es, target)
+}
+
+// errTargetVanished: the target the cache showed was gone when read whole.
+var errTargetVanished = errors.New("deleted while being read")
 
 // generate runs the generators of dataFrom, unless the target already holds
 // a rotation eso wrote and stopped before recording: that one is recorded
@@ -254,7 +286,11 @@ func (r *Reconciler) apply(ctx context.Context, sc *syncScope) (end, error) {
 	}
 	switch {
 	case len(fetched.data) == 0 && policy == esv1.DeletionPolicyDelete:
-		deleted, err := r.deleteTarget(ctx, es, target)
+		var whole client.Object
+		if target != nil {
+			whole = target
+		}
+		deleted, err := r.deleteTarget(ctx, es, whole)
 		if err != nil {
 			return next, err
 		}

@@ -427,14 +427,14 @@ func TestRepairsArePaced(t *testing.T) {
 	r := &Reconciler{}
 	es := stepES(func(es *esv1.ExternalSecret) { synced(t0.Add(-time.Minute))(es) })
 	edited := &corev1.Secret{Data: map[string][]byte{"a": []byte("edited")}}
-	if due, _, _ := r.syncDue(es, edited, "", t0); !due {
+	if due, _, _ := r.syncDue(es, targetValid(es, edited), "", t0); !due {
 		t.Fatal("first repair not due")
 	}
-	due, wait, _ := r.syncDue(es, edited, "", t0.Add(time.Second))
+	due, wait, _ := r.syncDue(es, targetValid(es, edited), "", t0.Add(time.Second))
 	if due || wait <= 0 || wait > minRepairGap {
 		t.Fatalf("second repair a second later: due %v, wait %v", due, wait)
 	}
-	if due, _, _ := r.syncDue(es, edited, "", t0.Add(minRepairGap)); !due {
+	if due, _, _ := r.syncDue(es, targetValid(es, edited), "", t0.Add(minRepairGap)); !due {
 		t.Fatal("repair not due after the gap")
 	}
 }

@@ -17,11 +17,13 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	"github.com/eso-dev/eso/app/manager"
 	"github.com/eso-dev/eso/app/metrics"
 	"github.com/eso-dev/eso/app/secrettemplate"
 )
@@ -33,27 +35,112 @@ var (
 	errTargetImmutable = errors.New("target Secret is immutable")
 )
 
-// readTarget returns the target Secret, or nil if it does not exist. Secrets eso
-// manages come from the cache. Only Merge, whose target eso has not labelled
-// yet, costs a direct read; for Owner and Orphan a Secret missing from the cache
-// is created, and found by the conflict that causes if it exists after all.
-func (r *Reconciler) readTarget(ctx context.Context, es *esv1.ExternalSecret) (*corev1.Secret, error) {
+// readTarget returns the target Secret, or nil if it does not exist, and
+// whether it was read whole. Its metadata comes from the cache, which holds
+// the Secrets labelled as eso's as metadata only. The whole Secret is read
+// from the API server when this process has not verified it at its cached
+// resourceVersion (targetRecord), or when the cache holds only part of its
+// metadata; otherwise the cached metadata, with the type recorded, is all a
+// sync needs until a provider read is due (readWhole). Only Merge, whose
+// target eso has not labelled yet, reads a Secret missing from the cache;
+// for Owner and Orphan it is created, and found by the conflict that causes
+// if it exists after all.
+func (r *Reconciler) readTarget(ctx context.Context, es *esv1.ExternalSecret) (*corev1.Secret, bool, error) {
 	if es.Spec.Target.CreationPolicy == esv1.CreatePolicyNone {
-		return nil, nil
+		return nil, true, nil
 	}
 	key := client.ObjectKey{Namespace: es.Namespace, Name: es.TargetName()}
-	var s corev1.Secret
-	err := r.Client.Get(ctx, key, &s)
-	if apierrors.IsNotFound(err) && es.Spec.Target.Merges() {
-		err = r.APIReader.Get(ctx, key, &s)
+	meta := manager.NewSecretMetadata()
+	err := r.secretMetadata().Get(ctx, key, meta)
+	switch {
+	case apierrors.IsNotFound(err) && !es.Spec.Target.Merges():
+		return nil, true, nil
+	case err != nil && !apierrors.IsNotFound(err):
+		return nil, false, fmt.Errorf("reading target Secret %s: %w", key.Name, err)
+	case err == nil:
+		if rec, ok := r.lastVerified(es); ok && rec.covers(es, meta) {
+			return &corev1.Secret{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}, ObjectMeta: meta.ObjectMeta, Type: rec.secretType}, false, nil
+		}
 	}
+	s, err := r.readWholeTarget(ctx, es)
+	return s, true, err
+}
+
+// readWholeTarget reads the target Secret, data included, from the API
+// server (nil if it does not exist) and records it if it holds what eso
+// wrote.
+func (r *Reconciler) readWholeTarget(ctx context.Context, es *esv1.ExternalSecret) (*corev1.Secret, error) {
+	key := client.ObjectKey{Namespace: es.Namespace, Name: es.TargetName()}
+	var s corev1.Secret
+	err := r.APIReader.Get(ctx, key, &s)
 	if apierrors.IsNotFound(err) {
+		r.verified.Delete(esKey(es))
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading target Secret %s: %w", key.Name, err)
 	}
+	r.verify(es, &s)
 	return &s, nil
+}
+
+// secretMetadata reads Secrets' metadata: from the cache in a running eso.
+func (r *Reconciler) secretMetadata() client.Reader {
+	if r.SecretMetadata != nil {
+		return r.SecretMetadata
+	}
+	return r.Client
+}
+
+// targetRecord is what this process knows of an ExternalSecret's target: at
+// resourceVersion, the Secret name with uid, of secretType, held what the
+// ExternalSecret wrote, under a creation policy that merges or not. eso
+// wrote it at that version, or read it whole and found it so.
+type targetRecord struct {
+	name, resourceVersion string
+	uid                   types.UID
+	secretType            corev1.SecretType
+	merges                bool
+}
+
+// covers reports whether the record vouches for meta, the target as
+// cached: same Secret, same version, the same kind of creation policy, and
+// all of its eso metadata in the cache.
+func (rec targetRecord) covers(es *esv1.ExternalSecret, meta metav1.Object) bool {
+	return rec.name == meta.GetName() && rec.uid == meta.GetUID() && rec.resourceVersion == meta.GetResourceVersion() &&
+		rec.merges == es.Spec.Target.Merges() && !manager.CacheTrimmed(meta)
+}
+
+func esKey(es *esv1.ExternalSecret) types.NamespacedName {
+	return types.NamespacedName{Namespace: es.Namespace, Name: es.Name}
+}
+
+// lastVerified is the record of the ExternalSecret's target, if this
+// process has one for this ExternalSecret (not one deleted and recreated).
+func (r *Reconciler) lastVerified(es *esv1.ExternalSecret) (targetRecord, bool) {
+	v, ok := r.verified.Load(esKey(es))
+	if !ok {
+		return targetRecord{}, false
+	}
+	rec := v.(verifiedTarget)
+	return rec.targetRecord, rec.es == es.UID
+}
+
+// verifiedTarget is a targetRecord and the ExternalSecret it is about.
+type verifiedTarget struct {
+	targetRecord
+	es types.UID
+}
+
+// verify records the whole Secret s as the ExternalSecret's target if it
+// holds what the ExternalSecret wrote, and forgets the record otherwise.
+func (r *Reconciler) verify(es *esv1.ExternalSecret, s *corev1.Secret) {
+	if s == nil || s.ResourceVersion == "" || drifted(es, s) {
+		r.verified.Delete(esKey(es))
+		return
+	}
+	r.verified.Store(esKey(es), verifiedTarget{es: es.UID, targetRecord: targetRecord{name: s.Name, resourceVersion: s.ResourceVersion,
+		uid: s.UID, secretType: s.Type, merges: es.Spec.Target.Merges()}})
 }
 
 // checkTarget decides whether this ExternalSecret may write the target, before
@@ -259,9 +346,11 @@ func (r *Reconciler) writeTarget(ctx context.Context, es *esv1.ExternalSecret, t
 			return false, fmt.Errorf("creating Secret %s: %w", desired.Name, withoutValues(err))
 		}
 		metrics.SecretWrites.WithLabelValues("create").Inc()
+		r.verify(es, desired)
 		return true, nil
 	}
 	if equality.Semantic.DeepEqual(target, desired) {
+		r.verify(es, target)
 		return false, nil
 	}
 	if ptr.Deref(target.Immutable, false) && !equality.Semantic.DeepEqual(target.Data, desired.Data) {
@@ -272,6 +361,7 @@ func (r *Reconciler) writeTarget(ctx context.Context, es *esv1.ExternalSecret, t
 		return false, fmt.Errorf("updating Secret %s: %w", desired.Name, withoutValues(err))
 	}
 	metrics.SecretWrites.WithLabelValues("update").Inc()
+	r.verify(es, desired)
 	return true, nil
 }
 
@@ -353,6 +443,7 @@ func (r *Reconciler) removeKeys(ctx context.Context, es *esv1.ExternalSecret, ta
 		return false, fmt.Errorf("updating Secret %s: %w", desired.Name, withoutValues(err))
 	}
 	metrics.SecretWrites.WithLabelValues("update").Inc()
+	r.verify(es, desired)
 	return true, nil
 }
 
@@ -379,14 +470,15 @@ func (r *Reconciler) deleteRenamed(ctx context.Context, es *esv1.ExternalSecret)
 	if old == "" || old == es.TargetName() || es.Spec.Target.CreationPolicy != esv1.CreatePolicyOwner {
 		return nil
 	}
-	var s corev1.Secret
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: es.Namespace, Name: old}, &s); err != nil {
+	// Its metadata is all it takes: the cache's, as eso labelled it.
+	s := manager.NewSecretMetadata()
+	if err := r.secretMetadata().Get(ctx, client.ObjectKey{Namespace: es.Namespace, Name: old}, s); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	if owner := metav1.GetControllerOf(&s); owner == nil || owner.UID != es.UID {
+	if owner := metav1.GetControllerOf(s); owner == nil || owner.UID != es.UID {
 		return nil // not (or no longer) this ExternalSecret's
 	}
-	deleted, err := r.deleteTarget(ctx, es, &s)
+	deleted, err := r.deleteTarget(ctx, es, s)
 	if deleted {
 		r.Recorder.Event(es, corev1.EventTypeNormal, esv1.ReasonSecretDeleted, "deleted Secret "+old+": the target is now "+es.TargetName())
 	}
@@ -395,18 +487,23 @@ func (r *Reconciler) deleteRenamed(ctx context.Context, es *esv1.ExternalSecret)
 
 // deleteTarget deletes the target Secret if this ExternalSecret controls it
 // (deletionPolicy Delete). It reports whether it deleted.
-func (r *Reconciler) deleteTarget(ctx context.Context, es *esv1.ExternalSecret, target *corev1.Secret) (bool, error) {
+// target may be whole or metadata only.
+func (r *Reconciler) deleteTarget(ctx context.Context, es *esv1.ExternalSecret, target client.Object) (bool, error) {
 	if target == nil {
 		return false, nil
 	}
 	owner := metav1.GetControllerOf(target)
-	ours := (owner != nil && owner.UID == es.UID) || (owner == nil && target.Annotations[esv1.AnnotationManagedBy] == es.Name)
+	ours := (owner != nil && owner.UID == es.UID) || (owner == nil && target.GetAnnotations()[esv1.AnnotationManagedBy] == es.Name)
 	if !ours {
 		return false, nil
 	}
-	err := r.Client.Delete(ctx, target, client.Preconditions{UID: &target.UID, ResourceVersion: &target.ResourceVersion})
+	uid, version := target.GetUID(), target.GetResourceVersion()
+	err := r.Client.Delete(ctx, target, client.Preconditions{UID: &uid, ResourceVersion: &version})
 	if err != nil && !apierrors.IsNotFound(err) {
-		return false, fmt.Errorf("deleting Secret %s: %w", target.Name, err)
+		return false, fmt.Errorf("deleting Secret %s: %w", target.GetName(), err)
+	}
+	if target.GetName() == es.TargetName() {
+		r.verified.Delete(esKey(es))
 	}
 	metrics.SecretWrites.WithLabelValues("delete").Inc()
 	return true, nil

@@ -39,7 +39,7 @@ import (
 // Reconciler collects GeneratorStates.
 type Reconciler struct {
 	Client client.Client
-	// APIReader reads target Secrets eso does not manage (Merge targets).
+	// APIReader reads the metadata of target Secrets from the API server.
 	APIReader client.Reader
 	// Resolver finds the generator that revokes a state.
 	Resolver *generation.Resolver
@@ -97,20 +97,17 @@ func (r *Reconciler) inUse(ctx context.Context, st *genv2.GeneratorState) (bool,
 	if err != nil {
 		return false, err
 	}
-	var target corev1.Secret
+	// Its annotations are all it takes: read as metadata only, from the API
+	// server, as the target may not be labelled as eso's (Merge) and the
+	// cache may hold only part of them.
+	target := manager.NewSecretMetadata()
 	key := client.ObjectKey{Namespace: st.Namespace, Name: es.TargetName()}
-	if err := r.Client.Get(ctx, key, &target); apierrors.IsNotFound(err) {
-		err = r.APIReader.Get(ctx, key, &target) // not (or no longer) labelled as managed
-		if apierrors.IsNotFound(err) {
-			return false, nil
-		}
-		if err != nil {
-			return false, err
-		}
+	if err := r.APIReader.Get(ctx, key, target); apierrors.IsNotFound(err) {
+		return false, nil
 	} else if err != nil {
 		return false, err
 	}
-	return slices.Contains(generation.TargetStates(&target), st.Name), nil
+	return slices.Contains(generation.TargetStates(&corev1.Secret{ObjectMeta: target.ObjectMeta}), st.Name), nil
 }
 
 // revokeAndRelease revokes the state's value and drops the finalizer. A
