@@ -399,9 +399,16 @@ func estimate(name string, args []reflect.Value, b *Budget) int64 {
 		// then base64 adds a third.
 		return 2*sizeOfAll(args, room) + 4096
 	case "toPrettyJson", "mustToPrettyJson", "toYaml":
-		// Indentation grows with depth: charge the nesting too.
+		// Escapes make a byte up to six ("\u0001"), and indentation grows
+		// with depth: charge the nesting too.
 		n, depth := shape(args, room)
-		return sizeOfAll(args, room) + mulCapped(n, 2*depth, room)
+		return mulCapped(sizeOfAll(args, room), 6, room) + mulCapped(n, 2*depth, room)
+	case "js", "html", "toJson", "mustToJson", "toRawJson", "mustToRawJson":
+		// Escapes make a byte up to six ("\u003c", "&#34;").
+		return mulCapped(sizeOfAll(args, room), 6, room)
+	case "quote", "urlquery":
+		// "\x01" for a byte; "%01" for a byte, per argument.
+		return mulCapped(sizeOfAll(args, room), 4, room) + 2*int64(len(args))
 	}
 	return sizeOfAll(args, room)
 }

@@ -1,6 +1,7 @@
 package secrettemplate
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
@@ -380,4 +381,26 @@ func BenchmarkUniq(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestEscapersAreChargedBeforeTheyRun: functions that escape make a byte
+// up to six, so they are charged six times their input before they run: a
+// value of control bytes through them is refused without the copies.
+func TestEscapersAreChargedBeforeTheyRun(t *testing.T) {
+	values := map[string][]byte{"v": bytes.Repeat([]byte{1}, 2<<20)}
+	for _, fn := range []string{"js", "html", "toJson", "mustToJson", "toRawJson", "toPrettyJson", "quote", "urlquery"} {
+		t.Run(fn, func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			_, err := Render(&esv1.ExternalSecretTemplate{Data: map[string]string{"k": `{{ $x := ` + fn + ` .v }}{{ $y := ` + fn + ` .v }}`}}, values, Sources{})
+			runtime.ReadMemStats(&after)
+			if !errors.Is(err, ErrBudget) {
+				t.Fatalf("err = %v, want the budget", err)
+			}
+			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 24<<20 {
+				t.Errorf("allocated %d MiB before refusing", alloc>>20)
+			}
+		})
+	}
 }
