@@ -111,6 +111,17 @@ func fetchDataFrom(ctx context.Context, srcs *sources, b *secrettemplate.Budget,
 	if len(df.Rewrite) > 0 {
 		fields, err = rewrite(b, df.Rewrite, fields)
 	} else {
+		if conversion == esv1.ConversionUnicode {
+			// "_Uxxxx_" for each character a key may not hold: ten
+			// bytes at most for one, charged before.
+			var size int64
+			for k := range fields {
+				size += 10 * int64(len(k))
+			}
+			if err := b.Produce("conversionStrategy Unicode", size); err != nil {
+				return nil, err
+			}
+		}
 		fields, err = convertKeys(conversion, fields)
 	}
 	if err != nil {

@@ -31,7 +31,7 @@ func rewrite(b *secrettemplate.Budget, rules []esv1.ExternalSecretRewrite, in ma
 		var err error
 		sentinel := errBadRewrite
 		if rule.Merge != nil {
-			out, err = mergeValues(rule.Merge, out)
+			out, err = mergeValues(b, rule.Merge, out)
 		} else {
 			var rename func(string) (string, error)
 			if rename, err = secretkeys.Renamer(b, rule.Regexp, rule.Transform); err != nil {
@@ -51,7 +51,7 @@ func rewrite(b *secrettemplate.Budget, rules []esv1.ExternalSecretRewrite, in ma
 // Keys merge in name order, then the priority keys from lowest to highest, so
 // the highest priority wins; a conflict between keys without priority fails
 // under conflictPolicy Error.
-func mergeValues(m *esv1.ExternalSecretRewriteMerge, in map[string][]byte) (map[string][]byte, error) {
+func mergeValues(b *secrettemplate.Budget, m *esv1.ExternalSecretRewriteMerge, in map[string][]byte) (map[string][]byte, error) {
 	rank := map[string]int{} // priority rank: 1 is the highest
 	for i, k := range m.Priority {
 		if _, ok := in[k]; !ok {
@@ -95,11 +95,20 @@ func mergeValues(m *esv1.ExternalSecretRewriteMerge, in map[string][]byte) (map[
 	}
 
 	if m.Strategy == "JSON" {
-		b, err := json.Marshal(merged)
+		// Marshalling escapes "<", ">" and "&" in the values: six bytes
+		// each at most, charged before.
+		var size int64
+		for field, raw := range merged {
+			size += 6 * int64(len(field)+len(raw)+4)
+		}
+		if err := b.Produce("merge into "+m.Into, size); err != nil {
+			return nil, err
+		}
+		out, err := json.Marshal(merged)
 		if err != nil {
 			return nil, err
 		}
-		return map[string][]byte{m.Into: b}, nil
+		return map[string][]byte{m.Into: out}, nil
 	}
 	out := make(map[string][]byte, len(merged))
 	for field, raw := range merged {
