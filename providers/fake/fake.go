@@ -36,7 +36,7 @@ var Registration = kit.Definition[*provv1.Fake]{
 		if err != nil {
 			return nil, err
 		}
-		c := &Client{secrets: secrets, config: cfg.UID, id: identityOf(cfg), live: readerLiveness(deps.Client)}
+		c := &Client{secrets: secrets, config: cfg.UID, id: identityOf(cfg), live: readerLiveness(deps.Client, deps.APIReader)}
 		pushed.seen(c.config, c.id)
 		c.JSONValues = kit.JSONValues{Value: c.value}
 		return c, nil

@@ -9,11 +9,12 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
-	"github.com/eso-dev/eso/apis/v1stores"
 	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/kit"
 )
@@ -54,7 +55,7 @@ type configIdentity struct {
 // Fake object never passes for one.
 func identityOf(cfg *provv1.Fake) configIdentity {
 	for _, o := range cfg.OwnerReferences {
-		if o.APIVersion != v1stores.GroupVersion.String() || o.UID == "" || o.UID != cfg.UID {
+		if o.APIVersion != v1StoresGroupVersion || o.UID == "" || o.UID != cfg.UID {
 			continue
 		}
 		switch o.Kind {
@@ -226,25 +227,31 @@ func (p *pushedSecrets) sweep(ctx context.Context, live liveness) bool {
 	return len(gone) > 0
 }
 
-// readerLiveness looks configurations up with r (eso's cache): a Fake
-// configuration, or the v1 store carrying one inline, is there when an
-// object of its name has its UID.
-func readerLiveness(r client.Reader) liveness {
+// v1StoresGroupVersion is the API of the v1 stores that carry a Fake
+// configuration inline. Named, not imported: Fake is in every build, the
+// v1 layer is not (nov1).
+const v1StoresGroupVersion = "external-secrets.io/v1"
+
+// readerLiveness looks configurations up: a Fake configuration in r (eso's
+// cache), or the v1 store carrying one inline, by its metadata, in direct
+// (the API server, so that no informer is started for it; r when nil). It
+// is there when an object of its name has its UID.
+func readerLiveness(r, direct client.Reader) liveness {
 	if r == nil {
 		return nil
 	}
+	if direct == nil {
+		direct = r
+	}
 	return func(ctx context.Context, config types.UID, id configIdentity) (bool, error) {
-		var obj client.Object
-		uid := config
-		switch id.kind {
-		case "SecretStore":
-			obj, uid = &v1stores.SecretStore{}, id.owner
-		case "ClusterSecretStore":
-			obj, uid = &v1stores.ClusterSecretStore{}, id.owner
-		default:
-			obj = &provv1.Fake{}
+		var obj client.Object = &provv1.Fake{}
+		reader, uid := r, config
+		if id.kind == "SecretStore" || id.kind == "ClusterSecretStore" {
+			store := &metav1.PartialObjectMetadata{}
+			store.SetGroupVersionKind(schema.FromAPIVersionAndKind(v1StoresGroupVersion, id.kind))
+			obj, reader, uid = store, direct, id.owner
 		}
-		err := r.Get(ctx, client.ObjectKey{Namespace: id.namespace, Name: id.name}, obj)
+		err := reader.Get(ctx, client.ObjectKey{Namespace: id.namespace, Name: id.name}, obj)
 		switch {
 		case apierrors.IsNotFound(err):
 			return false, nil
