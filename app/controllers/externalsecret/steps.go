@@ -117,7 +117,7 @@ func (r *Reconciler) steps() []step {
 		r.resolveStore,
 		r.loadTarget,
 		r.checkDue,
-		r.readWhole,
+		r.readWholeForGenerators,
 		r.generate,
 		fetchData,
 		r.apply,
@@ -226,6 +226,17 @@ func (r *Reconciler) readWhole(ctx context.Context, sc *syncScope) (end, error) 
 	return next, checkTarget(sc.es, target)
 }
 
+// readWholeForGenerators reads the whole target before generators run:
+// whether a rotation is already in it depends on its data. Without
+// generators the read waits for apply, which needs it only when the
+// rendered output differs from what this process last wrote there.
+func (r *Reconciler) readWholeForGenerators(ctx context.Context, sc *syncScope) (end, error) {
+	if !generation.HasGenerators(sc.es) {
+		return next, nil
+	}
+	return r.readWhole(ctx, sc)
+}
+
 // errTargetVanished: the target the cache showed was gone when read whole.
 var errTargetVanished = errors.New("deleted while being read")
 
@@ -273,7 +284,7 @@ func fetchData(ctx context.Context, sc *syncScope) (end, error) {
 // Retain a vanished one is an error and an empty result (a find that
 // matched nothing) a success, and the Secret stays as it was.
 func (r *Reconciler) apply(ctx context.Context, sc *syncScope) (end, error) {
-	es, target, fetched := sc.es, sc.target, sc.fetched
+	es, fetched := sc.es, sc.fetched
 	policy := es.Spec.Target.DeletionPolicy
 	deleting := policy == esv1.DeletionPolicyDelete || policy == esv1.DeletionPolicyMerge
 	stamp := metav1.NewTime(sc.now)
@@ -284,6 +295,25 @@ func (r *Reconciler) apply(ctx context.Context, sc *syncScope) (end, error) {
 		setRetained(es, stamp)
 		return next, nil
 	}
+	var out *secrettemplate.Result
+	var outHash string
+	if len(fetched.data) > 0 && !sc.mergeMissing {
+		var err error
+		if out, err = r.render(ctx, sc.spending(), es, fetched.data); err != nil {
+			return next, err
+		}
+		sc.rotation.Annotate(out)
+		outHash = renderedHash(es, out)
+	}
+	// Only a target this process wrote or read whole at its current
+	// version, from this very output, can be left without a read.
+	unchanged := out != nil && sc.metadataOnly && r.renderedInto(es, outHash)
+	if sc.metadataOnly && !unchanged {
+		if end, err := r.readWhole(ctx, sc); err != nil {
+			return end, err
+		}
+	}
+	target := sc.target
 	switch {
 	case len(fetched.data) == 0 && policy == esv1.DeletionPolicyDelete:
 		var whole client.Object
@@ -312,14 +342,13 @@ func (r *Reconciler) apply(ctx context.Context, sc *syncScope) (end, error) {
 		setMissing(es)
 		return endWaiting, nil
 	default:
-		out, err := r.render(ctx, sc.spending(), es, fetched.data)
-		if err != nil {
-			return next, err
-		}
-		sc.rotation.Annotate(out)
-		wrote, err := r.writeTarget(ctx, es, target, out)
-		if err != nil {
-			return next, err
+		wrote := false
+		if !unchanged {
+			var err error
+			if wrote, err = r.writeTarget(ctx, es, target, out); err != nil {
+				return next, err
+			}
+			r.noteRendered(es, outHash)
 		}
 		if sc.rotation != nil {
 			// The states' deadlines are reconciled later if this fails:

@@ -101,6 +101,9 @@ type targetRecord struct {
 	uid                   types.UID
 	secretType            corev1.SecretType
 	merges                bool
+	// rendered is the renderedHash of the output the target was last
+	// written with, or found to hold, at this version; empty if unknown.
+	rendered string
 }
 
 // covers reports whether the record vouches for meta, the target as
@@ -141,6 +144,37 @@ func (r *Reconciler) verify(es *esv1.ExternalSecret, s *corev1.Secret) {
 	}
 	r.verified.Store(esKey(es), verifiedTarget{es: es.UID, targetRecord: targetRecord{name: s.Name, resourceVersion: s.ResourceVersion,
 		uid: s.UID, secretType: s.Type, merges: es.Spec.Target.Merges()}})
+}
+
+// renderedHash identifies what writeTarget makes of out for es: the output
+// and the spec it is applied under.
+func renderedHash(es *esv1.ExternalSecret, out *secrettemplate.Result) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%d\x00%s\x00%s\x00", es.UID, es.Generation, es.Name, out.Type)
+	h.Write([]byte(dataHash(out.Data)))
+	for _, m := range []map[string]string{out.Labels, out.Annotations} {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			fmt.Fprintf(h, "%d:%s%d:%s", len(k), k, len(m[k]), m[k])
+		}
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// noteRendered records that the target, as last recorded, holds what
+// rendered (renderedHash) makes.
+func (r *Reconciler) noteRendered(es *esv1.ExternalSecret, rendered string) {
+	if v, ok := r.verified.Load(esKey(es)); ok && v.(verifiedTarget).es == es.UID {
+		rec := v.(verifiedTarget)
+		rec.rendered = rendered
+		r.verified.Store(esKey(es), rec)
+	}
+}
+
+// renderedInto reports whether the recorded target holds what rendered makes.
+func (r *Reconciler) renderedInto(es *esv1.ExternalSecret, rendered string) bool {
+	rec, ok := r.lastVerified(es)
+	return ok && rec.rendered != "" && rec.rendered == rendered
 }
 
 // checkTarget decides whether this ExternalSecret may write the target, before
