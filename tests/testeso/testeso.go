@@ -63,7 +63,10 @@ func Start(t testing.TB, rc *rest.Config, cfg config.Config, extra ...fx.Option)
 	var err error
 	return func() error {
 		once.Do(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			// Past controller-runtime's own 30 s graceful shutdown, so that a
+			// stop starved of CPU by the tests running beside it (two cores,
+			// the race detector) finishes, while a stop that hangs still fails.
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			if err = application.Stop(ctx); err != nil {
 				err = fmt.Errorf("%w (goroutines at the deadline: %s)", err, dumpGoroutines())
