@@ -124,6 +124,16 @@ func clusterKeyIndexValues(ps *esv1alpha1.PushSecret) []string {
 
 func clusterKey(storeKey, remoteKey string) string { return storeKey + "\x00" + remoteKey }
 
+// records reports whether ps's status records pushing remoteKey to storeKey.
+func records(ps *esv1alpha1.PushSecret, storeKey, remoteKey string) bool {
+	for _, d := range ps.Status.SyncedPushSecrets[storeKey] {
+		if d.Match.RemoteRef.RemoteKey == remoteKey {
+			return true
+		}
+	}
+	return false
+}
+
 // errHeld: another PushSecret holds the remote secret.
 var errHeld = fmt.Errorf("%w: another PushSecret pushed it first", errNotOwned)
 
@@ -168,15 +178,12 @@ func (r *Reconciler) sameConfiguration(ctx context.Context, storeKey string) ([]
 // ClusterPushSecret push alike (holderOf). To delete, no other PushSecret
 // at all may still record it.
 func (r *Reconciler) heldByAnother(ctx context.Context, ps *esv1alpha1.PushSecret, storeKeys []string, remoteKey string, deleting bool) (bool, error) {
-	recorded := false
-	for _, k := range storeKeys {
-		recorded = recorded || slices.Contains(clusterKeyIndexValues(ps), clusterKey(k, remoteKey))
+	if len(storeKeys) == 0 || !strings.HasPrefix(storeKeys[0], stores.KindClusterSecretStore+"/") {
+		return false, nil // only cluster stores are shared between namespaces
 	}
+	recorded := slices.ContainsFunc(storeKeys, func(k string) bool { return records(ps, k, remoteKey) })
 	holder := ""
 	for _, storeKey := range storeKeys {
-		if !strings.HasPrefix(storeKey, stores.KindClusterSecretStore+"/") {
-			continue
-		}
 		var list esv1alpha1.PushSecretList
 		if err := r.Client.List(ctx, &list, client.MatchingFields{indexClusterKeys: clusterKey(storeKey, remoteKey)}); err != nil {
 			return false, err

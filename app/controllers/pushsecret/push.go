@@ -83,14 +83,15 @@ func (r *Reconciler) push(ctx context.Context, ps *esv1alpha1.PushSecret, s *pus
 				continue
 			}
 		}
-		if held, err := r.heldByAnother(ctx, ps, shared, ref.RemoteKey, false); err != nil || held {
-			if held {
-				// Not recorded, so never deleted by this PushSecret either.
-				err = fmt.Errorf("%w: %s", errHeld, ref.RemoteKey)
-			} else {
-				keep(id)
-			}
+		held, err := r.heldByAnother(ctx, ps, shared, ref.RemoteKey, false)
+		if err != nil {
+			keep(id)
 			errs = append(errs, fmt.Errorf("%s: %w", id, err))
+			continue
+		}
+		if held {
+			// Not recorded, so never deleted by this PushSecret either.
+			errs = append(errs, fmt.Errorf("%s: %w: %s", id, errHeld, ref.RemoteKey))
 			continue
 		}
 		adopt := ps.Spec.AdoptionPolicy == esv1alpha1.AdoptionPolicyAdopt
@@ -98,7 +99,7 @@ func (r *Reconciler) push(ctx context.Context, ps *esv1alpha1.PushSecret, s *pus
 		if e.data.Metadata != nil {
 			req.Metadata = e.data.Metadata.Raw
 		}
-		err := w.PushSecret(ctx, req)
+		err = w.PushSecret(ctx, req)
 		if errors.Is(err, providers.ErrNotManaged) {
 			if adopt {
 				err = fmt.Errorf("%w: %s exists, eso did not create it, and this provider cannot adopt it", errNotOwned, ref.RemoteKey)
@@ -162,7 +163,9 @@ func (r *Reconciler) deleteRemote(ctx context.Context, ps *esv1alpha1.PushSecret
 	type asked struct {
 		w     providers.Writer // nil: the store is gone or not ours, nothing to ask
 		store *stores.Store
-		err   error
+		// shared are the stores writing the same keys (sameConfiguration).
+		shared []string
+		err    error
 	}
 	writers := map[string]asked{}
 	var releases []func()
@@ -193,8 +196,13 @@ func (r *Reconciler) deleteRemote(ctx context.Context, ps *esv1alpha1.PushSecret
 		if err != nil {
 			return asked{err: fmt.Errorf("%s: %w", storeKey, err)}
 		}
+		shared, err := r.sameConfiguration(ctx, storeKey)
+		if err != nil {
+			release()
+			return asked{err: err}
+		}
 		releases = append(releases, release)
-		return asked{w: w, store: s.store}
+		return asked{w: w, store: s.store, shared: shared}
 	}
 	var failed []deletion
 	var errs []error
@@ -220,12 +228,7 @@ func (r *Reconciler) deleteRemote(ctx context.Context, ps *esv1alpha1.PushSecret
 				"%s of %s was not deleted: the store's pushPolicy refuses deletion", d.id, d.storeKey)
 			continue
 		}
-		shared, err := r.sameConfiguration(ctx, d.storeKey)
-		if err != nil {
-			failed, errs = append(failed, d), append(errs, err)
-			continue
-		}
-		if held, err := r.heldByAnother(ctx, ps, shared, ref.RemoteKey, true); err != nil {
+		if held, err := r.heldByAnother(ctx, ps, a.shared, ref.RemoteKey, true); err != nil {
 			failed, errs = append(failed, d), append(errs, err)
 			continue
 		} else if held {
@@ -233,7 +236,7 @@ func (r *Reconciler) deleteRemote(ctx context.Context, ps *esv1alpha1.PushSecret
 				"%s of %s was not deleted: another PushSecret holds it too", d.id, d.storeKey)
 			continue
 		}
-		err = a.w.DeleteSecret(ctx, ref.RemoteKey, ref.Property)
+		err := a.w.DeleteSecret(ctx, ref.RemoteKey, ref.Property)
 		if errors.Is(err, providers.ErrNotManaged) {
 			// It lost eso's mark since it was pushed: it is someone
 			// else's now, so it is forgotten, not deleted.
