@@ -49,10 +49,10 @@ func heapPeak(t *testing.T) func() uint64 {
 }
 
 // hostileMemoryBound is what one hostile object may make eso's heap grow
-// by here: the sync budget (SECURITY.md: 4 MiB read, 8 MiB built, plus one
-// page of sources and the values in flight) with the garbage collector's
-// slack, far below what the attacks took before the budget was the sync's.
-const hostileMemoryBound = 160 << 20
+// by here: one sync's worst case (SECURITY.md: about 22 MiB) with the
+// garbage collector's slack, far below what the attacks took before the
+// budget was the sync's.
+const hostileMemoryBound = 64 << 20
 
 // TestHostileSyncsAreBounded: what one tenant's object makes eso do is
 // bounded by one budget per sync, whatever the counts it multiplies by
