@@ -109,7 +109,7 @@ func (h *Health) watch(name string, q workqueue.TypedRateLimitingInterface[recon
 	h.queues = append(h.queues, p)
 	h.mu.Unlock()
 	if pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request]); ok {
-		return &watchedPriorityQueue{PriorityQueue: pq, progress: p}
+		return &watchedPriorityQueue{PriorityQueue: newStopSafeQueue(pq), progress: p}
 	}
 	return &watchedQueue{TypedRateLimitingInterface: q, progress: p}
 }
