@@ -2,6 +2,7 @@
 #
 #   make demo   local control plane + eso in core mode + example secrets synced
 #   make test   unit and integration tests (real kube-apiserver + etcd), with -race
+#   make e2e    eso's own image as Pods on a real single-node cluster (as root)
 #
 # Everything a target needs is built from the Go module proxy and cached under
 # $(CACHE_DIR), keyed by version, so a fresh clone reuses it.
@@ -20,6 +21,7 @@ LDFLAGS := -s -w -X github.com/eso-dev/eso/app/version.Version=$(VERSION) -X git
 K8S_VERSION := v1.34.4
 ETCD_VERSION := v3.6.4
 ENVTEST_DIR := $(CACHE_DIR)/envtest-k8s-$(K8S_VERSION)-etcd-$(ETCD_VERSION)
+NODE_DIR := $(CACHE_DIR)/node-k8s-$(K8S_VERSION)
 VAULT_VERSION := v1.21.0
 VAULT_DIR := $(CACHE_DIR)/vault-$(VAULT_VERSION)
 CONTROLLER_GEN_VERSION := v0.23.0
@@ -54,6 +56,16 @@ demo: build envtest ## Start a local control plane, run eso, sync the examples a
 test: envtest vault verify moto $(HELM) $(CYCLONEDX) ## Run unit and integration tests with -race against a real kube-apiserver + etcd, moto, a Vault dev server and helm.
 	CGO_ENABLED=1 KUBEBUILDER_ASSETS=$(ENVTEST_DIR) VAULT_BIN=$(VAULT_DIR)/vault HELM_BIN=$(HELM) $(GO) test -race -count=1 -parallel 64 -timeout 20m ./...
 	cd examples/provider-inmemory && CGO_ENABLED=1 $(GO) test -race -count=1 ./...
+
+# The Debian packages a node runs on: the container runtime, the CNI
+# plugins, and what the kubelet and kube-proxy call.
+NODE_PACKAGES := containerd runc containernetworking-plugins iptables iproute2 conntrack
+
+.PHONY: e2e
+e2e: bundle envtest node $(HELM) ## Run the end-to-end tests as root: a single-node cluster (containerd, kubelet, kube-proxy; no network beyond this machine), eso installed from the bundle.
+	@[ "$$(id -u)" = 0 ] || { echo "make e2e runs containerd, a kubelet and a bridge: run it as root"; exit 1; }
+	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) ESO_NODE_BIN=$(NODE_DIR) HELM_BIN=$(HELM) ESO_BUNDLE=$(abspath $(BUNDLE)) \
+		$(GO) test -tags e2e -count=1 -v -timeout 30m ./tests/e2e/
 
 .PHONY: bench
 bench: build envtest ## Benchmark bin/eso as its own process: sync time, RSS, CPU, steady-state writes (BENCH_FLAGS="-namespaces 10"; -h lists flags).
@@ -151,6 +163,7 @@ verify: generate ## Fail when generated code is stale, code is not gofmt-clean, 
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then \
 		echo "gofmt needed on: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags e2e ./tests/e2e/
 	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy: run 'go mod tidy' and commit the result"; exit 1; }
 	cd examples/provider-inmemory && $(GO) vet ./... && { $(GO) mod tidy -diff >/dev/null || { echo "examples/provider-inmemory: go.mod/go.sum are not tidy: run 'go mod tidy' there and commit the result"; exit 1; }; }
 
@@ -169,6 +182,15 @@ vault: $(VAULT_DIR)/vault ## Build a Vault $(VAULT_VERSION) server from Go modul
 
 $(VAULT_DIR)/vault:
 	build/vault/build.sh $(VAULT_DIR)
+
+.PHONY: node
+node: $(NODE_DIR)/kubelet ## Install a node's Debian packages (containerd, runc, CNI plugins, iptables) and build kubelet, kube-proxy, kube-controller-manager and kube-scheduler from Go modules (cached).
+	@missing=$$(for p in $(NODE_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then echo "installing $$missing (Debian)"; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; }; fi
+
+$(NODE_DIR)/kubelet:
+	build/node/build.sh $(NODE_DIR)
 
 $(CONTROLLER_GEN):
 	GOBIN=$(dir $(CONTROLLER_GEN)) $(GO) install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)

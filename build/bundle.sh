@@ -31,7 +31,8 @@ for bin in "$bin_dir"/linux-*/eso; do
   "$cyclonedx" bin -json -noserial -notimestamp -std -output "$root/sbom/eso-${version}-${arch}.cdx.json" -version "$version" "$bin" 2> /dev/null
 done
 
-sed "s/@VERSION@/${version}/g; s|@IMAGE@|${image_ref}|g" build/bundle-README.md > "$root/README.md"
+chart_version=$(sed -n 's/^version: *//p' charts/eso/Chart.yaml)
+sed "s/@VERSION@/${version}/g; s/@TAG@/${tag}/g; s/@CHART_VERSION@/${chart_version}/g; s|@IMAGE@|${image_ref}|g" build/bundle-README.md > "$root/README.md"
 
 (cd "$root" && find . -type f ! -name SHA256SUMS -printf '%P\n' | LC_ALL=C sort | xargs sha256sum > SHA256SUMS)
 mkdir -p "$(dirname "$out")"
