@@ -61,10 +61,17 @@ test: envtest vault verify moto $(HELM) $(CYCLONEDX) ## Run unit and integration
 # plugins, and what the kubelet and kube-proxy call.
 NODE_PACKAGES := containerd runc containernetworking-plugins iptables iproute2 conntrack
 
+# The upgrade tests move between the bundle's image and this one: the same
+# code built as another version.
+E2E_NEXT_VERSION := $(VERSION)-next
+HOST_ARCH := $(shell $(GO) env GOARCH)
+
 .PHONY: e2e
 e2e: bundle envtest node $(HELM) ## Run the end-to-end tests as root: a single-node cluster (containerd, kubelet, kube-proxy; no network beyond this machine), eso installed from the bundle.
 	@[ "$$(id -u)" = 0 ] || { echo "make e2e runs containerd, a kubelet and a bridge: run it as root"; exit 1; }
+	$(MAKE) --no-print-directory image VERSION=$(E2E_NEXT_VERSION) IMAGE_ARCHS=$(HOST_ARCH) IMAGE_DIR=$(DIST)/image-next
 	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) ESO_NODE_BIN=$(NODE_DIR) HELM_BIN=$(HELM) ESO_BUNDLE=$(abspath $(BUNDLE)) \
+		ESO_NEXT_IMAGE=$(abspath $(DIST)/image-next/eso-$(E2E_NEXT_VERSION)-linux-$(HOST_ARCH).tar) ESO_NEXT_TAG=$(E2E_NEXT_VERSION) \
 		$(GO) test -tags e2e -count=1 -v -timeout 30m ./tests/e2e/
 
 .PHONY: bench

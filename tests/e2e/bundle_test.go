@@ -68,6 +68,7 @@ func readmeCommands(t *testing.T, readme, heading string) string {
 // serves metrics only to whom it should, and that an uninstall loses nothing.
 func TestBundleInstall(t *testing.T) {
 	ctx := context.Background()
+	startCluster(t)
 	root := unpackBundle(t)
 	readme := filepath.Join(root, "README.md")
 
@@ -172,19 +173,12 @@ func podState(p *corev1.Pod) string {
 // (Ready, never restarted).
 func checkRunsAsTheChartSays(t *testing.T, ctx context.Context, pod *corev1.Pod) {
 	t.Helper()
-	var containerID string
 	for _, cs := range pod.Status.ContainerStatuses {
-		if cs.Name == "eso" {
-			containerID = strings.TrimPrefix(cs.ContainerID, "containerd://")
-			if !cs.Ready || cs.RestartCount != 0 {
-				t.Fatalf("eso's container: ready=%t restarts=%d", cs.Ready, cs.RestartCount)
-			}
+		if cs.Name == "eso" && (!cs.Ready || cs.RestartCount != 0) {
+			t.Fatalf("eso's container: ready=%t restarts=%d", cs.Ready, cs.RestartCount)
 		}
 	}
-	if containerID == "" {
-		t.Fatalf("no eso container in %s: %+v", pod.Name, pod.Status.ContainerStatuses)
-	}
-	pid := taskPID(t, ctx, containerID)
+	pid := taskPID(t, ctx, containerID(t, pod, "eso"))
 	status, err := os.ReadFile(filepath.Join("/proc", pid, "status"))
 	if err != nil {
 		t.Fatal(err)

@@ -23,11 +23,19 @@ import (
 const WorkloadImage = "eso.local/e2e/workload:1"
 
 var (
+	// cluster is the current test's cluster (startCluster): every test
+	// starts on a fresh one, so none depends on what another left.
 	cluster *node.Cluster
 	// bundle is the tarball `make bundle` wrote.
 	bundle string
+	// nextImage is a docker archive of eso built as another version, for
+	// upgrades; nextTag is its tag.
+	nextImage, nextTag string
 	// toolPath is a PATH with helm, kubectl and ctr, as a user's shell has.
 	toolPath string
+	// workloadArchive is WorkloadImage as a docker archive.
+	workloadArchive string
+	nodeOptions     node.Options
 )
 
 func TestMain(m *testing.M) {
@@ -36,48 +44,59 @@ func TestMain(m *testing.M) {
 
 func run(m *testing.M) int {
 	need := map[string]string{}
-	for _, v := range []string{"KUBEBUILDER_ASSETS", "ESO_NODE_BIN", "HELM_BIN", "ESO_BUNDLE"} {
+	for _, v := range []string{"KUBEBUILDER_ASSETS", "ESO_NODE_BIN", "HELM_BIN", "ESO_BUNDLE", "ESO_NEXT_IMAGE", "ESO_NEXT_TAG"} {
 		need[v] = os.Getenv(v)
 		if need[v] == "" {
 			fmt.Fprintf(os.Stderr, "%s is not set: run the end-to-end tests with `make e2e`\n", v)
 			return 1
 		}
 	}
-	bundle = need["ESO_BUNDLE"]
+	bundle, nextImage, nextTag = need["ESO_BUNDLE"], need["ESO_NEXT_IMAGE"], need["ESO_NEXT_TAG"]
 	toolPath = strings.Join([]string{need["KUBEBUILDER_ASSETS"], filepath.Dir(need["HELM_BIN"]), os.Getenv("PATH")}, ":")
-
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	started := time.Now()
-	var err error
-	cluster, err = node.Start(ctx, node.Options{
+	nodeOptions = node.Options{
 		ControlPlaneBin: need["KUBEBUILDER_ASSETS"],
 		NodeBin:         need["ESO_NODE_BIN"],
 		Logf:            func(f string, a ...any) { fmt.Printf(f+"\n", a...) },
-	})
+	}
+	dir, err := os.MkdirTemp("", "eso-e2e-")
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "starting the node: %v\n", err)
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	fmt.Printf("node: up in %s\n", time.Since(started).Round(time.Second))
-	code := func() int {
-		archive := filepath.Join(cluster.LogDir, "workload.tar")
-		if err := node.BuildImage(ctx, "github.com/eso-dev/eso/tests/e2e/workload", WorkloadImage, archive); err != nil {
-			fmt.Fprintf(os.Stderr, "workload image: %v\n", err)
-			return 1
-		}
-		if err := cluster.ImportImage(ctx, archive); err != nil {
-			fmt.Fprintf(os.Stderr, "workload image: %v\n", err)
-			return 1
-		}
-		return m.Run()
-	}()
-	if err := cluster.Stop(); err != nil {
-		fmt.Fprintf(os.Stderr, "stopping the node: %v\n", err)
-		code = 1
+	defer os.RemoveAll(dir)
+	workloadArchive = filepath.Join(dir, "workload.tar")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if err := node.BuildImage(ctx, "github.com/eso-dev/eso/tests/e2e/workload", WorkloadImage, workloadArchive); err != nil {
+		fmt.Fprintf(os.Stderr, "workload image: %v\n", err)
+		return 1
 	}
-	fmt.Printf("node: component logs in %s\n", cluster.LogDir)
-	return code
+	return m.Run()
+}
+
+// startCluster brings up a fresh single-node cluster for t, with the
+// workload image loaded, and stops it when t ends.
+func startCluster(t *testing.T) *node.Cluster {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	started := time.Now()
+	c, err := node.Start(ctx, nodeOptions)
+	if err != nil {
+		t.Fatalf("starting the node: %v", err)
+	}
+	cluster = c
+	t.Cleanup(func() {
+		if err := c.Stop(); err != nil {
+			t.Errorf("stopping the node: %v", err)
+		}
+		t.Logf("node: component logs in %s", c.LogDir)
+	})
+	t.Logf("node: up in %s", time.Since(started).Round(100*time.Millisecond))
+	if err := c.ImportImage(ctx, workloadArchive); err != nil {
+		t.Fatalf("workload image: %v", err)
+	}
+	return c
 }
 
 // shell runs script with bash in dir, as a user would type it: helm,
