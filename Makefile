@@ -125,10 +125,15 @@ manifests: $(HELM) ## Write the whole install as one file, rendered from charts/
 	build/manifests.sh $(HELM) $(IMAGE_REPOSITORY) $(IMAGE_TAG) $(MANIFEST_NAMESPACE) $(MANIFEST_ARGS) > $(INSTALL_FILE)
 	@echo $(INSTALL_FILE)
 
+# The bundle's install file never pulls: its image comes in the bundle.
+BUNDLE_INSTALL_FILE := $(DIST)/eso-$(VERSION)-airgapped-install.yaml
+
 .PHONY: bundle
-bundle: image manifests $(HELM) $(CYCLONEDX) ## Write dist/eso-<version>-bundle.tar.gz: images (both arches), charts, install file, images.txt, SBOMs, SHA256SUMS.
+bundle: image $(HELM) $(CYCLONEDX) ## Write dist/eso-<version>-bundle.tar.gz: images (both arches), charts, install file (image.airgapped=true), images.txt, SBOMs, SHA256SUMS.
+	mkdir -p $(DIST)
+	build/manifests.sh $(HELM) $(IMAGE_REPOSITORY) $(IMAGE_TAG) $(MANIFEST_NAMESPACE) --set image.airgapped=true > $(BUNDLE_INSTALL_FILE)
 	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) build/bundle.sh $(BUNDLE) $(VERSION) $(IMAGE_DIR) $(IMAGE_REPOSITORY):$(IMAGE_TAG) \
-		$(INSTALL_FILE) $(HELM) $(CYCLONEDX) bin
+		$(BUNDLE_INSTALL_FILE) $(HELM) $(CYCLONEDX) bin
 
 .PHONY: sizes
 sizes: ## Print binary size and linked module count for each build-tag selection.

@@ -255,3 +255,18 @@ func checkNothingPulled(t *testing.T, ctx context.Context, pod *corev1.Pod) {
 		t.Errorf("no event says the image was already present on the node")
 	}
 }
+
+// TestOneFileInstall follows the bundle README's install without Helm, word
+// for word, on a fresh cluster: eso runs as on the Helm path.
+func TestOneFileInstall(t *testing.T) {
+	ctx := context.Background()
+	startCluster(t)
+	root := unpackBundle(t)
+	readme := filepath.Join(root, "README.md")
+	shell(t, root, readmeCommands(t, readme, "## Check the bundle"))
+	shell(t, root, readmeCommands(t, readme, "## Anywhere else, without Helm"))
+	pod := waitAvailable(t, esoNamespace, "app.kubernetes.io/name=eso")
+	checkRunsAsTheChartSays(t, ctx, pod)
+	checkNothingPulled(t, ctx, pod)
+	checkWorkloadSeesSecret(t, ctx)
+}

@@ -25,7 +25,8 @@ import (
 
 // TestBundle builds the air-gapped bundle as `make bundle` does and checks
 // it as a user would: every checksum verifies and covers every file; the
-// install file is exactly what `make manifests` renders and the API server
+// install file is exactly what `make manifests` renders with
+// image.airgapped=true and the API server
 // accepts it; both architectures' images carry the reference images.txt
 // and the charts use; the charts and SBOMs are there.
 func TestBundle(t *testing.T) {
@@ -111,13 +112,13 @@ func TestBundle(t *testing.T) {
 	}
 
 	install := readFile(t, files[root+"eso-"+version+"-install.yaml"])
-	render := exec.Command(filepath.Join(testenv.RepoRoot(), "build", "manifests.sh"), os.Getenv("HELM_BIN"), "ghcr.io/eso-dev/eso", version, ns)
+	render := exec.Command(filepath.Join(testenv.RepoRoot(), "build", "manifests.sh"), os.Getenv("HELM_BIN"), "ghcr.io/eso-dev/eso", version, ns, "--set", "image.airgapped=true")
 	exported, err := render.Output()
 	if err != nil {
 		t.Fatalf("build/manifests.sh: %v", err)
 	}
 	if string(install) != string(exported) {
-		t.Error("the bundle's install file differs from what make manifests renders")
+		t.Error("the bundle's install file differs from what make manifests renders with image.airgapped=true")
 	}
 	dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(string(install)), 4096)
 	var objs []*unstructured.Unstructured
