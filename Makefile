@@ -21,7 +21,8 @@ LDFLAGS := -s -w -X github.com/eso-dev/eso/app/version.Version=$(VERSION) -X git
 K8S_VERSION := v1.34.4
 ETCD_VERSION := v3.6.4
 ENVTEST_DIR := $(CACHE_DIR)/envtest-k8s-$(K8S_VERSION)-etcd-$(ETCD_VERSION)
-NODE_DIR := $(CACHE_DIR)/node-k8s-$(K8S_VERSION)
+COREDNS_VERSION := v1.14.7
+NODE_DIR := $(CACHE_DIR)/node-k8s-$(K8S_VERSION)-coredns-$(COREDNS_VERSION)
 VAULT_VERSION := v1.21.0
 VAULT_DIR := $(CACHE_DIR)/vault-$(VAULT_VERSION)
 CONTROLLER_GEN_VERSION := v0.23.0
@@ -196,12 +197,12 @@ $(VAULT_DIR)/vault:
 	build/vault/build.sh $(VAULT_DIR)
 
 .PHONY: node
-node: $(NODE_DIR)/kubelet ## Install a node's Debian packages (containerd, runc, CNI plugins, iptables) and build kubelet, kube-proxy, kube-controller-manager and kube-scheduler from Go modules (cached).
+node: $(NODE_DIR)/coredns ## Install a node's Debian packages (containerd, runc, CNI plugins, iptables) and build kubelet, kube-proxy, kube-controller-manager, kube-scheduler and CoreDNS from Go modules (cached).
 	@missing=$$(for p in $(NODE_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then echo "installing $$missing (Debian)"; \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; }; fi
 
-$(NODE_DIR)/kubelet:
+$(NODE_DIR)/coredns:
 	build/node/build.sh $(NODE_DIR)
 
 $(CONTROLLER_GEN):

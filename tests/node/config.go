@@ -77,6 +77,7 @@ authentication:
   x509: {clientCAFile: %[5]s}
 authorization: {mode: Webhook}
 clusterDomain: cluster.local
+clusterDNS: [%[7]s]
 resolvConf: ""
 podCIDR: %[6]s
 syncFrequency: 10s
@@ -85,7 +86,7 @@ imageGCLowThresholdPercent: 99
 evictionHard: {"memory.available": "100Mi", "nodefs.available": "1%%", "imagefs.available": "1%%", "nodefs.inodesFree": "1%%"}
 rotateCertificates: false
 serverTLSBootstrap: false
-`, NodeIP, c.ports.kubelet, c.ports.kubeletHealthz, ContainerdSocket, c.pki.caFile(), PodCIDR),
+`, NodeIP, c.ports.kubelet, c.ports.kubeletHealthz, ContainerdSocket, c.pki.caFile(), PodCIDR, DNSServiceIP),
 
 		"kube-proxy.yaml": fmt.Sprintf(`apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration

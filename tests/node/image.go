@@ -25,7 +25,7 @@ const PauseImage = "eso.local/node/pause:1"
 
 // BuildImage compiles the main package pkg (a Go import path or directory)
 // as a static linux binary and writes a docker archive of a from-scratch
-// image ref holding it as /entrypoint, run as uid 65532.
+// image ref holding it (PackImage).
 func BuildImage(ctx context.Context, pkg, ref, archive string) error {
 	bin := archive + ".bin"
 	defer os.Remove(bin)
@@ -34,6 +34,12 @@ func BuildImage(ctx context.Context, pkg, ref, archive string) error {
 	if out, err := build.CombinedOutput(); err != nil {
 		return fmt.Errorf("building %s: %w: %s", pkg, err, out)
 	}
+	return PackImage(bin, ref, archive)
+}
+
+// PackImage writes a docker archive of a from-scratch image ref holding the
+// static binary bin as /entrypoint, run as uid 65532.
+func PackImage(bin, ref, archive string) error {
 	content, err := os.ReadFile(bin)
 	if err != nil {
 		return err

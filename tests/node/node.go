@@ -37,8 +37,8 @@ const NodeName = "eso-node"
 type Options struct {
 	// ControlPlaneBin holds etcd, kube-apiserver and kubectl (make envtest).
 	ControlPlaneBin string
-	// NodeBin holds kubelet, kube-proxy, kube-controller-manager and
-	// kube-scheduler (make node).
+	// NodeBin holds kubelet, kube-proxy, kube-controller-manager,
+	// kube-scheduler and coredns (make node).
 	NodeBin string
 	// Logf reports progress; nil for silence.
 	Logf func(format string, args ...any)
@@ -133,7 +133,10 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err := c.waitNodeReady(ctx); err != nil {
 		return nil, err
 	}
-	opts.Logf("node: %s is Ready", NodeName)
+	opts.Logf("node: %s is Ready; starting the cluster DNS", NodeName)
+	if err := c.startDNS(ctx); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
