@@ -255,7 +255,7 @@ func drifted(es *esv1.ExternalSecret, target *corev1.Secret) bool {
 		return false
 	}
 	if !es.Spec.Target.Merges() {
-		return target.Annotations[esv1.AnnotationDataHash] != dataHash(target.Data)
+		return !hashMatches(target.Annotations[esv1.AnnotationDataHash], target.Data)
 	}
 	recorded, ok := target.Annotations[mergedDigestAnnotation(es)]
 	if !ok {
@@ -383,7 +383,7 @@ func (r *Reconciler) writeTarget(ctx context.Context, es *esv1.ExternalSecret, t
 		r.verify(es, desired)
 		return true, nil
 	}
-	if equality.Semantic.DeepEqual(target, desired) {
+	if equality.Semantic.DeepEqual(target, desired) || (!es.Spec.Target.Merges() && adoptedAsWritten(es, target, desired)) {
 		r.verify(es, target)
 		return false, nil
 	}
