@@ -34,28 +34,47 @@ func unpackBundle(t *testing.T) string {
 	return tops[0]
 }
 
-var fence = regexp.MustCompile("(?s)```sh\n(.*?)```")
-
-// readmeCommands returns the shell blocks of the README section headed
-// heading, so that the test runs what a user reads and the two cannot drift.
+// readmeCommands returns the sh blocks of the README section headed
+// heading (up to the next heading of its level or above), so that the test
+// runs what a user reads and the two cannot drift.
 func readmeCommands(t *testing.T, readme, heading string) string {
 	t.Helper()
 	b, err := os.ReadFile(readme)
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := string(b)
-	start := strings.Index(text, "\n"+heading+"\n")
-	if start < 0 {
-		t.Fatalf("%s has no section %q", readme, heading)
-	}
-	section := text[start+len(heading)+2:]
-	if end := strings.Index(section, "\n## "); end >= 0 {
-		section = section[:end]
-	}
+	level := len(heading) - len(strings.TrimLeft(heading, "#"))
 	var blocks []string
-	for _, m := range fence.FindAllStringSubmatch(section, -1) {
-		blocks = append(blocks, m[1])
+	var block []string
+	inSection, inFence, found := false, false, false
+	for _, line := range strings.Split(string(b), "\n") {
+		switch {
+		case inFence && strings.HasPrefix(line, "```"):
+			inFence = false
+			if block != nil {
+				blocks = append(blocks, strings.Join(block, "\n"))
+				block = nil
+			}
+		case inFence:
+			if block != nil {
+				block = append(block, line)
+			}
+		case strings.HasPrefix(line, "```"):
+			inFence = true
+			if inSection && strings.TrimPrefix(line, "```") == "sh" {
+				block = []string{}
+			}
+		case strings.HasPrefix(line, "#"):
+			l := len(line) - len(strings.TrimLeft(line, "#"))
+			if line == heading {
+				inSection, found = true, true
+			} else if inSection && l <= level && strings.HasPrefix(line[l:], " ") {
+				inSection = false
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("%s has no section %q", readme, heading)
 	}
 	if len(blocks) == 0 {
 		t.Fatalf("section %q of %s has no sh block", heading, readme)

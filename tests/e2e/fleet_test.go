@@ -13,6 +13,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -160,6 +161,7 @@ func readyCondition(es *unstructured.Unstructured) (bool, string) {
 type recorder struct {
 	mu       sync.Mutex
 	writes   map[string]int // namespace/name → updates and deletes
+	changes  map[string]string
 	emptied  []string
 	notReady []string
 	stopCh   chan struct{}
@@ -167,7 +169,7 @@ type recorder struct {
 
 func record(t *testing.T, namespaces []string) *recorder {
 	t.Helper()
-	r := &recorder{writes: map[string]int{}, stopCh: make(chan struct{})}
+	r := &recorder{writes: map[string]int{}, changes: map[string]string{}, stopCh: make(chan struct{})}
 	dyn, err := dynamic.NewForConfig(cluster.Config)
 	if err != nil {
 		t.Fatal(err)
@@ -183,6 +185,7 @@ func record(t *testing.T, namespaces []string) *recorder {
 				r.mu.Lock()
 				defer r.mu.Unlock()
 				r.writes[ns+"/"+n.Name]++
+				r.changes[ns+"/"+n.Name] = describeChange(o, n)
 				if len(n.Data) == 0 {
 					r.emptied = append(r.emptied, ns+"/"+n.Name)
 				}
@@ -235,7 +238,7 @@ func (r *recorder) check(t *testing.T, allowed map[string]int) {
 	var unexpected []string
 	for name, n := range r.writes {
 		if n != allowed[name] {
-			unexpected = append(unexpected, fmt.Sprintf("%s written %d times, want %d", name, n, allowed[name]))
+			unexpected = append(unexpected, fmt.Sprintf("%s written %d times, want %d (last: %s)", name, n, allowed[name], r.changes[name]))
 		}
 	}
 	for name, n := range allowed {
@@ -255,4 +258,48 @@ func (r *recorder) check(t *testing.T, allowed map[string]int) {
 	if len(r.notReady) > 0 {
 		t.Errorf("ExternalSecrets seen not Ready: %d, e.g. %s", len(r.notReady), strings.Join(r.notReady[:min(3, len(r.notReady))], "; "))
 	}
+}
+
+// describeChange names what a write changed in a Secret: metadata keys,
+// owners, type and data keys, never values.
+func describeChange(o, n *corev1.Secret) string {
+	var parts []string
+	diffKeys := func(what string, a, b map[string]string) {
+		for k, v := range b {
+			if av, ok := a[k]; !ok || av != v {
+				parts = append(parts, what+" "+k+" set")
+			}
+		}
+		for k := range a {
+			if _, ok := b[k]; !ok {
+				parts = append(parts, what+" "+k+" removed")
+			}
+		}
+	}
+	diffKeys("label", o.Labels, n.Labels)
+	diffKeys("annotation", o.Annotations, n.Annotations)
+	if !equality.Semantic.DeepEqual(o.OwnerReferences, n.OwnerReferences) {
+		parts = append(parts, "owners")
+	}
+	if !slices.Equal(o.Finalizers, n.Finalizers) {
+		parts = append(parts, "finalizers")
+	}
+	if o.Type != n.Type {
+		parts = append(parts, "type")
+	}
+	for k, v := range n.Data {
+		if ov, ok := o.Data[k]; !ok || string(ov) != string(v) {
+			parts = append(parts, "data "+k)
+		}
+	}
+	for k := range o.Data {
+		if _, ok := n.Data[k]; !ok {
+			parts = append(parts, "data "+k+" removed")
+		}
+	}
+	if len(parts) == 0 {
+		return "nothing visible"
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, ", ")
 }

@@ -1,6 +1,7 @@
 package externalsecret
 
 import (
+	"context"
 	"crypto/sha3"
 	"fmt"
 	"math/rand/v2"
@@ -9,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 )
@@ -97,5 +99,41 @@ func TestSecretUpstreamWroteIsAdopted(t *testing.T) {
 	metav1.SetMetaDataAnnotation(&esos.ObjectMeta, esv1.AnnotationDataHash, dataHash(data))
 	if adoptedAsWritten(es, esos, desiredFor(esos)) {
 		t.Error("a Secret with eso's data-hash goes through adoption rather than eso's own comparison")
+	}
+}
+
+// TestUpstreamSecretIsNotRewritten: a sync whose output is what upstream
+// already wrote into the target leaves the Secret at its version.
+func TestUpstreamSecretIsNotRewritten(t *testing.T) {
+	ctx := context.Background()
+	es := stepES(func(es *esv1.ExternalSecret) { es.Spec.Target.CreationPolicy = esv1.CreatePolicyOwner })
+	r := applyReconciler(t)
+	data := map[string][]byte{"a": []byte("1")}
+	written := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: es.TargetName(), Namespace: es.Namespace,
+			Labels:      map[string]string{esv1.LabelManaged: "true", "reconcile.external-secrets.io/created-by": "b8464376"},
+			Annotations: map[string]string{esv1.AnnotationDataHash: upstreamDataHash(data)},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "external-secrets.io/v1", Kind: "ExternalSecret", Name: es.Name,
+				UID: es.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}},
+		},
+		Type: corev1.SecretTypeOpaque,
+		Data: data,
+	}
+	if err := r.Client.Create(ctx, written); err != nil {
+		t.Fatal(err)
+	}
+	cached := written.DeepCopy()
+	cached.Data = nil
+	sc := &syncScope{es: es, now: t0, target: cached, metadataOnly: true, fetched: fetchResult{data: data}}
+	if _, err := r.apply(ctx, sc); err != nil {
+		t.Fatal(err)
+	}
+	var now corev1.Secret
+	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(written), &now); err != nil {
+		t.Fatal(err)
+	}
+	if now.ResourceVersion != written.ResourceVersion {
+		t.Fatalf("eso rewrote the Secret upstream wrote: annotations %v", now.Annotations)
 	}
 }
