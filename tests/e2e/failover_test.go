@@ -110,16 +110,7 @@ spec:
 			if took > leaseDuration+jitteredRetry+handoverMargin {
 				t.Errorf("a live process led after %s, past the lease duration %s and a jittered retry %s", took, leaseDuration, jitteredRetry)
 			}
-			eventually(t, time.Minute, "the change made during the handover synced", func() error {
-				s, err := cluster.Client.CoreV1().Secrets("fleet-1").Get(ctx, "es-0", metav1.GetOptions{})
-				if err != nil {
-					return err
-				}
-				if string(s.Data["value"]) != value {
-					return fmt.Errorf("not yet")
-				}
-				return nil
-			})
+			waitSecretValue(t, time.Minute, "fleet-1", "es-0", "value", value)
 			waitAvailable(t, esoNamespace, "app.kubernetes.io/instance="+esoRelease)
 		})
 	}

@@ -303,3 +303,20 @@ func describeChange(o, n *corev1.Secret) string {
 	slices.Sort(parts)
 	return strings.Join(parts, ", ")
 }
+
+// waitSecretValue waits until Secret ns/name holds want under key, saying
+// the ExternalSecret of that name's state while it does not.
+func waitSecretValue(t *testing.T, timeout time.Duration, ns, name, key, want string) {
+	t.Helper()
+	ctx := context.Background()
+	eventually(t, timeout, "Secret "+ns+"/"+name+" holding the expected "+key, func() error {
+		s, err := cluster.Client.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("%v; ExternalSecret: %s", err, esReady(ctx, ns, name))
+		}
+		if string(s.Data[key]) != want {
+			return fmt.Errorf("%s is %d bytes, not the expected %d; ExternalSecret: %s", key, len(s.Data[key]), len(want), esReady(ctx, ns, name))
+		}
+		return nil
+	})
+}

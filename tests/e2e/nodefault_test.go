@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"testing"
 	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // TestNodeFaults restarts containerd, then the kubelet, while 100
@@ -43,16 +41,7 @@ func TestNodeFaults(t *testing.T) {
 				t.Fatal(err)
 			}
 			back := time.Now()
-			eventually(t, 60*time.Second, "the change synced", func() error {
-				s, err := cluster.Client.CoreV1().Secrets(ns).Get(ctx, "es-0", metav1.GetOptions{})
-				if err != nil {
-					return err
-				}
-				if string(s.Data["value"]) != value {
-					return fmt.Errorf("not yet")
-				}
-				return nil
-			})
+			waitSecretValue(t, 60*time.Second, ns, "es-0", "value", value)
 			f.waitReady(t, 60*time.Second-time.Since(back))
 			pod := waitAvailable(t, esoNamespace, "app.kubernetes.io/instance="+esoRelease)
 			t.Logf("the change synced and every ExternalSecret Ready %s after the restart; eso's Pod: %s",

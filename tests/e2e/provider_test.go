@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,22 +69,12 @@ spec:
   - secretKey: token
     remoteRef: {key: app/token}
 `)
-	var synced []byte
-	eventually(t, 2*time.Minute, "the Secret synced through the provider", func() error {
-		s, err := cluster.Client.CoreV1().Secrets(ns).Get(ctx, "app-token", metav1.GetOptions{})
-		if err != nil {
-			return fmt.Errorf("%v; ExternalSecret: %s", err, esReady(ctx, ns, "app-token"))
-		}
-		synced = s.Data["token"]
-		if string(synced) != "served-by-the-provider" {
-			return fmt.Errorf("token is %d bytes", len(synced))
-		}
-		return nil
-	})
+	waitSecretValue(t, 2*time.Minute, ns, "app-token", "token", "served-by-the-provider")
+	synced := []byte("served-by-the-provider")
 
 	kubectl(t, "-n", esoNamespace, "scale", "deployment", "eso-provider", "--replicas=0")
 	eventually(t, time.Minute, "SecretSyncedError with the provider gone", func() error {
-		if got := esReady(ctx, ns, "app-token"); got[:5] != "False" || !bytes.Contains([]byte(got), []byte("SecretSyncedError")) {
+		if got := esReady(ctx, ns, "app-token"); !strings.HasPrefix(got, "False") || !strings.Contains(got, "SecretSyncedError") {
 			return fmt.Errorf("ExternalSecret: %s", got)
 		}
 		return nil
@@ -95,7 +86,7 @@ spec:
 
 	kubectl(t, "-n", esoNamespace, "scale", "deployment", "eso-provider", "--replicas=1")
 	eventually(t, 2*time.Minute, "Ready again with the provider back", func() error {
-		if got := esReady(ctx, ns, "app-token"); got[:4] != "True" {
+		if got := esReady(ctx, ns, "app-token"); !strings.HasPrefix(got, "True") {
 			return fmt.Errorf("ExternalSecret: %s", got)
 		}
 		return nil

@@ -120,16 +120,7 @@ spec:
   - secretKey: token
     remoteRef: {key: app/token}
 `)
-	eventually(t, time.Minute, "Secret app-token synced", func() error {
-		s, err := cluster.Client.CoreV1().Secrets(workloadNamespace).Get(ctx, "app-token", metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if string(s.Data["token"]) != "first-value" {
-			return fmt.Errorf("token is %d bytes, want the store's", len(s.Data["token"]))
-		}
-		return nil
-	})
+	waitSecretValue(t, time.Minute, workloadNamespace, "app-token", "token", "first-value")
 	apply(t, `apiVersion: v1
 kind: ServiceAccount
 metadata: {name: app, namespace: `+workloadNamespace+`}
