@@ -30,9 +30,10 @@ type stopSafeQueue struct {
 
 	mu      sync.Mutex
 	closing bool
-	waiting int // workers inside the queue's GetWithPriority
-	wakeUps map[reconcile.Request]bool
-	left    chan struct{} // a waiting worker returned
+	waiting int                        // workers inside the queue's GetWithPriority
+	wakeUps map[reconcile.Request]bool // sent and not yet taken
+	sent    int                        // wake-ups sent, to name each apart
+	left    chan struct{}              // a waiting worker returned
 }
 
 func newStopSafeQueue(q priorityqueue.PriorityQueue[reconcile.Request]) *stopSafeQueue {
@@ -103,7 +104,8 @@ func (q *stopSafeQueue) wakeWaiting() bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for len(q.wakeUps) < q.waiting {
-		item := reconcile.Request{NamespacedName: types.NamespacedName{Name: "eso:wake-up:" + strconv.Itoa(len(q.wakeUps))}}
+		q.sent++
+		item := reconcile.Request{NamespacedName: types.NamespacedName{Name: "eso:wake-up:" + strconv.Itoa(q.sent)}}
 		q.wakeUps[item] = true
 		q.PriorityQueue.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(int(^uint(0) >> 1))}, item)
 	}
