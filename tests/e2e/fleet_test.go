@@ -17,7 +17,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
@@ -107,10 +106,7 @@ func (f *fleet) store(ns, version string, changed map[int]string) string {
 
 // notReady lists the fleet's ExternalSecrets that are not Ready, and why.
 func (f *fleet) notReady(ctx context.Context) ([]string, error) {
-	dyn, err := dynamic.NewForConfig(cluster.Config)
-	if err != nil {
-		return nil, err
-	}
+	dyn := cluster.Dynamic
 	var bad []string
 	for _, ns := range f.namespaces {
 		list, err := dyn.Resource(externalSecrets).Namespace(ns).List(ctx, metav1.ListOptions{})
@@ -170,10 +166,7 @@ type recorder struct {
 func record(t *testing.T, namespaces []string) *recorder {
 	t.Helper()
 	r := &recorder{writes: map[string]int{}, changes: map[string]string{}, stopCh: make(chan struct{})}
-	dyn, err := dynamic.NewForConfig(cluster.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dyn := cluster.Dynamic
 	for _, ns := range namespaces {
 		secrets := informers.NewSharedInformerFactoryWithOptions(cluster.Client, 0, informers.WithNamespace(ns)).Core().V1().Secrets().Informer()
 		_, _ = secrets.AddEventHandler(cache.ResourceEventHandlerFuncs{

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/dynamic"
 )
 
 // TestProviderMode installs charts/eso-provider beside core, with the
@@ -96,10 +95,7 @@ spec:
 // esReady describes an ExternalSecret's Ready condition: "True: reason:
 // message" or "False: ...".
 func esReady(ctx context.Context, ns, name string) string {
-	dyn, err := dynamic.NewForConfig(cluster.Config)
-	if err != nil {
-		return "error: " + err.Error()
-	}
+	dyn := cluster.Dynamic
 	es, err := dyn.Resource(externalSecrets).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return "error: " + err.Error()

@@ -16,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/utils/ptr"
 
 	"github.com/eso-dev/eso/tests/testenv"
@@ -181,10 +180,7 @@ spec:
 
 	// The ExternalSecret the ClusterExternalSecret stamped, as upstream
 	// leaves it: owned by it and labelled with its name.
-	dyn, err := dynamic.NewForConfig(cluster.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dyn := cluster.Dynamic
 	gvr := func(resource, version string) schema.GroupVersionResource {
 		return schema.GroupVersionResource{Group: "external-secrets.io", Version: version, Resource: resource}
 	}
@@ -248,10 +244,7 @@ func waitReady(t *testing.T, ctx context.Context, resource, ns, name string) {
 	if slices.Contains([]string{"pushsecrets", "clusterpushsecrets"}, resource) {
 		version = "v1alpha1"
 	}
-	dyn, err := dynamic.NewForConfig(cluster.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dyn := cluster.Dynamic
 	client := dyn.Resource(schema.GroupVersionResource{Group: "external-secrets.io", Version: version, Resource: resource})
 	eventually(t, time.Minute, resource+" "+ns+"/"+name+" Ready", func() error {
 		var obj *unstructured.Unstructured

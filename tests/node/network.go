@@ -67,18 +67,14 @@ func setUpNetwork() (*network, error) {
 	return n, nil
 }
 
-// tearDown puts the host's network back: sysctls, rules, the bridge and the
-// network namespaces the Pods had.
-func (n *network) tearDown() error {
+// restoreSysctls puts back the sysctls the cluster changed.
+func (n *network) restoreSysctls() error {
 	var errs []error
-	if n != nil {
-		for path, value := range n.savedSysctls {
-			if err := os.WriteFile(path, []byte(value), 0o644); err != nil {
-				errs = append(errs, err)
-			}
+	for path, value := range n.savedSysctls {
+		if err := os.WriteFile(path, []byte(value), 0o644); err != nil {
+			errs = append(errs, err)
 		}
 	}
-	errs = append(errs, removeNetworkLeftovers())
 	return errors.Join(errs...)
 }
 

@@ -25,6 +25,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -56,6 +57,8 @@ type Cluster struct {
 	Config *rest.Config
 	// Client is a clientset for Config.
 	Client kubernetes.Interface
+	// Dynamic is a dynamic client for Config, for kinds Client lacks.
+	Dynamic dynamic.Interface
 
 	pki   *pki
 	net   *network
@@ -227,6 +230,9 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 	if c.Client, err = kubernetes.NewForConfig(cfg); err != nil {
 		return err
 	}
+	if c.Dynamic, err = dynamic.NewForConfig(cfg); err != nil {
+		return err
+	}
 	if err := c.waitFor(ctx, "kube-apiserver", 60*time.Second, func() error {
 		_, err := c.Client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
 		return err
@@ -371,27 +377,22 @@ func (c *Cluster) waitNodeReady(ctx context.Context) error {
 // Stop stops every component, kills every container, and removes the
 // cluster's files, mounts, cgroups and network. Logs stay in LogDir.
 func (c *Cluster) Stop() error {
-	for _, name := range []string{"kube-proxy", "kubelet", "kube-scheduler", "kube-controller-manager"} {
-		c.stopProcess(name)
-	}
-	var errs []error
-	errs = append(errs, killCgroupTree("kubepods"))
-	c.stopProcess("containerd")
-	for _, name := range []string{"kube-apiserver", "etcd"} {
+	// The node's components, then the control plane, so that nothing is
+	// restarted or rescheduled while it goes.
+	for _, name := range []string{"kube-proxy", "kubelet", "kube-scheduler", "kube-controller-manager", "containerd", "kube-apiserver", "etcd"} {
 		c.stopProcess(name)
 	}
 	if c.opts.NodeBin != "" {
 		// kube-proxy removes its own rules; what it misses goes below.
 		_, _ = run(filepath.Join(c.opts.NodeBin, "kube-proxy"), "--cleanup")
 	}
-	errs = append(errs, cleanLeftovers())
+	// The rest (containers, shims, mounts, cgroups, files, network) goes
+	// as an earlier run's would after its process died.
+	err := cleanLeftovers()
 	if c.net != nil {
-		errs = append(errs, c.net.tearDown())
+		err = errors.Join(err, c.net.restoreSysctls())
 	}
-	if c.dir != "" {
-		errs = append(errs, unmountUnder(c.dir), os.RemoveAll(c.dir))
-	}
-	return errors.Join(errs...)
+	return err
 }
 
 // cleanLeftovers removes what any cluster of this package leaves when its
