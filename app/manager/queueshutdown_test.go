@@ -45,14 +45,3 @@ func TestPriorityQueueStopsWhileWorkersWait(t *testing.T) {
 		}
 	}
 }
-
-// TestStoppingQueueHandsOutNothing: once ShutDown has begun, a worker asking
-// for an item is told to stop, even while items are queued.
-func TestStoppingQueueHandsOutNothing(t *testing.T) {
-	q := newStopSafeQueue(priorityqueue.New[reconcile.Request]("stopping"))
-	q.Add(request("queued"))
-	q.ShutDown()
-	if item, _, shutdown := q.GetWithPriority(); !shutdown {
-		t.Fatalf("got %v from a queue that shut down", item)
-	}
-}
