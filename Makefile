@@ -14,8 +14,10 @@ SHELL := /usr/bin/env bash
 CACHE_DIR ?= $(HOME)/.cache/eso
 GO ?= go
 TAGS ?=
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-COMMIT ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+# Read from git once (:=), not at every use: a recipe running while HEAD
+# moves must not name two versions.
+VERSION ?= $(eval VERSION := $$(shell git describe --tags --always --dirty 2>/dev/null || echo dev))$(VERSION)
+COMMIT ?= $(eval COMMIT := $$(shell git rev-parse --short HEAD 2>/dev/null || echo unknown))$(COMMIT)
 LDFLAGS := -s -w -X github.com/eso-dev/eso/app/version.Version=$(VERSION) -X github.com/eso-dev/eso/app/version.Commit=$(COMMIT)
 
 K8S_VERSION := v1.34.4
@@ -104,7 +106,7 @@ IMAGE_ARCHS ?= amd64 arm64
 IMAGE_TAG ?= $(VERSION)$(if $(TAGS),-$(subst $(comma),-,$(TAGS)))
 IMAGE_DIR ?= $(DIST)/image
 comma := ,
-SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+SOURCE_DATE_EPOCH ?= $(eval SOURCE_DATE_EPOCH := $$(shell git log -1 --format=%ct 2>/dev/null || echo 0))$(SOURCE_DATE_EPOCH)
 
 .PHONY: image
 image: ## Write eso's OCI image (linux/amd64 + linux/arm64) to dist/image: an OCI layout and a docker-archive per arch (TAGS=aws,vault selects providers).
