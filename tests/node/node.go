@@ -377,9 +377,14 @@ func (c *Cluster) waitNodeReady(ctx context.Context) error {
 // Stop stops every component, kills every container, and removes the
 // cluster's files, mounts, cgroups and network. Logs stay in LogDir.
 func (c *Cluster) Stop() error {
-	// The node's components, then the control plane, so that nothing is
-	// restarted or rescheduled while it goes.
-	for _, name := range []string{"kube-proxy", "kubelet", "kube-scheduler", "kube-controller-manager", "containerd", "kube-apiserver", "etcd"} {
+	// The node's components, its containers (containerd waits for them
+	// otherwise, past its 20 s grace), then the control plane, so that
+	// nothing is restarted or rescheduled while it goes.
+	for _, name := range []string{"kube-proxy", "kubelet", "kube-scheduler", "kube-controller-manager"} {
+		c.stopProcess(name)
+	}
+	killed := killCgroupTree("kubepods")
+	for _, name := range []string{"containerd", "kube-apiserver", "etcd"} {
 		c.stopProcess(name)
 	}
 	if c.opts.NodeBin != "" {
@@ -388,7 +393,7 @@ func (c *Cluster) Stop() error {
 	}
 	// The rest (containers, shims, mounts, cgroups, files, network) goes
 	// as an earlier run's would after its process died.
-	err := cleanLeftovers()
+	err := errors.Join(killed, cleanLeftovers())
 	if c.net != nil {
 		err = errors.Join(err, c.net.restoreSysctls())
 	}
