@@ -168,7 +168,7 @@ $(PROTOC_GEN_GO_GRPC):
 	GOBIN=$(dir $(PROTOC_GEN_GO_GRPC)) $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
 
 # GENERATED are the folders make generate writes.
-GENERATED := apis charts/eso/files charts/eso-provider/files providers/register README.md
+GENERATED := apis charts/eso/files charts/eso-provider/files app/wiring README.md
 
 .PHONY: verify
 verify: generate ## Fail when generated code is stale, code is not gofmt-clean, go vet complains or go.mod is not tidy.

@@ -28,16 +28,16 @@ import (
 	"github.com/eso-dev/eso/app/registry"
 	"github.com/eso-dev/eso/app/stores"
 	"github.com/eso-dev/eso/app/version"
-	"github.com/eso-dev/eso/providers/register"
+	"github.com/eso-dev/eso/app/wiring"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // CoreModules are the modules of core mode: the manager, the compiled-in
 // providers and generators in process, and the controllers.
 func CoreModules() fx.Option {
 	return fx.Options(
-		register.Module(),
+		wiring.Module(),
 		registry.Module,
-		registry.GeneratorsModule,
 		manager.Module,
 		stores.Module,
 		referents.Module,
@@ -61,7 +61,7 @@ func New(cfg config.Config) (*fx.App, error) {
 	}
 	setupLogging(cfg)
 	log := ctrl.Log.WithName("eso")
-	log.Info("starting", "mode", cfg.Mode, "version", version.Version, "providers", register.Selection())
+	log.Info("starting", "mode", cfg.Mode, "version", version.Version, "providers", wiring.Selection())
 	if cfg.Mode == config.ModeProvider {
 		return newProviderApp(cfg), nil
 	}
@@ -97,12 +97,13 @@ func PrintProvidersJSON(w io.Writer) error {
 		Providers  []component `json:"providers"`
 		Generators []component `json:"generators"`
 		BuildTags  string      `json:"buildTags"`
-	}{Providers: []component{}, Generators: []component{}, BuildTags: register.Selection()}
-	for _, r := range register.Providers() {
-		out.Providers = append(out.Providers, component{r.Name, r.Kind, "provider.secretstore.external-secrets.io/v2alpha1", r.BuildTag})
-	}
-	for _, r := range register.Generators() {
-		out.Generators = append(out.Generators, component{r.Name, r.Kind, "provider.generator.external-secrets.io/v2alpha1", r.BuildTag})
+	}{Providers: []component{}, Generators: []component{}, BuildTags: wiring.Selection()}
+	for _, r := range wiring.Plugins() {
+		if r.Role() == plugin.RoleGenerator {
+			out.Generators = append(out.Generators, component{r.Name, r.Kind, "provider.generator.external-secrets.io/v2alpha1", r.BuildTag})
+		} else {
+			out.Providers = append(out.Providers, component{r.Name, r.Kind, "provider.secretstore.external-secrets.io/v2alpha1", r.BuildTag})
+		}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -112,17 +113,13 @@ func PrintProvidersJSON(w io.Writer) error {
 // PrintProviders writes every provider, then every generator, compiled
 // into the binary.
 func PrintProviders(w io.Writer) error {
-	catalog, err := registry.NewCatalog(register.Providers())
-	if err != nil {
-		return err
-	}
-	genCatalog, err := registry.NewGeneratorCatalog(register.Generators())
+	catalog, err := registry.NewCatalog(wiring.Plugins())
 	if err != nil {
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tKIND\tBUILD TAG")
-	for _, r := range catalog.Registrations() {
+	for _, r := range catalog.Registrations(plugin.RoleProvider) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Name, r.Kind+".provider.secretstore.external-secrets.io/v2alpha1", tagOrAlways(r.BuildTag))
 	}
 	if err := tw.Flush(); err != nil {
@@ -131,7 +128,7 @@ func PrintProviders(w io.Writer) error {
 	// A table of its own, so the providers' columns do not move.
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "\nGENERATOR\tKIND\tBUILD TAG")
-	for _, r := range genCatalog.Registrations() {
+	for _, r := range catalog.Registrations(plugin.RoleGenerator) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Name, r.Kind+".provider.generator.external-secrets.io/v2alpha1", tagOrAlways(r.BuildTag))
 	}
 	return tw.Flush()
@@ -154,5 +151,5 @@ func tagOrAlways(tag string) string {
 // PrintVersion writes the build's identity.
 func PrintVersion(w io.Writer) {
 	fmt.Fprintf(w, "eso %s\ncommit: %s\ngo: %s\nbuild tags: %s\nexternal-secrets.io/v1 stores: %s\n",
-		version.Version, version.Commit, version.GoVersion(), register.Selection(), servedOrNot(V1Served))
+		version.Version, version.Commit, version.GoVersion(), wiring.Selection(), servedOrNot(V1Served))
 }

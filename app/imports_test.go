@@ -9,11 +9,11 @@ import (
 )
 
 // corePackages are eso's core, derived from the tree: every package but
-// the composition roots (main, this package, providers/register, which
-// reach the build-tagged wiring), the provider and generator packages
-// themselves, and the build and test tooling. The contract packages
-// providers and generators are core, and so is sdk: a provider built with
-// it must not link eso's cloud SDKs either.
+// the composition roots (main, this package, app/wiring, which reach the
+// build-tagged wiring), the provider and generator packages themselves, and
+// the build and test tooling. The shared plugin packages below providers/
+// are core, and so is sdk: a provider built with it must not link eso's
+// cloud SDKs either.
 func corePackages(t *testing.T) []string {
 	t.Helper()
 	out, err := exec.Command("go", "list", catalog.Module+"/...").Output()
@@ -25,14 +25,21 @@ func corePackages(t *testing.T) []string {
 		rel, _ := strings.CutPrefix(strings.TrimPrefix(pkg, catalog.Module), "/")
 		top, _, _ := strings.Cut(rel, "/")
 		switch {
-		case rel == "" || rel == "app" || rel == "providers/register":
-		case (top == "providers" || top == "generators") && rel != top:
+		case rel == "" || rel == "app" || rel == "app/wiring":
+		case (top == "providers" || top == "generators") && !sharedPluginPackages[rel]:
 		case top == "build" || top == "tests":
 		default:
 			core = append(core, pkg)
 		}
 	}
 	return core
+}
+
+// sharedPluginPackages are the packages below providers/ that are not a
+// provider: the contract, what providers share, the v1 blocks and the
+// catalog. Core and sdk may use them, so they link no SDK either.
+var sharedPluginPackages = map[string]bool{
+	"providers/plugin": true, "providers/kit": true, "providers/v1blocks": true, "providers/catalog": true,
 }
 
 // sdkModules are the provider SDKs, as the catalog names them.
@@ -58,11 +65,8 @@ func TestCorePackagesImportNoProviderSDK(t *testing.T) {
 		t.Fatalf("go list did not reach the controllers: %v", deps)
 	}
 	for _, dep := range deps {
-		// The kit is what providers share and links no SDK; the sdk
-		// package serves providers with it. v1blocks reads upstream's
-		// provider blocks for the v1 store layer and the Vault generator
-		// alike, and links no SDK either.
-		if strings.HasPrefix(dep, "github.com/eso-dev/eso/providers/") && dep != catalog.Module+"/providers/kit" && dep != catalog.Module+"/providers/v1blocks" {
+		rel := strings.TrimPrefix(dep, catalog.Module+"/")
+		if strings.HasPrefix(rel, "providers/") && !sharedPluginPackages[rel] {
 			t.Errorf("core depends on provider package %s", dep)
 		}
 		for _, sdk := range sdkModules() {
@@ -70,5 +74,104 @@ func TestCorePackagesImportNoProviderSDK(t *testing.T) {
 				t.Errorf("core depends on provider SDK package %s", dep)
 			}
 		}
+	}
+}
+
+// floor is where a package of the module stands in the house: a package
+// may import its own floor and those below, never one above. Higher is
+// nearer main.
+func floor(rel string) (int, string) {
+	top, _, _ := strings.Cut(rel, "/")
+	switch {
+	case top == "build" || top == "tests" || strings.HasSuffix(rel, "test"):
+		return tooling, "test and build tooling"
+	case top == "apis":
+		return 0, "apis"
+	case rel == "providers/plugin" || rel == "providers/catalog":
+		return 1, "the plugin contract"
+	case rel == "providers/kit" || rel == "providers/v1blocks":
+		return 2, "what plugins share"
+	case top == "providers":
+		return 3, "providers"
+	case top == "generators":
+		return 4, "generators"
+	case top == "sdk":
+		return 5, "sdk"
+	case top == "app":
+		return 6, "app"
+	case rel == "":
+		return 7, "main"
+	default:
+		return tooling, top
+	}
+}
+
+// tooling is the floor of build and test tooling (build/, tests/, the
+// ...test helper packages): above everything it exercises. A package's
+// tests may use it; the package itself may not.
+const tooling = 8
+
+// upstairsYet are the imports that still run up a floor, each to be moved
+// below its importer; an entry no longer needed fails the test too, so the
+// list only shrinks.
+var upstairsYet = map[string]bool{
+	"sdk -> app/config": true, "sdk -> app/grpcserver": true, "sdk -> app/logging": true,
+	"sdk -> app/manager": true, "sdk -> app/registry": true,
+}
+
+// TestImportsRunDownTheFloors keeps the house's arrows pointing down:
+// main -> app -> sdk -> generators -> providers -> the shared plugin
+// packages -> the contract -> apis. Go refuses import cycles between
+// packages; this refuses them between floors. Tests may also use the
+// test tooling.
+func TestImportsRunDownTheFloors(t *testing.T) {
+	out, err := exec.Command("go", "list", "-tags", "e2e", "-f", `{{.ImportPath}} {{join .Imports " "}} | {{join .TestImports " "}} {{join .XTestImports " "}}`, catalog.Module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	prefix := catalog.Module + "/"
+	rel := func(pkg string) (string, bool) {
+		if pkg == catalog.Module {
+			return "", true
+		}
+		return strings.CutPrefix(pkg, prefix)
+	}
+	checked := 0
+	seenUpstairs := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		from, _ := rel(fields[0])
+		fromFloor, fromName := floor(from)
+		inTests := false
+		for _, imp := range fields[1:] {
+			if imp == "|" {
+				inTests = true
+				continue
+			}
+			to, ours := rel(imp)
+			if !ours {
+				continue
+			}
+			checked++
+			toFloor, toName := floor(to)
+			if inTests && toFloor == tooling {
+				continue
+			}
+			if upstairsYet[from+" -> "+to] {
+				seenUpstairs[from+" -> "+to] = true
+				continue
+			}
+			if toFloor > fromFloor {
+				t.Errorf("%s (%s) imports %s (%s), a floor up", fields[0], fromName, imp, toName)
+			}
+		}
+	}
+	for imp := range upstairsYet {
+		if !seenUpstairs[imp] {
+			t.Errorf("%s no longer runs up a floor: drop it from upstairsYet", imp)
+		}
+	}
+	if checked < 100 {
+		t.Fatalf("only %d imports checked: go list output not understood", checked)
 	}
 }

@@ -13,8 +13,8 @@ import (
 	"github.com/eso-dev/eso/app/grpcserver"
 	"github.com/eso-dev/eso/app/manager"
 	"github.com/eso-dev/eso/app/registry"
-	"github.com/eso-dev/eso/providers"
-	"github.com/eso-dev/eso/providers/register"
+	"github.com/eso-dev/eso/app/wiring"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // ProviderModules are the modules of provider mode: the compiled-in
@@ -22,9 +22,8 @@ import (
 // election or watches: the process only answers core's calls.
 func ProviderModules() fx.Option {
 	return fx.Options(
-		register.Module(),
+		wiring.Module(),
 		registry.Module,
-		registry.GeneratorsModule,
 		fx.Provide(manager.NewScheme, ProviderModeDeps),
 		grpcserver.Module,
 	)
@@ -34,13 +33,13 @@ func ProviderModules() fx.Option {
 // goes to the API server, and nothing is watched or cached, so the process
 // needs only get on what it reads (its configuration kinds, the Secrets and
 // ConfigMaps they reference) and create on serviceaccounts/token.
-func ProviderModeDeps(cfg config.Config, rc *rest.Config, scheme *runtime.Scheme) (providers.Deps, error) {
+func ProviderModeDeps(cfg config.Config, rc *rest.Config, scheme *runtime.Scheme) (plugin.Deps, error) {
 	rc = manager.WithClientLimits(rc, cfg, "eso-provider")
 	c, err := client.New(rc, client.Options{Scheme: scheme})
 	if err != nil {
-		return providers.Deps{}, fmt.Errorf("creating Kubernetes client: %w", err)
+		return plugin.Deps{}, fmt.Errorf("creating Kubernetes client: %w", err)
 	}
-	return providers.Deps{Client: c, APIReader: c, RESTConfig: rc, AmbientCredentials: cfg.AllowAmbientCredentials}, nil
+	return plugin.Deps{Client: c, APIReader: c, RESTConfig: rc, AmbientCredentials: cfg.AllowAmbientCredentials}, nil
 }
 
 // newProviderApp is the application of --mode=provider.

@@ -14,31 +14,31 @@ import (
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
-	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/kit"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // Errors a provider wraps (fmt.Errorf("%w: ...")) so core reports the right
 // condition; an error must name keys, never values.
 var (
 	// ErrNotFound: the secret or version does not exist.
-	ErrNotFound = providers.ErrSecretNotFound
+	ErrNotFound = plugin.ErrSecretNotFound
 	// ErrPropertyNotFound: the secret exists but has no such field.
-	ErrPropertyNotFound = providers.ErrPropertyNotFound
+	ErrPropertyNotFound = plugin.ErrPropertyNotFound
 	// ErrInvalidConfig: the configuration cannot work as written; it waits
 	// for a change.
-	ErrInvalidConfig = providers.ErrInvalidConfig
+	ErrInvalidConfig = plugin.ErrInvalidConfig
 	// ErrAuthFailed: the store refused the credentials; checked again soon.
-	ErrAuthFailed = providers.ErrAuthFailed
+	ErrAuthFailed = plugin.ErrAuthFailed
 	// ErrPermissionDenied: the credentials are accepted but may not do
 	// this.
-	ErrPermissionDenied = providers.ErrOutOfScope
+	ErrPermissionDenied = plugin.ErrOutOfScope
 	// ErrNotSupported: the store cannot do what was asked.
-	ErrNotSupported = providers.ErrNotSupported
+	ErrNotSupported = plugin.ErrNotSupported
 	// ErrThrottled: the store asked to slow down; retried with backoff.
-	ErrThrottled = providers.ErrThrottled
+	ErrThrottled = plugin.ErrThrottled
 	// ErrUnavailable: the store could not be reached; retried with backoff.
-	ErrUnavailable = providers.ErrUnavailable
+	ErrUnavailable = plugin.ErrUnavailable
 )
 
 // GroupVersion is the API group and version of every provider
@@ -108,25 +108,25 @@ type Env struct {
 	// Namespace is where the request's credentials resolve: the only
 	// namespace whose Secrets the provider may read for it.
 	Namespace string
-	deps      providers.Deps
+	deps      plugin.Deps
 }
 
 // SecretValue reads key of the Secret name in Namespace, e.g. a token the
 // spec references.
 func (e Env) SecretValue(ctx context.Context, name, key string) ([]byte, error) {
-	return providers.CredentialValue(ctx, e.deps.APIReader, e.Namespace, name, key)
+	return kit.CredentialValue(ctx, e.deps.APIReader, e.Namespace, name, key)
 }
 
 // Registrar is what Serve takes: a Provider of any spec type.
 type Registrar interface {
-	Registration() providers.Registration
+	Registration() plugin.Registration
 }
 
 // Registration is p as eso's registry lists it. A provider moved into
 // eso's tree exports it as its package's Registration and takes one line
 // in providers/catalog.
-func (p Provider[C]) Registration() providers.Registration {
-	return kit.Definition[*unstructured.Unstructured]{
+func (p Provider[C]) Registration() plugin.Registration {
+	return plugin.Definition[*unstructured.Unstructured]{
 		Name:        strings.ToLower(p.Kind),
 		Kind:        p.Kind,
 		AddToScheme: func(*runtime.Scheme) error { return nil },
@@ -139,7 +139,7 @@ func (p Provider[C]) Registration() providers.Registration {
 			_, err := p.spec(u)
 			return err
 		},
-		NewClient: func(ctx context.Context, deps providers.Deps, u *unstructured.Unstructured, scope providers.Scope) (providers.SecretsClient, error) {
+		NewClient: func(ctx context.Context, deps plugin.Deps, u *unstructured.Unstructured, scope plugin.Scope) (plugin.SecretsClient, error) {
 			spec, err := p.spec(u)
 			if err != nil {
 				return nil, err
@@ -179,7 +179,7 @@ func (p Provider[C]) spec(u *unstructured.Unstructured) (*C, error) {
 }
 
 // writeLocks serialise read-merge-write cycles of one key in this process.
-var writeLocks providers.KeyedMutex
+var writeLocks kit.KeyedMutex
 
 // adapter is a Client as eso's provider contract sees it.
 type adapter struct {
@@ -199,8 +199,8 @@ func newAdapter(c Client, store string) *adapter {
 // value must fit a Kubernetes Secret and one message to core.
 func (a *adapter) read(ctx context.Context, key, version string) ([]byte, error) {
 	v, err := a.client.Read(ctx, key, version)
-	if err == nil && int64(len(v)) > providers.MaxResponseBytes {
-		return nil, fmt.Errorf("%w: secret %q is larger than %s", providers.ErrTooLarge, key, providers.FormatBytes(providers.MaxResponseBytes))
+	if err == nil && int64(len(v)) > plugin.MaxResponseBytes {
+		return nil, fmt.Errorf("%w: secret %q is larger than %s", plugin.ErrTooLarge, key, plugin.FormatBytes(plugin.MaxResponseBytes))
 	}
 	return v, err
 }
@@ -214,7 +214,7 @@ func (a *adapter) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFin
 	if len(find.Tags) > 0 {
 		return nil, fmt.Errorf("%w: this store has no tags (find.tags)", ErrNotSupported)
 	}
-	match, err := providers.NameMatcher(find)
+	match, err := kit.NameMatcher(find)
 	if err != nil {
 		return nil, err
 	}
@@ -222,11 +222,11 @@ func (a *adapter) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFin
 	if find.Path != nil {
 		prefix = *find.Path
 	}
-	names, err := lister.List(ctx, prefix, providers.MaxFindListed+1)
+	names, err := lister.List(ctx, prefix, plugin.MaxFindListed+1)
 	if err != nil {
 		return nil, err
 	}
-	var budget providers.FindBudget
+	var budget kit.FindBudget
 	if err := budget.Listed(len(names)); err != nil {
 		return nil, fmt.Errorf("find: %w", err)
 	}
@@ -235,7 +235,7 @@ func (a *adapter) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFin
 		if !match(name) {
 			continue
 		}
-		if err := providers.ReadFound(ctx, out, name, a.read, &budget); err != nil {
+		if err := kit.ReadFound(ctx, out, name, a.read, &budget); err != nil {
 			return nil, err
 		}
 	}
@@ -251,8 +251,8 @@ func (a *adapter) writer() (Writer, error) {
 
 // PushSecret writes a value or one property of a JSON object, only over
 // keys eso created, and not at all when nothing would change.
-func (a *adapter) PushSecret(ctx context.Context, req providers.PushRequest) error {
-	if err := providers.NoPushMetadata(req, "this provider"); err != nil {
+func (a *adapter) PushSecret(ctx context.Context, req plugin.PushRequest) error {
+	if err := kit.NoPushMetadata(req, "this provider"); err != nil {
 		return err
 	}
 	w, err := a.writer()
@@ -265,7 +265,7 @@ func (a *adapter) PushSecret(ctx context.Context, req providers.PushRequest) err
 		return err
 	}
 	if exists && !managed && !req.Adopt {
-		return fmt.Errorf("%w: key %q", providers.ErrNotManaged, req.RemoteKey)
+		return fmt.Errorf("%w: key %q", plugin.ErrNotManaged, req.RemoteKey)
 	}
 	adopting := exists && !managed // Write marks it as eso's
 	var current []byte
@@ -276,7 +276,7 @@ func (a *adapter) PushSecret(ctx context.Context, req providers.PushRequest) err
 	}
 	value := req.Value
 	if req.Property != "" {
-		if value, err = providers.SetProperty(current, req.Property, req.Value); err != nil {
+		if value, err = kit.SetProperty(current, req.Property, req.Value); err != nil {
 			return err
 		}
 	}
@@ -312,11 +312,11 @@ func (a *adapter) SecretExists(ctx context.Context, remoteKey string) (bool, err
 	return exists, err
 }
 
-func (a *adapter) Capabilities() providers.Capabilities {
+func (a *adapter) Capabilities() plugin.Capabilities {
 	if _, ok := a.client.(Writer); ok {
-		return providers.ReadWrite
+		return plugin.ReadWrite
 	}
-	return providers.ReadOnly
+	return plugin.ReadOnly
 }
 
 func (a *adapter) CheckAuth(ctx context.Context) error {

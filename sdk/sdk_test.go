@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 type testSpec struct {
@@ -74,13 +74,13 @@ func TestReadOnlyClients(t *testing.T) {
 	if got, err := a.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: "db", Property: "user"}); err != nil || string(got) != "app" {
 		t.Fatalf("GetSecret = %q, %v", got, err)
 	}
-	if a.Capabilities() != providers.ReadOnly {
+	if a.Capabilities() != plugin.ReadOnly {
 		t.Errorf("Capabilities = %s", a.Capabilities())
 	}
 	if _, err := a.GetAllSecrets(ctx, esv1.ExternalSecretFind{}); !errors.Is(err, ErrNotSupported) {
 		t.Errorf("find without a Lister = %v", err)
 	}
-	if err := a.PushSecret(ctx, providers.PushRequest{RemoteKey: "db", Value: []byte("x")}); !errors.Is(err, ErrNotSupported) {
+	if err := a.PushSecret(ctx, plugin.PushRequest{RemoteKey: "db", Value: []byte("x")}); !errors.Is(err, ErrNotSupported) {
 		t.Errorf("push without a Writer = %v", err)
 	}
 	if err := a.DeleteSecret(ctx, "db", ""); !errors.Is(err, ErrNotSupported) {

@@ -24,7 +24,7 @@ import (
 	"github.com/eso-dev/eso/app/logging"
 	"github.com/eso-dev/eso/app/manager"
 	"github.com/eso-dev/eso/app/registry"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // Options say where a provider process listens, how it authenticates its
@@ -84,7 +84,7 @@ func Listen(opts Options, provs ...Registrar) (*Server, error) {
 			return nil, err
 		}
 	}
-	var regs []providers.Registration
+	var regs []plugin.Registration
 	for _, p := range provs {
 		regs = append(regs, p.Registration())
 	}
@@ -92,14 +92,9 @@ func Listen(opts Options, provs ...Registrar) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	genCatalog, err := registry.NewGeneratorCatalog(nil)
-	if err != nil {
-		return nil, err
-	}
-	deps := providers.Deps{Client: kube, APIReader: kube}
+	deps := plugin.Deps{Client: kube, APIReader: kube}
 	server, err := grpcserver.New(grpcserver.Options{
-		Providers:    registry.NewProviders(catalog, deps),
-		Generators:   registry.NewGenerators(genCatalog, deps),
+		Plugins:      registry.NewPlugins(catalog, deps),
 		ConfigReader: kube,
 		Kinds:        opts.Kinds,
 		Log:          log,

@@ -14,8 +14,8 @@ var Module = fx.Module("generation",
 	fx.Provide(
 		// The connections to provider processes are the stores module's,
 		// shared with stores.
-		func(mgr ctrl.Manager, gens *registry.Generators, remote *grpcclient.Remote, cfg config.Config) *Resolver {
-			return NewResolver(mgr.GetClient(), gens, cfg.ControllerClass).WithRemote(remote)
+		func(mgr ctrl.Manager, plugins *registry.Plugins, remote *grpcclient.Remote, cfg config.Config) *Resolver {
+			return NewResolver(mgr.GetClient(), plugins, cfg.ControllerClass).WithRemote(remote)
 		},
 		func(mgr ctrl.Manager, cfg config.Config) *Signer {
 			return &Signer{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Namespace: cfg.SystemNamespace}

@@ -21,8 +21,7 @@ import (
 	"github.com/eso-dev/eso/app/grpcclient"
 	"github.com/eso-dev/eso/app/registry"
 	"github.com/eso-dev/eso/app/stores"
-	"github.com/eso-dev/eso/generators"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // API versions a generatorRef may carry.
@@ -41,10 +40,10 @@ const defaultGCDeadline = 5 * time.Minute
 
 // Resolved is a generatorRef made concrete.
 type Resolved struct {
-	Generator generators.Generator
+	Generator plugin.Generator
 	// Ref is the generator configuration; Scope where its credentials resolve.
-	Ref   providers.Ref
-	Scope providers.Scope
+	Ref   plugin.Ref
+	Scope plugin.Scope
 	// Source is the reference as the ExternalSecret made it, apiVersion filled in.
 	Source      genv2.GeneratorReference
 	StatePolicy genv2.StatePolicy
@@ -54,17 +53,17 @@ type Resolved struct {
 
 // Resolver resolves generatorRefs for one controller class.
 type Resolver struct {
-	reader     client.Reader
-	generators *registry.Generators
-	class      string
+	reader  client.Reader
+	plugins *registry.Plugins
+	class   string
 	// remote serves generators whose providerConfig.address is set; nil
 	// refuses them.
 	remote *grpcclient.Remote
 }
 
 // NewResolver returns a resolver reading through reader.
-func NewResolver(reader client.Reader, gens *registry.Generators, class string) *Resolver {
-	return &Resolver{reader: reader, generators: gens, class: class}
+func NewResolver(reader client.Reader, plugins *registry.Plugins, class string) *Resolver {
+	return &Resolver{reader: reader, plugins: plugins, class: class}
 }
 
 // WithRemote lets the resolver serve generators whose
@@ -75,7 +74,7 @@ func (r *Resolver) WithRemote(remote *grpcclient.Remote) *Resolver {
 }
 
 // Generators are the compiled-in generators.
-func (r *Resolver) Generators() *registry.Generators { return r.generators }
+func (r *Resolver) Plugins() *registry.Plugins { return r.plugins }
 
 // Resolve finds the generator an ExternalSecret of namespace references and
 // checks it may be used now: class, a ClusterGenerator's namespace
@@ -103,7 +102,7 @@ func (r *Resolver) Resolve(ctx context.Context, namespace string, ref esv1.Gener
 		if g.Spec.ProviderConfig.Address == "" && !r.classOf(ctx, pr.Kind, client.ObjectKey{Namespace: namespace, Name: pr.Name}) {
 			return nil, false, nil
 		}
-		res, err := r.resolved(source, &g.Spec, providers.Ref{Kind: pr.Kind, Namespace: namespace, Name: pr.Name}, namespace, namespace)
+		res, err := r.resolved(source, &g.Spec, plugin.Ref{Kind: pr.Kind, Namespace: namespace, Name: pr.Name}, namespace, namespace)
 		return res, true, err
 	case ref.Kind == KindClusterGenerator && (ref.APIVersion == "" || ref.APIVersion == APIVersion):
 		source.APIVersion = APIVersion
@@ -132,13 +131,13 @@ func (r *Resolver) Resolve(ctx context.Context, namespace string, ref esv1.Gener
 		if cg.Spec.AuthenticationScope == ssv2.ManifestNamespace {
 			credentials = namespace
 		}
-		res, err := r.resolved(source, &cg.Spec.GeneratorSpec, providers.Ref{Kind: pr.Kind, Namespace: pr.Namespace, Name: pr.Name}, credentials, "")
+		res, err := r.resolved(source, &cg.Spec.GeneratorSpec, plugin.Ref{Kind: pr.Kind, Namespace: pr.Namespace, Name: pr.Name}, credentials, "")
 		return res, true, err
 	case ref.APIVersion == "" || ref.APIVersion == KindsAPIVersion || ref.APIVersion == UpstreamAPIVersion:
 		// A generator kind referenced directly: its configuration lives in
 		// the ExternalSecret's namespace, states are tracked by default.
 		source.APIVersion = KindsAPIVersion
-		gen, ok := r.generators.Lookup(ref.Kind)
+		gen, ok := r.plugins.Generator(ref.Kind)
 		if !ok {
 			var also []string
 			if ref.APIVersion == "" {
@@ -149,8 +148,8 @@ func (r *Resolver) Resolve(ctx context.Context, namespace string, ref esv1.Gener
 		if !r.classOf(ctx, ref.Kind, client.ObjectKey{Namespace: namespace, Name: ref.Name}) {
 			return nil, false, nil
 		}
-		return &Resolved{Generator: gen, Ref: providers.Ref{Kind: ref.Kind, Namespace: namespace, Name: ref.Name},
-			Scope: providers.Scope{Namespace: namespace}, Source: source, StatePolicy: genv2.StateTrack, GCDeadline: defaultGCDeadline}, true, nil
+		return &Resolved{Generator: gen, Ref: plugin.Ref{Kind: ref.Kind, Namespace: namespace, Name: ref.Name},
+			Scope: plugin.Scope{Namespace: namespace}, Source: source, StatePolicy: genv2.StateTrack, GCDeadline: defaultGCDeadline}, true, nil
 	default:
 		return nil, true, fmt.Errorf("%w: %s is not a generator of %s", stores.ErrUnsupportedVersion, ref.Kind, ref.APIVersion)
 	}
@@ -158,16 +157,16 @@ func (r *Resolver) Resolve(ctx context.Context, namespace string, ref esv1.Gener
 
 // classOf reports whether a generator configuration is this eso's to use,
 // however it is referenced: only kinds that carry a controller class
-// (generators.Classed) are read here, from the cache the generator reads
+// (plugin.Classed) are read here, from the cache the generator reads
 // them through; a configuration not found yet is left to the generator to
 // report. A configuration served by a provider process is that process's
 // to read.
 func (r *Resolver) classOf(ctx context.Context, kind string, key client.ObjectKey) (ours bool) {
-	cfg, ok := r.generators.Catalog().NewConfig(kind)
+	cfg, ok := r.plugins.Catalog().NewConfig(plugin.RoleGenerator, kind)
 	if !ok {
 		return true
 	}
-	classed, ok := cfg.(generators.Classed)
+	classed, ok := cfg.(plugin.Classed)
 	if !ok || r.reader.Get(ctx, key, cfg) != nil {
 		return true
 	}
@@ -193,7 +192,7 @@ func (e *unknownKindError) Is(target error) bool {
 // serves: a near miss of a compiled-in kind (or of also) as the typo it
 // most likely is, anything else as not compiled in.
 func (r *Resolver) notServed(kind string, also ...string) error {
-	if near := config.Closest(kind, append(r.generators.Catalog().Kinds(), also...)); near != "" {
+	if near := config.Closest(kind, append(r.plugins.Catalog().Kinds(plugin.RoleGenerator), also...)); near != "" {
 		return &unknownKindError{kind: kind, near: near}
 	}
 	return fmt.Errorf("%w: generator kind %s (see `eso providers`)", stores.ErrNotCompiledIn, kind)
@@ -201,12 +200,12 @@ func (r *Resolver) notServed(kind string, also ...string) error {
 
 // resolved is the generator of spec, in process or in a provider process.
 // ownNamespace is a Generator's namespace, empty for a ClusterGenerator.
-func (r *Resolver) resolved(source genv2.GeneratorReference, spec *genv2.GeneratorSpec, ref providers.Ref, credentials, ownNamespace string) (*Resolved, error) {
+func (r *Resolver) resolved(source genv2.GeneratorReference, spec *genv2.GeneratorSpec, ref plugin.Ref, credentials, ownNamespace string) (*Resolved, error) {
 	gen, err := r.ServedBy(spec, ref, ownNamespace)
 	if err != nil {
 		return nil, err
 	}
-	res := &Resolved{Generator: gen, Ref: ref, Scope: providers.Scope{Namespace: credentials}, Source: source,
+	res := &Resolved{Generator: gen, Ref: ref, Scope: plugin.Scope{Namespace: credentials}, Source: source,
 		StatePolicy: spec.StatePolicy, GCDeadline: defaultGCDeadline}
 	if res.StatePolicy == "" {
 		res.StatePolicy = genv2.StateTrack
@@ -223,10 +222,10 @@ func (r *Resolver) resolved(source genv2.GeneratorReference, spec *genv2.Generat
 // ServedBy is the generator serving ref: the compiled-in generator of its
 // kind or, when providerConfig.address is set, the provider process's.
 // ownNamespace is the Generator's namespace, empty for a ClusterGenerator.
-func (r *Resolver) ServedBy(spec *genv2.GeneratorSpec, ref providers.Ref, ownNamespace string) (generators.Generator, error) {
+func (r *Resolver) ServedBy(spec *genv2.GeneratorSpec, ref plugin.Ref, ownNamespace string) (plugin.Generator, error) {
 	pc := spec.ProviderConfig
 	if pc.Address == "" {
-		gen, ok := r.generators.Lookup(ref.Kind)
+		gen, ok := r.plugins.Generator(ref.Kind)
 		if !ok {
 			return nil, r.notServed(ref.Kind)
 		}
@@ -255,8 +254,8 @@ func (r *Resolver) ServedBy(spec *genv2.GeneratorSpec, ref providers.Ref, ownNam
 // generation could have used, so that even a state eso signed cannot make
 // it use another namespace's configuration or credentials; the caller
 // verifies the signature first.
-func (r *Resolver) ForState(ctx context.Context, st *genv2.GeneratorState) (generators.Generator, error) {
-	ref := providers.Ref{Kind: st.Spec.ProviderRef.Kind, Namespace: st.Spec.ProviderRef.Namespace, Name: st.Spec.ProviderRef.Name}
+func (r *Resolver) ForState(ctx context.Context, st *genv2.GeneratorState) (plugin.Generator, error) {
+	ref := plugin.Ref{Kind: st.Spec.ProviderRef.Kind, Namespace: st.Spec.ProviderRef.Namespace, Name: st.Spec.ProviderRef.Name}
 	if st.Spec.Generator.Kind != KindClusterGenerator || st.Spec.Generator.APIVersion != APIVersion {
 		// A Generator or a generator kind: its own namespace only.
 		if ref.Namespace != st.Namespace || st.Spec.CredentialsNamespace != st.Namespace {
@@ -281,7 +280,7 @@ func (r *Resolver) ForState(ctx context.Context, st *genv2.GeneratorState) (gene
 			}
 		}
 	}
-	gen, ok := r.generators.Lookup(ref.Kind)
+	gen, ok := r.plugins.Generator(ref.Kind)
 	if !ok {
 		return nil, fmt.Errorf("%w: generator kind %s, needed to revoke", stores.ErrNotCompiledIn, ref.Kind)
 	}

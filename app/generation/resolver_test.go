@@ -16,8 +16,7 @@ import (
 	"github.com/eso-dev/eso/app/outcomes"
 	"github.com/eso-dev/eso/app/registry"
 	"github.com/eso-dev/eso/app/stores"
-	"github.com/eso-dev/eso/generators"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // TestMisspelledGeneratorKindNamesTheNearest: an ExternalSecret's
@@ -29,14 +28,14 @@ func TestMisspelledGeneratorKindNamesTheNearest(t *testing.T) {
 	if err := genv2.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
-	catalog, err := registry.NewGeneratorCatalog([]generators.Registration{
-		{Name: "password", Kind: "Password", New: func(providers.Deps) generators.Generator { return nil }},
-		{Name: "uuid", Kind: "UUID", New: func(providers.Deps) generators.Generator { return nil }},
+	catalog, err := registry.NewCatalog([]plugin.Registration{
+		{Name: "password", Kind: "Password", NewGenerator: func(plugin.Deps) plugin.Generator { return nil }},
+		{Name: "uuid", Kind: "UUID", NewGenerator: func(plugin.Deps) plugin.Generator { return nil }},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := NewResolver(ctrlfake.NewClientBuilder().WithScheme(scheme).Build(), registry.NewGenerators(catalog, providers.Deps{}), "")
+	r := NewResolver(ctrlfake.NewClientBuilder().WithScheme(scheme).Build(), registry.NewPlugins(catalog, plugin.Deps{}), "")
 	for _, tc := range []struct {
 		ref  esv1.GeneratorRef
 		want string
@@ -80,11 +79,11 @@ func TestDirectKindWithAControllerClass(t *testing.T) {
 	}
 	reader := ctrlfake.NewClientBuilder().WithScheme(scheme).WithObjects(vault("default", ""), vault("blue", "blue"),
 		generator("via-default", "default"), generator("via-blue", "blue")).Build()
-	catalog, err := registry.NewGeneratorCatalog([]generators.Registration{
+	catalog, err := registry.NewCatalog([]plugin.Registration{
 		{Name: "vault-dynamic-secret", Kind: "VaultDynamicSecret", NewConfig: func() client.Object { return &genkinds.VaultDynamicSecret{} },
-			New: func(providers.Deps) generators.Generator { return nil }},
+			NewGenerator: func(plugin.Deps) plugin.Generator { return nil }},
 		{Name: "uuid", Kind: "UUID", NewConfig: func() client.Object { return &genkinds.UUID{} },
-			New: func(providers.Deps) generators.Generator { return nil }},
+			NewGenerator: func(plugin.Deps) plugin.Generator { return nil }},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -102,7 +101,7 @@ func TestDirectKindWithAControllerClass(t *testing.T) {
 		{"", "Generator", "via-default", true},
 		{"", "Generator", "via-blue", false},
 	} {
-		r := NewResolver(reader, registry.NewGenerators(catalog, providers.Deps{}), tc.class)
+		r := NewResolver(reader, registry.NewPlugins(catalog, plugin.Deps{}), tc.class)
 		_, ours, err := r.Resolve(context.Background(), "team-a", esv1.GeneratorRef{Kind: tc.kind, Name: tc.name})
 		if err != nil || ours != tc.ours {
 			t.Errorf("eso of class %q, %s %s: ours %v (%v), want %v", tc.class, tc.kind, tc.name, ours, err, tc.ours)

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // TestAnswersAreBounded: a provider process (whose address a store names)
@@ -26,7 +26,7 @@ func TestAnswersAreBounded(t *testing.T) {
 	}
 	before := f.server.Calls("GetSecret")
 	_, err := cl.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: "big"})
-	if !errors.Is(err, providers.ErrTooLarge) || !strings.Contains(err.Error(), "4 MiB") || strings.Contains(err.Error(), "xxx") {
+	if !errors.Is(err, plugin.ErrTooLarge) || !strings.Contains(err.Error(), "4 MiB") || strings.Contains(err.Error(), "xxx") {
 		t.Errorf("an oversized answer: %v, want ErrTooLarge naming 4 MiB and no value", err)
 	}
 	if calls := f.server.Calls("GetSecret") - before; calls != 1 {

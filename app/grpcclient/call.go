@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/eso-dev/eso/app/grpcwire"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/kit"
 )
 
 // invoke makes a call of at most attempts attempts, each bounded by
@@ -18,7 +18,7 @@ func invoke[T any](ctx context.Context, opts Options, attempts int, call func(co
 		actx, cancel := context.WithTimeout(ctx, opts.CallTimeout)
 		resp, err := call(actx)
 		cancel()
-		if tooLarge := providers.TooLargeMessage(err, MaxMessageSize); tooLarge != nil {
+		if tooLarge := kit.TooLargeMessage(err, MaxMessageSize); tooLarge != nil {
 			return resp, tooLarge // the same answer again: not worth a retry
 		}
 		if err == nil || attempt >= attempts || !grpcwire.Retryable(err) {

@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // Endpoint is a provider process and how core proves who it is to it.
@@ -34,9 +34,9 @@ var (
 	ErrCertificateNamespace = errors.New("the client certificate Secret must be in the object's own namespace")
 	// ErrIncompatibleProvider: the server does not speak this core's
 	// protocol major, or is no eso provider at all.
-	ErrIncompatibleProvider = fmt.Errorf("remote provider: %w", providers.ErrIncompatible)
+	ErrIncompatibleProvider = fmt.Errorf("remote provider: %w", plugin.ErrIncompatible)
 	// ErrKindNotServed: the server does not serve the configuration kind.
-	ErrKindNotServed = fmt.Errorf("%w: kind not served by the remote provider", providers.ErrIncompatible)
+	ErrKindNotServed = fmt.Errorf("%w: kind not served by the remote provider", plugin.ErrIncompatible)
 )
 
 // Endpoint is the endpoint of a providerConfig. ownNamespace is the
@@ -49,7 +49,7 @@ func (r *Remote) Endpoint(address string, auth *ssv2.ProviderAuth, ownNamespace,
 	if auth != nil && auth.ServiceAccountRef != nil {
 		// Refused rather than ignored: a store that asks for it must not
 		// silently connect with less.
-		ep.refused = fmt.Errorf("%w: providerConfig.auth.serviceAccountRef is not supported for remote providers; use clientCertificate", providers.ErrInvalidConfig)
+		ep.refused = fmt.Errorf("%w: providerConfig.auth.serviceAccountRef is not supported for remote providers; use clientCertificate", plugin.ErrInvalidConfig)
 	}
 	if auth == nil || auth.ClientCertificate == nil {
 		if r.opts.CoreCertificate != nil {

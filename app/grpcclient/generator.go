@@ -5,18 +5,17 @@ import (
 
 	providerv1 "github.com/eso-dev/eso/apis/proto/provider/v1"
 	"github.com/eso-dev/eso/app/grpcwire"
-	"github.com/eso-dev/eso/generators"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
-// generator is a generators.Generator served by a provider process.
+// generator is a plugin.Generator served by a provider process.
 type generator struct {
 	remote *Remote
 	ep     Endpoint
 	kind   string
 }
 
-var _ generators.Generator = (*generator)(nil)
+var _ plugin.Generator = (*generator)(nil)
 
 func (g *generator) Kind() string { return g.kind }
 
@@ -36,7 +35,7 @@ func (g *generator) with(ctx context.Context, call func(providerv1.GeneratorProv
 // Generate is made once, never retried: a value generated whose answer was
 // lost cannot be revoked, and a retry would make another. The caller's next
 // attempt comes with its backoff.
-func (g *generator) Generate(ctx context.Context, ref providers.Ref, scope providers.Scope) (map[string][]byte, generators.State, error) {
+func (g *generator) Generate(ctx context.Context, ref plugin.Ref, scope plugin.Scope) (map[string][]byte, plugin.State, error) {
 	var resp *providerv1.GenerateResponse
 	err := g.with(ctx, func(stub providerv1.GeneratorProviderClient) error {
 		req := &providerv1.GenerateRequest{Target: grpcwire.ToTarget(ref, scope)}
@@ -49,14 +48,14 @@ func (g *generator) Generate(ctx context.Context, ref providers.Ref, scope provi
 	if err != nil {
 		return nil, nil, err
 	}
-	var state generators.State
+	var state plugin.State
 	if len(resp.GetState()) > 0 {
-		state = generators.State(resp.GetState())
+		state = plugin.State(resp.GetState())
 	}
 	return resp.GetData(), state, nil
 }
 
-func (g *generator) Cleanup(ctx context.Context, ref providers.Ref, scope providers.Scope, state generators.State) error {
+func (g *generator) Cleanup(ctx context.Context, ref plugin.Ref, scope plugin.Scope, state plugin.State) error {
 	return g.with(ctx, func(stub providerv1.GeneratorProviderClient) error {
 		req := &providerv1.CleanupRequest{Target: grpcwire.ToTarget(ref, scope), State: state}
 		_, err := invoke(ctx, g.remote.opts, g.remote.opts.Attempts, func(ctx context.Context) (*providerv1.CleanupResponse, error) {
@@ -66,7 +65,7 @@ func (g *generator) Cleanup(ctx context.Context, ref providers.Ref, scope provid
 	})
 }
 
-func (g *generator) Validate(ctx context.Context, ref providers.Ref, scope providers.Scope) error {
+func (g *generator) Validate(ctx context.Context, ref plugin.Ref, scope plugin.Scope) error {
 	return g.with(ctx, func(stub providerv1.GeneratorProviderClient) error {
 		req := &providerv1.ValidateRequest{Target: grpcwire.ToTarget(ref, scope)}
 		_, err := invoke(ctx, g.remote.opts, g.remote.opts.Attempts, func(ctx context.Context) (*providerv1.ValidateResponse, error) {

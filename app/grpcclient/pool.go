@@ -29,7 +29,7 @@ import (
 	"github.com/eso-dev/eso/app/grpcwire"
 	"github.com/eso-dev/eso/app/metrics"
 	"github.com/eso-dev/eso/app/version"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // connKey identifies connections that may be shared: same address, same
@@ -274,7 +274,7 @@ func (p *pool) dial(ctx context.Context, key connKey, secret *corev1.Secret) (*g
 		grpc.WithChainUnaryInterceptor(observeCalls),
 	)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: address %q: %v", providers.ErrInvalidConfig, key.address, err)
+		return nil, nil, fmt.Errorf("%w: address %q: %v", plugin.ErrInvalidConfig, key.address, err)
 	}
 	info, err := handshake(ctx, p.opts, providerv1.NewInfoClient(cc), key.address)
 	err = transportHint(err, secret == nil)
@@ -311,7 +311,7 @@ func handshake(ctx context.Context, opts Options, info providerv1.InfoClient, ad
 		return info.Handshake(ctx, req)
 	})
 	if err != nil {
-		if errors.Is(err, providers.ErrNotSupported) { // Unimplemented
+		if errors.Is(err, plugin.ErrNotSupported) { // Unimplemented
 			return nil, fmt.Errorf("%w: the server at %s does not answer Info.Handshake: it is no eso provider, or one older than protocol major %d", ErrIncompatibleProvider, address, grpcwire.ProtocolMajor)
 		}
 		return nil, fmt.Errorf("handshake with the provider at %s: %w", address, err)
@@ -395,7 +395,7 @@ func (p *pool) certificate(ctx context.Context, name types.NamespacedName) (*cor
 	var secret corev1.Secret
 	if err := p.reader.Get(ctx, name, &secret); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("%w: client certificate Secret %s not found", providers.ErrInvalidConfig, name)
+			return nil, fmt.Errorf("%w: client certificate Secret %s not found", plugin.ErrInvalidConfig, name)
 		}
 		return nil, fmt.Errorf("reading client certificate Secret %s: %w", name, err)
 	}

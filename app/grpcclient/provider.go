@@ -9,10 +9,10 @@ import (
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	providerv1 "github.com/eso-dev/eso/apis/proto/provider/v1"
 	"github.com/eso-dev/eso/app/grpcwire"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
-// provider is a providers.Provider served by a provider process.
+// provider is a plugin.Provider served by a provider process.
 type provider struct {
 	remote *Remote
 	ep     Endpoint
@@ -34,7 +34,7 @@ func (p *provider) connect(ctx context.Context) (*conn, error) {
 	return c, nil
 }
 
-func (p *provider) Validate(ctx context.Context, ref providers.Ref, scope providers.Scope) error {
+func (p *provider) Validate(ctx context.Context, ref plugin.Ref, scope plugin.Scope) error {
 	c, err := p.connect(ctx)
 	if err != nil {
 		return err
@@ -50,7 +50,7 @@ func (p *provider) Validate(ctx context.Context, ref providers.Ref, scope provid
 
 // NewClient returns a client holding a connection until it is closed. Its
 // capabilities are asked once, here, which also proves the server answers.
-func (p *provider) NewClient(ctx context.Context, ref providers.Ref, scope providers.Scope) (providers.SecretsClient, error) {
+func (p *provider) NewClient(ctx context.Context, ref plugin.Ref, scope plugin.Scope) (plugin.SecretsClient, error) {
 	c, err := p.connect(ctx)
 	if err != nil {
 		return nil, err
@@ -63,8 +63,8 @@ func (p *provider) NewClient(ctx context.Context, ref providers.Ref, scope provi
 		_ = cl.Close(ctx)
 		return nil, err
 	}
-	switch caps := providers.Capabilities(resp.GetCapabilities()); caps {
-	case providers.ReadOnly, providers.WriteOnly, providers.ReadWrite:
+	switch caps := plugin.Capabilities(resp.GetCapabilities()); caps {
+	case plugin.ReadOnly, plugin.WriteOnly, plugin.ReadWrite:
 		cl.capabilities = caps
 	default:
 		_ = cl.Close(ctx)
@@ -82,13 +82,13 @@ func (p *provider) NewClient(ctx context.Context, ref providers.Ref, scope provi
 // request per property, which is correct for every provider.
 type jsonPathsClient struct{ *secretsClient }
 
-// PropertiesAreJSONPaths implements providers.JSONProperties.
+// PropertiesAreJSONPaths implements plugin.JSONProperties.
 func (*jsonPathsClient) PropertiesAreJSONPaths() {}
 
 // secretsClient is a provider client whose every call is a request to the
 // provider process, for one configuration and scope.
 //
-// It implements providers.JSONProperties only as jsonPathsClient, when the
+// It implements plugin.JSONProperties only as jsonPathsClient, when the
 // provider process says so: promising it for a provider whose properties are
 // not JSON paths would return wrong values.
 type secretsClient struct {
@@ -96,14 +96,14 @@ type secretsClient struct {
 	conn         *conn
 	stub         providerv1.SecretStoreProviderClient
 	target       *providerv1.Target
-	capabilities providers.Capabilities
+	capabilities plugin.Capabilities
 	closeOnce    sync.Once
 }
 
 var (
-	_ providers.SecretsClient = (*secretsClient)(nil)
-	_ providers.Writer        = (*secretsClient)(nil)
-	_ providers.AuthChecker   = (*secretsClient)(nil)
+	_ plugin.SecretsClient = (*secretsClient)(nil)
+	_ plugin.Writer        = (*secretsClient)(nil)
+	_ plugin.AuthChecker   = (*secretsClient)(nil)
 )
 
 func (c *secretsClient) GetSecret(ctx context.Context, ref esv1.ExternalSecretDataRemoteRef) ([]byte, error) {
@@ -139,7 +139,7 @@ func (c *secretsClient) GetAllSecrets(ctx context.Context, find esv1.ExternalSec
 	return resp.GetData(), nil
 }
 
-func (c *secretsClient) PushSecret(ctx context.Context, r providers.PushRequest) error {
+func (c *secretsClient) PushSecret(ctx context.Context, r plugin.PushRequest) error {
 	req := &providerv1.PushSecretRequest{Target: c.target, RemoteKey: r.RemoteKey, Property: r.Property, Value: r.Value, Adopt: r.Adopt, Metadata: r.Metadata}
 	_, err := invoke(ctx, c.remote.opts, c.remote.opts.Attempts, func(ctx context.Context) (*providerv1.PushSecretResponse, error) {
 		return c.stub.PushSecret(ctx, req)
@@ -173,13 +173,13 @@ func (c *secretsClient) CheckAuth(ctx context.Context) error {
 	_, err := invoke(ctx, c.remote.opts, c.remote.opts.Attempts, func(ctx context.Context) (*providerv1.CheckAuthResponse, error) {
 		return c.stub.CheckAuth(ctx, req)
 	})
-	if errors.Is(err, providers.ErrNotSupported) {
+	if errors.Is(err, plugin.ErrNotSupported) {
 		return nil
 	}
 	return err
 }
 
-func (c *secretsClient) Capabilities() providers.Capabilities { return c.capabilities }
+func (c *secretsClient) Capabilities() plugin.Capabilities { return c.capabilities }
 
 // Close gives the connection back; the provider process keeps no state per
 // client.

@@ -18,24 +18,19 @@ import (
 	"github.com/eso-dev/eso/app/grpcserver"
 	"github.com/eso-dev/eso/app/manager"
 	"github.com/eso-dev/eso/app/registry"
-	"github.com/eso-dev/eso/generators"
 	"github.com/eso-dev/eso/generators/password"
-	"github.com/eso-dev/eso/providers"
 	fakeprovider "github.com/eso-dev/eso/providers/fake"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // TestAgainstProviderModeServer runs the adapter against eso's own provider
 // mode serving the Fake provider and the Password generator over mTLS.
 func TestAgainstProviderModeServer(t *testing.T) {
-	catalog, err := registry.NewCatalog([]providers.Registration{fakeprovider.Registration})
+	catalog, err := registry.NewCatalog([]plugin.Registration{fakeprovider.Registration, password.Registration})
 	if err != nil {
 		t.Fatal(err)
 	}
-	genCatalog, err := registry.NewGeneratorCatalog([]generators.Registration{password.Registration})
-	if err != nil {
-		t.Fatal(err)
-	}
-	scheme, err := manager.NewScheme(catalog, genCatalog, manager.SchemeAdders{})
+	scheme, err := manager.NewScheme(catalog, manager.SchemeAdders{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,9 +41,9 @@ func TestAgainstProviderModeServer(t *testing.T) {
 		&genv1.Password{ObjectMeta: metav1.ObjectMeta{Name: "pw", Namespace: "team"}, Spec: genv1.PasswordSpec{Length: 24}},
 		grpcclienttest.ClientSecret(t, "team", "core-tls", "eso-core", clientCA, serverCA),
 	).Build()
-	deps := providers.Deps{Client: kube, APIReader: kube}
-	server, err := grpcserver.New(grpcserver.Options{Providers: registry.NewProviders(catalog, deps),
-		Generators: registry.NewGenerators(genCatalog, deps), ConfigReader: kube, Log: logr.Discard()})
+	deps := plugin.Deps{Client: kube, APIReader: kube}
+	server, err := grpcserver.New(grpcserver.Options{Plugins: registry.NewPlugins(catalog, deps),
+		ConfigReader: kube, Log: logr.Discard()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,26 +74,26 @@ func TestAgainstProviderModeServer(t *testing.T) {
 	if v, err := cl.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: "db", Property: "password"}); err != nil || string(v) != "s3cret" {
 		t.Errorf("GetSecret = %q, %v", v, err)
 	}
-	if _, err := cl.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: "missing"}); !errors.Is(err, providers.ErrSecretNotFound) {
+	if _, err := cl.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: "missing"}); !errors.Is(err, plugin.ErrSecretNotFound) {
 		t.Errorf("a missing secret arrived as %v", err)
 	}
-	if _, ok := cl.(providers.JSONProperties); !ok {
+	if _, ok := cl.(plugin.JSONProperties); !ok {
 		t.Error("the Fake provider's properties are JSON paths, but the remote client does not say so")
 	}
-	if err := cl.(providers.AuthChecker).CheckAuth(ctx); err != nil {
+	if err := cl.(plugin.AuthChecker).CheckAuth(ctx); err != nil {
 		t.Errorf("CheckAuth: %v", err)
 	}
-	missingConfig := providers.Ref{Kind: "Fake", Name: "nope", Namespace: "team"}
-	if err := prov.Validate(ctx, missingConfig, teamScope); !errors.Is(err, providers.ErrConfigNotFound) {
+	missingConfig := plugin.Ref{Kind: "Fake", Name: "nope", Namespace: "team"}
+	if err := prov.Validate(ctx, missingConfig, teamScope); !errors.Is(err, plugin.ErrConfigNotFound) {
 		t.Errorf("a missing configuration arrived as %v", err)
 	}
 
 	gen := remote.Generator(ep, "Password")
-	data, _, err := gen.Generate(ctx, providers.Ref{Kind: "Password", Name: "pw", Namespace: "team"}, teamScope)
+	data, _, err := gen.Generate(ctx, plugin.Ref{Kind: "Password", Name: "pw", Namespace: "team"}, teamScope)
 	if err != nil || len(data["password"]) != 24 {
 		t.Errorf("Generate = %d bytes, %v", len(data["password"]), err)
 	}
-	if err := remote.Provider(ep, "Vault").Validate(ctx, providers.Ref{Kind: "Vault", Name: "v", Namespace: "team"}, teamScope); !errors.Is(err, ErrKindNotServed) {
+	if err := remote.Provider(ep, "Vault").Validate(ctx, plugin.Ref{Kind: "Vault", Name: "v", Namespace: "team"}, teamScope); !errors.Is(err, ErrKindNotServed) {
 		t.Errorf("a kind the server does not serve: %v", err)
 	}
 }

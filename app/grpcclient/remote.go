@@ -1,6 +1,6 @@
 // Package grpcclient is core's side of the provider protocol: an adapter
 // that makes a provider or generator served by `eso --mode=provider` look
-// exactly like one compiled in (providers.Provider, generators.Generator),
+// exactly like one compiled in (plugin.Provider, plugin.Generator),
 // so core's controllers and conditions treat both the same. Connections are
 // mTLS with a client certificate from a Secret, shared by every store using
 // the same address and certificate, and checked with Info.Handshake when
@@ -12,8 +12,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/eso-dev/eso/generators"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // Remote hands out providers and generators served by provider processes.
@@ -34,12 +33,12 @@ func New(reader client.Reader, opts Options) *Remote {
 func (r *Remote) Close() { r.pool.close() }
 
 // Provider is the provider of configuration kind served at ep.
-func (r *Remote) Provider(ep Endpoint, kind string) providers.Provider {
+func (r *Remote) Provider(ep Endpoint, kind string) plugin.Provider {
 	return &provider{remote: r, ep: ep, kind: kind}
 }
 
 // Generator is the generator of configuration kind served at ep.
-func (r *Remote) Generator(ep Endpoint, kind string) generators.Generator {
+func (r *Remote) Generator(ep Endpoint, kind string) plugin.Generator {
 	return &generator{remote: r, ep: ep, kind: kind}
 }
 

@@ -21,12 +21,12 @@ import (
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/grpcclient/grpcclienttest"
 	"github.com/eso-dev/eso/app/grpcwire"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 var (
-	fakeRef   = providers.Ref{Kind: "Fake", Name: "demo", Namespace: "team"}
-	teamScope = providers.Scope{Namespace: "team"}
+	fakeRef   = plugin.Ref{Kind: "Fake", Name: "demo", Namespace: "team"}
+	teamScope = plugin.Scope{Namespace: "team"}
 )
 
 // fixture is a provider process on loopback with mTLS, the client
@@ -70,7 +70,7 @@ func (f *fixture) endpoint(address string) Endpoint {
 	return ep
 }
 
-func (f *fixture) client() providers.SecretsClient {
+func (f *fixture) client() plugin.SecretsClient {
 	f.t.Helper()
 	cl, err := f.remote.Provider(f.ep, "Fake").NewClient(context.Background(), fakeRef, teamScope)
 	if err != nil {
@@ -87,7 +87,7 @@ func TestReadsAndWrites(t *testing.T) {
 	ctx := context.Background()
 	cl := f.client()
 
-	if cl.Capabilities() != providers.ReadWrite {
+	if cl.Capabilities() != plugin.ReadWrite {
 		t.Errorf("capabilities %s", cl.Capabilities())
 	}
 	if v, err := cl.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: "token"}); err != nil || string(v) != "t0ken" {
@@ -103,11 +103,11 @@ func TestReadsAndWrites(t *testing.T) {
 		t.Errorf("GetAllSecrets = %v, %v", m, err)
 	}
 
-	w, ok := cl.(providers.Writer)
+	w, ok := cl.(plugin.Writer)
 	if !ok {
-		t.Fatal("the remote client is no providers.Writer")
+		t.Fatal("the remote client is no plugin.Writer")
 	}
-	if err := w.PushSecret(ctx, providers.PushRequest{RemoteKey: "pushed", Value: []byte("v1")}); err != nil {
+	if err := w.PushSecret(ctx, plugin.PushRequest{RemoteKey: "pushed", Value: []byte("v1")}); err != nil {
 		t.Fatalf("PushSecret: %v", err)
 	}
 	if v, _ := f.server.Get("pushed"); string(v) != "v1" {
@@ -122,16 +122,16 @@ func TestReadsAndWrites(t *testing.T) {
 	if ok, err := w.SecretExists(ctx, "pushed"); err != nil || ok {
 		t.Errorf("SecretExists after delete = %v, %v", ok, err)
 	}
-	if err := w.PushSecret(ctx, providers.PushRequest{RemoteKey: "x", Property: "p", Value: []byte("v")}); !errors.Is(err, providers.ErrNotSupported) {
+	if err := w.PushSecret(ctx, plugin.PushRequest{RemoteKey: "x", Property: "p", Value: []byte("v")}); !errors.Is(err, plugin.ErrNotSupported) {
 		t.Errorf("an unsupported push arrived as %v", err)
 	}
-	if err := cl.(providers.AuthChecker).CheckAuth(ctx); err != nil {
+	if err := cl.(plugin.AuthChecker).CheckAuth(ctx); err != nil {
 		t.Errorf("CheckAuth: %v", err)
 	}
 	if err := f.remote.Provider(f.ep, "Fake").Validate(ctx, fakeRef, teamScope); err != nil {
 		t.Errorf("Validate: %v", err)
 	}
-	if _, ok := cl.(providers.JSONProperties); ok {
+	if _, ok := cl.(plugin.JSONProperties); ok {
 		t.Error("the remote client promises JSON properties it cannot know about")
 	}
 
@@ -151,15 +151,15 @@ func TestNotFoundArrivesAsContractError(t *testing.T) {
 	f.server.Set("db", []byte(`{"user":"admin"}`))
 	cl := f.client()
 	_, err := cl.GetSecret(context.Background(), esv1.ExternalSecretDataRemoteRef{Key: "missing"})
-	if !errors.Is(err, providers.ErrSecretNotFound) {
+	if !errors.Is(err, plugin.ErrSecretNotFound) {
 		t.Errorf("a missing secret arrived as %v", err)
 	}
 	_, err = cl.GetSecret(context.Background(), esv1.ExternalSecretDataRemoteRef{Key: "db", Property: "nope"})
-	if !errors.Is(err, providers.ErrPropertyNotFound) || errors.Is(err, providers.ErrSecretNotFound) {
+	if !errors.Is(err, plugin.ErrPropertyNotFound) || errors.Is(err, plugin.ErrSecretNotFound) {
 		t.Errorf("a missing property arrived as %v", err)
 	}
-	f.server.FailNext("CheckAuth", fmt.Errorf("%w: token expired", providers.ErrAuthFailed))
-	if err := cl.(providers.AuthChecker).CheckAuth(context.Background()); !errors.Is(err, providers.ErrAuthFailed) {
+	f.server.FailNext("CheckAuth", fmt.Errorf("%w: token expired", plugin.ErrAuthFailed))
+	if err := cl.(plugin.AuthChecker).CheckAuth(context.Background()); !errors.Is(err, plugin.ErrAuthFailed) {
 		t.Errorf("a refused login arrived as %v", err)
 	}
 }
@@ -213,7 +213,7 @@ func TestReplacedByAnotherVersionAtTheSameAddress(t *testing.T) {
 
 func TestKindNotServedRefused(t *testing.T) {
 	f := newFixture(t, Options{})
-	err := f.remote.Provider(f.ep, "Vault").Validate(context.Background(), providers.Ref{Kind: "Vault", Name: "v", Namespace: "team"}, teamScope)
+	err := f.remote.Provider(f.ep, "Vault").Validate(context.Background(), plugin.Ref{Kind: "Vault", Name: "v", Namespace: "team"}, teamScope)
 	if !errors.Is(err, ErrKindNotServed) || !strings.Contains(err.Error(), "Vault") || !strings.Contains(err.Error(), "Fake") {
 		t.Fatalf("a kind the server does not serve: %v", err)
 	}
@@ -249,7 +249,7 @@ func TestRetriesUnavailableThenSucceeds(t *testing.T) {
 func TestNoRetryOnNotFound(t *testing.T) {
 	f := newFixture(t, Options{Backoff: time.Millisecond})
 	cl := f.client()
-	if _, err := cl.GetSecret(context.Background(), esv1.ExternalSecretDataRemoteRef{Key: "missing"}); !errors.Is(err, providers.ErrSecretNotFound) {
+	if _, err := cl.GetSecret(context.Background(), esv1.ExternalSecretDataRemoteRef{Key: "missing"}); !errors.Is(err, plugin.ErrSecretNotFound) {
 		t.Fatal(err)
 	}
 	if n := f.server.Calls("GetSecret"); n != 1 {
@@ -260,7 +260,7 @@ func TestNoRetryOnNotFound(t *testing.T) {
 func TestGenerateIsNeverRetried(t *testing.T) {
 	f := newFixture(t, Options{Backoff: time.Millisecond})
 	g := f.remote.Generator(f.ep, "Password")
-	ref := providers.Ref{Kind: "Password", Name: "pw", Namespace: "team"}
+	ref := plugin.Ref{Kind: "Password", Name: "pw", Namespace: "team"}
 	f.server.FailNext("Generate", status.Error(codes.Unavailable, "overloaded"))
 	if _, _, err := g.Generate(context.Background(), ref, teamScope); !errors.Is(err, grpcwire.ErrUnavailable) {
 		t.Fatalf("Generate: %v", err)
@@ -341,7 +341,7 @@ func TestClientCertificateRequired(t *testing.T) {
 	}
 	missing := f.endpoint(f.server.Addr())
 	missing.Certificate = &types.NamespacedName{Namespace: "team", Name: "nope"}
-	if err := f.remote.Provider(missing, "Fake").Validate(context.Background(), fakeRef, teamScope); !errors.Is(err, providers.ErrInvalidConfig) {
+	if err := f.remote.Provider(missing, "Fake").Validate(context.Background(), fakeRef, teamScope); !errors.Is(err, plugin.ErrInvalidConfig) {
 		t.Errorf("a missing certificate Secret: %v", err)
 	}
 }
@@ -396,7 +396,7 @@ func TestClientCertificateRotation(t *testing.T) {
 	if f.remote.pool.open() != 1 {
 		t.Errorf("%d connections open, want only the new one", f.remote.pool.open())
 	}
-	if _, err := old.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: "missing"}); !errors.Is(err, providers.ErrSecretNotFound) {
+	if _, err := old.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: "missing"}); !errors.Is(err, plugin.ErrSecretNotFound) {
 		t.Errorf("a client of the old certificate: %v", err)
 	}
 }

@@ -3,7 +3,8 @@ package grpcserver
 import (
 	"time"
 
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/app/clientcache"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // DefaultClientIdleTimeout is how long a provider client nobody uses is
@@ -21,15 +22,15 @@ const maxClients = 4096
 // clientKey is what a client is bound to: a configuration and the namespace
 // its credentials resolve in.
 type clientKey struct {
-	ref   providers.Ref
-	scope providers.Scope
+	ref   plugin.Ref
+	scope plugin.Scope
 }
 
-func newClientCache(idleTimeout time.Duration) *providers.ClientCache[clientKey] {
-	return providers.NewClientCache[clientKey](providers.ClientCacheOptions{IdleTimeout: idleTimeout, MaxEntries: maxClients})
+func newClientCache(idleTimeout time.Duration) *clientcache.Cache[clientKey] {
+	return clientcache.New[clientKey](clientcache.Options{IdleTimeout: idleTimeout, MaxEntries: maxClients})
 }
 
 // ofConfig selects every client of a configuration, whatever its scope.
-func ofConfig(ref providers.Ref) func(clientKey) bool {
+func ofConfig(ref plugin.Ref) func(clientKey) bool {
 	return func(k clientKey) bool { return k.ref == ref }
 }

@@ -7,20 +7,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // countingBuild builds scripted clients and counts the builds.
-func countingBuild(p *scripted) func(context.Context) (providers.SecretsClient, error) {
-	return func(ctx context.Context) (providers.SecretsClient, error) {
-		return p.NewClient(ctx, providers.Ref{}, providers.Scope{})
+func countingBuild(p *scripted) func(context.Context) (plugin.SecretsClient, error) {
+	return func(ctx context.Context) (plugin.SecretsClient, error) {
+		return p.NewClient(ctx, plugin.Ref{}, plugin.Scope{})
 	}
 }
 
 func TestClientCacheBuildsOncePerFingerprint(t *testing.T) {
 	p, c := newScripted(), newClientCache(time.Hour)
 	ctx := context.Background()
-	key := clientKey{ref: providers.Ref{Kind: "Scripted", Name: "a", Namespace: "ns"}, scope: providers.Scope{Namespace: "ns"}}
+	key := clientKey{ref: plugin.Ref{Kind: "Scripted", Name: "a", Namespace: "ns"}, scope: plugin.Scope{Namespace: "ns"}}
 	var wg sync.WaitGroup
 	for range 20 {
 		wg.Add(1)
@@ -52,7 +52,7 @@ func TestClientCacheBuildsOncePerFingerprint(t *testing.T) {
 func TestClientCacheClosesReplacedClientsAfterTheirCalls(t *testing.T) {
 	p, c := newScripted(), newClientCache(time.Hour)
 	ctx := context.Background()
-	key := clientKey{ref: providers.Ref{Kind: "Scripted", Name: "a", Namespace: "ns"}}
+	key := clientKey{ref: plugin.Ref{Kind: "Scripted", Name: "a", Namespace: "ns"}}
 	_, releaseOld, _ := c.Get(ctx, key, "uid/1", countingBuild(p))
 	_, releaseNew, _ := c.Get(ctx, key, "uid/2", countingBuild(p))
 	if p.builds.Load() != 2 || p.closes.Load() != 0 {
@@ -75,12 +75,12 @@ func TestClientCacheDropsIdleAndForgottenClients(t *testing.T) {
 	now.Store(time.Now().UnixNano())
 	c.SetClock(func() time.Time { return time.Unix(0, now.Load()) })
 	ctx := context.Background()
-	ref := providers.Ref{Kind: "Scripted", Name: "a", Namespace: "ns"}
+	ref := plugin.Ref{Kind: "Scripted", Name: "a", Namespace: "ns"}
 	for _, ns := range []string{"ns-1", "ns-2"} {
-		_, release, _ := c.Get(ctx, clientKey{ref: ref, scope: providers.Scope{Namespace: ns}}, "uid/1", countingBuild(p))
+		_, release, _ := c.Get(ctx, clientKey{ref: ref, scope: plugin.Scope{Namespace: ns}}, "uid/1", countingBuild(p))
 		release()
 	}
-	idle := clientKey{ref: providers.Ref{Kind: "Scripted", Name: "idle", Namespace: "ns"}}
+	idle := clientKey{ref: plugin.Ref{Kind: "Scripted", Name: "idle", Namespace: "ns"}}
 	_, release, _ := c.Get(ctx, idle, "uid/1", countingBuild(p))
 	release()
 

@@ -9,7 +9,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // DefaultConfigTTL is how long a configuration's fingerprint is trusted
@@ -26,7 +26,7 @@ type configFingerprints struct {
 	now    func() time.Time
 
 	mu      sync.Mutex
-	entries map[providers.Ref]*fingerprintEntry
+	entries map[plugin.Ref]*fingerprintEntry
 }
 
 type fingerprintEntry struct {
@@ -39,13 +39,13 @@ type fingerprintEntry struct {
 }
 
 func newConfigFingerprints(reader client.Reader, ttl time.Duration) *configFingerprints {
-	return &configFingerprints{reader: reader, ttl: ttl, now: time.Now, entries: map[providers.Ref]*fingerprintEntry{}}
+	return &configFingerprints{reader: reader, ttl: ttl, now: time.Now, entries: map[plugin.Ref]*fingerprintEntry{}}
 }
 
 // Fingerprint identifies the current version of the configuration ref names;
 // it changes when the spec changes or the object is replaced. A missing
-// object is providers.ErrConfigNotFound.
-func (c *configFingerprints) Fingerprint(ctx context.Context, ref providers.Ref, newConfig func() client.Object) (string, error) {
+// object is plugin.ErrConfigNotFound.
+func (c *configFingerprints) Fingerprint(ctx context.Context, ref plugin.Ref, newConfig func() client.Object) (string, error) {
 	c.mu.Lock()
 	e, ok := c.entries[ref]
 	if !ok {
@@ -60,13 +60,13 @@ func (c *configFingerprints) Fingerprint(ctx context.Context, ref providers.Ref,
 		return e.fingerprint, e.err
 	}
 	obj := newConfig()
-	err := providers.ReadConfig(ctx, c.reader, ref, obj)
+	err := plugin.ReadConfig(ctx, c.reader, ref, obj)
 	switch {
 	case err == nil:
 		// Generation, not resourceVersion: label or annotation edits must
 		// not cost a new login.
 		e.fingerprint, e.err = fmt.Sprintf("%s/%d", obj.GetUID(), obj.GetGeneration()), nil
-	case errors.Is(err, providers.ErrConfigNotFound):
+	case errors.Is(err, plugin.ErrConfigNotFound):
 		e.fingerprint, e.err = "", err
 	default:
 		// The API server may be briefly unreachable: ask again next time.

@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // TestConfigFingerprintsReadOncePerTTL: requests within the TTL cost no API
@@ -40,13 +40,13 @@ func TestConfigFingerprintsReadOncePerTTL(t *testing.T) {
 	c.now = func() time.Time { return now }
 	ctx := context.Background()
 	newFake := func() client.Object { return &provv1.Fake{} }
-	demo, gone := providers.Ref{Kind: "Fake", Name: "demo", Namespace: "ns"}, providers.Ref{Kind: "Fake", Name: "gone", Namespace: "ns"}
+	demo, gone := plugin.Ref{Kind: "Fake", Name: "demo", Namespace: "ns"}, plugin.Ref{Kind: "Fake", Name: "gone", Namespace: "ns"}
 
 	for range 3 {
 		if fp, err := c.Fingerprint(ctx, demo, newFake); err != nil || fp != "u1/3" {
 			t.Fatalf("Fingerprint = %q, %v", fp, err)
 		}
-		if _, err := c.Fingerprint(ctx, gone, newFake); !errors.Is(err, providers.ErrConfigNotFound) {
+		if _, err := c.Fingerprint(ctx, gone, newFake); !errors.Is(err, plugin.ErrConfigNotFound) {
 			t.Fatalf("a missing configuration: %v", err)
 		}
 	}

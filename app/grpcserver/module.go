@@ -12,7 +12,7 @@ import (
 	"github.com/eso-dev/eso/app/config"
 	"github.com/eso-dev/eso/app/logging"
 	"github.com/eso-dev/eso/app/registry"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // Module serves the registry's providers and generators over gRPC for the
@@ -22,10 +22,9 @@ var Module = fx.Module("grpcserver",
 	fx.Invoke(run),
 )
 
-func newServer(cfg config.Config, provs *registry.Providers, gens *registry.Generators, deps providers.Deps) (*Server, error) {
+func newServer(cfg config.Config, plugins *registry.Plugins, deps plugin.Deps) (*Server, error) {
 	return New(Options{
-		Providers:    provs,
-		Generators:   gens,
+		Plugins:      plugins,
 		ConfigReader: deps.APIReader,
 		Kinds:        cfg.ProviderKinds,
 		Log:          ctrl.Log.WithName("grpcserver"),

@@ -18,7 +18,7 @@ import (
 	providerv1 "github.com/eso-dev/eso/apis/proto/provider/v1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	"github.com/eso-dev/eso/app/grpcwire"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // scripted is a provider whose answers depend on the key asked for, to
@@ -33,15 +33,15 @@ func newScripted() *scripted {
 	return &scripted{started: make(chan struct{}, 10), release: make(chan struct{})}
 }
 
-func (p *scripted) registration() providers.Registration {
-	return providers.Registration{Name: "scripted", Kind: "Scripted", AddToScheme: provv1.AddToScheme,
-		NewConfig: func() client.Object { return &provv1.Fake{} },
-		New:       func(providers.Deps) providers.Provider { return p }}
+func (p *scripted) registration() plugin.Registration {
+	return plugin.Registration{Name: "scripted", Kind: "Scripted", AddToScheme: provv1.AddToScheme,
+		NewConfig:   func() client.Object { return &provv1.Fake{} },
+		NewProvider: func(plugin.Deps) plugin.Provider { return p }}
 }
 
-func (p *scripted) Kind() string                                                   { return "Scripted" }
-func (p *scripted) Validate(context.Context, providers.Ref, providers.Scope) error { return nil }
-func (p *scripted) NewClient(context.Context, providers.Ref, providers.Scope) (providers.SecretsClient, error) {
+func (p *scripted) Kind() string                                             { return "Scripted" }
+func (p *scripted) Validate(context.Context, plugin.Ref, plugin.Scope) error { return nil }
+func (p *scripted) NewClient(context.Context, plugin.Ref, plugin.Scope) (plugin.SecretsClient, error) {
 	p.builds.Add(1)
 	return &scriptedClient{p: p}, nil
 }
@@ -61,7 +61,7 @@ func (c *scriptedClient) GetSecret(ctx context.Context, ref esv1.ExternalSecretD
 	case "panic":
 		panic("value s3cr3t")
 	case "auth":
-		return nil, fmt.Errorf("%w: token expired", providers.ErrAuthFailed)
+		return nil, fmt.Errorf("%w: token expired", plugin.ErrAuthFailed)
 	case "big":
 		return bytes.Repeat([]byte("x"), 5<<20), nil
 	}
@@ -69,14 +69,14 @@ func (c *scriptedClient) GetSecret(ctx context.Context, ref esv1.ExternalSecretD
 }
 
 func (c *scriptedClient) GetSecretMap(context.Context, esv1.ExternalSecretDataRemoteRef) (map[string][]byte, error) {
-	return nil, providers.ErrNotSupported
+	return nil, plugin.ErrNotSupported
 }
 
 func (c *scriptedClient) GetAllSecrets(context.Context, esv1.ExternalSecretFind) (map[string][]byte, error) {
-	return nil, providers.ErrNotSupported
+	return nil, plugin.ErrNotSupported
 }
-func (c *scriptedClient) Capabilities() providers.Capabilities { return providers.ReadOnly }
-func (c *scriptedClient) Close(context.Context) error          { c.p.closes.Add(1); return nil }
+func (c *scriptedClient) Capabilities() plugin.Capabilities { return plugin.ReadOnly }
+func (c *scriptedClient) Close(context.Context) error       { c.p.closes.Add(1); return nil }
 
 var scriptedTarget = &providerv1.Target{Kind: "Scripted", Name: "demo", Namespace: "team-a", CredentialsNamespace: "team-a"}
 
@@ -87,7 +87,7 @@ func getKey(ctx context.Context, lb *loopback, key string) ([]byte, error) {
 
 func TestServerCapsCallDuration(t *testing.T) {
 	p := newScripted()
-	lb := startLoopbackWith(t, []providers.Registration{p.registration()}, ServeOptions{MaxCallDuration: 200 * time.Millisecond})
+	lb := startLoopbackWith(t, []plugin.Registration{p.registration()}, ServeOptions{MaxCallDuration: 200 * time.Millisecond})
 	start := time.Now()
 	// The client allows ten seconds; the server cuts the call at its cap.
 	_, err := getKey(callCtx(t), lb, "block")
@@ -101,7 +101,7 @@ func TestServerCapsCallDuration(t *testing.T) {
 
 func TestServerLimitsMessageSize(t *testing.T) {
 	p := newScripted()
-	lb := startLoopbackWith(t, []providers.Registration{p.registration()}, ServeOptions{})
+	lb := startLoopbackWith(t, []plugin.Registration{p.registration()}, ServeOptions{})
 	if _, err := getKey(callCtx(t), lb, "big"); status.Code(err) != codes.ResourceExhausted {
 		t.Fatalf("a 5 MiB answer: %v, want ResourceExhausted", err)
 	}
@@ -114,7 +114,7 @@ func TestServerLimitsMessageSize(t *testing.T) {
 
 func TestServerSurvivesProviderPanic(t *testing.T) {
 	p := newScripted()
-	lb := startLoopbackWith(t, []providers.Registration{p.registration()}, ServeOptions{})
+	lb := startLoopbackWith(t, []plugin.Registration{p.registration()}, ServeOptions{})
 	_, err := getKey(callCtx(t), lb, "panic")
 	if status.Code(err) != codes.Internal || strings.Contains(err.Error(), "s3cr3t") {
 		t.Fatalf("a panicking provider: %v", err)
@@ -128,14 +128,14 @@ func TestServerSurvivesProviderPanic(t *testing.T) {
 // a new client, as core's in-process cache does.
 func TestRefusedCredentialsLogInAgain(t *testing.T) {
 	p := newScripted()
-	lb := startLoopbackWith(t, []providers.Registration{p.registration()}, ServeOptions{})
+	lb := startLoopbackWith(t, []plugin.Registration{p.registration()}, ServeOptions{})
 	ctx := callCtx(t)
 	for range 3 {
 		if _, err := getKey(ctx, lb, "ok"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := getKey(ctx, lb, "auth"); !errors.Is(grpcwire.FromStatus(err), providers.ErrAuthFailed) {
+	if _, err := getKey(ctx, lb, "auth"); !errors.Is(grpcwire.FromStatus(err), plugin.ErrAuthFailed) {
 		t.Fatalf("refused credentials arrived as %v", err)
 	}
 	if _, err := getKey(ctx, lb, "ok"); err != nil {
@@ -150,7 +150,7 @@ func TestRefusedCredentialsLogInAgain(t *testing.T) {
 // clients are closed after it.
 func TestGracefulShutdown(t *testing.T) {
 	p := newScripted()
-	lb := startLoopbackWith(t, []providers.Registration{p.registration()}, ServeOptions{GracefulStopTimeout: 10 * time.Second})
+	lb := startLoopbackWith(t, []plugin.Registration{p.registration()}, ServeOptions{GracefulStopTimeout: 10 * time.Second})
 	answer := make(chan error, 1)
 	go func() {
 		v, err := getKey(callCtx(t), lb, "block")
@@ -186,7 +186,7 @@ func TestGracefulShutdown(t *testing.T) {
 // TestShutdownIsBounded: a call that does not finish is cut at the bound.
 func TestShutdownIsBounded(t *testing.T) {
 	p := newScripted()
-	lb := startLoopbackWith(t, []providers.Registration{p.registration()}, ServeOptions{GracefulStopTimeout: 100 * time.Millisecond})
+	lb := startLoopbackWith(t, []plugin.Registration{p.registration()}, ServeOptions{GracefulStopTimeout: 100 * time.Millisecond})
 	answer := make(chan error, 1)
 	go func() {
 		_, err := getKey(callCtx(t), lb, "block")

@@ -18,18 +18,17 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	providerv1 "github.com/eso-dev/eso/apis/proto/provider/v1"
+	"github.com/eso-dev/eso/app/clientcache"
 	"github.com/eso-dev/eso/app/config"
 	"github.com/eso-dev/eso/app/grpcwire"
 	"github.com/eso-dev/eso/app/metrics"
 	"github.com/eso-dev/eso/app/registry"
-	"github.com/eso-dev/eso/generators"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // Options configure a Server.
 type Options struct {
-	Providers  *registry.Providers
-	Generators *registry.Generators
+	Plugins *registry.Plugins
 	// ConfigReader reads configuration objects to tell whether a cached
 	// client is still current; straight from the API server in provider mode.
 	ConfigReader client.Reader
@@ -45,17 +44,17 @@ type Options struct {
 // a refresh costs no login.
 type Server struct {
 	providers      map[string]servedProvider
-	generators     map[string]generators.Generator
+	generators     map[string]plugin.Generator
 	providerKinds  []string
 	generatorKinds []string
 	configs        *configFingerprints
-	clients        *providers.ClientCache[clientKey]
+	clients        *clientcache.Cache[clientKey]
 	log            logr.Logger
 }
 
 type servedProvider struct {
-	provider providers.Provider
-	reg      providers.Registration
+	provider plugin.Provider
+	reg      plugin.Registration
 }
 
 // New returns a server for the kinds opts selects. A selected kind that is not
@@ -66,23 +65,23 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{
 		providers:  map[string]servedProvider{},
-		generators: map[string]generators.Generator{},
+		generators: map[string]plugin.Generator{},
 		configs:    newConfigFingerprints(opts.ConfigReader, opts.ConfigTTL),
 		clients:    newClientCache(DefaultClientIdleTimeout),
 		log:        opts.Log,
 	}
 	selected := func(kind string) bool { return len(opts.Kinds) == 0 || slices.Contains(opts.Kinds, kind) }
 	var compiled []string
-	for _, r := range opts.Providers.Catalog().Registrations() {
+	for _, r := range opts.Plugins.Catalog().Registrations(plugin.RoleProvider) {
 		compiled = append(compiled, r.Kind)
-		if prov, ok := opts.Providers.Lookup(r.Kind); ok && selected(r.Kind) {
+		if prov, ok := opts.Plugins.Provider(r.Kind); ok && selected(r.Kind) {
 			s.providers[r.Kind] = servedProvider{provider: prov, reg: r}
 			s.providerKinds = append(s.providerKinds, r.Kind)
 		}
 	}
-	for _, r := range opts.Generators.Catalog().Registrations() {
+	for _, r := range opts.Plugins.Catalog().Registrations(plugin.RoleGenerator) {
 		compiled = append(compiled, r.Kind)
-		if gen, ok := opts.Generators.Lookup(r.Kind); ok && selected(r.Kind) {
+		if gen, ok := opts.Plugins.Generator(r.Kind); ok && selected(r.Kind) {
 			s.generators[r.Kind] = gen
 			s.generatorKinds = append(s.generatorKinds, r.Kind)
 		}
@@ -120,7 +119,7 @@ func (s *Server) Close(ctx context.Context) { s.clients.Close(ctx) }
 
 // provider returns the served provider of a target, or the status saying why
 // there is none.
-func (s *Server) provider(t *providerv1.Target, needsScope bool) (servedProvider, providers.Ref, providers.Scope, error) {
+func (s *Server) provider(t *providerv1.Target, needsScope bool) (servedProvider, plugin.Ref, plugin.Scope, error) {
 	ref, scope, err := checkTarget(t, needsScope)
 	if err != nil {
 		return servedProvider{}, ref, scope, err
@@ -133,7 +132,7 @@ func (s *Server) provider(t *providerv1.Target, needsScope bool) (servedProvider
 }
 
 // generator is provider's counterpart for generator kinds.
-func (s *Server) generator(t *providerv1.Target, needsScope bool) (generators.Generator, providers.Ref, providers.Scope, error) {
+func (s *Server) generator(t *providerv1.Target, needsScope bool) (plugin.Generator, plugin.Ref, plugin.Scope, error) {
 	ref, scope, err := checkTarget(t, needsScope)
 	if err != nil {
 		return nil, ref, scope, err
@@ -147,7 +146,7 @@ func (s *Server) generator(t *providerv1.Target, needsScope bool) (generators.Ge
 
 // checkTarget refuses a request that does not say which configuration it
 // acts through, or, when it acts, in which namespace.
-func checkTarget(t *providerv1.Target, needsScope bool) (providers.Ref, providers.Scope, error) {
+func checkTarget(t *providerv1.Target, needsScope bool) (plugin.Ref, plugin.Scope, error) {
 	ref, scope := grpcwire.FromTarget(t)
 	var missing []string
 	for _, f := range []struct{ name, value string }{{"kind", ref.Kind}, {"name", ref.Name}, {"namespace", ref.Namespace}} {
@@ -176,20 +175,20 @@ func notServed(what, kind string, served []string) error {
 
 // withClient runs call with the cached client of the target, building it if
 // needed, and returns call's error in protocol form.
-func (s *Server) withClient(ctx context.Context, t *providerv1.Target, call func(providers.SecretsClient) error) error {
+func (s *Server) withClient(ctx context.Context, t *providerv1.Target, call func(plugin.SecretsClient) error) error {
 	p, ref, scope, err := s.provider(t, true)
 	if err != nil {
 		return err
 	}
 	fingerprint, err := s.configs.Fingerprint(ctx, ref, p.reg.NewConfig)
 	if err != nil {
-		if errors.Is(err, providers.ErrConfigNotFound) {
+		if errors.Is(err, plugin.ErrConfigNotFound) {
 			s.clients.ForgetWhere(ctx, ofConfig(ref))
 		}
 		return grpcwire.ToStatus(err)
 	}
 	key := clientKey{ref: ref, scope: scope}
-	cl, release, err := s.clients.Get(ctx, key, fingerprint, func(ctx context.Context) (providers.SecretsClient, error) {
+	cl, release, err := s.clients.Get(ctx, key, fingerprint, func(ctx context.Context) (plugin.SecretsClient, error) {
 		cl, err := p.provider.NewClient(ctx, ref, scope)
 		metrics.CountLogin(ref.Kind, err)
 		if err != nil {
@@ -204,7 +203,7 @@ func (s *Server) withClient(ctx context.Context, t *providerv1.Target, call func
 	}
 	defer release()
 	err = call(cl)
-	if errors.Is(err, providers.ErrAuthFailed) {
+	if errors.Is(err, plugin.ErrAuthFailed) {
 		// Refused credentials: log in afresh next time, as core does in process.
 		s.clients.Forget(ctx, key)
 	}

@@ -29,12 +29,11 @@ import (
 	"github.com/eso-dev/eso/app/manager"
 	"github.com/eso-dev/eso/app/metrics"
 	"github.com/eso-dev/eso/app/registry"
-	"github.com/eso-dev/eso/generators"
 	"github.com/eso-dev/eso/generators/password"
 	"github.com/eso-dev/eso/generators/uuid"
-	"github.com/eso-dev/eso/providers"
 	fakeprovider "github.com/eso-dev/eso/providers/fake"
 	"github.com/eso-dev/eso/providers/kubernetes"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // loopback is a provider-mode server on a loopback port, reached over mTLS
@@ -48,8 +47,7 @@ type loopback struct {
 	generators providerv1.GeneratorProviderClient
 	info       providerv1.InfoClient
 	metrics    *Metrics
-	providers  *registry.Providers
-	gens       *registry.Generators
+	plugins    *registry.Plugins
 	// reads counts what the server read from the API server.
 	reads *countingReader
 	// addr, serverCA and clientCA let a test dial as another caller.
@@ -80,17 +78,14 @@ func startLoopback(t *testing.T, kinds ...string) *loopback {
 
 // startLoopbackWith serves extra provider registrations too, with the
 // transport settings of opts.
-func startLoopbackWith(t *testing.T, extra []providers.Registration, opts ServeOptions, kinds ...string) *loopback {
+func startLoopbackWith(t *testing.T, extra []plugin.Registration, opts ServeOptions, kinds ...string) *loopback {
 	t.Helper()
-	catalog, err := registry.NewCatalog(append([]providers.Registration{fakeprovider.Registration, kubernetes.Registration}, extra...))
+	catalog, err := registry.NewCatalog(append([]plugin.Registration{fakeprovider.Registration, kubernetes.Registration,
+		password.Registration, uuid.Registration}, extra...))
 	if err != nil {
 		t.Fatal(err)
 	}
-	genCatalog, err := registry.NewGeneratorCatalog([]generators.Registration{password.Registration, uuid.Registration})
-	if err != nil {
-		t.Fatal(err)
-	}
-	scheme, err := manager.NewScheme(catalog, genCatalog, manager.SchemeAdders{})
+	scheme, err := manager.NewScheme(catalog, manager.SchemeAdders{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,11 +98,10 @@ func startLoopbackWith(t *testing.T, extra []providers.Registration, opts ServeO
 		&genv1.Password{ObjectMeta: metav1.ObjectMeta{Name: "pw", Namespace: "team-a"}, Spec: genv1.PasswordSpec{Length: 32}},
 	).Build()
 	counted := &countingReader{Client: kube}
-	deps := providers.Deps{Client: counted, APIReader: counted}
-	provs, gens := registry.NewProviders(catalog, deps), registry.NewGenerators(genCatalog, deps)
+	deps := plugin.Deps{Client: counted, APIReader: counted}
+	plugins := registry.NewPlugins(catalog, deps)
 	s, err := New(Options{
-		Providers:    provs,
-		Generators:   gens,
+		Plugins:      plugins,
 		ConfigReader: counted,
 		Kinds:        kinds,
 		ConfigTTL:    time.Nanosecond, // every request sees the current configuration
@@ -146,7 +140,7 @@ func startLoopbackWith(t *testing.T, extra []providers.Registration, opts ServeO
 			t.Errorf("Serve: %v", err)
 		}
 	})
-	return &loopback{server: s, endpoint: endpoint, kube: kube, conn: conn, metrics: m, providers: provs, gens: gens,
+	return &loopback{server: s, endpoint: endpoint, kube: kube, conn: conn, metrics: m, plugins: plugins,
 		reads: counted, addr: lis.Addr().String(), serverCA: serverCA, clientCA: clientCA,
 		stores:     providerv1.NewSecretStoreProviderClient(conn),
 		generators: providerv1.NewGeneratorProviderClient(conn),
@@ -200,7 +194,7 @@ func TestReadSecrets(t *testing.T) {
 		t.Fatalf("GetAllSecrets = %v, %v", all.GetData(), err)
 	}
 	caps, err := lb.stores.Capabilities(ctx, &providerv1.CapabilitiesRequest{Target: demo})
-	if err != nil || caps.Capabilities != string(providers.ReadWrite) {
+	if err != nil || caps.Capabilities != string(plugin.ReadWrite) {
 		t.Fatalf("Capabilities = %v, %v", caps, err)
 	}
 	if _, err := lb.stores.CheckAuth(ctx, &providerv1.CheckAuthRequest{Target: demo}); err != nil {
@@ -238,20 +232,20 @@ func TestErrorsArriveAsContractErrors(t *testing.T) {
 	lb := startLoopback(t)
 	ctx := callCtx(t)
 	_, err := lb.stores.GetSecret(ctx, &providerv1.GetSecretRequest{Target: demo, Ref: &providerv1.RemoteRef{Key: "missing"}})
-	if got := grpcwire.FromStatus(err); !errors.Is(got, providers.ErrSecretNotFound) || !strings.Contains(got.Error(), `"missing"`) {
+	if got := grpcwire.FromStatus(err); !errors.Is(got, plugin.ErrSecretNotFound) || !strings.Contains(got.Error(), `"missing"`) {
 		t.Fatalf("a missing secret arrived as %v", got)
 	}
 	_, err = lb.stores.GetSecret(ctx, &providerv1.GetSecretRequest{Target: demo, Ref: &providerv1.RemoteRef{Key: "db", Property: "nope"}})
-	if got := grpcwire.FromStatus(err); !errors.Is(got, providers.ErrPropertyNotFound) || strings.Contains(got.Error(), "s3cr3t") {
+	if got := grpcwire.FromStatus(err); !errors.Is(got, plugin.ErrPropertyNotFound) || strings.Contains(got.Error(), "s3cr3t") {
 		t.Fatalf("a missing property arrived as %v", got)
 	}
 	gone := &providerv1.Target{Kind: "Fake", Name: "gone", Namespace: "team-a", CredentialsNamespace: "team-a"}
 	_, err = lb.stores.GetSecret(ctx, &providerv1.GetSecretRequest{Target: gone, Ref: &providerv1.RemoteRef{Key: "db"}})
-	if got := grpcwire.FromStatus(err); !errors.Is(got, providers.ErrConfigNotFound) {
+	if got := grpcwire.FromStatus(err); !errors.Is(got, plugin.ErrConfigNotFound) {
 		t.Fatalf("a missing configuration arrived as %v", got)
 	}
 	_, err = lb.stores.PushSecret(ctx, &providerv1.PushSecretRequest{Target: demo, RemoteKey: "db", Value: []byte("v")})
-	if got := grpcwire.FromStatus(err); !errors.Is(got, providers.ErrNotManaged) {
+	if got := grpcwire.FromStatus(err); !errors.Is(got, plugin.ErrNotManaged) {
 		t.Fatalf("a push over a secret eso did not create arrived as %v", got)
 	}
 	_, err = lb.stores.GetSecret(ctx, &providerv1.GetSecretRequest{Target: &providerv1.Target{Kind: "Fake", Name: "demo", Namespace: "team-a"}})
@@ -278,7 +272,7 @@ func TestKindNotServed(t *testing.T) {
 	if _, err := lb.generators.Generate(ctx, &providerv1.GenerateRequest{Target: uuidTarget}); status.Code(err) != codes.Unimplemented {
 		t.Errorf("UUID: %v", err)
 	}
-	if _, err := New(Options{Providers: lb.providers, Generators: lb.gens, Kinds: []string{"Nope"}}); err == nil ||
+	if _, err := New(Options{Plugins: lb.plugins, Kinds: []string{"Nope"}}); err == nil ||
 		!strings.Contains(err.Error(), "Nope is not compiled into this binary") {
 		t.Errorf("selecting a kind not compiled in: %v", err)
 	}
@@ -304,7 +298,7 @@ func TestGenerate(t *testing.T) {
 	}
 	missing := &providerv1.Target{Kind: "Password", Name: "none", Namespace: "team-a", CredentialsNamespace: "team-a"}
 	_, err = lb.generators.Generate(ctx, &providerv1.GenerateRequest{Target: missing})
-	if got := grpcwire.FromStatus(err); !errors.Is(got, providers.ErrConfigNotFound) {
+	if got := grpcwire.FromStatus(err); !errors.Is(got, plugin.ErrConfigNotFound) {
 		t.Fatalf("a missing generator configuration arrived as %v", got)
 	}
 }

@@ -6,8 +6,7 @@ import (
 	providerv1 "github.com/eso-dev/eso/apis/proto/provider/v1"
 	"github.com/eso-dev/eso/app/grpcwire"
 	"github.com/eso-dev/eso/app/version"
-	"github.com/eso-dev/eso/generators"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // infoService answers Info: what this process serves and speaks.
@@ -36,7 +35,7 @@ type secretStoreService struct {
 
 func (ss *secretStoreService) GetSecret(ctx context.Context, req *providerv1.GetSecretRequest) (*providerv1.GetSecretResponse, error) {
 	resp := &providerv1.GetSecretResponse{}
-	err := ss.s.withClient(ctx, req.GetTarget(), func(c providers.SecretsClient) (err error) {
+	err := ss.s.withClient(ctx, req.GetTarget(), func(c plugin.SecretsClient) (err error) {
 		resp.Value, err = c.GetSecret(ctx, grpcwire.FromRemoteRef(req.GetRef()))
 		return err
 	})
@@ -45,7 +44,7 @@ func (ss *secretStoreService) GetSecret(ctx context.Context, req *providerv1.Get
 
 func (ss *secretStoreService) GetSecretMap(ctx context.Context, req *providerv1.GetSecretRequest) (*providerv1.SecretMapResponse, error) {
 	resp := &providerv1.SecretMapResponse{}
-	err := ss.s.withClient(ctx, req.GetTarget(), func(c providers.SecretsClient) (err error) {
+	err := ss.s.withClient(ctx, req.GetTarget(), func(c plugin.SecretsClient) (err error) {
 		resp.Data, err = c.GetSecretMap(ctx, grpcwire.FromRemoteRef(req.GetRef()))
 		return err
 	})
@@ -54,7 +53,7 @@ func (ss *secretStoreService) GetSecretMap(ctx context.Context, req *providerv1.
 
 func (ss *secretStoreService) GetAllSecrets(ctx context.Context, req *providerv1.GetAllSecretsRequest) (*providerv1.SecretMapResponse, error) {
 	resp := &providerv1.SecretMapResponse{}
-	err := ss.s.withClient(ctx, req.GetTarget(), func(c providers.SecretsClient) (err error) {
+	err := ss.s.withClient(ctx, req.GetTarget(), func(c plugin.SecretsClient) (err error) {
 		resp.Data, err = c.GetAllSecrets(ctx, grpcwire.FromFind(req.GetFind()))
 		return err
 	})
@@ -62,24 +61,24 @@ func (ss *secretStoreService) GetAllSecrets(ctx context.Context, req *providerv1
 }
 
 func (ss *secretStoreService) PushSecret(ctx context.Context, req *providerv1.PushSecretRequest) (*providerv1.PushSecretResponse, error) {
-	err := ss.s.withClient(ctx, req.GetTarget(), func(c providers.SecretsClient) error {
-		return c.(providers.Writer).PushSecret(ctx, providers.PushRequest{RemoteKey: req.GetRemoteKey(), Property: req.GetProperty(), Value: req.GetValue(), Adopt: req.GetAdopt(), Metadata: req.GetMetadata()})
+	err := ss.s.withClient(ctx, req.GetTarget(), func(c plugin.SecretsClient) error {
+		return c.(plugin.Writer).PushSecret(ctx, plugin.PushRequest{RemoteKey: req.GetRemoteKey(), Property: req.GetProperty(), Value: req.GetValue(), Adopt: req.GetAdopt(), Metadata: req.GetMetadata()})
 	})
 	return orNil(&providerv1.PushSecretResponse{}, err)
 }
 
 func (ss *secretStoreService) DeleteSecret(ctx context.Context, req *providerv1.DeleteSecretRequest) (*providerv1.DeleteSecretResponse, error) {
-	err := ss.s.withClient(ctx, req.GetTarget(), func(c providers.SecretsClient) error {
-		return c.(providers.Writer).DeleteSecret(ctx, req.GetRemoteKey(), req.GetProperty())
+	err := ss.s.withClient(ctx, req.GetTarget(), func(c plugin.SecretsClient) error {
+		return c.(plugin.Writer).DeleteSecret(ctx, req.GetRemoteKey(), req.GetProperty())
 	})
 	return orNil(&providerv1.DeleteSecretResponse{}, err)
 }
 
 func (ss *secretStoreService) SecretExists(ctx context.Context, req *providerv1.SecretExistsRequest) (*providerv1.SecretExistsResponse, error) {
 	resp := &providerv1.SecretExistsResponse{}
-	err := ss.s.withClient(ctx, req.GetTarget(), func(c providers.SecretsClient) error {
+	err := ss.s.withClient(ctx, req.GetTarget(), func(c plugin.SecretsClient) error {
 		var err error
-		resp.Exists, err = c.(providers.Writer).SecretExists(ctx, req.GetRemoteKey())
+		resp.Exists, err = c.(plugin.Writer).SecretExists(ctx, req.GetRemoteKey())
 		return err
 	})
 	return orNil(resp, err)
@@ -98,9 +97,9 @@ func (ss *secretStoreService) Validate(ctx context.Context, req *providerv1.Vali
 
 func (ss *secretStoreService) Capabilities(ctx context.Context, req *providerv1.CapabilitiesRequest) (*providerv1.CapabilitiesResponse, error) {
 	resp := &providerv1.CapabilitiesResponse{}
-	err := ss.s.withClient(ctx, req.GetTarget(), func(c providers.SecretsClient) error {
+	err := ss.s.withClient(ctx, req.GetTarget(), func(c plugin.SecretsClient) error {
 		resp.Capabilities = string(c.Capabilities())
-		_, resp.PropertiesAreJsonPaths = c.(providers.JSONProperties)
+		_, resp.PropertiesAreJsonPaths = c.(plugin.JSONProperties)
 		return nil
 	})
 	return orNil(resp, err)
@@ -109,8 +108,8 @@ func (ss *secretStoreService) Capabilities(ctx context.Context, req *providerv1.
 // CheckAuth runs the client's credential check on the cached client, so it
 // costs no extra login; a client without one has nothing to check.
 func (ss *secretStoreService) CheckAuth(ctx context.Context, req *providerv1.CheckAuthRequest) (*providerv1.CheckAuthResponse, error) {
-	err := ss.s.withClient(ctx, req.GetTarget(), func(c providers.SecretsClient) error {
-		return c.(providers.AuthChecker).CheckAuth(ctx)
+	err := ss.s.withClient(ctx, req.GetTarget(), func(c plugin.SecretsClient) error {
+		return c.(plugin.AuthChecker).CheckAuth(ctx)
 	})
 	return orNil(&providerv1.CheckAuthResponse{}, err)
 }
@@ -136,7 +135,7 @@ func (gs *generatorService) Cleanup(ctx context.Context, req *providerv1.Cleanup
 	if err != nil {
 		return nil, err
 	}
-	err = g.Cleanup(ctx, ref, scope, generators.State(req.GetState()))
+	err = g.Cleanup(ctx, ref, scope, plugin.State(req.GetState()))
 	return orNil(&providerv1.CleanupResponse{}, grpcwire.ToStatus(err))
 }
 

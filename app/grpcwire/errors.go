@@ -2,8 +2,8 @@
 // conversion of the contract's requests and errors to and from their
 // protocol form (apis/proto/provider/v1). The server (provider mode) and the
 // client (core's remote adapter) use the same functions, so an error that
-// crosses the wire is the error it was: providers.ErrSecretNotFound arrives
-// as providers.ErrSecretNotFound.
+// crosses the wire is the error it was: plugin.ErrSecretNotFound arrives
+// as plugin.ErrSecretNotFound.
 package grpcwire
 
 import (
@@ -15,29 +15,29 @@ import (
 	"google.golang.org/grpc/status"
 
 	providerv1 "github.com/eso-dev/eso/apis/proto/provider/v1"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // ErrUnavailable: the provider process could not be reached or did not
 // answer in time. It is transient: core keeps the last verdict and retries.
-var ErrUnavailable = fmt.Errorf("remote %w", providers.ErrUnavailable)
+var ErrUnavailable = fmt.Errorf("remote %w", plugin.ErrUnavailable)
 
-// wireCodes are the gRPC codes of the error classes (providers.Class) that
+// wireCodes are the gRPC codes of the error classes (plugin.Class) that
 // cross the wire; the class itself travels as the ErrorReason detail, so an
 // error arrives as the error it was. A client that does not know a class
 // falls back on its code, so a new class never reads as a worse one.
-var wireCodes = map[providers.Class]codes.Code{
-	providers.ClassPropertyNotFound: codes.NotFound,
-	providers.ClassSecretNotFound:   codes.NotFound,
-	providers.ClassConfigNotFound:   codes.FailedPrecondition,
-	providers.ClassInvalidConfig:    codes.InvalidArgument,
-	providers.ClassTooLarge:         codes.Unimplemented,
-	providers.ClassNotSupported:     codes.Unimplemented,
-	providers.ClassAuthFailed:       codes.Unauthenticated,
-	providers.ClassOutOfScope:       codes.PermissionDenied,
-	providers.ClassNotManaged:       codes.FailedPrecondition,
-	providers.ClassThrottled:        codes.ResourceExhausted,
-	providers.ClassUnavailable:      codes.Unavailable,
+var wireCodes = map[plugin.Class]codes.Code{
+	plugin.ClassPropertyNotFound: codes.NotFound,
+	plugin.ClassSecretNotFound:   codes.NotFound,
+	plugin.ClassConfigNotFound:   codes.FailedPrecondition,
+	plugin.ClassInvalidConfig:    codes.InvalidArgument,
+	plugin.ClassTooLarge:         codes.Unimplemented,
+	plugin.ClassNotSupported:     codes.Unimplemented,
+	plugin.ClassAuthFailed:       codes.Unauthenticated,
+	plugin.ClassOutOfScope:       codes.PermissionDenied,
+	plugin.ClassNotManaged:       codes.FailedPrecondition,
+	plugin.ClassThrottled:        codes.ResourceExhausted,
+	plugin.ClassUnavailable:      codes.Unavailable,
 }
 
 // ToStatus turns a provider's error into the status the server returns. The
@@ -56,7 +56,7 @@ func ToStatus(err error) error {
 	case errors.Is(err, context.Canceled):
 		return status.Error(codes.Canceled, err.Error())
 	}
-	class := providers.ClassOf(err)
+	class := plugin.ClassOf(err)
 	code, ok := wireCodes[class]
 	if !ok {
 		return status.Error(codes.Unknown, err.Error())
@@ -81,8 +81,8 @@ func FromStatus(err error) error {
 	}
 	for _, d := range st.Details() {
 		if r, ok := d.(*providerv1.ErrorReason); ok {
-			class := providers.Class(r.Reason)
-			if _, known := wireCodes[class]; known && class != providers.ClassUnavailable {
+			class := plugin.Class(r.Reason)
+			if _, known := wireCodes[class]; known && class != plugin.ClassUnavailable {
 				return &remoteError{sentinel: class.Sentinel(), msg: st.Message()}
 			}
 		}
@@ -91,11 +91,11 @@ func FromStatus(err error) error {
 	case codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted, codes.Aborted:
 		return fmt.Errorf("%w (%s): %s", ErrUnavailable, st.Code(), st.Message())
 	case codes.Unauthenticated:
-		return &remoteError{sentinel: providers.ErrAuthFailed, msg: st.Message()}
+		return &remoteError{sentinel: plugin.ErrAuthFailed, msg: st.Message()}
 	case codes.PermissionDenied:
-		return &remoteError{sentinel: providers.ErrOutOfScope, msg: st.Message()}
+		return &remoteError{sentinel: plugin.ErrOutOfScope, msg: st.Message()}
 	case codes.Unimplemented:
-		return &remoteError{sentinel: providers.ErrNotSupported, msg: st.Message()}
+		return &remoteError{sentinel: plugin.ErrNotSupported, msg: st.Message()}
 	}
 	return fmt.Errorf("remote provider: %s: %s", st.Code(), st.Message())
 }

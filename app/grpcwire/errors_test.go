@@ -9,7 +9,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // TestContractErrorsCrossTheWire: every contract error a provider returns
@@ -23,16 +23,16 @@ func TestContractErrorsCrossTheWire(t *testing.T) {
 				t.Fatalf("code %s, want %s", got, code)
 			}
 			got := FromStatus(st)
-			if providers.ClassOf(got) != class {
-				t.Fatalf("arrived as %q (%T), class %s, want %s", got, got, providers.ClassOf(got), class)
+			if plugin.ClassOf(got) != class {
+				t.Fatalf("arrived as %q (%T), class %s, want %s", got, got, plugin.ClassOf(got), class)
 			}
-			if class != providers.ClassUnavailable && got.Error() != sent.Error() {
+			if class != plugin.ClassUnavailable && got.Error() != sent.Error() {
 				t.Fatalf("arrived as %q, want %q", got, sent)
 			}
 		})
 	}
-	prop := FromStatus(ToStatus(fmt.Errorf("%w: %w", providers.ErrSecretNotFound, providers.ErrPropertyNotFound)))
-	if !errors.Is(prop, providers.ErrPropertyNotFound) {
+	prop := FromStatus(ToStatus(fmt.Errorf("%w: %w", plugin.ErrSecretNotFound, plugin.ErrPropertyNotFound)))
+	if !errors.Is(prop, plugin.ErrPropertyNotFound) {
 		t.Fatalf("a missing property arrived as %v", prop)
 	}
 }

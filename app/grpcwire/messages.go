@@ -3,7 +3,7 @@ package grpcwire
 import (
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	providerv1 "github.com/eso-dev/eso/apis/proto/provider/v1"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // ProtocolMajor is the protocol major this build speaks, and ProtocolMinor
@@ -14,16 +14,16 @@ const (
 )
 
 // ToTarget is the protocol form of a configuration and scope.
-func ToTarget(ref providers.Ref, scope providers.Scope) *providerv1.Target {
+func ToTarget(ref plugin.Ref, scope plugin.Scope) *providerv1.Target {
 	return &providerv1.Target{Kind: ref.Kind, Name: ref.Name, Namespace: ref.Namespace, CredentialsNamespace: scope.Namespace}
 }
 
 // FromTarget is the contract form of a Target.
-func FromTarget(t *providerv1.Target) (providers.Ref, providers.Scope) {
+func FromTarget(t *providerv1.Target) (plugin.Ref, plugin.Scope) {
 	if t == nil {
-		return providers.Ref{}, providers.Scope{}
+		return plugin.Ref{}, plugin.Scope{}
 	}
-	return providers.Ref{Kind: t.Kind, Name: t.Name, Namespace: t.Namespace}, providers.Scope{Namespace: t.CredentialsNamespace}
+	return plugin.Ref{Kind: t.Kind, Name: t.Name, Namespace: t.Namespace}, plugin.Scope{Namespace: t.CredentialsNamespace}
 }
 
 // ToRemoteRef is the protocol form of a remoteRef.

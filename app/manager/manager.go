@@ -31,7 +31,7 @@ import (
 	"github.com/eso-dev/eso/app/config"
 	"github.com/eso-dev/eso/app/logging"
 	"github.com/eso-dev/eso/app/registry"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // SchemeAdders are the API types optional modules register (fx value group
@@ -45,17 +45,14 @@ type SchemeAdders struct {
 // requests), eso's APIs, those of optional modules and the configuration
 // kinds of every compiled-in provider and generator. Registering only what is
 // used keeps start-up and memory small.
-func NewScheme(catalog *registry.Catalog, genCatalog *registry.GeneratorCatalog, optional SchemeAdders) (*runtime.Scheme, error) {
+func NewScheme(catalog *registry.Catalog, optional SchemeAdders) (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
 	adders := []func(*runtime.Scheme) error{
 		corev1.AddToScheme, coordinationv1.AddToScheme, authenticationv1.AddToScheme,
 		esv1.AddToScheme, esv1alpha1.AddToScheme, ssv2.AddToScheme, genv2.AddToScheme,
 	}
 	adders = append(adders, optional.Adders...)
-	for _, r := range catalog.Registrations() {
-		adders = append(adders, r.AddToScheme)
-	}
-	for _, r := range genCatalog.Registrations() {
+	for _, r := range catalog.All() {
 		adders = append(adders, r.AddToScheme)
 	}
 	for _, add := range adders {
@@ -197,8 +194,8 @@ func New(cfg config.Config, rc *rest.Config, scheme *runtime.Scheme) (ctrl.Manag
 }
 
 // ProviderDeps gives in-process providers the manager's clients.
-func ProviderDeps(mgr ctrl.Manager, cfg config.Config) providers.Deps {
-	return providers.Deps{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), RESTConfig: mgr.GetConfig(),
+func ProviderDeps(mgr ctrl.Manager, cfg config.Config) plugin.Deps {
+	return plugin.Deps{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), RESTConfig: mgr.GetConfig(),
 		AmbientCredentials: cfg.AllowAmbientCredentials}
 }
 

@@ -14,7 +14,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 var (
@@ -76,7 +76,7 @@ var (
 	}, []string{"provider", "call", "status"})
 
 	// ProviderErrors counts failed provider calls by error class
-	// (providers.Class), the taxonomy conditions and the gRPC wire use too.
+	// (plugin.Class), the taxonomy conditions and the gRPC wire use too.
 	ProviderErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "eso_provider_errors_total",
 		Help: "Failed calls to providers and logins (call NewClient), by provider kind, call and error class (AuthFailed, SecretNotFound, Throttled, Unavailable, ...).",
@@ -155,10 +155,10 @@ func ForgetStore(name, namespace string) {
 }
 
 // InstrumentClient counts the calls made through c. What c promises about
-// its properties (providers.JSONProperties) is kept.
-func InstrumentClient(kind string, c providers.SecretsClient) providers.SecretsClient {
+// its properties (plugin.JSONProperties) is kept.
+func InstrumentClient(kind string, c plugin.SecretsClient) plugin.SecretsClient {
 	ic := &instrumentedClient{SecretsClient: c, kind: kind}
-	if _, ok := c.(providers.JSONProperties); ok {
+	if _, ok := c.(plugin.JSONProperties); ok {
 		return &instrumentedJSONClient{ic}
 	}
 	return ic
@@ -169,7 +169,7 @@ type instrumentedJSONClient struct{ *instrumentedClient }
 func (*instrumentedJSONClient) PropertiesAreJSONPaths() {}
 
 type instrumentedClient struct {
-	providers.SecretsClient
+	plugin.SecretsClient
 	kind string
 }
 
@@ -194,7 +194,7 @@ func (c *instrumentedClient) GetAllSecrets(ctx context.Context, find esv1.Extern
 // PushSecret, DeleteSecret and SecretExists forward the write side of the
 // contract, counted; a read-only client answers ErrNotSupported, as its
 // Capabilities say.
-func (c *instrumentedClient) PushSecret(ctx context.Context, req providers.PushRequest) error {
+func (c *instrumentedClient) PushSecret(ctx context.Context, req plugin.PushRequest) error {
 	w, err := c.writer()
 	if err == nil {
 		err = w.PushSecret(ctx, req)
@@ -222,17 +222,17 @@ func (c *instrumentedClient) SecretExists(ctx context.Context, remoteKey string)
 	return exists, err
 }
 
-func (c *instrumentedClient) writer() (providers.Writer, error) {
-	if w, ok := c.SecretsClient.(providers.Writer); ok {
+func (c *instrumentedClient) writer() (plugin.Writer, error) {
+	if w, ok := c.SecretsClient.(plugin.Writer); ok {
 		return w, nil
 	}
-	return nil, fmt.Errorf("%w: %s clients do not write", providers.ErrNotSupported, c.kind)
+	return nil, fmt.Errorf("%w: %s clients do not write", plugin.ErrNotSupported, c.kind)
 }
 
-// CheckAuth runs the provider's credential check (providers.AuthChecker),
+// CheckAuth runs the provider's credential check (plugin.AuthChecker),
 // counted like any other call. A client without one has nothing to check.
 func (c *instrumentedClient) CheckAuth(ctx context.Context) error {
-	checker, ok := c.SecretsClient.(providers.AuthChecker)
+	checker, ok := c.SecretsClient.(plugin.AuthChecker)
 	if !ok {
 		return nil
 	}
@@ -253,7 +253,7 @@ func outcome(err error) string {
 func CountLogin(kind string, err error) {
 	ProviderLogins.WithLabelValues(kind, outcome(err)).Inc()
 	if err != nil {
-		ProviderErrors.WithLabelValues(kind, "NewClient", string(providers.ClassOf(err))).Inc()
+		ProviderErrors.WithLabelValues(kind, "NewClient", string(plugin.ClassOf(err))).Inc()
 	}
 }
 
@@ -262,7 +262,7 @@ func CountLogin(kind string, err error) {
 func countCall(kind, call string, err error) {
 	ProviderCalls.WithLabelValues(kind, call, outcome(err)).Inc()
 	if err != nil {
-		ProviderErrors.WithLabelValues(kind, call, string(providers.ClassOf(err))).Inc()
+		ProviderErrors.WithLabelValues(kind, call, string(plugin.ClassOf(err))).Inc()
 	}
 }
 

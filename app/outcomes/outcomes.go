@@ -3,7 +3,7 @@
 // ExternalSecret, whether and when to try again, whether only an edit of
 // the failing object can end the failure (it stalls), and whether the cached
 // provider client is dropped. Every controller reads it; the error's class
-// (providers.Class) is what the gRPC wire carries and metrics count.
+// (plugin.Class) is what the gRPC wire carries and metrics count.
 package outcomes
 
 import (
@@ -19,7 +19,7 @@ import (
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/secrettemplate"
 	"github.com/eso-dev/eso/app/stores"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // Retry is when an object that failed is tried again.
@@ -33,7 +33,7 @@ const (
 	Backoff
 	// Recheck: after RecheckInterval, since what would fix it is not in
 	// eso's caches (credential Secrets, template sources). When the error
-	// names the object (providers.Awaiting), a watch on it re-queues the
+	// names the object (plugin.Awaiting), a watch on it re-queues the
 	// waiter sooner (app/referents).
 	Recheck
 )
@@ -60,7 +60,7 @@ func RetryLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
 }
 
 // Outcome is what eso says and does about one failure. (The error's class,
-// which metrics and the wire carry, is providers.ClassOf.)
+// which metrics and the wire carry, is plugin.ClassOf.)
 type Outcome struct {
 	// StoreReason is the Ready reason of a store or generator that fails
 	// validation with the error; empty for failures only syncs meet (see
@@ -113,21 +113,21 @@ var table = []struct {
 	{secrettemplate.ErrTemplate, Outcome{ExternalSecretReason: esv1.ReasonTemplateError}},
 
 	// The provider contract's classes.
-	{providers.ErrPropertyNotFound, Outcome{ExternalSecretReason: esv1.ReasonSecretNotFound}},
-	{providers.ErrSecretNotFound, Outcome{ExternalSecretReason: esv1.ReasonSecretNotFound}},
-	{providers.ErrCredentialsNotFound, Outcome{StoreReason: ssv2.ReasonInvalidProviderConfig, StoreRetry: Recheck,
+	{plugin.ErrPropertyNotFound, Outcome{ExternalSecretReason: esv1.ReasonSecretNotFound}},
+	{plugin.ErrSecretNotFound, Outcome{ExternalSecretReason: esv1.ReasonSecretNotFound}},
+	{plugin.ErrCredentialsNotFound, Outcome{StoreReason: ssv2.ReasonInvalidProviderConfig, StoreRetry: Recheck,
 		ExternalSecretReason: esv1.ReasonProviderError, SyncRetry: Recheck}},
-	{providers.ErrConfigNotFound, Outcome{StoreReason: ssv2.ReasonProviderRefNotFound, ExternalSecretReason: esv1.ReasonProviderError}},
-	{providers.ErrInvalidConfig, Outcome{StoreReason: ssv2.ReasonInvalidProviderConfig, ExternalSecretReason: esv1.ReasonProviderError}},
-	{providers.ErrNotSupported, Outcome{StoreReason: ssv2.ReasonInvalidProviderConfig, ExternalSecretReason: esv1.ReasonProviderError}},
+	{plugin.ErrConfigNotFound, Outcome{StoreReason: ssv2.ReasonProviderRefNotFound, ExternalSecretReason: esv1.ReasonProviderError}},
+	{plugin.ErrInvalidConfig, Outcome{StoreReason: ssv2.ReasonInvalidProviderConfig, ExternalSecretReason: esv1.ReasonProviderError}},
+	{plugin.ErrNotSupported, Outcome{StoreReason: ssv2.ReasonInvalidProviderConfig, ExternalSecretReason: esv1.ReasonProviderError}},
 	// A store rechecks refused credentials (the Secret holding them is not
 	// watched); a sync retries at once with backoff, logging in afresh.
-	{providers.ErrAuthFailed, Outcome{StoreReason: ssv2.ReasonAuthenticationFailed, StoreRetry: Recheck,
+	{plugin.ErrAuthFailed, Outcome{StoreReason: ssv2.ReasonAuthenticationFailed, StoreRetry: Recheck,
 		ExternalSecretReason: esv1.ReasonSecretSyncedError, SyncRetry: Backoff, DropClient: true}},
-	{providers.ErrOutOfScope, Outcome{StoreReason: ssv2.ReasonCrossNamespaceRefused, ExternalSecretReason: esv1.ReasonStoreNotAllowed,
+	{plugin.ErrOutOfScope, Outcome{StoreReason: ssv2.ReasonCrossNamespaceRefused, ExternalSecretReason: esv1.ReasonStoreNotAllowed,
 		DropClient: true}},
-	{providers.ErrNotManaged, Outcome{ExternalSecretReason: esv1.ReasonSecretSyncedError}},
-	{providers.ErrIncompatible, Outcome{StoreReason: ssv2.ReasonIncompatibleProvider, ExternalSecretReason: esv1.ReasonUnsupportedStore,
+	{plugin.ErrNotManaged, Outcome{ExternalSecretReason: esv1.ReasonSecretSyncedError}},
+	{plugin.ErrIncompatible, Outcome{StoreReason: ssv2.ReasonIncompatibleProvider, ExternalSecretReason: esv1.ReasonUnsupportedStore,
 		DropClient: true}},
 }
 

@@ -17,7 +17,7 @@ import (
 	"github.com/eso-dev/eso/app/grpcwire"
 	"github.com/eso-dev/eso/app/secrettemplate"
 	"github.com/eso-dev/eso/app/stores"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // TestOutcomes: what eso says and does for the failures people meet,
@@ -29,26 +29,26 @@ func TestOutcomes(t *testing.T) {
 		// retry is the store's, syncRetry the ExternalSecret's.
 		retry      Retry
 		dropClient bool
-		class      providers.Class
+		class      plugin.Class
 		syncRetry  Retry
 	}{
-		{providers.ErrAuthFailed, ssv2.ReasonAuthenticationFailed, esv1.ReasonSecretSyncedError, Recheck, true, providers.ClassAuthFailed, Backoff},
-		{providers.ErrOutOfScope, ssv2.ReasonCrossNamespaceRefused, esv1.ReasonStoreNotAllowed, Wait, true, providers.ClassOutOfScope, Wait},
-		{providers.ErrInvalidConfig, ssv2.ReasonInvalidProviderConfig, esv1.ReasonProviderError, Wait, false, providers.ClassInvalidConfig, Wait},
-		{providers.ErrNoAmbientCredentials, ssv2.ReasonInvalidProviderConfig, esv1.ReasonProviderError, Wait, false, providers.ClassInvalidConfig, Wait},
-		{providers.ErrConfigNotFound, ssv2.ReasonProviderRefNotFound, esv1.ReasonProviderError, Wait, false, providers.ClassConfigNotFound, Wait},
-		{providers.ErrTooLarge, ssv2.ReasonInvalidProviderConfig, esv1.ReasonProviderError, Wait, false, providers.ClassTooLarge, Wait},
-		{fmt.Errorf("%w: %w", providers.ErrSecretNotFound, providers.ErrPropertyNotFound), "", esv1.ReasonSecretNotFound, Wait, false, providers.ClassPropertyNotFound, Wait},
-		{grpcclient.ErrIncompatibleProvider, ssv2.ReasonIncompatibleProvider, esv1.ReasonUnsupportedStore, Wait, true, providers.ClassIncompatible, Wait},
-		{grpcclient.ErrKindNotServed, ssv2.ReasonIncompatibleProvider, esv1.ReasonUnsupportedStore, Wait, true, providers.ClassIncompatible, Wait},
-		{grpcwire.ErrUnavailable, ssv2.ReasonValidationFailed, esv1.ReasonSecretSyncedError, Backoff, false, providers.ClassUnavailable, Backoff},
-		{providers.ErrThrottled, ssv2.ReasonValidationFailed, esv1.ReasonSecretSyncedError, Backoff, false, providers.ClassThrottled, Backoff},
-		{errors.New("connection reset by peer"), ssv2.ReasonValidationFailed, esv1.ReasonSecretSyncedError, Backoff, false, providers.ClassUnknown, Backoff},
-		{stores.ErrNotCompiledIn, ssv2.ReasonProviderNotCompiledIn, esv1.ReasonUnsupportedStore, Wait, false, providers.ClassUnknown, Wait},
+		{plugin.ErrAuthFailed, ssv2.ReasonAuthenticationFailed, esv1.ReasonSecretSyncedError, Recheck, true, plugin.ClassAuthFailed, Backoff},
+		{plugin.ErrOutOfScope, ssv2.ReasonCrossNamespaceRefused, esv1.ReasonStoreNotAllowed, Wait, true, plugin.ClassOutOfScope, Wait},
+		{plugin.ErrInvalidConfig, ssv2.ReasonInvalidProviderConfig, esv1.ReasonProviderError, Wait, false, plugin.ClassInvalidConfig, Wait},
+		{plugin.ErrNoAmbientCredentials, ssv2.ReasonInvalidProviderConfig, esv1.ReasonProviderError, Wait, false, plugin.ClassInvalidConfig, Wait},
+		{plugin.ErrConfigNotFound, ssv2.ReasonProviderRefNotFound, esv1.ReasonProviderError, Wait, false, plugin.ClassConfigNotFound, Wait},
+		{plugin.ErrTooLarge, ssv2.ReasonInvalidProviderConfig, esv1.ReasonProviderError, Wait, false, plugin.ClassTooLarge, Wait},
+		{fmt.Errorf("%w: %w", plugin.ErrSecretNotFound, plugin.ErrPropertyNotFound), "", esv1.ReasonSecretNotFound, Wait, false, plugin.ClassPropertyNotFound, Wait},
+		{grpcclient.ErrIncompatibleProvider, ssv2.ReasonIncompatibleProvider, esv1.ReasonUnsupportedStore, Wait, true, plugin.ClassIncompatible, Wait},
+		{grpcclient.ErrKindNotServed, ssv2.ReasonIncompatibleProvider, esv1.ReasonUnsupportedStore, Wait, true, plugin.ClassIncompatible, Wait},
+		{grpcwire.ErrUnavailable, ssv2.ReasonValidationFailed, esv1.ReasonSecretSyncedError, Backoff, false, plugin.ClassUnavailable, Backoff},
+		{plugin.ErrThrottled, ssv2.ReasonValidationFailed, esv1.ReasonSecretSyncedError, Backoff, false, plugin.ClassThrottled, Backoff},
+		{errors.New("connection reset by peer"), ssv2.ReasonValidationFailed, esv1.ReasonSecretSyncedError, Backoff, false, plugin.ClassUnknown, Backoff},
+		{stores.ErrNotCompiledIn, ssv2.ReasonProviderNotCompiledIn, esv1.ReasonUnsupportedStore, Wait, false, plugin.ClassUnknown, Wait},
 		// external-secrets.io/v1 in a build without the v1 layer: another
 		// build serves it, as for a kind not compiled in.
-		{v1WithoutTheLayer(t), ssv2.ReasonProviderNotCompiledIn, esv1.ReasonUnsupportedStore, Wait, false, providers.ClassUnknown, Wait},
-		{stores.ErrStoreNotReady, "", esv1.ReasonStoreNotReady, Wait, false, providers.ClassUnknown, Wait},
+		{v1WithoutTheLayer(t), ssv2.ReasonProviderNotCompiledIn, esv1.ReasonUnsupportedStore, Wait, false, plugin.ClassUnknown, Wait},
+		{stores.ErrStoreNotReady, "", esv1.ReasonStoreNotReady, Wait, false, plugin.ClassUnknown, Wait},
 	}
 	for _, tc := range cases {
 		err := fmt.Errorf("reading db: %w", tc.err)
@@ -57,7 +57,7 @@ func TestOutcomes(t *testing.T) {
 		if got != want {
 			t.Errorf("Of(%v) = %+v, want %+v", tc.err, got, want)
 		}
-		if class := providers.ClassOf(err); class != tc.class {
+		if class := plugin.ClassOf(err); class != tc.class {
 			t.Errorf("ClassOf(%v) = %s, want %s", tc.err, class, tc.class)
 		}
 	}
@@ -92,16 +92,16 @@ func TestStalls(t *testing.T) {
 		stores.ErrRemoteNotEnabled:        false, // eso's configuration
 		secrettemplate.ErrSourceNotFound:  false,
 		secrettemplate.ErrTemplate:        false, // failed on the values, or a source's template
-		providers.ErrPropertyNotFound:     false,
-		providers.ErrSecretNotFound:       false,
-		providers.ErrCredentialsNotFound:  false,
-		providers.ErrConfigNotFound:       false,
-		providers.ErrInvalidConfig:        false,
-		providers.ErrNotSupported:         false,
-		providers.ErrAuthFailed:           false,
-		providers.ErrOutOfScope:           false,
-		providers.ErrNotManaged:           false,
-		providers.ErrIncompatible:         false,
+		plugin.ErrPropertyNotFound:        false,
+		plugin.ErrSecretNotFound:          false,
+		plugin.ErrCredentialsNotFound:     false,
+		plugin.ErrConfigNotFound:          false,
+		plugin.ErrInvalidConfig:           false,
+		plugin.ErrNotSupported:            false,
+		plugin.ErrAuthFailed:              false,
+		plugin.ErrOutOfScope:              false,
+		plugin.ErrNotManaged:              false,
+		plugin.ErrIncompatible:            false,
 	}
 	for _, row := range table {
 		want, ok := stalls[row.err]
@@ -145,13 +145,13 @@ func v1WithoutTheLayer(t *testing.T) error {
 // as a validation that could not finish: retried with backoff, never an
 // empty reason.
 func TestForStore(t *testing.T) {
-	for _, err := range []error{providers.ErrSecretNotFound, providers.ErrNotManaged, stores.ErrStoreNotReady} {
+	for _, err := range []error{plugin.ErrSecretNotFound, plugin.ErrNotManaged, stores.ErrStoreNotReady} {
 		got := Of(err).ForStore()
 		if got.StoreReason != ssv2.ReasonValidationFailed || got.StoreRetry != Backoff {
 			t.Errorf("ForStore(%v) = %+v", err, got)
 		}
 	}
-	if got := Of(providers.ErrAuthFailed).ForStore(); got.StoreReason != ssv2.ReasonAuthenticationFailed || got.StoreRetry != Recheck {
+	if got := Of(plugin.ErrAuthFailed).ForStore(); got.StoreReason != ssv2.ReasonAuthenticationFailed || got.StoreRetry != Recheck {
 		t.Errorf("a store reason of its own was replaced: %+v", got)
 	}
 }
@@ -160,10 +160,10 @@ func TestForStore(t *testing.T) {
 // exist yet is an invalid configuration that fixes itself when the Secret
 // arrives, which eso does not watch: checked again soon, not left waiting.
 func TestMissingCredentialsAreRechecked(t *testing.T) {
-	err := fmt.Errorf("%w: credentials Secret team/vault-token not found", providers.ErrCredentialsNotFound)
+	err := fmt.Errorf("%w: credentials Secret team/vault-token not found", plugin.ErrCredentialsNotFound)
 	got := Of(err)
 	if got.StoreReason != ssv2.ReasonInvalidProviderConfig || got.StoreRetry != Recheck || got.SyncRetry != Recheck ||
-		providers.ClassOf(err) != providers.ClassInvalidConfig {
+		plugin.ClassOf(err) != plugin.ClassInvalidConfig {
 		t.Errorf("Of(missing credentials) = %+v", got)
 	}
 	if err.Error() != "invalid provider configuration: credentials Secret team/vault-token not found" {

@@ -25,7 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/eso-dev/eso/app/outcomes"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // Bounds on what tenants can make eso watch: past them, waiters fall back
@@ -150,14 +150,14 @@ func (q *Queue) add(req reconcile.Request) {
 	}
 }
 
-// Await re-queues req when the object err names (providers.Awaiting) is
+// Await re-queues req when the object err names (plugin.Awaiting) is
 // created or changes. It reports whether a watch covers it: false when err
 // names no object or the bounds are reached.
 func (q *Queue) Await(err error, req reconcile.Request) bool {
 	if q == nil {
 		return false
 	}
-	obj, ok := providers.AwaitedObject(err)
+	obj, ok := plugin.AwaitedObject(err)
 	if !ok {
 		return false
 	}

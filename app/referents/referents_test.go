@@ -19,7 +19,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // fakeServer hands out the watches the Watcher opens, so a test sends
@@ -97,8 +97,8 @@ func object(namespace, name, version string) runtime.Object {
 }
 
 func missing(kind, namespace, name, seen string) error {
-	return providers.Awaiting(providers.ObjectRef{Kind: kind, Namespace: namespace, Name: name, ResourceVersion: seen},
-		fmt.Errorf("%w: %s %s/%s not found", providers.ErrCredentialsNotFound, kind, namespace, name))
+	return plugin.Awaiting(plugin.ObjectRef{Kind: kind, Namespace: namespace, Name: name, ResourceVersion: seen},
+		fmt.Errorf("%w: %s %s/%s not found", plugin.ErrCredentialsNotFound, kind, namespace, name))
 }
 
 func request(name string) reconcile.Request {
@@ -177,7 +177,7 @@ func TestOnlyNamedObjectsAreAwaited(t *testing.T) {
 	_, _, _, q := newWatcher(t)
 	for name, err := range map[string]error{
 		"a plain error":                  errors.New("connection refused"),
-		"credentials not found, unnamed": providers.ErrCredentialsNotFound,
+		"credentials not found, unnamed": plugin.ErrCredentialsNotFound,
 		"a kind not watched":             missing("ServiceAccount", "ns", "sa", ""),
 		"no namespace":                   missing("Secret", "", "creds", ""),
 	} {

@@ -1,6 +1,7 @@
-// Package registry turns the providers and generators compiled into the
-// binary (fx value groups) into lookups by kind. Two claiming one kind is a
-// build mistake, so it fails at start-up rather than picking one.
+// Package registry turns the plugins compiled into the binary (the fx value
+// group "plugins") into lookups by role and kind. Two plugins of one role
+// claiming one kind or name is a build mistake, so it fails at start-up
+// rather than picking one.
 package registry
 
 import (
@@ -9,117 +10,133 @@ import (
 	"strings"
 
 	"go.uber.org/fx"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
-// Catalog is the set of compiled-in providers, by configuration kind.
+// roles are the plugin roles, in the order they are listed.
+var roles = []plugin.Role{plugin.RoleProvider, plugin.RoleGenerator}
+
+// Catalog is the set of compiled-in plugins, by role and configuration kind.
 type Catalog struct {
-	byKind map[string]providers.Registration
+	byKind map[plugin.Role]map[string]plugin.Registration
 }
 
-// NewCatalog indexes registrations; a kind or name registered twice is an error.
-func NewCatalog(regs []providers.Registration) (*Catalog, error) {
-	byKind, err := index("provider", regs, func(r providers.Registration) identity {
-		return identity{r.Name, r.Kind, r.New != nil}
-	})
-	if err != nil {
-		return nil, err
+// NewCatalog indexes registrations; within a role, a kind or name
+// registered twice, or an incomplete registration, is an error.
+func NewCatalog(regs []plugin.Registration) (*Catalog, error) {
+	c := &Catalog{byKind: map[plugin.Role]map[string]plugin.Registration{}}
+	names := map[plugin.Role]map[string]string{}
+	for _, role := range roles {
+		c.byKind[role], names[role] = map[string]plugin.Registration{}, map[string]string{}
 	}
-	return &Catalog{byKind: byKind}, nil
-}
-
-// Registrations lists the compiled-in providers sorted by name.
-func (c *Catalog) Registrations() []providers.Registration {
-	return sortedByName(c.byKind, func(r providers.Registration) string { return r.Name })
-}
-
-// identity is what index needs of a registration.
-type identity struct {
-	name, kind string
-	complete   bool
-}
-
-// index maps registrations by kind. A kind or name registered twice, or an
-// incomplete registration, is a build mistake and an error.
-func index[R any](what string, regs []R, id func(R) identity) (map[string]R, error) {
-	byKind := make(map[string]R, len(regs))
-	names := map[string]string{}
 	for _, r := range regs {
-		i := id(r)
-		if i.kind == "" || i.name == "" || !i.complete {
-			return nil, fmt.Errorf("%s registration %q/%q is incomplete", what, i.name, i.kind)
+		if err := r.Complete(); err != nil {
+			return nil, fmt.Errorf("plugin registration %q/%q is incomplete: %w", r.Name, r.Kind, err)
 		}
-		if prev, dup := byKind[i.kind]; dup {
-			return nil, fmt.Errorf("%s kind %s is registered twice (%s and %s)", what, i.kind, id(prev).name, i.name)
+		role := r.Role()
+		if prev, dup := c.byKind[role][r.Kind]; dup {
+			return nil, fmt.Errorf("%s kind %s is registered twice (%s and %s)", role, r.Kind, prev.Name, r.Name)
 		}
-		if prev, dup := names[i.name]; dup {
-			return nil, fmt.Errorf("%s name %s is registered twice (kinds %s and %s)", what, i.name, prev, i.kind)
+		if prev, dup := names[role][r.Name]; dup {
+			return nil, fmt.Errorf("%s name %s is registered twice (kinds %s and %s)", role, r.Name, prev, r.Kind)
 		}
-		byKind[i.kind], names[i.name] = r, i.kind
+		c.byKind[role][r.Kind], names[role][r.Name] = r, r.Kind
 	}
-	return byKind, nil
+	return c, nil
 }
 
-// sortedByName lists registrations in name order, for stable output.
-func sortedByName[R any](byKind map[string]R, name func(R) string) []R {
-	out := make([]R, 0, len(byKind))
-	for _, r := range byKind {
+// Registrations lists the compiled-in plugins of role sorted by name.
+func (c *Catalog) Registrations(role plugin.Role) []plugin.Registration {
+	out := make([]plugin.Registration, 0, len(c.byKind[role]))
+	for _, r := range c.byKind[role] {
 		out = append(out, r)
 	}
-	slices.SortFunc(out, func(a, b R) int { return strings.Compare(name(a), name(b)) })
+	slices.SortFunc(out, func(a, b plugin.Registration) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
-// Lookup returns the registration of a configuration kind.
-func (c *Catalog) Lookup(kind string) (providers.Registration, bool) {
-	r, ok := c.byKind[kind]
+// All lists every compiled-in plugin: the providers, then the generators,
+// each sorted by name.
+func (c *Catalog) All() []plugin.Registration {
+	var out []plugin.Registration
+	for _, role := range roles {
+		out = append(out, c.Registrations(role)...)
+	}
+	return out
+}
+
+// Lookup returns the registration of role serving a configuration kind.
+func (c *Catalog) Lookup(role plugin.Role, kind string) (plugin.Registration, bool) {
+	r, ok := c.byKind[role][kind]
 	return r, ok
 }
 
-// Providers are the compiled-in providers, built once with their dependencies.
-type Providers struct {
-	catalog *Catalog
-	byKind  map[string]providers.Provider
-}
-
-// NewProviders builds every registered provider with deps.
-func NewProviders(catalog *Catalog, deps providers.Deps) *Providers {
-	p := &Providers{catalog: catalog, byKind: map[string]providers.Provider{}}
-	for _, r := range catalog.Registrations() {
-		p.byKind[r.Kind] = r.New(deps)
-	}
-	return p
-}
-
-// Lookup returns the provider serving a configuration kind.
-func (p *Providers) Lookup(kind string) (providers.Provider, bool) {
-	prov, ok := p.byKind[kind]
-	return prov, ok
-}
-
-// Catalog returns what the providers were built from.
-func (p *Providers) Catalog() *Catalog { return p.catalog }
-
-// CatalogParams collects the provider registrations of the fx value group.
-type CatalogParams struct {
-	fx.In
-	Registrations []providers.Registration `group:"providers"`
-}
-
-// Module provides the Catalog from the "providers" value group and the built Providers.
-var Module = fx.Module("registry",
-	fx.Provide(
-		func(p CatalogParams) (*Catalog, error) { return NewCatalog(p.Registrations) },
-		NewProviders,
-	),
-)
-
-// Kinds are the configuration kinds of the catalog.
-func (c *Catalog) Kinds() []string {
+// Kinds are the configuration kinds of role, in name order.
+func (c *Catalog) Kinds(role plugin.Role) []string {
 	var kinds []string
-	for _, r := range c.Registrations() {
+	for _, r := range c.Registrations(role) {
 		kinds = append(kinds, r.Kind)
 	}
 	return kinds
 }
+
+// NewConfig returns an empty configuration object of kind, or false when no
+// compiled-in plugin of role serves kind.
+func (c *Catalog) NewConfig(role plugin.Role, kind string) (client.Object, bool) {
+	r, ok := c.byKind[role][kind]
+	if !ok {
+		return nil, false
+	}
+	return r.NewConfig(), true
+}
+
+// Plugins are the compiled-in plugins, built once with their dependencies.
+type Plugins struct {
+	catalog    *Catalog
+	providers  map[string]plugin.Provider
+	generators map[string]plugin.Generator
+}
+
+// NewPlugins builds every registered plugin with deps.
+func NewPlugins(catalog *Catalog, deps plugin.Deps) *Plugins {
+	p := &Plugins{catalog: catalog, providers: map[string]plugin.Provider{}, generators: map[string]plugin.Generator{}}
+	for _, r := range catalog.Registrations(plugin.RoleProvider) {
+		p.providers[r.Kind] = r.NewProvider(deps)
+	}
+	for _, r := range catalog.Registrations(plugin.RoleGenerator) {
+		p.generators[r.Kind] = r.NewGenerator(deps)
+	}
+	return p
+}
+
+// Provider returns the provider serving a configuration kind.
+func (p *Plugins) Provider(kind string) (plugin.Provider, bool) {
+	prov, ok := p.providers[kind]
+	return prov, ok
+}
+
+// Generator returns the generator serving a configuration kind.
+func (p *Plugins) Generator(kind string) (plugin.Generator, bool) {
+	gen, ok := p.generators[kind]
+	return gen, ok
+}
+
+// Catalog returns what the plugins were built from.
+func (p *Plugins) Catalog() *Catalog { return p.catalog }
+
+// CatalogParams collects the registrations of the fx value group.
+type CatalogParams struct {
+	fx.In
+	Registrations []plugin.Registration `group:"plugins"`
+}
+
+// Module provides the Catalog from the "plugins" value group and the built
+// Plugins.
+var Module = fx.Module("registry",
+	fx.Provide(
+		func(p CatalogParams) (*Catalog, error) { return NewCatalog(p.Registrations) },
+		NewPlugins,
+	),
+)

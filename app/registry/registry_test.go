@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/fake"
 	"github.com/eso-dev/eso/providers/kubernetes"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 func TestCatalogRejectsDuplicates(t *testing.T) {
@@ -14,14 +14,14 @@ func TestCatalogRejectsDuplicates(t *testing.T) {
 	sameKind.Name = "kubernetes-2"
 	sameName := fake.Registration
 	sameName.Kind = "Fake2"
-	incomplete := providers.Registration{Name: "x"}
+	incomplete := plugin.Registration{Name: "x"}
 	for name, tc := range map[string]struct {
-		regs []providers.Registration
+		regs []plugin.Registration
 		want string
 	}{
-		"kind twice": {[]providers.Registration{kubernetes.Registration, sameKind}, "provider kind Kubernetes is registered twice"},
-		"name twice": {[]providers.Registration{fake.Registration, sameName}, "provider name fake is registered twice"},
-		"incomplete": {[]providers.Registration{incomplete}, "incomplete"},
+		"kind twice": {[]plugin.Registration{kubernetes.Registration, sameKind}, "provider kind Kubernetes is registered twice"},
+		"name twice": {[]plugin.Registration{fake.Registration, sameName}, "provider name fake is registered twice"},
+		"incomplete": {[]plugin.Registration{incomplete}, "incomplete"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := NewCatalog(tc.regs)
@@ -33,17 +33,17 @@ func TestCatalogRejectsDuplicates(t *testing.T) {
 }
 
 func TestCatalogLookup(t *testing.T) {
-	c, err := NewCatalog([]providers.Registration{kubernetes.Registration, fake.Registration})
+	c, err := NewCatalog([]plugin.Registration{kubernetes.Registration, fake.Registration})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := c.Lookup("Fake"); !ok {
+	if _, ok := c.Lookup(plugin.RoleProvider, "Fake"); !ok {
 		t.Error("Fake not found")
 	}
-	if _, ok := c.Lookup("AWSSecretManager"); ok {
+	if _, ok := c.Lookup(plugin.RoleProvider, "AWSSecretManager"); ok {
 		t.Error("found a kind that was not registered")
 	}
-	regs := c.Registrations()
+	regs := c.Registrations(plugin.RoleProvider)
 	if len(regs) != 2 || regs[0].Name != "fake" || regs[1].Name != "kubernetes" {
 		t.Errorf("Registrations not sorted by name: %v", regs)
 	}

@@ -10,7 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // A sync's budget. A template is tenant input, and so is every count an
@@ -51,8 +51,8 @@ const MaxReadBytes = 4 << 20
 var ErrBudget = fmt.Errorf("%w: render budget exceeded", ErrTemplate)
 
 // ErrReadBudget: a sync's sources hold more than MaxReadBytes. It is
-// providers.ErrTooLarge: only smaller sources (or fewer) fix it.
-var ErrReadBudget = fmt.Errorf("%w: more than %d bytes read in one sync", providers.ErrTooLarge, MaxReadBytes)
+// plugin.ErrTooLarge: only smaller sources (or fewer) fix it.
+var ErrReadBudget = fmt.Errorf("%w: more than %d bytes read in one sync", plugin.ErrTooLarge, MaxReadBytes)
 
 // budgetExceeded says which bound a render passed; it never holds a value.
 type budgetExceeded struct{ what string }

@@ -9,7 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // ReadSources reads the ConfigMaps and Secrets tpl's templateFrom names, from
@@ -63,7 +63,7 @@ func ReadSources(ctx context.Context, r client.Reader, b *Budget, namespace stri
 // retried with backoff.
 func sourceError(kind, namespace, name string, err error) error {
 	if apierrors.IsNotFound(err) {
-		return providers.Awaiting(providers.ObjectRef{Kind: kind, Namespace: namespace, Name: name},
+		return plugin.Awaiting(plugin.ObjectRef{Kind: kind, Namespace: namespace, Name: name},
 			fmt.Errorf("%w: template %s %s not found", ErrSourceNotFound, kind, name))
 	}
 	return fmt.Errorf("reading template %s %s: %w", kind, name, err)

@@ -10,7 +10,7 @@ import (
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	"github.com/eso-dev/eso/app/outcomes"
 	"github.com/eso-dev/eso/app/secrettemplate"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // TestTemplateSourceErrors: a missing templateFrom source is a template
@@ -22,7 +22,7 @@ func TestTemplateSourceErrors(t *testing.T) {
 	if out := outcomes.Of(missing); !errors.Is(missing, secrettemplate.ErrTemplate) || out.ExternalSecretReason != esv1.ReasonTemplateError || out.SyncRetry != outcomes.Recheck {
 		t.Errorf("a missing source: %v (reason %s, retry %v)", missing, out.ExternalSecretReason, out.SyncRetry)
 	}
-	if obj, ok := providers.AwaitedObject(missing); !ok || obj != (providers.ObjectRef{Kind: "ConfigMap", Namespace: "ns", Name: "tpl"}) {
+	if obj, ok := plugin.AwaitedObject(missing); !ok || obj != (plugin.ObjectRef{Kind: "ConfigMap", Namespace: "ns", Name: "tpl"}) {
 		t.Errorf("a missing source awaits %+v (%v), want ConfigMap ns/tpl", obj, ok)
 	}
 	hiccup := secrettemplate.SourceErrorForTest("ConfigMap", "ns", "tpl", apierrors.NewTimeoutError("slow", 1))

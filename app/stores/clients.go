@@ -5,7 +5,8 @@ import (
 	"sync"
 
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/app/clientcache"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // maxClients bounds the provider clients core keeps at once (one per store
@@ -16,7 +17,7 @@ const maxClients = 4096
 // clientKey identifies clients that may be shared: same store, same scope.
 type clientKey struct {
 	storeKind, storeNamespace, storeName string
-	scope                                providers.Scope
+	scope                                plugin.Scope
 }
 
 // ClientCache keeps one provider client per store and scope while the store
@@ -24,7 +25,7 @@ type clientKey struct {
 // the provider again; a changed fingerprint replaces the client. Beside each
 // client it keeps the store's answer cache (cachingPolicy Secrets or All).
 type ClientCache struct {
-	clients *providers.ClientCache[clientKey]
+	clients *clientcache.Cache[clientKey]
 
 	mu     sync.Mutex
 	values map[clientKey]*valuesEntry
@@ -41,7 +42,7 @@ type valuesEntry struct {
 // NewClientCache returns an empty cache.
 func NewClientCache() *ClientCache {
 	return &ClientCache{
-		clients: providers.NewClientCache[clientKey](providers.ClientCacheOptions{MaxEntries: maxClients}),
+		clients: clientcache.New[clientKey](clientcache.Options{MaxEntries: maxClients}),
 		values:  map[clientKey]*valuesEntry{},
 		budget:  newValueBudget(maxCacheBytesTotal),
 	}
@@ -50,7 +51,7 @@ func NewClientCache() *ClientCache {
 // Get returns the cached client of key if its fingerprint matches, else builds
 // one, and a release function the caller calls when done with it.
 func (c *ClientCache) Get(ctx context.Context, key clientKey, fingerprint string,
-	build func(context.Context) (providers.SecretsClient, error)) (providers.SecretsClient, func(), error) {
+	build func(context.Context) (plugin.SecretsClient, error)) (plugin.SecretsClient, func(), error) {
 	return c.clients.Get(ctx, key, fingerprint, build)
 }
 

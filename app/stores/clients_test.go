@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 type stubClient struct{ closed atomic.Bool }
@@ -21,15 +21,15 @@ func (c *stubClient) GetSecretMap(context.Context, esv1.ExternalSecretDataRemote
 func (c *stubClient) GetAllSecrets(context.Context, esv1.ExternalSecretFind) (map[string][]byte, error) {
 	return nil, nil
 }
-func (c *stubClient) Capabilities() providers.Capabilities { return providers.ReadOnly }
-func (c *stubClient) Close(context.Context) error          { c.closed.Store(true); return nil }
+func (c *stubClient) Capabilities() plugin.Capabilities { return plugin.ReadOnly }
+func (c *stubClient) Close(context.Context) error       { c.closed.Store(true); return nil }
 
 func TestClientCacheReusesUntilFingerprintChanges(t *testing.T) {
 	ctx := context.Background()
 	cache := NewClientCache()
-	key := clientKey{storeKind: KindSecretStore, storeNamespace: "ns", storeName: "s", scope: providers.Scope{Namespace: "ns"}}
+	key := clientKey{storeKind: KindSecretStore, storeNamespace: "ns", storeName: "s", scope: plugin.Scope{Namespace: "ns"}}
 	var builds atomic.Int32
-	build := func(context.Context) (providers.SecretsClient, error) {
+	build := func(context.Context) (plugin.SecretsClient, error) {
 		builds.Add(1)
 		return &stubClient{}, nil
 	}
@@ -86,11 +86,11 @@ func TestClientCacheReusesUntilFingerprintChanges(t *testing.T) {
 func TestForgetScopeDropsOnlyClusterClientsOfTheNamespace(t *testing.T) {
 	ctx := context.Background()
 	cache := NewClientCache()
-	build := func(context.Context) (providers.SecretsClient, error) { return &stubClient{}, nil }
-	tenant := clientKey{storeKind: KindClusterSecretStore, storeName: "shared", scope: providers.Scope{Namespace: "tenant"}}
-	other := clientKey{storeKind: KindClusterSecretStore, storeName: "shared", scope: providers.Scope{Namespace: "other"}}
-	own := clientKey{storeKind: KindSecretStore, storeNamespace: "tenant", storeName: "s", scope: providers.Scope{Namespace: "tenant"}}
-	clients := map[clientKey]providers.SecretsClient{}
+	build := func(context.Context) (plugin.SecretsClient, error) { return &stubClient{}, nil }
+	tenant := clientKey{storeKind: KindClusterSecretStore, storeName: "shared", scope: plugin.Scope{Namespace: "tenant"}}
+	other := clientKey{storeKind: KindClusterSecretStore, storeName: "shared", scope: plugin.Scope{Namespace: "other"}}
+	own := clientKey{storeKind: KindSecretStore, storeNamespace: "tenant", storeName: "s", scope: plugin.Scope{Namespace: "tenant"}}
+	clients := map[clientKey]plugin.SecretsClient{}
 	for _, k := range []clientKey{tenant, other, own} {
 		cl, release, err := cache.Get(ctx, k, "v1", build)
 		if err != nil {

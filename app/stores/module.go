@@ -20,8 +20,8 @@ var Module = fx.Module("stores",
 	fx.Provide(
 		NewClientCache,
 		newRemote,
-		func(mgr ctrl.Manager, provs *registry.Providers, clients *ClientCache, remote *grpcclient.Remote, cfg config.Config, more moreAPIs) *Resolver {
-			return NewResolver(mgr.GetClient(), provs, clients, cfg.ControllerClass).WithRemote(remote).WithAPIs(more.APIs...)
+		func(mgr ctrl.Manager, plugins *registry.Plugins, clients *ClientCache, remote *grpcclient.Remote, cfg config.Config, more moreAPIs) *Resolver {
+			return NewResolver(mgr.GetClient(), plugins, clients, cfg.ControllerClass).WithRemote(remote).WithAPIs(more.APIs...)
 		},
 	),
 	fx.Invoke(func(mgr ctrl.Manager) error { return SetupIndexes(context.Background(), mgr) }),

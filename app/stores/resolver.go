@@ -19,7 +19,7 @@ import (
 	"github.com/eso-dev/eso/app/grpcclient"
 	"github.com/eso-dev/eso/app/metrics"
 	"github.com/eso-dev/eso/app/registry"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // Errors of store resolution; callers map them to conditions.
@@ -35,10 +35,10 @@ var (
 
 // Resolver finds stores and hands out provider clients for them.
 type Resolver struct {
-	reader    client.Reader
-	providers *registry.Providers
-	clients   *ClientCache
-	class     string
+	reader  client.Reader
+	plugins *registry.Plugins
+	clients *ClientCache
+	class   string
 	// remote serves stores whose providerConfig.address is set; nil
 	// refuses them.
 	remote *grpcclient.Remote
@@ -49,8 +49,8 @@ type Resolver struct {
 
 // NewResolver returns a resolver reading stores through reader (the manager's
 // cache) and acting for controller class.
-func NewResolver(reader client.Reader, provs *registry.Providers, clients *ClientCache, class string) *Resolver {
-	return &Resolver{reader: reader, providers: provs, clients: clients, class: class, apis: V2APIs}
+func NewResolver(reader client.Reader, plugins *registry.Plugins, clients *ClientCache, class string) *Resolver {
+	return &Resolver{reader: reader, plugins: plugins, clients: clients, class: class, apis: V2APIs}
 }
 
 // WithAPIs serves store kinds of another apiVersion beside v2alpha1.
@@ -82,8 +82,8 @@ func (r *Resolver) WithRemote(remote *grpcclient.Remote) *Resolver {
 // Clients is the resolver's client cache.
 func (r *Resolver) Clients() *ClientCache { return r.clients }
 
-// Providers are the providers compiled into this binary.
-func (r *Resolver) Providers() *registry.Providers { return r.providers }
+// Plugins are the plugins compiled into this binary.
+func (r *Resolver) Plugins() *registry.Plugins { return r.plugins }
 
 // Get finds the store an object of namespace refers to. An apiVersion names
 // the store's API; without one (as upstream manifests are written, meaning
@@ -241,9 +241,9 @@ func Gate(policy ssv2.GatingPolicy, conditions []metav1.Condition, generation in
 // Provider returns the provider serving the store, in process or, when
 // providerConfig.address is set, in a provider process, and the ref of its
 // configuration.
-func (r *Resolver) Provider(s *Store) (providers.Provider, providers.Ref, error) {
+func (r *Resolver) Provider(s *Store) (plugin.Provider, plugin.Ref, error) {
 	if s.Untranslatable != nil {
-		return nil, providers.Ref{}, s.Untranslatable
+		return nil, plugin.Ref{}, s.Untranslatable
 	}
 	ref, err := s.ProviderRef()
 	if err != nil {
@@ -256,12 +256,12 @@ func (r *Resolver) Provider(s *Store) (providers.Provider, providers.Ref, error)
 		}
 		return r.remote.Provider(ep, ref.Kind), ref, nil
 	}
-	prov, ok := r.providers.Lookup(ref.Kind)
+	prov, ok := r.plugins.Provider(ref.Kind)
 	if !ok {
 		return nil, ref, fmt.Errorf("%w: %s", ErrNotCompiledIn, ref.Kind)
 	}
 	if s.Inline != nil {
-		if _, ok := prov.(providers.ConfigClients); !ok {
+		if _, ok := prov.(plugin.ConfigClients); !ok {
 			return nil, ref, fmt.Errorf("%w: %s takes no inline configuration", ErrNotCompiledIn, ref.Kind)
 		}
 	}
@@ -270,9 +270,9 @@ func (r *Resolver) Provider(s *Store) (providers.Provider, providers.Ref, error)
 
 // Validate has the store's provider check its configuration in scope,
 // without reading a secret.
-func (r *Resolver) Validate(ctx context.Context, s *Store, prov providers.Provider, ref providers.Ref, scope providers.Scope) error {
+func (r *Resolver) Validate(ctx context.Context, s *Store, prov plugin.Provider, ref plugin.Ref, scope plugin.Scope) error {
 	if s.Inline != nil {
-		return prov.(providers.ConfigClients).ValidateConfig(ctx, s.Inline, scope)
+		return prov.(plugin.ConfigClients).ValidateConfig(ctx, s.Inline, scope)
 	}
 	return prov.Validate(ctx, ref, scope)
 }
@@ -308,9 +308,9 @@ func (r *Resolver) Fingerprint(ctx context.Context, s *Store) (string, error) {
 		// The configuration is part of the store's spec.
 		return fmt.Sprintf("%s/%d", s.UID, s.Generation), nil
 	}
-	reg, _ := r.providers.Catalog().Lookup(ref.Kind)
+	reg, _ := r.plugins.Catalog().Lookup(plugin.RoleProvider, ref.Kind)
 	cfg := reg.NewConfig()
-	if err := providers.ReadConfig(ctx, r.reader, ref, cfg); err != nil {
+	if err := plugin.ReadConfig(ctx, r.reader, ref, cfg); err != nil {
 		return "", err
 	}
 	// Generation, not resourceVersion: label or annotation edits of the
@@ -323,7 +323,7 @@ func (r *Resolver) Fingerprint(ctx context.Context, s *Store) (string, error) {
 // new clients on a new connection. The configuration counts too when its
 // kind is compiled in, as core sees its changes then; otherwise only the
 // provider process reads it.
-func (r *Resolver) remoteFingerprint(ctx context.Context, s *Store, ref providers.Ref) (string, error) {
+func (r *Resolver) remoteFingerprint(ctx context.Context, s *Store, ref plugin.Ref) (string, error) {
 	ep, err := r.endpoint(s)
 	if err != nil {
 		return "", err
@@ -333,12 +333,12 @@ func (r *Resolver) remoteFingerprint(ctx context.Context, s *Store, ref provider
 		return "", err
 	}
 	fp := fmt.Sprintf("%s/%d/%s/%s", s.UID, s.Generation, ep.Address, cert)
-	if reg, ok := r.providers.Catalog().Lookup(ref.Kind); ok {
+	if reg, ok := r.plugins.Catalog().Lookup(plugin.RoleProvider, ref.Kind); ok {
 		cfg := reg.NewConfig()
-		switch err := providers.ReadConfig(ctx, r.reader, ref, cfg); {
+		switch err := plugin.ReadConfig(ctx, r.reader, ref, cfg); {
 		case err == nil:
 			fp += fmt.Sprintf("/%s/%d", cfg.GetUID(), cfg.GetGeneration())
-		case !errors.Is(err, providers.ErrConfigNotFound):
+		case !errors.Is(err, plugin.ErrConfigNotFound):
 			return "", err
 		}
 	}
@@ -351,7 +351,7 @@ func (r *Resolver) remoteFingerprint(ctx context.Context, s *Store, ref provider
 // login) is reused while fingerprint (from Fingerprint) stays the same, and
 // its answers are kept for cacheConfig.ttl in a cache bounded by
 // cacheConfig.maxEntries.
-func (r *Resolver) Client(ctx context.Context, s *Store, namespace, fingerprint string) (providers.SecretsClient, func(), error) {
+func (r *Resolver) Client(ctx context.Context, s *Store, namespace, fingerprint string) (plugin.SecretsClient, func(), error) {
 	prov, ref, err := r.Provider(s)
 	if err != nil {
 		return nil, nil, err
@@ -359,11 +359,11 @@ func (r *Resolver) Client(ctx context.Context, s *Store, namespace, fingerprint 
 	scope := s.Scope(namespace)
 	policy := s.Spec.CachingPolicy
 	key := clientKey{storeKind: s.CacheKind(), storeNamespace: s.Namespace, storeName: s.Name, scope: scope}
-	build := func(ctx context.Context) (providers.SecretsClient, error) {
-		var cl providers.SecretsClient
+	build := func(ctx context.Context) (plugin.SecretsClient, error) {
+		var cl plugin.SecretsClient
 		var err error
 		if s.Inline != nil {
-			cl, err = prov.(providers.ConfigClients).NewClientFromConfig(ctx, s.Inline, scope)
+			cl, err = prov.(plugin.ConfigClients).NewClientFromConfig(ctx, s.Inline, scope)
 		} else {
 			cl, err = prov.NewClient(ctx, ref, scope)
 		}
@@ -373,7 +373,7 @@ func (r *Resolver) Client(ctx context.Context, s *Store, namespace, fingerprint 
 		}
 		return metrics.InstrumentClient(ref.Kind, cl), nil
 	}
-	var cl providers.SecretsClient
+	var cl plugin.SecretsClient
 	release := func() {}
 	if cachesAuth(policy) {
 		if cl, release, err = r.clients.Get(ctx, key, fingerprint, build); err != nil {

@@ -13,7 +13,7 @@ import (
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // Kinds of stores.
@@ -97,9 +97,9 @@ var ErrCrossNamespace = errors.New("a SecretStore may only use a provider config
 
 // ProviderRef is the provider configuration the store points at. A SecretStore
 // always resolves in its own namespace, whatever its providerRef says.
-func (s *Store) ProviderRef() (providers.Ref, error) {
+func (s *Store) ProviderRef() (plugin.Ref, error) {
 	ref := s.Spec.ProviderConfig.ProviderRef
-	out := providers.Ref{Kind: ref.Kind, Name: ref.Name, Namespace: ref.Namespace}
+	out := plugin.Ref{Kind: ref.Kind, Name: ref.Name, Namespace: ref.Namespace}
 	if s.Cluster != nil {
 		return out, nil
 	}
@@ -113,17 +113,17 @@ func (s *Store) ProviderRef() (providers.Ref, error) {
 // Scope is the boundary of a request made through the store on behalf of an
 // object in namespace. An empty namespace (store validation) leaves the
 // credentials namespace open where it depends on the requester.
-func (s *Store) Scope(namespace string) providers.Scope {
+func (s *Store) Scope(namespace string) plugin.Scope {
 	if s.Cluster == nil {
-		return providers.Scope{Namespace: s.Namespace}
+		return plugin.Scope{Namespace: s.Namespace}
 	}
 	if s.Cluster.AuthenticationScope == ssv2.ManifestNamespace {
-		return providers.Scope{Namespace: namespace}
+		return plugin.Scope{Namespace: namespace}
 	}
 	if s.Cluster.CredentialsNamespace != "" {
-		return providers.Scope{Namespace: s.Cluster.CredentialsNamespace}
+		return plugin.Scope{Namespace: s.Cluster.CredentialsNamespace}
 	}
-	return providers.Scope{Namespace: s.Spec.ProviderConfig.ProviderRef.Namespace}
+	return plugin.Scope{Namespace: s.Spec.ProviderConfig.ProviderRef.Namespace}
 }
 
 // ProviderRefIndexKey is the index value stores are found by when their

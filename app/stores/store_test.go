@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 func namespacedStore(ns, refNS string) *Store {
@@ -60,12 +60,12 @@ func TestScope(t *testing.T) {
 	cases := []struct {
 		name  string
 		store *Store
-		want  providers.Scope
+		want  plugin.Scope
 	}{
-		{"SecretStore", namespacedStore("team", ""), providers.Scope{Namespace: "team"}},
-		{"ClusterSecretStore ProviderNamespace", clusterStore(ssv2.ProviderNamespace), providers.Scope{Namespace: "platform"}},
-		{"ClusterSecretStore ManifestNamespace", clusterStore(ssv2.ManifestNamespace), providers.Scope{Namespace: "app"}},
-		{"ClusterSecretStore ProviderNamespace, credentialsNamespace", withCredentials(clusterStore(ssv2.ProviderNamespace), "vault-auth"), providers.Scope{Namespace: "vault-auth"}},
+		{"SecretStore", namespacedStore("team", ""), plugin.Scope{Namespace: "team"}},
+		{"ClusterSecretStore ProviderNamespace", clusterStore(ssv2.ProviderNamespace), plugin.Scope{Namespace: "platform"}},
+		{"ClusterSecretStore ManifestNamespace", clusterStore(ssv2.ManifestNamespace), plugin.Scope{Namespace: "app"}},
+		{"ClusterSecretStore ProviderNamespace, credentialsNamespace", withCredentials(clusterStore(ssv2.ProviderNamespace), "vault-auth"), plugin.Scope{Namespace: "vault-auth"}},
 	}
 	for _, tc := range cases {
 		if got := tc.store.Scope("app"); got != tc.want {

@@ -11,7 +11,7 @@ import (
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // cachesAuth reports whether a store's clients (and their logins) may be
@@ -26,7 +26,7 @@ func cachesSecrets(p ssv2.CachingPolicy) bool {
 }
 
 // Byte bounds of the answer caches, beside cacheConfig.maxEntries: a
-// store's answers may be large (a find returns up to providers.MaxFindBytes),
+// store's answers may be large (a find returns up to plugin.MaxFindBytes),
 // so entries alone would not bound memory.
 const (
 	// maxCacheBytesPerStore bounds one store and scope's cache.
@@ -196,11 +196,11 @@ func (c *valueCache) len() int {
 
 // cachingClient serves successful answers from a valueCache; errors are never
 // cached, so a fixed remote secret is seen at the next sync.
-// newCachingClient wraps c, keeping its providers.JSONProperties marker:
+// newCachingClient wraps c, keeping its plugin.JSONProperties marker:
 // without it core would read (and cache) a secret once per property.
-func newCachingClient(c providers.SecretsClient, cache *valueCache) providers.SecretsClient {
+func newCachingClient(c plugin.SecretsClient, cache *valueCache) plugin.SecretsClient {
 	cc := &cachingClient{SecretsClient: c, cache: cache}
-	if _, ok := c.(providers.JSONProperties); ok {
+	if _, ok := c.(plugin.JSONProperties); ok {
 		return &cachingJSONClient{cc}
 	}
 	return cc
@@ -208,11 +208,11 @@ func newCachingClient(c providers.SecretsClient, cache *valueCache) providers.Se
 
 type cachingJSONClient struct{ *cachingClient }
 
-// PropertiesAreJSONPaths implements providers.JSONProperties.
+// PropertiesAreJSONPaths implements plugin.JSONProperties.
 func (*cachingJSONClient) PropertiesAreJSONPaths() {}
 
 type cachingClient struct {
-	providers.SecretsClient
+	plugin.SecretsClient
 	cache *valueCache
 }
 
@@ -259,14 +259,14 @@ func (c *cachingClient) GetAllSecrets(ctx context.Context, find esv1.ExternalSec
 
 // CheckAuth is never answered from the cache.
 func (c *cachingClient) CheckAuth(ctx context.Context) error {
-	if checker, ok := c.SecretsClient.(providers.AuthChecker); ok {
+	if checker, ok := c.SecretsClient.(plugin.AuthChecker); ok {
 		return checker.CheckAuth(ctx)
 	}
 	return nil
 }
 
 // PushSecret, DeleteSecret and SecretExists are never cached.
-func (c *cachingClient) PushSecret(ctx context.Context, req providers.PushRequest) error {
+func (c *cachingClient) PushSecret(ctx context.Context, req plugin.PushRequest) error {
 	w, err := writerOf(c.SecretsClient)
 	if err != nil {
 		return err
@@ -290,9 +290,9 @@ func (c *cachingClient) SecretExists(ctx context.Context, remoteKey string) (boo
 	return w.SecretExists(ctx, remoteKey)
 }
 
-func writerOf(c providers.SecretsClient) (providers.Writer, error) {
-	if w, ok := c.(providers.Writer); ok {
+func writerOf(c plugin.SecretsClient) (plugin.Writer, error) {
+	if w, ok := c.(plugin.Writer); ok {
 		return w, nil
 	}
-	return nil, fmt.Errorf("%w: this client does not write", providers.ErrNotSupported)
+	return nil, fmt.Errorf("%w: this client does not write", plugin.ErrNotSupported)
 }

@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 func TestValueCacheTTLAndBound(t *testing.T) {
@@ -131,10 +131,10 @@ func (*jsonStub) PropertiesAreJSONPaths() {}
 // see that properties are JSON paths, or it reads a secret once per property.
 func TestCachingKeepsTheJSONPropertiesMarker(t *testing.T) {
 	cache := newValueCache(nil, newValueBudget(maxCacheBytesTotal))
-	if _, ok := newCachingClient(&jsonStub{}, cache).(providers.JSONProperties); !ok {
+	if _, ok := newCachingClient(&jsonStub{}, cache).(plugin.JSONProperties); !ok {
 		t.Error("the cache hid the marker")
 	}
-	if _, ok := newCachingClient(&stubClient{}, cache).(providers.JSONProperties); ok {
+	if _, ok := newCachingClient(&stubClient{}, cache).(plugin.JSONProperties); ok {
 		t.Error("the cache added a marker the provider does not have")
 	}
 }

@@ -17,7 +17,7 @@ import (
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/apis/v1stores"
 	"github.com/eso-dev/eso/app/stores"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // APIs are the v1 store kinds, read through translation with endpoints.
@@ -147,7 +147,7 @@ func RefreshInterval(v *intstr.IntOrString) (*metav1.Duration, error) {
 
 func joinErr(err error, more string) error {
 	if err == nil {
-		return fmt.Errorf("%w: %s", providers.ErrInvalidConfig, more)
+		return fmt.Errorf("%w: %s", plugin.ErrInvalidConfig, more)
 	}
 	return fmt.Errorf("%w; %s", err, strings.TrimSpace(more))
 }

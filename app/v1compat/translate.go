@@ -11,7 +11,7 @@ import (
 	provv2 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/apis/v1stores"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // Provider configuration kinds the v1 blocks become (those of eso's
@@ -56,7 +56,7 @@ func (t Translation) Err() error {
 	if len(t.Unsupported) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%w: %s", providers.ErrInvalidConfig, strings.Join(t.Unsupported, "; "))
+	return fmt.Errorf("%w: %s", plugin.ErrInvalidConfig, strings.Join(t.Unsupported, "; "))
 }
 
 // translator carries one translation: the store it is for and the

@@ -1,4 +1,4 @@
-// Command wiring writes the files of providers/register that compile in
+// Command wiring writes the files of app/wiring that compile in
 // what providers/catalog lists (make generate runs it from the module root).
 // With -tags it prints the SDK selection tags instead, one per line, for
 // scripts such as build/sizes.sh.

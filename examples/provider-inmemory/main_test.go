@@ -13,7 +13,7 @@ import (
 	ctrlfake "sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/eso-dev/eso/app/grpcclient/grpcclienttest"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 	"github.com/eso-dev/eso/sdk"
 	"github.com/eso-dev/eso/tests/conformance"
 )
@@ -66,8 +66,8 @@ func TestConformance(t *testing.T) {
 	clientCert := grpcclienttest.ClientSecret(t, "eso", "core-tls", "eso-core", clientCA, serverCA)
 	conformance.Run(t, conformance.Subject{
 		Provider: conformance.Remote(t, server.Addr().String(), Provider.Kind, clientCert),
-		Ref:      providers.Ref{Kind: Provider.Kind, Namespace: "team", Name: "conformance"},
-		Scope:    providers.Scope{Namespace: "team"},
+		Ref:      plugin.Ref{Kind: Provider.Kind, Namespace: "team", Name: "conformance"},
+		Scope:    plugin.Scope{Namespace: "team"},
 		Writes:   true,
 	})
 }

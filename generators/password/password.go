@@ -11,9 +11,7 @@ import (
 	gopassword "github.com/sethvargo/go-password/password"
 
 	genv1 "github.com/eso-dev/eso/apis/generatorproviders/v2alpha1"
-	"github.com/eso-dev/eso/generators"
-	"github.com/eso-dev/eso/providers"
-	"github.com/eso-dev/eso/providers/kit"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // Kind is the configuration kind this generator serves.
@@ -21,7 +19,7 @@ const Kind = "Password"
 
 // Registration wires the generator into the binary; it is always compiled
 // in. A password has no state: there is nothing to revoke.
-var Registration = kit.GeneratorDefinition[*genv1.Password]{
+var Registration = plugin.Definition[*genv1.Password]{
 	Name:        "password",
 	Kind:        Kind,
 	AddToScheme: genv1.AddToScheme,
@@ -32,7 +30,7 @@ var Registration = kit.GeneratorDefinition[*genv1.Password]{
 		_, err := Values(cfg.Spec)
 		return err
 	},
-	Generate: func(_ context.Context, _ providers.Deps, cfg *genv1.Password, _ providers.Scope) (map[string][]byte, generators.State, error) {
+	Generate: func(_ context.Context, _ plugin.Deps, cfg *genv1.Password, _ plugin.Scope) (map[string][]byte, plugin.State, error) {
 		values, err := Values(cfg.Spec)
 		if err != nil {
 			return nil, nil, err
@@ -78,11 +76,11 @@ func Generate(spec genv1.PasswordSpec) (string, error) {
 	}
 	gen, err := gopassword.NewGenerator(&gopassword.GeneratorInput{Symbols: symbolChars})
 	if err != nil {
-		return "", fmt.Errorf("%w: %w", providers.ErrInvalidConfig, err)
+		return "", fmt.Errorf("%w: %w", plugin.ErrInvalidConfig, err)
 	}
 	value, err := gen.Generate(spec.Length, digits, symbols, spec.NoUpper, spec.AllowRepeat)
 	if err != nil {
-		return "", fmt.Errorf("%w: length %d with %d digits and %d symbols: %w", providers.ErrInvalidConfig, spec.Length, digits, symbols, err)
+		return "", fmt.Errorf("%w: length %d with %d digits and %d symbols: %w", plugin.ErrInvalidConfig, spec.Length, digits, symbols, err)
 	}
 	return value, nil
 }
@@ -92,12 +90,12 @@ func Generate(spec genv1.PasswordSpec) (string, error) {
 func secretKeys(spec genv1.PasswordSpec) ([]string, error) {
 	switch {
 	case len(spec.SecretKeys) > 0 && spec.SecretKey != "":
-		return nil, fmt.Errorf("%w: set secretKey or secretKeys, not both", providers.ErrInvalidConfig)
+		return nil, fmt.Errorf("%w: set secretKey or secretKeys, not both", plugin.ErrInvalidConfig)
 	case len(spec.SecretKeys) > 0:
 		seen := make(map[string]bool, len(spec.SecretKeys))
 		for _, k := range spec.SecretKeys {
 			if k == "" || seen[k] {
-				return nil, fmt.Errorf("%w: secretKeys must be non-empty and unique", providers.ErrInvalidConfig)
+				return nil, fmt.Errorf("%w: secretKeys must be non-empty and unique", plugin.ErrInvalidConfig)
 			}
 			seen[k] = true
 		}
@@ -124,6 +122,6 @@ func encode(encoding genv1.PasswordEncoding, value string) ([]byte, error) {
 	case genv1.PasswordEncodingHex:
 		return []byte(hex.EncodeToString([]byte(value))), nil
 	default:
-		return nil, fmt.Errorf("%w: encoding %q (want raw, base64, base64url, base32 or hex)", providers.ErrInvalidConfig, encoding)
+		return nil, fmt.Errorf("%w: encoding %q (want raw, base64, base64url, base32 or hex)", plugin.ErrInvalidConfig, encoding)
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	genv1 "github.com/eso-dev/eso/apis/generatorproviders/v2alpha1"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 func count(s string, in func(rune) bool) int {
@@ -73,7 +73,7 @@ func TestGenerateFollowsTheSpec(t *testing.T) {
 // describes the spec and is an invalid-configuration error.
 func TestImpossibleSpecIsAConfigError(t *testing.T) {
 	_, err := Generate(genv1.PasswordSpec{Length: 8, Digits: ptr.To(20), Symbols: ptr.To(0), AllowRepeat: true})
-	if !errors.Is(err, providers.ErrInvalidConfig) || !strings.Contains(err.Error(), "length 8 with 20 digits") {
+	if !errors.Is(err, plugin.ErrInvalidConfig) || !strings.Contains(err.Error(), "length 8 with 20 digits") {
 		t.Fatalf("error = %v", err)
 	}
 }
@@ -159,7 +159,7 @@ func TestValuesRefusesWhatTheSchemaRefuses(t *testing.T) {
 		"unknown encoding":   {Length: 8, Encoding: "rot13"},
 		"impossible lengths": {Length: 8, Digits: ptr.To(20), AllowRepeat: true},
 	} {
-		if _, err := Values(spec); !errors.Is(err, providers.ErrInvalidConfig) {
+		if _, err := Values(spec); !errors.Is(err, plugin.ErrInvalidConfig) {
 			t.Errorf("%s: error = %v", name, err)
 		}
 	}

@@ -7,9 +7,7 @@ import (
 	googleuuid "github.com/google/uuid"
 
 	genv1 "github.com/eso-dev/eso/apis/generatorproviders/v2alpha1"
-	"github.com/eso-dev/eso/generators"
-	"github.com/eso-dev/eso/providers"
-	"github.com/eso-dev/eso/providers/kit"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // Kind is the configuration kind this generator serves.
@@ -17,12 +15,12 @@ const Kind = "UUID"
 
 // Registration wires the generator into the binary; it is always compiled
 // in. A UUID has no state: there is nothing to revoke.
-var Registration = kit.GeneratorDefinition[*genv1.UUID]{
+var Registration = plugin.Definition[*genv1.UUID]{
 	Name:        "uuid",
 	Kind:        Kind,
 	AddToScheme: genv1.AddToScheme,
 	NewConfig:   func() *genv1.UUID { return &genv1.UUID{} },
-	Generate: func(_ context.Context, _ providers.Deps, cfg *genv1.UUID, _ providers.Scope) (map[string][]byte, generators.State, error) {
+	Generate: func(_ context.Context, _ plugin.Deps, cfg *genv1.UUID, _ plugin.Scope) (map[string][]byte, plugin.State, error) {
 		key := cfg.Spec.SecretKey
 		if key == "" {
 			key = "uuid"

@@ -14,7 +14,7 @@ import (
 	genv1 "github.com/eso-dev/eso/apis/generatorproviders/v2alpha1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	"github.com/eso-dev/eso/apis/upstreamv1"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 	"github.com/eso-dev/eso/providers/vault/vaulttest"
 )
 
@@ -84,22 +84,22 @@ func TestUpstreamShapeRefusals(t *testing.T) {
 		want        string
 	}{
 		{"ldap", `{server: "https://vault:8200", auth: {ldap: {path: ldap, username: u, secretRef: {name: p, key: pw}}}}`,
-			providers.ErrInvalidConfig, "spec.provider.auth.ldap: not supported"},
-		{"no auth", `{server: "https://vault:8200"}`, providers.ErrInvalidConfig, "spec.provider.auth: eso needs an authentication method"},
+			plugin.ErrInvalidConfig, "spec.provider.auth.ldap: not supported"},
+		{"no auth", `{server: "https://vault:8200"}`, plugin.ErrInvalidConfig, "spec.provider.auth: eso needs an authentication method"},
 		{"client TLS", `{server: "https://vault:8200", tls: {certSecretRef: {name: c}}, auth: {tokenSecretRef: {name: t, key: token}}}`,
-			providers.ErrInvalidConfig, "spec.provider.tls: client certificates"},
+			plugin.ErrInvalidConfig, "spec.provider.tls: client certificates"},
 		{"another scheme", `{server: "unix:///var/run/vault.sock", auth: {tokenSecretRef: {name: t, key: token}}}`,
-			providers.ErrInvalidConfig, "spec.provider.server: must be an http:// or https:// address"},
+			plugin.ErrInvalidConfig, "spec.provider.server: must be an http:// or https:// address"},
 		{"two login methods", `{server: "https://vault:8200", auth: {tokenSecretRef: {name: t, key: token}, kubernetes: {mountPath: k, role: r, serviceAccountRef: {name: sa}}}}`,
-			providers.ErrInvalidConfig, "spec.provider.auth.kubernetes: not used: tokenSecretRef takes precedence, as upstream (without effect: leave it out)"},
+			plugin.ErrInvalidConfig, "spec.provider.auth.kubernetes: not used: tokenSecretRef takes precedence, as upstream (without effect: leave it out)"},
 		{"a token lifetime eso does not ask for", `{server: "https://vault:8200", auth: {jwt: {path: jwt, role: r, kubernetesServiceAccountToken: {serviceAccountRef: {name: sa}, expirationSeconds: 600}}}}`,
-			providers.ErrInvalidConfig, "expirationSeconds"},
+			plugin.ErrInvalidConfig, "expirationSeconds"},
 		{"KV settings", `{server: "https://vault:8200", readYourWrites: true, auth: {tokenSecretRef: {name: t, key: token}}}`,
-			providers.ErrInvalidConfig, "without effect on a generator's request"},
+			plugin.ErrInvalidConfig, "without effect on a generator's request"},
 		{"another namespace", `{server: "https://vault:8200", auth: {tokenSecretRef: {name: t, key: token, namespace: kube-system}}}`,
-			providers.ErrOutOfScope, "spec.provider.auth.tokenSecretRef.namespace: a generator reads credentials from team only"},
+			plugin.ErrOutOfScope, "spec.provider.auth.tokenSecretRef.namespace: a generator reads credentials from team only"},
 		{"a CA of another namespace", `{server: "https://vault:8200", caProvider: {type: Secret, name: ca, key: ca.crt, namespace: other}, auth: {tokenSecretRef: {name: t, key: token}}}`,
-			providers.ErrOutOfScope, "spec.provider.caProvider.namespace"},
+			plugin.ErrOutOfScope, "spec.provider.caProvider.namespace"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := check(upstreamConfig(t, tc.block))
@@ -128,8 +128,8 @@ func TestUpstreamShapeStaysInTheCredentialsNamespace(t *testing.T) {
 	if err := check(cfg); err != nil {
 		t.Fatalf("the configuration's own namespace: %v", err)
 	}
-	_, _, err := newGenerator(t, cfg.Spec, nil).Generate(context.Background(), ref, providers.Scope{Namespace: "tenant"})
-	if !errors.Is(err, providers.ErrOutOfScope) || !strings.Contains(err.Error(), "reads credentials from tenant only") {
+	_, _, err := newGenerator(t, cfg.Spec, nil).Generate(context.Background(), ref, plugin.Scope{Namespace: "tenant"})
+	if !errors.Is(err, plugin.ErrOutOfScope) || !strings.Contains(err.Error(), "reads credentials from tenant only") {
 		t.Errorf("generate in another credentials namespace: %v", err)
 	}
 }

@@ -17,9 +17,8 @@ import (
 
 	genv1 "github.com/eso-dev/eso/apis/generatorproviders/v2alpha1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
-	"github.com/eso-dev/eso/generators"
-	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/kit"
+	"github.com/eso-dev/eso/providers/plugin"
 	"github.com/eso-dev/eso/providers/v1blocks"
 	vaultprovider "github.com/eso-dev/eso/providers/vault"
 )
@@ -28,13 +27,13 @@ import (
 const Kind = "VaultDynamicSecret"
 
 // Registration wires the generator into binaries built with the vault tag.
-var Registration = kit.GeneratorDefinition[*genv1.VaultDynamicSecret]{
+var Registration = plugin.Definition[*genv1.VaultDynamicSecret]{
 	Name:        "vault-dynamic-secret",
 	Kind:        Kind,
 	AddToScheme: genv1.AddToScheme,
 	NewConfig:   func() *genv1.VaultDynamicSecret { return &genv1.VaultDynamicSecret{} },
 	Check:       check,
-	CheckCredentials: func(ctx context.Context, deps providers.Deps, cfg *genv1.VaultDynamicSecret, scope providers.Scope) error {
+	CheckCredentials: func(ctx context.Context, deps plugin.Deps, cfg *genv1.VaultDynamicSecret, scope plugin.Scope) error {
 		spec, err := vaultSpec(cfg, scope.Namespace)
 		if err != nil {
 			return err
@@ -60,7 +59,7 @@ type State struct {
 // The login token of an appRole, kubernetes, jwt or cert login is revoked
 // afterwards only when the response leased nothing: Vault would revoke the
 // leases and child tokens created with it too.
-func generate(ctx context.Context, deps providers.Deps, cfg *genv1.VaultDynamicSecret, scope providers.Scope) (map[string][]byte, generators.State, error) {
+func generate(ctx context.Context, deps plugin.Deps, cfg *genv1.VaultDynamicSecret, scope plugin.Scope) (map[string][]byte, plugin.State, error) {
 	spec := &cfg.Spec
 	connection, err := vaultSpec(cfg, scope.Namespace)
 	if err != nil {
@@ -97,14 +96,14 @@ func generate(ctx context.Context, deps providers.Deps, cfg *genv1.VaultDynamicS
 	if err != nil {
 		return nil, nil, err
 	}
-	return values, generators.State(raw), nil
+	return values, plugin.State(raw), nil
 }
 
 // cleanup revokes the lease
 // (sys/leases/revoke) and the issued token (auth/token/revoke-accessor)
 // with a fresh login. Vault answers both for what is already expired or
 // revoked as for a success.
-func cleanup(ctx context.Context, deps providers.Deps, cfg *genv1.VaultDynamicSecret, scope providers.Scope, raw generators.State) error {
+func cleanup(ctx context.Context, deps plugin.Deps, cfg *genv1.VaultDynamicSecret, scope plugin.Scope, raw plugin.State) error {
 	var state State
 	if err := json.Unmarshal(raw, &state); err != nil {
 		return fmt.Errorf("%s state is not the JSON this generator writes: %w", Kind, err)
@@ -138,7 +137,7 @@ func vaultSpec(cfg *genv1.VaultDynamicSecret, credentials string) (*provv1.Vault
 	spec := &cfg.Spec
 	if spec.Provider == nil {
 		if spec.Server == "" || spec.Auth == nil {
-			return nil, fmt.Errorf("%w: server and auth are required when provider is not set", providers.ErrInvalidConfig)
+			return nil, fmt.Errorf("%w: server and auth are required when provider is not set", plugin.ErrInvalidConfig)
 		}
 		return &provv1.VaultSpec{Server: spec.Server, Namespace: spec.Namespace, CABundle: spec.CABundle,
 			CAProvider: spec.CAProvider, Auth: *spec.Auth}, nil
@@ -184,9 +183,9 @@ func (f *blockFindings) Note(path, why string) {
 func (f *blockFindings) err() error {
 	switch {
 	case len(f.elsewhere) > 0:
-		return fmt.Errorf("%w: %s", providers.ErrOutOfScope, strings.Join(append(f.elsewhere, f.refused...), "; "))
+		return fmt.Errorf("%w: %s", plugin.ErrOutOfScope, strings.Join(append(f.elsewhere, f.refused...), "; "))
 	case len(f.refused) > 0:
-		return fmt.Errorf("%w: %s", providers.ErrInvalidConfig, strings.Join(f.refused, "; "))
+		return fmt.Errorf("%w: %s", plugin.ErrInvalidConfig, strings.Join(f.refused, "; "))
 	}
 	return nil
 }
@@ -207,22 +206,22 @@ func checkRequest(spec *genv1.VaultDynamicSecretSpec) error {
 	path := strings.Trim(spec.Path, "/")
 	switch {
 	case path == "":
-		return fmt.Errorf("%w: path is required", providers.ErrInvalidConfig)
+		return fmt.Errorf("%w: path is required", plugin.ErrInvalidConfig)
 	case strings.HasPrefix(path, "v1/"):
-		return fmt.Errorf("%w: path %q is relative to /v1/: leave out the prefix", providers.ErrInvalidConfig, spec.Path)
+		return fmt.Errorf("%w: path %q is relative to /v1/: leave out the prefix", plugin.ErrInvalidConfig, spec.Path)
 	}
 	switch method(spec) {
 	case "GET", "LIST", "POST", "PUT", "DELETE":
 	default:
-		return fmt.Errorf("%w: method %q (want GET, LIST, POST, PUT or DELETE)", providers.ErrInvalidConfig, spec.Method)
+		return fmt.Errorf("%w: method %q (want GET, LIST, POST, PUT or DELETE)", plugin.ErrInvalidConfig, spec.Method)
 	}
 	if len(spec.GetParameters) > 0 && method(spec) != "GET" {
-		return fmt.Errorf("%w: getParameters are sent with method GET only", providers.ErrInvalidConfig)
+		return fmt.Errorf("%w: getParameters are sent with method GET only", plugin.ErrInvalidConfig)
 	}
 	switch spec.ResultType {
 	case "", genv1.VaultResultData, genv1.VaultResultAuth, genv1.VaultResultRaw:
 	default:
-		return fmt.Errorf("%w: resultType %q (want Data, Auth or Raw)", providers.ErrInvalidConfig, spec.ResultType)
+		return fmt.Errorf("%w: resultType %q (want Data, Auth or Raw)", plugin.ErrInvalidConfig, spec.ResultType)
 	}
 	return nil
 }
@@ -278,7 +277,7 @@ func send(ctx context.Context, api *vaultapi.Client, spec *genv1.VaultDynamicSec
 			body[k] = v.Raw
 		}
 		if err := req.SetJSONBody(body); err != nil {
-			return nil, fmt.Errorf("%w: parameters: %v", providers.ErrInvalidConfig, err)
+			return nil, fmt.Errorf("%w: parameters: %v", plugin.ErrInvalidConfig, err)
 		}
 	}
 	secret, err := api.Logical().ParseRawResponseAndCloseBody(api.RawRequestWithContext(ctx, req))
@@ -301,7 +300,7 @@ func queryValue(raw []byte) string {
 }
 
 // output turns the part of the response resultType selects into values:
-// strings as they are, anything else as JSON (providers.FieldMap).
+// strings as they are, anything else as JSON (kit.FieldMap).
 func output(secret *vaultapi.Secret, spec *genv1.VaultDynamicSecretSpec) (map[string][]byte, error) {
 	part := spec.ResultType
 	if part == "" {
@@ -327,7 +326,7 @@ func output(secret *vaultapi.Secret, spec *genv1.VaultDynamicSecretSpec) (map[st
 			// The error names the Go type, not the value.
 			return nil, fmt.Errorf("%s: the response cannot be written as JSON: %v", Kind, err)
 		}
-		if out, err = providers.FieldMap(raw); err != nil {
+		if out, err = kit.FieldMap(raw); err != nil {
 			return nil, fmt.Errorf("%s: %w", Kind, err)
 		}
 	}

@@ -17,8 +17,7 @@ import (
 
 	genv1 "github.com/eso-dev/eso/apis/generatorproviders/v2alpha1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
-	"github.com/eso-dev/eso/generators"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 	"github.com/eso-dev/eso/providers/vault/vaulttest"
 	"github.com/eso-dev/eso/tests/faultproxy"
 )
@@ -26,13 +25,13 @@ import (
 // These tests run against a real Vault dev server (VAULT_BIN).
 
 var (
-	ref   = providers.Ref{Kind: Kind, Namespace: "team", Name: "gen"}
-	scope = providers.Scope{Namespace: "team"}
+	ref   = plugin.Ref{Kind: Kind, Namespace: "team", Name: "gen"}
+	scope = plugin.Scope{Namespace: "team"}
 )
 
 // newGenerator serves spec as VaultDynamicSecret team/gen, with Secret
 // vault-creds of namespace team holding creds.
-func newGenerator(t *testing.T, spec genv1.VaultDynamicSecretSpec, creds map[string]string) generators.Generator {
+func newGenerator(t *testing.T, spec genv1.VaultDynamicSecretSpec, creds map[string]string) plugin.Generator {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	_ = corev1.AddToScheme(scheme)
@@ -43,7 +42,7 @@ func newGenerator(t *testing.T, spec genv1.VaultDynamicSecretSpec, creds map[str
 		secret.Data[k] = []byte(v)
 	}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(cfg, secret).Build()
-	return Registration.New(providers.Deps{Client: c, APIReader: c})
+	return Registration.NewGenerator(plugin.Deps{Client: c, APIReader: c})
 }
 
 func rootTokenAuth() (provv1.VaultAuth, map[string]string) {
@@ -105,7 +104,7 @@ func tokenWorks(root *vaultapi.Client, token string) bool {
 	return err == nil
 }
 
-func stateOfJSON(t *testing.T, raw generators.State) State {
+func stateOfJSON(t *testing.T, raw plugin.State) State {
 	t.Helper()
 	var s State
 	if err := json.Unmarshal(raw, &s); err != nil {
@@ -373,7 +372,7 @@ func TestGetParametersAndList(t *testing.T) {
 
 	post := genv1.VaultDynamicSecretSpec{Server: root.Address(), Auth: &auth, Path: "sys/tools/random/8", Method: "POST",
 		GetParameters: map[string]genv1.VaultQueryValues{"format": {"hex"}}}
-	if err := newGenerator(t, post, creds).Validate(ctx, ref, scope); !errors.Is(err, providers.ErrInvalidConfig) {
+	if err := newGenerator(t, post, creds).Validate(ctx, ref, scope); !errors.Is(err, plugin.ErrInvalidConfig) {
 		t.Errorf("getParameters with POST: %v", err)
 	}
 }
@@ -398,13 +397,13 @@ func TestErrors(t *testing.T) {
 		want  error
 		words string
 	}{
-		{"denied path", spec, limited.Auth.ClientToken, providers.ErrOutOfScope, "POST sys/tools/random/8"},
-		{"unknown token", spec, "hvs.not-a-token-of-this-vault", providers.ErrAuthFailed, "Vault refused the token"},
+		{"denied path", spec, limited.Auth.ClientToken, plugin.ErrOutOfScope, "POST sys/tools/random/8"},
+		{"unknown token", spec, "hvs.not-a-token-of-this-vault", plugin.ErrAuthFailed, "Vault refused the token"},
 		{"missing Secret key", func() genv1.VaultDynamicSecretSpec {
 			s := spec
 			s.Auth = &provv1.VaultAuth{TokenSecretRef: &provv1.SecretKeySelector{Name: "vault-creds", Key: "other"}}
 			return s
-		}(), vaulttest.RootToken, providers.ErrInvalidConfig, `team/vault-creds has no key "other"`},
+		}(), vaulttest.RootToken, plugin.ErrInvalidConfig, `team/vault-creds has no key "other"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -420,8 +419,8 @@ func TestErrors(t *testing.T) {
 	}
 
 	g := newGenerator(t, spec, map[string]string{"token": vaulttest.RootToken})
-	missing := providers.Ref{Kind: Kind, Namespace: "team", Name: "missing"}
-	if _, _, err := g.Generate(ctx, missing, scope); !errors.Is(err, providers.ErrConfigNotFound) {
+	missing := plugin.Ref{Kind: Kind, Namespace: "team", Name: "missing"}
+	if _, _, err := g.Generate(ctx, missing, scope); !errors.Is(err, plugin.ErrConfigNotFound) {
 		t.Errorf("missing configuration: %v", err)
 	}
 	notFound := newGenerator(t, genv1.VaultDynamicSecretSpec{Server: root.Address(), Auth: &tokenAuth, Path: "database/creds/none"},
@@ -429,7 +428,7 @@ func TestErrors(t *testing.T) {
 	if _, _, err := notFound.Generate(ctx, ref, scope); err == nil || !strings.Contains(err.Error(), "GET database/creds/none") {
 		t.Errorf("path nothing answers: %v", err)
 	}
-	if err := g.Cleanup(ctx, ref, scope, generators.State(`not json`)); err == nil {
+	if err := g.Cleanup(ctx, ref, scope, plugin.State(`not json`)); err == nil {
 		t.Error("Cleanup accepted a state it cannot read")
 	}
 }
@@ -443,15 +442,15 @@ func TestValidate(t *testing.T) {
 	if err := newGenerator(t, unreachable, creds).Validate(ctx, ref, scope); err != nil {
 		t.Errorf("Validate: %v", err)
 	}
-	if err := newGenerator(t, unreachable, nil).Validate(ctx, ref, scope); !errors.Is(err, providers.ErrInvalidConfig) || !strings.Contains(err.Error(), `"token"`) {
+	if err := newGenerator(t, unreachable, nil).Validate(ctx, ref, scope); !errors.Is(err, plugin.ErrInvalidConfig) || !strings.Contains(err.Error(), `"token"`) {
 		t.Errorf("Validate without the token's key: %v", err)
 	}
 	bad := unreachable
 	bad.Path = "v1/database/creds/app"
-	if err := newGenerator(t, bad, creds).Validate(ctx, ref, scope); !errors.Is(err, providers.ErrInvalidConfig) {
+	if err := newGenerator(t, bad, creds).Validate(ctx, ref, scope); !errors.Is(err, plugin.ErrInvalidConfig) {
 		t.Errorf("Validate with a /v1/ path: %v", err)
 	}
-	if err := newGenerator(t, unreachable, creds).Validate(ctx, providers.Ref{Kind: Kind, Namespace: "team", Name: "missing"}, scope); !errors.Is(err, providers.ErrConfigNotFound) {
+	if err := newGenerator(t, unreachable, creds).Validate(ctx, plugin.Ref{Kind: Kind, Namespace: "team", Name: "missing"}, scope); !errors.Is(err, plugin.ErrConfigNotFound) {
 		t.Errorf("Validate of a missing configuration: %v", err)
 	}
 }
@@ -477,7 +476,7 @@ func TestRetrySettings(t *testing.T) {
 			RetrySettings: &genv1.VaultRetrySettings{MaxRetries: &retries, RetryInterval: &metav1.Duration{Duration: 10 * time.Millisecond}}}
 		before := proxy.Requests("/v1/sys/tools/random/8")
 		_, _, err := newGenerator(t, spec, creds).Generate(ctx, ref, scope)
-		if err == nil || errors.Is(err, providers.ErrAuthFailed) || errors.Is(err, providers.ErrOutOfScope) || !strings.Contains(err.Error(), "503") {
+		if err == nil || errors.Is(err, plugin.ErrAuthFailed) || errors.Is(err, plugin.ErrOutOfScope) || !strings.Contains(err.Error(), "503") {
 			t.Errorf("maxRetries %d: %v, want a transient 503", retries, err)
 		}
 		if n := proxy.Requests("/v1/sys/tools/random/8") - before; n != int(retries)+1 {

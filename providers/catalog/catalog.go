@@ -1,7 +1,7 @@
 // Package catalog is the one list of the providers and generators eso can be
 // built with, and of the build tags that select them. Everything else that
 // depends on that list is generated from it (the wiring in
-// providers/register, by `make generate`) or iterates over it (build/sizes.sh,
+// app/wiring, by `make generate`) or iterates over it (build/sizes.sh,
 // the selection, import and build-tag tests), and a test fails when a
 // generated file is out of date.
 //
@@ -35,7 +35,7 @@ var Tags = []Tag{
 }
 
 // Component is one provider or generator package. It exports a variable
-// Registration (providers.Registration or generators.Registration).
+// Registration (plugin.Registration or plugin.Registration).
 type Component struct {
 	// Package is the import path relative to Module, e.g. "providers/fake".
 	Package string

@@ -10,7 +10,7 @@ import (
 )
 
 // WiringDir is where Wiring's files go, relative to the module root.
-const WiringDir = "providers/register"
+const WiringDir = "app/wiring"
 
 // Constraint is the build constraint of the wiring file for tag: selected
 // explicitly, or by default when no selection tag is given.
@@ -80,11 +80,10 @@ var wiringTemplate = template.Must(template.New("wiring").Parse(`// Code generat
 {{if .Tag}}
 //go:build {{.Constraint}}
 {{end}}
-package register
+package wiring
 
 import (
-	"github.com/eso-dev/eso/generators"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 
 {{- range .Providers}}
 	{{.Alias}} "{{.ImportPath}}"
@@ -95,17 +94,25 @@ import (
 )
 {{if .Tag}}
 func init() {
-	addTagged("{{.Tag}}",
-		[]providers.Registration{ {{- range $i, $c := .Providers}}{{if $i}}, {{end}}{{$c.Alias}}.Registration{{end -}} },
-		[]generators.Registration{ {{- range $i, $c := .Generators}}{{if $i}}, {{end}}{{$c.Alias}}.Registration{{end -}} },
-	)
+	addTagged("{{.Tag}}", []plugin.Registration{
+{{- range .Providers}}
+		{{.Alias}}.Registration,
+{{- end}}
+{{- range .Generators}}
+		{{.Alias}}.Registration,
+{{- end}}
+	})
 }
 {{else}}
-// builtinProviders and builtinGenerators need no SDK: always compiled in.
-var (
-	builtinProviders  = []providers.Registration{ {{- range $i, $c := .Providers}}{{if $i}}, {{end}}{{$c.Alias}}.Registration{{end -}} }
-	builtinGenerators = []generators.Registration{ {{- range $i, $c := .Generators}}{{if $i}}, {{end}}{{$c.Alias}}.Registration{{end -}} }
-)
+// builtin needs no SDK: always compiled in.
+var builtin = []plugin.Registration{
+{{- range .Providers}}
+	{{.Alias}}.Registration,
+{{- end}}
+{{- range .Generators}}
+	{{.Alias}}.Registration,
+{{- end}}
+}
 {{end}}`))
 
 func render(f wiringFile) ([]byte, error) {

@@ -15,7 +15,7 @@ import (
 
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	"github.com/eso-dev/eso/apis/v1stores"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // budget is a cluster of Fake configurations and a fresh push budget with
@@ -23,7 +23,7 @@ import (
 type budget struct {
 	t     *testing.T
 	c     client.Client
-	p     providers.Provider
+	p     plugin.Provider
 	clock time.Time
 }
 
@@ -36,7 +36,7 @@ func newBudget(t *testing.T) *budget {
 		}
 	}
 	b := &budget{t: t, c: ctrlfake.NewClientBuilder().WithScheme(scheme).Build(), clock: time.Unix(1e9, 0)}
-	b.p = Registration.New(providers.Deps{Client: b.c, APIReader: b.c})
+	b.p = Registration.NewProvider(plugin.Deps{Client: b.c, APIReader: b.c})
 	saved := pushed
 	pushed = newPushedSecrets()
 	pushed.now = func() time.Time { return b.clock }
@@ -45,7 +45,7 @@ func newBudget(t *testing.T) *budget {
 }
 
 // config creates the Fake configuration namespace/name with uid.
-func (b *budget) config(namespace, name, uid string) providers.Writer {
+func (b *budget) config(namespace, name, uid string) plugin.Writer {
 	b.t.Helper()
 	cfg := &provv1.Fake{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, UID: types.UID(uid)}}
 	if err := b.c.Create(context.Background(), cfg); err != nil {
@@ -54,13 +54,13 @@ func (b *budget) config(namespace, name, uid string) providers.Writer {
 	return b.client(namespace, name)
 }
 
-func (b *budget) client(namespace, name string) providers.Writer {
+func (b *budget) client(namespace, name string) plugin.Writer {
 	b.t.Helper()
-	c, err := b.p.NewClient(context.Background(), providers.Ref{Kind: Kind, Namespace: namespace, Name: name}, providers.Scope{Namespace: namespace})
+	c, err := b.p.NewClient(context.Background(), plugin.Ref{Kind: Kind, Namespace: namespace, Name: name}, plugin.Scope{Namespace: namespace})
 	if err != nil {
 		b.t.Fatal(err)
 	}
-	return c.(providers.Writer)
+	return c.(plugin.Writer)
 }
 
 func (b *budget) delete(namespace, name string) {
@@ -71,12 +71,12 @@ func (b *budget) delete(namespace, name string) {
 	b.clock = b.clock.Add(pruneEvery)
 }
 
-func push(w providers.Writer, key string, size int) error {
-	return w.PushSecret(context.Background(), providers.PushRequest{RemoteKey: key, Value: make([]byte, size)})
+func push(w plugin.Writer, key string, size int) error {
+	return w.PushSecret(context.Background(), plugin.PushRequest{RemoteKey: key, Value: make([]byte, size)})
 }
 
 // fill pushes maxPushedBytes into w, in 1 MiB values.
-func fill(t *testing.T, w providers.Writer, what string) {
+func fill(t *testing.T, w plugin.Writer, what string) {
 	t.Helper()
 	for i := range maxPushedBytes >> 20 {
 		if err := push(w, fmt.Sprint("k", i), 1<<20); err != nil {
@@ -95,7 +95,7 @@ func TestOneNamespaceCannotTakeTheWholeBudget(t *testing.T) {
 		fill(t, b.config("mallory", fmt.Sprint("f", i), fmt.Sprint("m", i)), "mallory")
 	}
 	extra := b.config("mallory", "one-more", "m-extra")
-	if err := push(extra, "k", 1); !errors.Is(err, providers.ErrTooLarge) {
+	if err := push(extra, "k", 1); !errors.Is(err, plugin.ErrTooLarge) {
 		t.Fatalf("a push past the namespace's %d bytes: %v, want ErrTooLarge", maxPushedBytesPerNamespace, err)
 	}
 	if err := push(b.config("alice", "f", "a"), "k", 1<<20); err != nil {
@@ -120,7 +120,7 @@ func TestPushBudgetIsReleasedWithItsConfiguration(t *testing.T) {
 		}
 	}
 	victim := b.config("victim", "f", "v")
-	if err := push(victim, "k", 1); !errors.Is(err, providers.ErrTooLarge) {
+	if err := push(victim, "k", 1); !errors.Is(err, plugin.ErrTooLarge) {
 		t.Fatalf("a push past the global %d bytes: %v, want ErrTooLarge", maxPushedBytesGlobal, err)
 	}
 
@@ -161,11 +161,11 @@ func TestInlineConfigurationLivesWithItsStore(t *testing.T) {
 	}
 	cfg := &provv1.Fake{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "fake", UID: "s",
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: v1stores.GroupVersion.String(), Kind: "SecretStore", Name: "fake", UID: "s"}}}}
-	c, err := b.p.(providers.ConfigClients).NewClientFromConfig(context.Background(), cfg, providers.Scope{Namespace: "team"})
+	c, err := b.p.(plugin.ConfigClients).NewClientFromConfig(context.Background(), cfg, plugin.Scope{Namespace: "team"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := c.(providers.Writer)
+	w := c.(plugin.Writer)
 	for i := range maxPushedBytesPerNamespace / maxPushedBytes {
 		if i == 0 {
 			fill(t, w, "inline")
@@ -175,7 +175,7 @@ func TestInlineConfigurationLivesWithItsStore(t *testing.T) {
 	}
 	other := b.config("team", "other", "o")
 	b.clock = b.clock.Add(pruneEvery)
-	if err := push(other, "k", 1); !errors.Is(err, providers.ErrTooLarge) {
+	if err := push(other, "k", 1); !errors.Is(err, plugin.ErrTooLarge) {
 		t.Fatalf("a push past the namespace's bytes: %v, want ErrTooLarge", err)
 	}
 	if ok, _ := w.SecretExists(context.Background(), "k0"); !ok {
@@ -203,11 +203,11 @@ func TestOwnerReferencesOfFakeObjectsAreNotTrusted(t *testing.T) {
 		t.Fatal(err)
 	}
 	inline := &provv1.Fake{ObjectMeta: metav1.ObjectMeta{Name: "shared", UID: "css", OwnerReferences: owner}}
-	c, err := b.p.(providers.ConfigClients).NewClientFromConfig(context.Background(), inline, providers.Scope{Namespace: "team"})
+	c, err := b.p.(plugin.ConfigClients).NewClientFromConfig(context.Background(), inline, plugin.Scope{Namespace: "team"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := push(c.(providers.Writer), "k", 10); err != nil {
+	if err := push(c.(plugin.Writer), "k", 10); err != nil {
 		t.Fatal(err)
 	}
 	forged := &provv1.Fake{ObjectMeta: metav1.ObjectMeta{Namespace: "mallory", Name: "shared", UID: "forged", OwnerReferences: owner}}
@@ -215,7 +215,7 @@ func TestOwnerReferencesOfFakeObjectsAreNotTrusted(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := b.client("mallory", "shared")
-	if ok, _ := c.(providers.Writer).SecretExists(context.Background(), "k"); !ok {
+	if ok, _ := c.(plugin.Writer).SecretExists(context.Background(), "k"); !ok {
 		t.Fatal("a Fake object naming the store as its owner released what the store's inline configuration pushed")
 	}
 	for i := range maxPushedBytesPerNamespace / maxPushedBytes {
@@ -225,7 +225,7 @@ func TestOwnerReferencesOfFakeObjectsAreNotTrusted(t *testing.T) {
 		}
 		fill(t, b.config("mallory", fmt.Sprint("f", i), fmt.Sprint("m", i)), "mallory")
 	}
-	if err := push(b.config("mallory", "one-more", "m-extra"), "k", 1); !errors.Is(err, providers.ErrTooLarge) {
+	if err := push(b.config("mallory", "one-more", "m-extra"), "k", 1); !errors.Is(err, plugin.ErrTooLarge) {
 		t.Errorf("the forged configuration's pushes were not counted in its namespace: %v", err)
 	}
 }

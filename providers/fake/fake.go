@@ -11,8 +11,8 @@ import (
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
-	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/kit"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // Kind is the configuration kind this provider serves.
@@ -21,7 +21,7 @@ const Kind = "Fake"
 // Registration describes the provider to the registry. A client holds a
 // snapshot of the configuration; core builds a new one when the
 // configuration changes.
-var Registration = kit.Definition[*provv1.Fake]{
+var Registration = plugin.Definition[*provv1.Fake]{
 	Name:        "fake",
 	Kind:        Kind,
 	AddToScheme: provv1.AddToScheme,
@@ -31,7 +31,7 @@ var Registration = kit.Definition[*provv1.Fake]{
 		_, err := index(cfg)
 		return err
 	},
-	NewClient: func(_ context.Context, deps providers.Deps, cfg *provv1.Fake, _ providers.Scope) (providers.SecretsClient, error) {
+	NewClient: func(_ context.Context, deps plugin.Deps, cfg *provv1.Fake, _ plugin.Scope) (plugin.SecretsClient, error) {
 		secrets, err := index(cfg)
 		if err != nil {
 			return nil, err
@@ -50,7 +50,7 @@ func index(cfg *provv1.Fake) (map[versionedKey][]byte, error) {
 	for _, d := range cfg.Spec.Data {
 		k := versionedKey{d.Key, d.Version}
 		if _, dup := secrets[k]; dup {
-			return nil, fmt.Errorf("%w: key %q version %q is listed twice", providers.ErrInvalidConfig, d.Key, d.Version)
+			return nil, fmt.Errorf("%w: key %q version %q is listed twice", plugin.ErrInvalidConfig, d.Key, d.Version)
 		}
 		secrets[k] = []byte(d.Value)
 	}
@@ -76,18 +76,18 @@ func (c *Client) value(_ context.Context, key, version string) ([]byte, error) {
 		value, ok = pushed.get(c.config, key)
 	}
 	if !ok {
-		return nil, fmt.Errorf("%w: key %q version %q", providers.ErrSecretNotFound, key, version)
+		return nil, fmt.Errorf("%w: key %q version %q", plugin.ErrSecretNotFound, key, version)
 	}
 	return value, nil
 }
 
-// GetAllSecrets implements providers.SecretsClient: the current version of
+// GetAllSecrets implements plugin.SecretsClient: the current version of
 // every key the find's path and name select. Fake secrets have no tags.
 func (c *Client) GetAllSecrets(_ context.Context, find esv1.ExternalSecretFind) (map[string][]byte, error) {
 	if len(find.Tags) > 0 {
-		return nil, fmt.Errorf("%w: Fake secrets have no tags (find.tags)", providers.ErrNotSupported)
+		return nil, fmt.Errorf("%w: Fake secrets have no tags (find.tags)", plugin.ErrNotSupported)
 	}
-	match, err := providers.NameMatcher(find)
+	match, err := kit.NameMatcher(find)
 	if err != nil {
 		return nil, err
 	}
@@ -100,9 +100,9 @@ func (c *Client) GetAllSecrets(_ context.Context, find esv1.ExternalSecretFind) 
 	return out, nil
 }
 
-// Capabilities implements providers.SecretsClient: pushes are kept in
+// Capabilities implements plugin.SecretsClient: pushes are kept in
 // memory (write.go).
-func (c *Client) Capabilities() providers.Capabilities { return providers.ReadWrite }
+func (c *Client) Capabilities() plugin.Capabilities { return plugin.ReadWrite }
 
-// Close implements providers.SecretsClient.
+// Close implements plugin.SecretsClient.
 func (c *Client) Close(context.Context) error { return nil }

@@ -12,10 +12,10 @@ import (
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
-func newProvider(t *testing.T, data ...provv1.FakeSecret) providers.Provider {
+func newProvider(t *testing.T, data ...provv1.FakeSecret) plugin.Provider {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	if err := provv1.AddToScheme(scheme); err != nil {
@@ -23,17 +23,17 @@ func newProvider(t *testing.T, data ...provv1.FakeSecret) providers.Provider {
 	}
 	cfg := &provv1.Fake{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "f"}, Spec: provv1.FakeSpec{Data: data}}
 	c := ctrlfake.NewClientBuilder().WithScheme(scheme).WithObjects(cfg).Build()
-	return Registration.New(providers.Deps{Client: c, APIReader: c})
+	return Registration.NewProvider(plugin.Deps{Client: c, APIReader: c})
 }
 
-var ref = providers.Ref{Kind: Kind, Namespace: "ns", Name: "f"}
+var ref = plugin.Ref{Kind: Kind, Namespace: "ns", Name: "f"}
 
 func TestGetSecret(t *testing.T) {
 	p := newProvider(t,
 		provv1.FakeSecret{Key: "db", Value: `{"user":"u","password":"p"}`},
 		provv1.FakeSecret{Key: "db", Version: "1", Value: `{"user":"old"}`},
 	)
-	c, err := p.NewClient(context.Background(), ref, providers.Scope{Namespace: "ns"})
+	c, err := p.NewClient(context.Background(), ref, plugin.Scope{Namespace: "ns"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,9 +44,9 @@ func TestGetSecret(t *testing.T) {
 	}{
 		{esv1.ExternalSecretDataRemoteRef{Key: "db", Property: "password"}, "p", nil},
 		{esv1.ExternalSecretDataRemoteRef{Key: "db", Version: "1", Property: "user"}, "old", nil},
-		{esv1.ExternalSecretDataRemoteRef{Key: "db", Version: "2"}, "", providers.ErrSecretNotFound},
-		{esv1.ExternalSecretDataRemoteRef{Key: "nope"}, "", providers.ErrSecretNotFound},
-		{esv1.ExternalSecretDataRemoteRef{Key: "db", Property: "nope"}, "", providers.ErrPropertyNotFound},
+		{esv1.ExternalSecretDataRemoteRef{Key: "db", Version: "2"}, "", plugin.ErrSecretNotFound},
+		{esv1.ExternalSecretDataRemoteRef{Key: "nope"}, "", plugin.ErrSecretNotFound},
+		{esv1.ExternalSecretDataRemoteRef{Key: "db", Property: "nope"}, "", plugin.ErrPropertyNotFound},
 	} {
 		got, err := c.GetSecret(context.Background(), tc.ref)
 		if !errors.Is(err, tc.err) || string(got) != tc.want {
@@ -61,11 +61,11 @@ func TestGetSecret(t *testing.T) {
 
 func TestValidate(t *testing.T) {
 	dup := newProvider(t, provv1.FakeSecret{Key: "k", Value: "1"}, provv1.FakeSecret{Key: "k", Value: "2"})
-	if err := dup.Validate(context.Background(), ref, providers.Scope{}); !errors.Is(err, providers.ErrInvalidConfig) {
+	if err := dup.Validate(context.Background(), ref, plugin.Scope{}); !errors.Is(err, plugin.ErrInvalidConfig) {
 		t.Errorf("duplicate key: %v, want ErrInvalidConfig", err)
 	}
-	missing := providers.Ref{Kind: Kind, Namespace: "ns", Name: "absent"}
-	if err := dup.Validate(context.Background(), missing, providers.Scope{}); !errors.Is(err, providers.ErrConfigNotFound) {
+	missing := plugin.Ref{Kind: Kind, Namespace: "ns", Name: "absent"}
+	if err := dup.Validate(context.Background(), missing, plugin.Scope{}); !errors.Is(err, plugin.ErrConfigNotFound) {
 		t.Errorf("missing configuration: %v, want ErrConfigNotFound", err)
 	}
 }
@@ -77,7 +77,7 @@ func TestGetAllSecrets(t *testing.T) {
 		provv1.FakeSecret{Key: "prod/db", Version: "old", Value: "0"},
 		provv1.FakeSecret{Key: "dev/db", Value: "3"},
 	)
-	c, err := p.NewClient(context.Background(), ref, providers.Scope{Namespace: "ns"})
+	c, err := p.NewClient(context.Background(), ref, plugin.Scope{Namespace: "ns"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,10 +86,10 @@ func TestGetAllSecrets(t *testing.T) {
 	if err != nil || len(got) != 1 || string(got["prod/db"]) != "1" {
 		t.Errorf("GetAllSecrets = %q, %v", got, err)
 	}
-	if _, err := c.GetAllSecrets(context.Background(), esv1.ExternalSecretFind{Tags: map[string]string{"a": "b"}}); !errors.Is(err, providers.ErrNotSupported) {
+	if _, err := c.GetAllSecrets(context.Background(), esv1.ExternalSecretFind{Tags: map[string]string{"a": "b"}}); !errors.Is(err, plugin.ErrNotSupported) {
 		t.Errorf("tags: %v, want ErrNotSupported", err)
 	}
-	if _, err := c.GetAllSecrets(context.Background(), esv1.ExternalSecretFind{Name: &esv1.FindName{RegExp: "("}}); !errors.Is(err, providers.ErrInvalidConfig) {
+	if _, err := c.GetAllSecrets(context.Background(), esv1.ExternalSecretFind{Name: &esv1.FindName{RegExp: "("}}); !errors.Is(err, plugin.ErrInvalidConfig) {
 		t.Errorf("bad regexp: %v, want ErrInvalidConfig", err)
 	}
 }
@@ -97,13 +97,13 @@ func TestGetAllSecrets(t *testing.T) {
 // TestInlineKeysAreNeverAdopted: a Fake configuration's inline keys are
 // its own; a push, adopting or not, never writes over them.
 func TestInlineKeysAreNeverAdopted(t *testing.T) {
-	c, err := newProvider(t, provv1.FakeSecret{Key: "inline", Value: "v"}).NewClient(context.Background(), ref, providers.Scope{Namespace: "ns"})
+	c, err := newProvider(t, provv1.FakeSecret{Key: "inline", Value: "v"}).NewClient(context.Background(), ref, plugin.Scope{Namespace: "ns"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := c.(providers.Writer)
+	w := c.(plugin.Writer)
 	for _, adopt := range []bool{false, true} {
-		if err := w.PushSecret(context.Background(), providers.PushRequest{RemoteKey: "inline", Value: []byte("x"), Adopt: adopt}); !errors.Is(err, providers.ErrNotManaged) {
+		if err := w.PushSecret(context.Background(), plugin.PushRequest{RemoteKey: "inline", Value: []byte("x"), Adopt: adopt}); !errors.Is(err, plugin.ErrNotManaged) {
 			t.Errorf("push (adopt %v) over an inline key: %v, want ErrNotManaged", adopt, err)
 		}
 	}
@@ -116,21 +116,21 @@ func TestInlineKeysAreNeverAdopted(t *testing.T) {
 // keys and maxPushedBytes; past them a push is too large, and nothing of it
 // is kept.
 func TestPushesAreBounded(t *testing.T) {
-	c, err := newProvider(t).NewClient(context.Background(), ref, providers.Scope{Namespace: "ns"})
+	c, err := newProvider(t).NewClient(context.Background(), ref, plugin.Scope{Namespace: "ns"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := c.(providers.Writer)
+	w := c.(plugin.Writer)
 	for i := range maxPushedKeys {
-		if err := w.PushSecret(context.Background(), providers.PushRequest{RemoteKey: fmt.Sprint("k", i), Value: []byte("v")}); err != nil {
+		if err := w.PushSecret(context.Background(), plugin.PushRequest{RemoteKey: fmt.Sprint("k", i), Value: []byte("v")}); err != nil {
 			t.Fatalf("push %d below the bound: %v", i, err)
 		}
 	}
-	if err := w.PushSecret(context.Background(), providers.PushRequest{RemoteKey: "one-more", Value: []byte("v")}); !errors.Is(err, providers.ErrTooLarge) {
+	if err := w.PushSecret(context.Background(), plugin.PushRequest{RemoteKey: "one-more", Value: []byte("v")}); !errors.Is(err, plugin.ErrTooLarge) {
 		t.Fatalf("key %d: %v, want ErrTooLarge", maxPushedKeys+1, err)
 	}
 	big := make([]byte, maxPushedBytes)
-	if err := w.PushSecret(context.Background(), providers.PushRequest{RemoteKey: "k0", Value: big}); !errors.Is(err, providers.ErrTooLarge) {
+	if err := w.PushSecret(context.Background(), plugin.PushRequest{RemoteKey: "k0", Value: big}); !errors.Is(err, plugin.ErrTooLarge) {
 		t.Fatalf("a value past %d bytes: %v, want ErrTooLarge", maxPushedBytes, err)
 	}
 	if ok, _ := w.SecretExists(context.Background(), "one-more"); ok {

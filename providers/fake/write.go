@@ -15,8 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
-	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/kit"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // Pushed secrets live in memory, per configuration (by UID, so a
@@ -163,13 +163,13 @@ func (p *pushedSecrets) write(config types.UID, id configIdentity, key string, v
 	case value == nil && !had:
 		return nil
 	case value != nil && !had && keys >= maxPushedKeys:
-		return fmt.Errorf("%w: a Fake configuration holds at most %d pushed keys", providers.ErrTooLarge, maxPushedKeys)
+		return fmt.Errorf("%w: a Fake configuration holds at most %d pushed keys", plugin.ErrTooLarge, maxPushedKeys)
 	case size+grow > maxPushedBytes:
-		return fmt.Errorf("%w: a Fake configuration holds at most %d pushed bytes", providers.ErrTooLarge, maxPushedBytes)
+		return fmt.Errorf("%w: a Fake configuration holds at most %d pushed bytes", plugin.ErrTooLarge, maxPushedBytes)
 	case grow > 0 && p.byNamespace[id.namespace]+grow > maxPushedBytesPerNamespace:
-		return noRoom{fmt.Errorf("%w: the Fake configurations of a namespace hold at most %d pushed bytes together", providers.ErrTooLarge, maxPushedBytesPerNamespace)}
+		return noRoom{fmt.Errorf("%w: the Fake configurations of a namespace hold at most %d pushed bytes together", plugin.ErrTooLarge, maxPushedBytesPerNamespace)}
 	case grow > 0 && p.total+grow > maxPushedBytesGlobal:
-		return noRoom{fmt.Errorf("%w: Fake configurations hold at most %d pushed bytes together", providers.ErrTooLarge, maxPushedBytesGlobal)}
+		return noRoom{fmt.Errorf("%w: Fake configurations hold at most %d pushed bytes together", plugin.ErrTooLarge, maxPushedBytesGlobal)}
 	}
 	if c == nil {
 		if old, ok := p.byIdentity[id]; ok && old != config {
@@ -271,29 +271,29 @@ func (c *Client) state(key string) (exists, managed bool) {
 	return inline, false
 }
 
-// PushSecret implements providers.Writer: the value, or one property of
+// PushSecret implements plugin.Writer: the value, or one property of
 // the JSON object held at the key.
-func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) error {
-	if err := providers.NoPushMetadata(req, "Fake"); err != nil {
+func (c *Client) PushSecret(ctx context.Context, req plugin.PushRequest) error {
+	if err := kit.NoPushMetadata(req, "Fake"); err != nil {
 		return err
 	}
 	exists, managed := c.state(req.RemoteKey)
 	if exists && !managed {
 		// Inline keys are the configuration's: even adoption cannot take them.
-		return fmt.Errorf("%w: key %q is written in the Fake configuration", providers.ErrNotManaged, req.RemoteKey)
+		return fmt.Errorf("%w: key %q is written in the Fake configuration", plugin.ErrNotManaged, req.RemoteKey)
 	}
 	value := req.Value
 	if req.Property != "" {
 		current, _ := pushed.get(c.config, req.RemoteKey)
 		var err error
-		if value, err = providers.SetProperty(current, req.Property, req.Value); err != nil {
+		if value, err = kit.SetProperty(current, req.Property, req.Value); err != nil {
 			return err
 		}
 	}
 	return pushed.set(ctx, c.config, c.id, req.RemoteKey, append([]byte{}, value...), c.live)
 }
 
-// DeleteSecret implements providers.Writer: only pushed keys; with a
+// DeleteSecret implements plugin.Writer: only pushed keys; with a
 // property, only that field (and the key when it was the last).
 func (c *Client) DeleteSecret(ctx context.Context, remoteKey, property string) error {
 	return kit.Deletion{
@@ -313,7 +313,7 @@ func (c *Client) DeleteSecret(ctx context.Context, remoteKey, property string) e
 	}.Run(ctx)
 }
 
-// SecretExists implements providers.Writer.
+// SecretExists implements plugin.Writer.
 func (c *Client) SecretExists(_ context.Context, remoteKey string) (bool, error) {
 	exists, _ := c.state(remoteKey)
 	return exists, nil

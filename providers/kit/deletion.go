@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // Deletion is DeleteSecret of a backend whose secrets are JSON objects: a
 // secret that is absent is already deleted; one eso does not manage is
-// refused with providers.ErrNotManaged; with a property only that field goes
+// refused with plugin.ErrNotManaged; with a property only that field goes
 // (nothing is written when it is already absent) and the secret goes with
 // its last field. The functions are called in that order, so State may
 // capture what Rewrite and Delete need (a version, an etag).
@@ -34,15 +34,15 @@ func (d Deletion) Run(ctx context.Context) error {
 		return err
 	}
 	if !managed {
-		return fmt.Errorf("%w: secret %q", providers.ErrNotManaged, d.Key)
+		return fmt.Errorf("%w: secret %q", plugin.ErrNotManaged, d.Key)
 	}
 	if d.Property != "" {
 		current, err := d.Current(ctx)
 		if err != nil {
 			return err
 		}
-		rest, empty, err := providers.DeleteProperty(current, d.Property)
-		if errors.Is(err, providers.ErrPropertyNotFound) {
+		rest, empty, err := DeleteProperty(current, d.Property)
+		if errors.Is(err, plugin.ErrPropertyNotFound) {
 			return nil // already gone: nothing to write
 		}
 		if err != nil {

@@ -1,12 +1,16 @@
 // Package kit holds what providers share, so that a provider's package
 // holds only what is its own: its configuration, how it connects, and the
-// few calls that differ between backends.
+// few calls that differ between backends. It builds on the contract in
+// providers/plugin and links no provider SDK, so core and sdk may use it.
 //
-//   - Definition turns a configuration type and two functions into a
-//     providers.Registration (reading the configuration, Kind, Validate).
 //   - JSONValues serves GetSecret and GetSecretMap for a backend that reads
 //     a whole value by key and version: property extraction, field maps,
 //     metadataPolicy Fetch.
 //   - Deletion is DeleteSecret for a backend of JSON-object secrets: only
 //     secrets eso manages, one property or the whole secret.
+//   - Property, FieldMap and SetProperty read and edit JSON values the way
+//     upstream's remoteRef.property does.
+//   - FindBudget and LimitResponses bound what a find and an HTTP backend
+//     return; CredentialValue and ServiceAccountToken resolve credentials in
+//     the request's namespace only; KeyedMutex serialises writes of one key.
 package kit

@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // TestFindIsBounded fills a namespace of a real API server the way a tenant
@@ -72,9 +72,9 @@ func TestFindIsBounded(t *testing.T) {
 		}
 	}
 	var fill []*corev1.Secret
-	for i := range providers.MaxFindListed {
+	for i := range plugin.MaxFindListed {
 		group := "rest"
-		if i <= providers.MaxFindResults {
+		if i <= plugin.MaxFindResults {
 			group = "many" // MaxFindResults+1 of them
 		}
 		fill = append(fill, secret(fmt.Sprintf("s%04d", i), group, "v"))
@@ -99,14 +99,14 @@ func TestFindIsBounded(t *testing.T) {
 	}
 
 	if got, err := find(byName("^s000[01]$")); err != nil || len(got) != 2 {
-		t.Fatalf("%d Secrets listed, 2 returned: %d, %v", providers.MaxFindListed, len(got), err)
+		t.Fatalf("%d Secrets listed, 2 returned: %d, %v", plugin.MaxFindListed, len(got), err)
 	}
 	if largestPage > listPageSize {
 		t.Errorf("a page held %d Secrets, want at most %d", largestPage, listPageSize)
 	}
 	big := strings.Repeat("x", 900<<10)
 	var heavy []*corev1.Secret
-	for i := range providers.MaxFindBytes/len(big) + 1 {
+	for i := range plugin.MaxFindBytes/len(big) + 1 {
 		heavy = append(heavy, secret(fmt.Sprintf("heavy%d", i), "heavy", big))
 	}
 	createAll(heavy)
@@ -121,7 +121,7 @@ func TestFindIsBounded(t *testing.T) {
 		{"more bytes than may be returned", byGroup("heavy"), "4 MiB"},
 	} {
 		got, err := find(tc.find)
-		if !errors.Is(err, providers.ErrTooLarge) || got != nil {
+		if !errors.Is(err, plugin.ErrTooLarge) || got != nil {
 			t.Errorf("%s: %d found, %v; want ErrTooLarge and nothing", tc.name, len(got), err)
 			continue
 		}

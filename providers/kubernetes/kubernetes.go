@@ -15,8 +15,8 @@ import (
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
-	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/kit"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // Kind is the configuration kind this provider serves.
@@ -25,25 +25,25 @@ const Kind = "Kubernetes"
 // Registration describes the provider to the registry. Deps.Client reads
 // configurations and requests ServiceAccount tokens, Deps.APIReader reads
 // Secrets as eso itself.
-var Registration = kit.Definition[*provv1.Kubernetes]{
+var Registration = plugin.Definition[*provv1.Kubernetes]{
 	Name:        "kubernetes",
 	Kind:        Kind,
 	AddToScheme: provv1.AddToScheme,
 	NewConfig:   func() *provv1.Kubernetes { return &provv1.Kubernetes{} },
 	Check: func(cfg *provv1.Kubernetes) error {
 		if cfg.Spec.Auth != nil && cfg.Spec.Auth.ServiceAccount == nil {
-			return fmt.Errorf("%w: auth needs serviceAccount", providers.ErrInvalidConfig)
+			return fmt.Errorf("%w: auth needs serviceAccount", plugin.ErrInvalidConfig)
 		}
 		return nil
 	},
-	CheckCredentials: func(_ context.Context, _ providers.Deps, cfg *provv1.Kubernetes, scope providers.Scope) error {
+	CheckCredentials: func(_ context.Context, _ plugin.Deps, cfg *provv1.Kubernetes, scope plugin.Scope) error {
 		_, err := remoteNamespace(cfg, scope)
 		return err
 	},
 	NewClient: connect,
 }.Registration()
 
-func connect(_ context.Context, deps providers.Deps, cfg *provv1.Kubernetes, scope providers.Scope) (providers.SecretsClient, error) {
+func connect(_ context.Context, deps plugin.Deps, cfg *provv1.Kubernetes, scope plugin.Scope) (plugin.SecretsClient, error) {
 	namespace, err := remoteNamespace(cfg, scope)
 	if err != nil {
 		return nil, err
@@ -62,14 +62,14 @@ func connect(_ context.Context, deps providers.Deps, cfg *provv1.Kubernetes, sco
 // store is asking, because the configuration is a namespaced object its
 // namespace's users may edit. With a ServiceAccount the account's RBAC decides,
 // as the API server enforces it.
-func remoteNamespace(cfg *provv1.Kubernetes, scope providers.Scope) (string, error) {
+func remoteNamespace(cfg *provv1.Kubernetes, scope plugin.Scope) (string, error) {
 	ns := cfg.Spec.RemoteNamespace
 	if ns == "" {
 		ns = scope.Namespace
 	}
 	if cfg.Spec.Auth == nil && ns != scope.Namespace {
 		return "", fmt.Errorf("%w: eso's own identity may only read namespace %q, not %q; set auth.serviceAccount to read another namespace with that account's permissions",
-			providers.ErrOutOfScope, scope.Namespace, ns)
+			plugin.ErrOutOfScope, scope.Namespace, ns)
 	}
 	return ns, nil
 }
@@ -110,7 +110,7 @@ type Client struct {
 	write     secretWriter
 }
 
-// GetSecret implements providers.SecretsClient: the key names a Secret, the
+// GetSecret implements plugin.SecretsClient: the key names a Secret, the
 // property one of its keys; without a property the whole Secret is returned as
 // a JSON object of its keys. With metadataPolicy Fetch it reads the Secret's
 // metadata instead: {"labels": {...}, "annotations": {...}}, where a property
@@ -121,7 +121,7 @@ func (c *Client) GetSecret(ctx context.Context, ref esv1.ExternalSecretDataRemot
 		if err != nil || ref.Property == "" {
 			return doc, err
 		}
-		return providers.Property(doc, ref.Property)
+		return kit.Property(doc, ref.Property)
 	}
 	data, err := c.secretData(ctx, ref)
 	if err != nil {
@@ -133,10 +133,10 @@ func (c *Client) GetSecret(ctx context.Context, ref esv1.ExternalSecretDataRemot
 	if v, ok := data[ref.Property]; ok {
 		return v, nil
 	}
-	return nil, fmt.Errorf("%w: Secret %s/%s has no key %q", providers.ErrPropertyNotFound, c.namespace, ref.Key, ref.Property)
+	return nil, fmt.Errorf("%w: Secret %s/%s has no key %q", plugin.ErrPropertyNotFound, c.namespace, ref.Key, ref.Property)
 }
 
-// GetSecretMap implements providers.SecretsClient: the Secret's keys, or the
+// GetSecretMap implements plugin.SecretsClient: the Secret's keys, or the
 // fields of one key holding a JSON object when a property is given. With
 // metadataPolicy Fetch: the fields of the metadata document or of its property.
 func (c *Client) GetSecretMap(ctx context.Context, ref esv1.ExternalSecretDataRemoteRef) (map[string][]byte, error) {
@@ -145,7 +145,7 @@ func (c *Client) GetSecretMap(ctx context.Context, ref esv1.ExternalSecretDataRe
 		if err != nil {
 			return nil, err
 		}
-		return providers.FieldMap(doc)
+		return kit.FieldMap(doc)
 	}
 	data, err := c.secretData(ctx, ref)
 	if err != nil {
@@ -156,9 +156,9 @@ func (c *Client) GetSecretMap(ctx context.Context, ref esv1.ExternalSecretDataRe
 	}
 	v, ok := data[ref.Property]
 	if !ok {
-		return nil, fmt.Errorf("%w: Secret %s/%s has no key %q", providers.ErrPropertyNotFound, c.namespace, ref.Key, ref.Property)
+		return nil, fmt.Errorf("%w: Secret %s/%s has no key %q", plugin.ErrPropertyNotFound, c.namespace, ref.Key, ref.Property)
 	}
-	fields, err := providers.FieldMap(v)
+	fields, err := kit.FieldMap(v)
 	if err != nil {
 		return nil, fmt.Errorf("Secret %s/%s key %q: %w", c.namespace, ref.Key, ref.Property, err)
 	}
@@ -167,7 +167,7 @@ func (c *Client) GetSecretMap(ctx context.Context, ref esv1.ExternalSecretDataRe
 
 func (c *Client) secretData(ctx context.Context, ref esv1.ExternalSecretDataRemoteRef) (map[string][]byte, error) {
 	if ref.Version != "" {
-		return nil, fmt.Errorf("%w: Kubernetes Secrets have no versions (Secret %s/%s, version %q)", providers.ErrSecretNotFound, c.namespace, ref.Key, ref.Version)
+		return nil, fmt.Errorf("%w: Kubernetes Secrets have no versions (Secret %s/%s, version %q)", plugin.ErrSecretNotFound, c.namespace, ref.Key, ref.Version)
 	}
 	s, err := c.read(ctx, ref.Key)
 	if err != nil {
@@ -191,9 +191,9 @@ func (c *Client) read(ctx context.Context, name string) (*corev1.Secret, error) 
 	s, err := c.get(ctx, c.namespace, name)
 	switch {
 	case apierrors.IsNotFound(err):
-		return nil, fmt.Errorf("%w: Secret %s/%s", providers.ErrSecretNotFound, c.namespace, name)
+		return nil, fmt.Errorf("%w: Secret %s/%s", plugin.ErrSecretNotFound, c.namespace, name)
 	case apierrors.IsForbidden(err):
-		return nil, fmt.Errorf("%w: reading Secret %s/%s is forbidden for this identity", providers.ErrOutOfScope, c.namespace, name)
+		return nil, fmt.Errorf("%w: reading Secret %s/%s is forbidden for this identity", plugin.ErrOutOfScope, c.namespace, name)
 	case err != nil:
 		return nil, fmt.Errorf("reading Secret %s/%s: %w", c.namespace, name, err)
 	}
@@ -207,27 +207,27 @@ func orEmpty(m map[string]string) map[string]string {
 	return m
 }
 
-// GetAllSecrets implements providers.SecretsClient: the Secrets of the
+// GetAllSecrets implements plugin.SecretsClient: the Secrets of the
 // namespace whose labels carry all find.tags and whose name matches
 // find.name, each as a JSON object of its keys. Secrets have no path. The
 // namespace is its tenant's to fill, so Secrets are listed a page at a time
-// and the find stops at the providers.FindBudget bounds.
+// and the find stops at the kit.FindBudget bounds.
 func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind) (map[string][]byte, error) {
 	if find.Path != nil {
-		return nil, fmt.Errorf("%w: Kubernetes Secrets have no path (find.path)", providers.ErrNotSupported)
+		return nil, fmt.Errorf("%w: Kubernetes Secrets have no path (find.path)", plugin.ErrNotSupported)
 	}
-	match, err := providers.NameMatcher(find)
+	match, err := kit.NameMatcher(find)
 	if err != nil {
 		return nil, err
 	}
 	selector := labels.SelectorFromSet(find.Tags)
-	var budget providers.FindBudget
+	var budget kit.FindBudget
 	out := map[string][]byte{}
 	for token := ""; ; {
 		page, next, err := c.list(ctx, c.namespace, selector, token)
 		switch {
 		case apierrors.IsForbidden(err):
-			return nil, fmt.Errorf("%w: listing Secrets of %s is forbidden for this identity", providers.ErrOutOfScope, c.namespace)
+			return nil, fmt.Errorf("%w: listing Secrets of %s is forbidden for this identity", plugin.ErrOutOfScope, c.namespace)
 		case err != nil:
 			return nil, fmt.Errorf("listing Secrets of %s: %w", c.namespace, err)
 		}
@@ -254,10 +254,10 @@ func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind
 	}
 }
 
-// Capabilities implements providers.SecretsClient: it writes too (write.go).
-func (c *Client) Capabilities() providers.Capabilities { return providers.ReadWrite }
+// Capabilities implements plugin.SecretsClient: it writes too (write.go).
+func (c *Client) Capabilities() plugin.Capabilities { return plugin.ReadWrite }
 
-// Close implements providers.SecretsClient.
+// Close implements plugin.SecretsClient.
 func (c *Client) Close(context.Context) error { return nil }
 
 // dataJSON is a whole Secret as one value: a JSON object of its keys.

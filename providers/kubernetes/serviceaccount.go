@@ -12,7 +12,8 @@ import (
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/kit"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 const (
@@ -25,7 +26,7 @@ const (
 // serviceAccountReader reads Secrets as a ServiceAccount, with a token from the
 // TokenRequest API that it renews shortly before expiry (not on every read).
 type serviceAccountReader struct {
-	deps      providers.Deps
+	deps      plugin.Deps
 	namespace string
 	name      string
 	audiences []string
@@ -35,7 +36,7 @@ type serviceAccountReader struct {
 	expires time.Time
 }
 
-func newServiceAccountReader(deps providers.Deps, namespace, name string, audiences []string) *serviceAccountReader {
+func newServiceAccountReader(deps plugin.Deps, namespace, name string, audiences []string) *serviceAccountReader {
 	return &serviceAccountReader{deps: deps, namespace: namespace, name: name, audiences: audiences}
 }
 
@@ -65,7 +66,7 @@ func (r *serviceAccountReader) clientset(ctx context.Context) (corev1client.Core
 	if r.client != nil && time.Until(r.expires) > tokenRenewBefore {
 		return r.client, nil
 	}
-	token, expires, err := providers.ServiceAccountToken(ctx, r.deps.Client, r.namespace, r.name, r.audiences, tokenLifetime)
+	token, expires, err := kit.ServiceAccountToken(ctx, r.deps.Client, r.namespace, r.name, r.audiences, tokenLifetime)
 	if err != nil {
 		return nil, err
 	}

@@ -13,14 +13,14 @@ import (
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/kit"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // Pushes write Secrets of the client's namespace: the remote key names the
 // Secret, the property one of its keys; a push without a property gives
 // the Secret the keys of the whole source Secret. eso marks the Secrets it
-// creates with the label providers.ManagedByKey and writes no other: an
+// creates with the label plugin.ManagedByKey and writes no other: an
 // existing Secret without it (someone's, or a ServiceAccount token) is
 // refused.
 
@@ -88,10 +88,10 @@ func (c *Client) current(ctx context.Context, name string) (*corev1.Secret, erro
 	return s, nil
 }
 
-func isNotFound(err error) bool { return errors.Is(err, providers.ErrSecretNotFound) }
+func isNotFound(err error) bool { return errors.Is(err, plugin.ErrSecretNotFound) }
 
 func managed(s *corev1.Secret) bool {
-	return s.Labels[providers.ManagedByKey] == providers.ManagedByValue
+	return s.Labels[plugin.ManagedByKey] == plugin.ManagedByValue
 }
 
 // pushMetadata is what a push's metadata may set on the Secret.
@@ -100,14 +100,14 @@ type pushMetadata struct {
 	Annotations map[string]string `json:"annotations,omitempty"`
 }
 
-// PushSecret implements providers.Writer; it writes only when the data (or
+// PushSecret implements plugin.Writer; it writes only when the data (or
 // the labels and annotations the metadata sets) differ.
-func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) error {
+func (c *Client) PushSecret(ctx context.Context, req plugin.PushRequest) error {
 	var md pushMetadata
-	if err := providers.DecodePushMetadata(req.Metadata, &md); err != nil {
+	if err := kit.DecodePushMetadata(req.Metadata, &md); err != nil {
 		return err
 	}
-	if err := providers.NotOwnMark(md.Labels, "label"); err != nil {
+	if err := kit.NotOwnMark(md.Labels, "label"); err != nil {
 		return err
 	}
 	s, err := c.current(ctx, req.RemoteKey)
@@ -119,13 +119,13 @@ func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) erro
 		if !req.Adopt || (s.Type != corev1.SecretTypeOpaque && s.Type != "") {
 			// A Secret Kubernetes fills (a ServiceAccount token, say) is
 			// never eso's to take over.
-			return fmt.Errorf("%w: Secret %s/%s (no label %s=%s)", providers.ErrNotManaged, c.namespace, req.RemoteKey, providers.ManagedByKey, providers.ManagedByValue)
+			return fmt.Errorf("%w: Secret %s/%s (no label %s=%s)", plugin.ErrNotManaged, c.namespace, req.RemoteKey, plugin.ManagedByKey, plugin.ManagedByValue)
 		}
 		adopting = true
 		if s.Labels == nil {
 			s.Labels = map[string]string{}
 		}
-		s.Labels[providers.ManagedByKey] = providers.ManagedByValue
+		s.Labels[plugin.ManagedByKey] = plugin.ManagedByValue
 	}
 	var data map[string][]byte
 	if req.Property != "" {
@@ -137,7 +137,7 @@ func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) erro
 	} else {
 		var fields map[string]string
 		if err := json.Unmarshal(req.Value, &fields); err != nil {
-			return fmt.Errorf("%w: a push to a Kubernetes Secret needs a property (the key to set) unless it pushes a whole Secret", providers.ErrInvalidConfig)
+			return fmt.Errorf("%w: a push to a Kubernetes Secret needs a property (the key to set) unless it pushes a whole Secret", plugin.ErrInvalidConfig)
 		}
 		data = make(map[string][]byte, len(fields))
 		for k, v := range fields {
@@ -167,7 +167,7 @@ func applyMetadata(s *corev1.Secret, md pushMetadata) {
 		s.Labels = map[string]string{}
 	}
 	maps.Copy(s.Labels, md.Labels)
-	s.Labels[providers.ManagedByKey] = providers.ManagedByValue
+	s.Labels[plugin.ManagedByKey] = plugin.ManagedByValue
 	if len(md.Annotations) > 0 {
 		if s.Annotations == nil {
 			s.Annotations = map[string]string{}
@@ -176,7 +176,7 @@ func applyMetadata(s *corev1.Secret, md pushMetadata) {
 	}
 }
 
-// DeleteSecret implements providers.Writer: only Secrets eso created; with
+// DeleteSecret implements plugin.Writer: only Secrets eso created; with
 // a property, only that key (and the Secret when it was the last).
 func (c *Client) DeleteSecret(ctx context.Context, remoteKey, property string) error {
 	var s *corev1.Secret
@@ -208,7 +208,7 @@ func (c *Client) DeleteSecret(ctx context.Context, remoteKey, property string) e
 	}.Run(ctx)
 }
 
-// SecretExists implements providers.Writer.
+// SecretExists implements plugin.Writer.
 func (c *Client) SecretExists(ctx context.Context, remoteKey string) (bool, error) {
 	s, err := c.current(ctx, remoteKey)
 	return s != nil, err
@@ -220,11 +220,11 @@ func (c *Client) writeError(err error, name string) error {
 	case err == nil:
 		return nil
 	case apierrors.IsForbidden(err):
-		return fmt.Errorf("%w: writing Secret %s/%s is forbidden for this identity", providers.ErrOutOfScope, c.namespace, name)
+		return fmt.Errorf("%w: writing Secret %s/%s is forbidden for this identity", plugin.ErrOutOfScope, c.namespace, name)
 	case apierrors.IsInvalid(err):
 		// The API server's message may quote what was written: name the
 		// Secret only.
-		return fmt.Errorf("%w: the API server refused Secret %s/%s as invalid (is the property a valid Secret key?)", providers.ErrInvalidConfig, c.namespace, name)
+		return fmt.Errorf("%w: the API server refused Secret %s/%s as invalid (is the property a valid Secret key?)", plugin.ErrInvalidConfig, c.namespace, name)
 	case apierrors.ReasonForError(err) != metav1.StatusReasonUnknown:
 		// An admission webhook's message may quote the Secret: keep the
 		// API server's reason and code only.

@@ -18,7 +18,7 @@ import (
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 	"github.com/eso-dev/eso/providers/vault/vaulttest"
 )
 
@@ -37,9 +37,9 @@ func oversizedVault(t *testing.T) (url string, endlessDone <-chan struct{}) {
 		w.Header().Set("Content-Type", "application/json")
 		switch r.URL.Path {
 		case "/v1/secret/data/fits":
-			_, _ = w.Write([]byte(kv(providers.MaxResponseBytes - 1024)))
+			_, _ = w.Write([]byte(kv(plugin.MaxResponseBytes - 1024)))
 		case "/v1/secret/data/big":
-			_, _ = w.Write([]byte(kv(providers.MaxResponseBytes)))
+			_, _ = w.Write([]byte(kv(plugin.MaxResponseBytes)))
 		case "/v1/secret/data/endless":
 			defer once.Do(func() { close(done) })
 			vaulttest.WriteEndlessSecret(w, r)
@@ -52,7 +52,7 @@ func oversizedVault(t *testing.T) (url string, endlessDone <-chan struct{}) {
 }
 
 // TestResponsesAreBounded: no Vault response is read past
-// providers.MaxResponseBytes, for the provider's client and for the
+// plugin.MaxResponseBytes, for the provider's client and for the
 // session the VaultDynamicSecret generator uses. Over the bound is
 // ErrTooLarge (a NotSupported: core shows a ProviderError) naming the
 // bound, never the value.
@@ -67,12 +67,12 @@ func TestResponsesAreBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if v, err := c.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: "fits", Property: "v"}); err != nil || len(v) != providers.MaxResponseBytes-1024 {
+	if v, err := c.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: "fits", Property: "v"}); err != nil || len(v) != plugin.MaxResponseBytes-1024 {
 		t.Fatalf("a secret under the bound: %d bytes, %v", len(v), err)
 	}
 	for _, key := range []string{"big", "endless"} {
 		_, err := c.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: key})
-		if !errors.Is(err, providers.ErrTooLarge) || !errors.Is(err, providers.ErrNotSupported) {
+		if !errors.Is(err, plugin.ErrTooLarge) || !errors.Is(err, plugin.ErrNotSupported) {
 			t.Errorf("%s: %v, want ErrTooLarge", key, err)
 			continue
 		}
@@ -91,7 +91,7 @@ func TestResponsesAreBounded(t *testing.T) {
 	_ = corev1.AddToScheme(scheme)
 	creds := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "vault-creds"}, Data: map[string][]byte{"token": []byte("t")}}
 	kube := fake.NewClientBuilder().WithScheme(scheme).WithObjects(creds).Build()
-	s, err := NewSession(ctx, providers.Deps{Client: kube, APIReader: kube}, &spec, "team")
+	s, err := NewSession(ctx, plugin.Deps{Client: kube, APIReader: kube}, &spec, "team")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestResponsesAreBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := api.Logical().ReadWithContext(ctx, "secret/data/big"); !errors.Is(err, providers.ErrTooLarge) {
+	if _, err := api.Logical().ReadWithContext(ctx, "secret/data/big"); !errors.Is(err, plugin.ErrTooLarge) {
 		t.Errorf("generator session read: %v, want ErrTooLarge", err)
 	}
 }
@@ -154,12 +154,12 @@ func TestFindIsBounded(t *testing.T) {
 		}
 		return out
 	}
-	writeAll([]string{chain("deep", providers.MaxFindDepth), chain("deeper", providers.MaxFindDepth+1)}, "v")
-	writeAll(numbered("listed", providers.MaxFindListed), "v")
-	writeAll(numbered("wide", providers.MaxFindListed+1), "v")
-	writeAll(numbered("many", providers.MaxFindResults+1), "v")
+	writeAll([]string{chain("deep", plugin.MaxFindDepth), chain("deeper", plugin.MaxFindDepth+1)}, "v")
+	writeAll(numbered("listed", plugin.MaxFindListed), "v")
+	writeAll(numbered("wide", plugin.MaxFindListed+1), "v")
+	writeAll(numbered("many", plugin.MaxFindResults+1), "v")
 	big := strings.Repeat("x", 900<<10)
-	writeAll(numbered("heavy", providers.MaxFindBytes/len(big)+1), big)
+	writeAll(numbered("heavy", plugin.MaxFindBytes/len(big)+1), big)
 
 	find := func(path string, name string) (map[string][]byte, error) {
 		f := esv1.ExternalSecretFind{Path: &path}
@@ -169,11 +169,11 @@ func TestFindIsBounded(t *testing.T) {
 		return c.GetAllSecrets(ctx, f)
 	}
 	if got, err := find("deep", ""); err != nil || len(got) != 1 {
-		t.Errorf("a secret %d folders down: %d found, %v", providers.MaxFindDepth, len(got), err)
+		t.Errorf("a secret %d folders down: %d found, %v", plugin.MaxFindDepth, len(got), err)
 	}
 	// Only names the regexp keeps are returned: 1,000 listed, 2 returned.
 	if got, err := find("listed", "k000[01]$"); err != nil || len(got) != 2 {
-		t.Errorf("%d names listed: %d found, %v", providers.MaxFindListed, len(got), err)
+		t.Errorf("%d names listed: %d found, %v", plugin.MaxFindListed, len(got), err)
 	}
 	for _, tc := range []struct{ path, name, says string }{
 		{"deeper", "", "folder levels"},
@@ -182,7 +182,7 @@ func TestFindIsBounded(t *testing.T) {
 		{"heavy", "", "4 MiB"},
 	} {
 		got, err := find(tc.path, tc.name)
-		if !errors.Is(err, providers.ErrTooLarge) || got != nil {
+		if !errors.Is(err, plugin.ErrTooLarge) || got != nil {
 			t.Errorf("find under %s: %d found, %v; want ErrTooLarge and nothing", tc.path, len(got), err)
 			continue
 		}

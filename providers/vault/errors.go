@@ -10,7 +10,7 @@ import (
 
 	vault "github.com/hashicorp/vault/api"
 
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // Vault answers a request with a missing, expired or revoked token with 403
@@ -36,16 +36,16 @@ func tokenRefused(re *vault.ResponseError) bool {
 // token's policies do not allow is ErrOutOfScope, anything else (5xx, 429,
 // the network) is transient and carries no sentinel.
 func kvError(err error, what string) error {
-	if errors.Is(err, providers.ErrTooLarge) {
+	if errors.Is(err, plugin.ErrTooLarge) {
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	var re *vault.ResponseError
 	if errors.As(err, &re) {
 		switch {
 		case tokenRefused(re):
-			return fmt.Errorf("%w: Vault refused the token %s: %s", providers.ErrAuthFailed, what, vaultMessage(err))
+			return fmt.Errorf("%w: Vault refused the token %s: %s", plugin.ErrAuthFailed, what, vaultMessage(err))
 		case re.StatusCode == http.StatusForbidden:
-			return fmt.Errorf("%w: %s: %s", providers.ErrOutOfScope, what, vaultMessage(err))
+			return fmt.Errorf("%w: %s: %s", plugin.ErrOutOfScope, what, vaultMessage(err))
 		}
 	}
 	return fmt.Errorf("%s: %s", what, vaultMessage(err))
@@ -56,7 +56,7 @@ func kvError(err error, what string) error {
 func readError(err error, key, version string) error {
 	var re *vault.ResponseError
 	if errors.As(err, &re) && re.StatusCode == http.StatusNotFound {
-		return fmt.Errorf("%w: secret %q version %q", providers.ErrSecretNotFound, key, version)
+		return fmt.Errorf("%w: secret %q version %q", plugin.ErrSecretNotFound, key, version)
 	}
 	return kvError(err, fmt.Sprintf("reading secret %q", key))
 }
@@ -66,12 +66,12 @@ func readError(err error, key, version string) error {
 // "permission denied") refused the credentials; 429, 5xx and network errors
 // are transient.
 func loginError(err error, mount string) error {
-	if errors.Is(err, providers.ErrTooLarge) {
+	if errors.Is(err, plugin.ErrTooLarge) {
 		return fmt.Errorf("Vault login at auth/%s: %w", mount, err)
 	}
 	var re *vault.ResponseError
 	if errors.As(err, &re) && re.StatusCode >= 400 && re.StatusCode < 500 && re.StatusCode != http.StatusTooManyRequests {
-		return fmt.Errorf("%w: Vault refused the login at auth/%s: %s", providers.ErrAuthFailed, mount, vaultMessage(err))
+		return fmt.Errorf("%w: Vault refused the login at auth/%s: %s", plugin.ErrAuthFailed, mount, vaultMessage(err))
 	}
 	return fmt.Errorf("Vault login at auth/%s failed: %s", mount, vaultMessage(err))
 }
@@ -80,14 +80,14 @@ func loginError(err error, mount string) error {
 // "invalid token" means Vault knows the token but its policies do not
 // include lookup-self (no default policy): the identity is established.
 func lookupError(err error) error {
-	if errors.Is(err, providers.ErrTooLarge) {
+	if errors.Is(err, plugin.ErrTooLarge) {
 		return fmt.Errorf("checking the token (auth/token/lookup-self): %w", err)
 	}
 	var re *vault.ResponseError
 	if errors.As(err, &re) {
 		switch {
 		case tokenRefused(re):
-			return fmt.Errorf("%w: Vault refused the token (auth/token/lookup-self): %s", providers.ErrAuthFailed, vaultMessage(err))
+			return fmt.Errorf("%w: Vault refused the token (auth/token/lookup-self): %s", plugin.ErrAuthFailed, vaultMessage(err))
 		case re.StatusCode == http.StatusForbidden:
 			return nil
 		}

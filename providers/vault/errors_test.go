@@ -11,7 +11,7 @@ import (
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 	"github.com/eso-dev/eso/providers/vault/vaulttest"
 	"github.com/eso-dev/eso/tests/faultproxy"
 )
@@ -28,25 +28,25 @@ func TestErrorClassification(t *testing.T) {
 		err  error
 		want error // nil: no sentinel (transient) or, for lookup, accepted
 	}{
-		{"read, token refused", readError(invalidToken, "app/db", ""), providers.ErrAuthFailed},
-		{"read, 401", readError(vaultErr(http.StatusUnauthorized), "app/db", ""), providers.ErrAuthFailed},
-		{"read, policy denies", readError(denied, "app/db", ""), providers.ErrOutOfScope},
-		{"read, missing", readError(vaultErr(http.StatusNotFound), "app/db", ""), providers.ErrSecretNotFound},
+		{"read, token refused", readError(invalidToken, "app/db", ""), plugin.ErrAuthFailed},
+		{"read, 401", readError(vaultErr(http.StatusUnauthorized), "app/db", ""), plugin.ErrAuthFailed},
+		{"read, policy denies", readError(denied, "app/db", ""), plugin.ErrOutOfScope},
+		{"read, missing", readError(vaultErr(http.StatusNotFound), "app/db", ""), plugin.ErrSecretNotFound},
 		{"read, 503", readError(vaultErr(http.StatusServiceUnavailable, "Vault is sealed"), "app/db", ""), nil},
 		{"read, 429", readError(vaultErr(http.StatusTooManyRequests), "app/db", ""), nil},
 		{"read, network", readError(errors.New("connection refused"), "app/db", ""), nil},
-		{"write, token refused", kvError(invalidToken, `writing secret "a"`), providers.ErrAuthFailed},
-		{"write, policy denies", kvError(denied, `writing secret "a"`), providers.ErrOutOfScope},
-		{"login, wrong secret ID", loginError(vaultErr(http.StatusBadRequest, "invalid role or secret ID"), "approle"), providers.ErrAuthFailed},
-		{"login, wrong certificate", loginError(vaultErr(http.StatusBadRequest, "invalid certificate or no client certificate supplied"), "cert"), providers.ErrAuthFailed},
-		{"login, role binding", loginError(denied, "kubernetes"), providers.ErrAuthFailed},
+		{"write, token refused", kvError(invalidToken, `writing secret "a"`), plugin.ErrAuthFailed},
+		{"write, policy denies", kvError(denied, `writing secret "a"`), plugin.ErrOutOfScope},
+		{"login, wrong secret ID", loginError(vaultErr(http.StatusBadRequest, "invalid role or secret ID"), "approle"), plugin.ErrAuthFailed},
+		{"login, wrong certificate", loginError(vaultErr(http.StatusBadRequest, "invalid certificate or no client certificate supplied"), "cert"), plugin.ErrAuthFailed},
+		{"login, role binding", loginError(denied, "kubernetes"), plugin.ErrAuthFailed},
 		{"login, 500", loginError(vaultErr(http.StatusInternalServerError), "approle"), nil},
 		{"login, 429", loginError(vaultErr(http.StatusTooManyRequests), "approle"), nil},
-		{"lookup, token refused", lookupError(invalidToken), providers.ErrAuthFailed},
+		{"lookup, token refused", lookupError(invalidToken), plugin.ErrAuthFailed},
 		{"lookup, no lookup-self capability", lookupError(denied), nil},
 		{"lookup, 503", lookupError(vaultErr(http.StatusServiceUnavailable)), nil},
 	} {
-		for _, sentinel := range []error{providers.ErrAuthFailed, providers.ErrOutOfScope, providers.ErrSecretNotFound} {
+		for _, sentinel := range []error{plugin.ErrAuthFailed, plugin.ErrOutOfScope, plugin.ErrSecretNotFound} {
 			if got := errors.Is(tc.err, sentinel); got != (sentinel == tc.want) {
 				t.Errorf("%s: %v; errors.Is(%v) = %v", tc.name, tc.err, sentinel, got)
 			}
@@ -80,20 +80,20 @@ func TestReadsFailDuringOutage(t *testing.T) {
 	app := "app"
 	// Each failing call takes a few seconds: the Vault client retries.
 	proxy.Fail(vaulttest.Outage(http.StatusServiceUnavailable))
-	if v, err := c.GetSecret(ctx, db); err == nil || errors.Is(err, providers.ErrSecretNotFound) {
+	if v, err := c.GetSecret(ctx, db); err == nil || errors.Is(err, plugin.ErrSecretNotFound) {
 		t.Errorf("GetSecret = %q, %v; want a transient error", v, err)
 	}
-	if m, err := c.GetSecretMap(ctx, db); err == nil || errors.Is(err, providers.ErrSecretNotFound) {
+	if m, err := c.GetSecretMap(ctx, db); err == nil || errors.Is(err, plugin.ErrSecretNotFound) {
 		t.Errorf("GetSecretMap = %q, %v; want a transient error", m, err)
 	}
 	if m, err := c.GetAllSecrets(ctx, esv1.ExternalSecretFind{Path: &app}); err == nil {
 		t.Errorf("GetAllSecrets = %q, want an error", m)
 	}
-	if err := c.(providers.AuthChecker).CheckAuth(ctx); err == nil || errors.Is(err, providers.ErrAuthFailed) {
+	if err := c.(plugin.AuthChecker).CheckAuth(ctx); err == nil || errors.Is(err, plugin.ErrAuthFailed) {
 		t.Errorf("CheckAuth: %v, want a transient error", err)
 	}
 	proxy.Fail(vaulttest.Outage(http.StatusTooManyRequests))
-	if v, err := c.GetSecret(ctx, db); err == nil || errors.Is(err, providers.ErrSecretNotFound) {
+	if v, err := c.GetSecret(ctx, db); err == nil || errors.Is(err, plugin.ErrSecretNotFound) {
 		t.Errorf("429: GetSecret = %q, %v; want a transient error", v, err)
 	}
 	// A login while Vault cannot answer is not a refusal of the credentials.
@@ -101,7 +101,7 @@ func TestReadsFailDuringOutage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := fresh.(providers.AuthChecker).CheckAuth(ctx); err == nil || errors.Is(err, providers.ErrAuthFailed) {
+	if err := fresh.(plugin.AuthChecker).CheckAuth(ctx); err == nil || errors.Is(err, plugin.ErrAuthFailed) {
 		t.Errorf("429: login: %v, want a transient error", err)
 	}
 	proxy.Pass()

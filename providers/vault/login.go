@@ -12,14 +12,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/kit"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // checkCredentials resolves what the configuration references in namespace
 // (CA, token, AppRole secret ID, client certificate) without building a
 // client or logging in: what validation checks. Logins read them again, so
 // a rotation needs no new client.
-func checkCredentials(ctx context.Context, deps providers.Deps, spec *provv1.VaultSpec, namespace string) error {
+func checkCredentials(ctx context.Context, deps plugin.Deps, spec *provv1.VaultSpec, namespace string) error {
 	if _, err := trustedCA(ctx, deps.APIReader, spec, namespace); err != nil {
 		return err
 	}
@@ -32,13 +33,13 @@ func checkCredentials(ctx context.Context, deps providers.Deps, spec *provv1.Vau
 		_, err = secretValue(ctx, deps.APIReader, namespace, a.AppRole.SecretRef)
 	case a.Cert != nil:
 		if !strings.HasPrefix(spec.Server, "https://") {
-			return fmt.Errorf("%w: cert auth needs an https:// server", providers.ErrInvalidConfig)
+			return fmt.Errorf("%w: cert auth needs an https:// server", plugin.ErrInvalidConfig)
 		}
 		_, err = readKeyPair(ctx, deps.APIReader, namespace, a.Cert)
 	case a.Kubernetes != nil, a.JWT != nil:
 		// The ServiceAccount token is requested at login.
 	default:
-		err = fmt.Errorf("%w: auth needs tokenSecretRef, appRole, kubernetes, jwt or cert", providers.ErrInvalidConfig)
+		err = fmt.Errorf("%w: auth needs tokenSecretRef, appRole, kubernetes, jwt or cert", plugin.ErrInvalidConfig)
 	}
 	return err
 }
@@ -46,7 +47,7 @@ func checkCredentials(ctx context.Context, deps providers.Deps, spec *provv1.Vau
 // newSession builds the API client and its login from the configuration,
 // resolving credentials in namespace only, at each login, so rotated ones
 // are picked up without a new client.
-func newSession(ctx context.Context, deps providers.Deps, spec *provv1.VaultSpec, namespace string) (*session, error) {
+func newSession(ctx context.Context, deps plugin.Deps, spec *provv1.VaultSpec, namespace string) (*session, error) {
 	a := spec.Auth
 	caPEM, err := trustedCA(ctx, deps.APIReader, spec, namespace)
 	if err != nil {
@@ -55,7 +56,7 @@ func newSession(ctx context.Context, deps providers.Deps, spec *provv1.VaultSpec
 	var clientCert *clientCertificate
 	if a.Cert != nil {
 		if !strings.HasPrefix(spec.Server, "https://") {
-			return nil, fmt.Errorf("%w: cert auth needs an https:// server", providers.ErrInvalidConfig)
+			return nil, fmt.Errorf("%w: cert auth needs an https:// server", plugin.ErrInvalidConfig)
 		}
 		clientCert = &clientCertificate{}
 	}
@@ -124,7 +125,7 @@ func newSession(ctx context.Context, deps providers.Deps, spec *provv1.VaultSpec
 			return loginWith(ctx, loginAPI, mount, body)
 		}
 	default:
-		return nil, fmt.Errorf("%w: auth needs tokenSecretRef, appRole, kubernetes, jwt or cert", providers.ErrInvalidConfig)
+		return nil, fmt.Errorf("%w: auth needs tokenSecretRef, appRole, kubernetes, jwt or cert", plugin.ErrInvalidConfig)
 	}
 	return s, nil
 }
@@ -138,10 +139,10 @@ func newAPIClient(spec *provv1.VaultSpec, caPEM []byte, clientCert *clientCertif
 	}
 	// The server may be a tenant's: no answer is read past the bound,
 	// whatever it announces or streams.
-	cfg.HttpClient.Transport = providers.LimitResponses(cfg.HttpClient.Transport, providers.MaxResponseBytes)
+	cfg.HttpClient.Transport = kit.LimitResponses(cfg.HttpClient.Transport, plugin.MaxResponseBytes)
 	api, err := vault.NewClient(cfg)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", providers.ErrInvalidConfig, err)
+		return nil, nil, fmt.Errorf("%w: %v", plugin.ErrInvalidConfig, err)
 	}
 	// NewClient takes a token, namespace and headers from eso's environment.
 	api.ClearToken()
@@ -196,7 +197,7 @@ func orDefault(v, def string) string {
 }
 
 func secretValue(ctx context.Context, r client.Reader, namespace string, sel provv1.SecretKeySelector) (string, error) {
-	v, err := providers.CredentialValue(ctx, r, namespace, sel.Name, sel.Key)
+	v, err := kit.CredentialValue(ctx, r, namespace, sel.Name, sel.Key)
 	return strings.TrimSpace(string(v)), err
 }
 
@@ -211,6 +212,6 @@ func serviceAccountToken(ctx context.Context, c client.Client, namespace string,
 	if len(audiences) == 0 {
 		audiences = []string{defaultAudience}
 	}
-	token, _, err := providers.ServiceAccountToken(ctx, c, namespace, sa.Name, audiences, 10*time.Minute)
+	token, _, err := kit.ServiceAccountToken(ctx, c, namespace, sa.Name, audiences, 10*time.Minute)
 	return token, err
 }

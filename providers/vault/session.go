@@ -10,7 +10,7 @@ import (
 
 	vault "github.com/hashicorp/vault/api"
 
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // session holds the Vault API client and its token.
@@ -70,7 +70,7 @@ func (s *session) login(ctx context.Context) error {
 		return err
 	}
 	if auth == nil || auth.ClientToken == "" {
-		return fmt.Errorf("%w: Vault login returned no token", providers.ErrInvalidConfig)
+		return fmt.Errorf("%w: Vault login returned no token", plugin.ErrInvalidConfig)
 	}
 	s.api.SetToken(auth.ClientToken)
 	s.valid = true

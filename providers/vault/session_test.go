@@ -11,7 +11,7 @@ import (
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 	"github.com/eso-dev/eso/providers/vault/vaulttest"
 	"github.com/eso-dev/eso/tests/faultproxy"
 )
@@ -41,7 +41,7 @@ func appRole(t *testing.T, root *vault.Client, ttl, maxTTL string) (provv1.Vault
 }
 
 // tokenOf is the token the client currently uses.
-func tokenOf(c providers.SecretsClient) string { return c.(*Client).session.api.Token() }
+func tokenOf(c plugin.SecretsClient) string { return c.(*Client).session.api.Token() }
 
 func tokenWorks(root *vault.Client, token string) bool {
 	_, err := root.Auth().Token().Lookup(token)
@@ -159,13 +159,13 @@ func TestCheckAuth(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		return c.(providers.AuthChecker).CheckAuth(ctx)
+		return c.(plugin.AuthChecker).CheckAuth(ctx)
 	}
 	if err := check(spec, map[string]string{"token": vaulttest.RootToken}); err != nil {
 		t.Errorf("CheckAuth with the root token: %v", err)
 	}
 	err := check(spec, map[string]string{"token": "hvs.not-a-token"})
-	if !errors.Is(err, providers.ErrAuthFailed) || strings.Contains(err.Error(), "not-a-token") {
+	if !errors.Is(err, plugin.ErrAuthFailed) || strings.Contains(err.Error(), "not-a-token") {
 		t.Errorf("CheckAuth with a wrong token: %v, want ErrAuthFailed without the token", err)
 	}
 
@@ -185,7 +185,7 @@ func TestCheckAuth(t *testing.T) {
 		t.Errorf("CheckAuth with AppRole: %v", err)
 	}
 	err = check(approle, map[string]string{"secret-id": "wrong-secret-id"})
-	if !errors.Is(err, providers.ErrAuthFailed) || strings.Contains(err.Error(), "wrong-secret-id") {
+	if !errors.Is(err, plugin.ErrAuthFailed) || strings.Contains(err.Error(), "wrong-secret-id") {
 		t.Errorf("CheckAuth with a wrong secret ID: %v, want ErrAuthFailed without the secret ID", err)
 	}
 }
@@ -207,7 +207,7 @@ func TestRevokedLoginTokenIsReplaced(t *testing.T) {
 	if err := root.Auth().Token().RevokeOrphan(tokenOf(c)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.GetSecret(ctx, db); !errors.Is(err, providers.ErrAuthFailed) {
+	if _, err := c.GetSecret(ctx, db); !errors.Is(err, plugin.ErrAuthFailed) {
 		t.Errorf("read with a revoked token: %v, want ErrAuthFailed", err)
 	}
 	if got, err := c.GetSecret(ctx, db); err != nil || string(got) != "pw" {

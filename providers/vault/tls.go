@@ -14,7 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/kit"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // trustedCA returns the PEM bundle to trust for the server's certificate:
@@ -23,7 +24,7 @@ import (
 // are read with r, the API reader.
 func trustedCA(ctx context.Context, r client.Reader, spec *provv1.VaultSpec, namespace string) ([]byte, error) {
 	if len(spec.CABundle) > 0 && spec.CAProvider != nil {
-		return nil, fmt.Errorf("%w: set caBundle or caProvider, not both", providers.ErrInvalidConfig)
+		return nil, fmt.Errorf("%w: set caBundle or caProvider, not both", plugin.ErrInvalidConfig)
 	}
 	if spec.CAProvider == nil {
 		return spec.CABundle, nil
@@ -31,13 +32,13 @@ func trustedCA(ctx context.Context, r client.Reader, spec *provv1.VaultSpec, nam
 	p := spec.CAProvider
 	switch p.Type {
 	case provv1.CAProviderSecret:
-		return providers.CredentialValue(ctx, r, namespace, p.Name, p.Key)
+		return kit.CredentialValue(ctx, r, namespace, p.Name, p.Key)
 	case provv1.CAProviderConfigMap:
 		var cm corev1.ConfigMap
 		if err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: p.Name}, &cm); err != nil {
 			if apierrors.IsNotFound(err) {
-				return nil, providers.Awaiting(providers.ObjectRef{Kind: "ConfigMap", Namespace: namespace, Name: p.Name},
-					fmt.Errorf("%w: caProvider ConfigMap %s/%s not found", providers.ErrCredentialsNotFound, namespace, p.Name))
+				return nil, plugin.Awaiting(plugin.ObjectRef{Kind: "ConfigMap", Namespace: namespace, Name: p.Name},
+					fmt.Errorf("%w: caProvider ConfigMap %s/%s not found", plugin.ErrCredentialsNotFound, namespace, p.Name))
 			}
 			return nil, fmt.Errorf("reading caProvider ConfigMap %s/%s: %w", namespace, p.Name, err)
 		}
@@ -47,10 +48,10 @@ func trustedCA(ctx context.Context, r client.Reader, spec *provv1.VaultSpec, nam
 		if v := cm.BinaryData[p.Key]; len(v) > 0 {
 			return v, nil
 		}
-		return nil, providers.Awaiting(providers.ObjectRef{Kind: "ConfigMap", Namespace: namespace, Name: p.Name, ResourceVersion: cm.ResourceVersion},
-			fmt.Errorf("%w: caProvider ConfigMap %s/%s has no key %q", providers.ErrCredentialsNotFound, namespace, p.Name, p.Key))
+		return nil, plugin.Awaiting(plugin.ObjectRef{Kind: "ConfigMap", Namespace: namespace, Name: p.Name, ResourceVersion: cm.ResourceVersion},
+			fmt.Errorf("%w: caProvider ConfigMap %s/%s has no key %q", plugin.ErrCredentialsNotFound, namespace, p.Name, p.Key))
 	default:
-		return nil, fmt.Errorf("%w: caProvider type %q (want Secret or ConfigMap)", providers.ErrInvalidConfig, p.Type)
+		return nil, fmt.Errorf("%w: caProvider type %q (want Secret or ConfigMap)", plugin.ErrInvalidConfig, p.Type)
 	}
 }
 
@@ -59,10 +60,10 @@ func trustedCA(ctx context.Context, r client.Reader, spec *provv1.VaultSpec, nam
 func configureTLS(cfg *vault.Config, caPEM []byte, clientCert *clientCertificate) error {
 	if len(caPEM) > 0 {
 		if !x509.NewCertPool().AppendCertsFromPEM(caPEM) {
-			return fmt.Errorf("%w: the CA bundle (caBundle or caProvider) holds no PEM certificate", providers.ErrInvalidConfig)
+			return fmt.Errorf("%w: the CA bundle (caBundle or caProvider) holds no PEM certificate", plugin.ErrInvalidConfig)
 		}
 		if err := cfg.ConfigureTLS(&vault.TLSConfig{CACertBytes: caPEM}); err != nil {
-			return fmt.Errorf("%w: CA bundle: %v", providers.ErrInvalidConfig, err)
+			return fmt.Errorf("%w: CA bundle: %v", plugin.ErrInvalidConfig, err)
 		}
 	}
 	if clientCert == nil {
@@ -94,11 +95,11 @@ func (c *clientCertificate) get(*tls.CertificateRequestInfo) (*tls.Certificate, 
 // readKeyPair reads the PEM certificate and private key cert auth names from
 // Secrets of namespace. Errors name the Secrets and keys, never their content.
 func readKeyPair(ctx context.Context, r client.Reader, namespace string, a *provv1.VaultCertAuth) (*tls.Certificate, error) {
-	certPEM, err := providers.CredentialValue(ctx, r, namespace, a.ClientCert.Name, a.ClientCert.Key)
+	certPEM, err := kit.CredentialValue(ctx, r, namespace, a.ClientCert.Name, a.ClientCert.Key)
 	if err != nil {
 		return nil, err
 	}
-	keyPEM, err := providers.CredentialValue(ctx, r, namespace, a.SecretRef.Name, a.SecretRef.Key)
+	keyPEM, err := kit.CredentialValue(ctx, r, namespace, a.SecretRef.Name, a.SecretRef.Key)
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +108,7 @@ func readKeyPair(ctx context.Context, r client.Reader, namespace string, a *prov
 	pair, err := tls.X509KeyPair(certPEM, keyPEM)
 	if err != nil {
 		return nil, fmt.Errorf("%w: cert auth: certificate %s/%s[%s] and private key %s/%s[%s] are not a usable PEM pair: %v",
-			providers.ErrInvalidConfig, namespace, a.ClientCert.Name, a.ClientCert.Key, namespace, a.SecretRef.Name, a.SecretRef.Key, err)
+			plugin.ErrInvalidConfig, namespace, a.ClientCert.Name, a.ClientCert.Key, namespace, a.SecretRef.Name, a.SecretRef.Key, err)
 	}
 	return &pair, nil
 }

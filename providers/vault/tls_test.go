@@ -20,7 +20,7 @@ import (
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 	"github.com/eso-dev/eso/providers/vault/vaulttest"
 )
 
@@ -102,7 +102,7 @@ func TestCertAuth(t *testing.T) {
 	if got, err := c.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: "app/db", Property: "password"}); err != nil || string(got) != "pw" {
 		t.Errorf("read with cert auth = %q, %v", got, err)
 	}
-	if err := c.(providers.AuthChecker).CheckAuth(ctx); err != nil {
+	if err := c.(plugin.AuthChecker).CheckAuth(ctx); err != nil {
 		t.Errorf("CheckAuth with cert auth: %v", err)
 	}
 	// Without a role name Vault picks the role matching the certificate.
@@ -112,7 +112,7 @@ func TestCertAuth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.(providers.AuthChecker).CheckAuth(ctx); err != nil {
+	if err := c.(plugin.AuthChecker).CheckAuth(ctx); err != nil {
 		t.Errorf("CheckAuth with cert auth and no role name: %v", err)
 	}
 
@@ -123,13 +123,13 @@ func TestCertAuth(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = c.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: "app/db"})
-	if !errors.Is(err, providers.ErrAuthFailed) || !strings.Contains(err.Error(), "auth/cert") {
+	if !errors.Is(err, plugin.ErrAuthFailed) || !strings.Contains(err.Error(), "auth/cert") {
 		t.Errorf("login with a certificate of another CA: %v, want ErrAuthFailed naming auth/cert", err)
 	}
 	if err != nil && (strings.Contains(err.Error(), "PRIVATE KEY") || strings.Contains(err.Error(), "CERTIFICATE")) {
 		t.Errorf("error shows PEM material: %v", err)
 	}
-	if err := c.(providers.AuthChecker).CheckAuth(ctx); !errors.Is(err, providers.ErrAuthFailed) {
+	if err := c.(plugin.AuthChecker).CheckAuth(ctx); !errors.Is(err, plugin.ErrAuthFailed) {
 		t.Errorf("CheckAuth with a certificate of another CA: %v, want ErrAuthFailed", err)
 	}
 
@@ -137,9 +137,9 @@ func TestCertAuth(t *testing.T) {
 	// error, found when the pair is read: at the login.
 	mismatched, err := newClient(t, spec, map[string]string{"tls.crt": certPEM, "tls.key": strangerKeyPEM})
 	if err == nil {
-		err = mismatched.(providers.AuthChecker).CheckAuth(ctx)
+		err = mismatched.(plugin.AuthChecker).CheckAuth(ctx)
 	}
-	if !errors.Is(err, providers.ErrInvalidConfig) || strings.Contains(err.Error(), "PRIVATE KEY") {
+	if !errors.Is(err, plugin.ErrInvalidConfig) || strings.Contains(err.Error(), "PRIVATE KEY") {
 		t.Errorf("mismatched key: %v, want ErrInvalidConfig without key material", err)
 	}
 }
@@ -192,7 +192,7 @@ func TestCAProvider(t *testing.T) {
 	} {
 		withCA := spec
 		withCA.CAProvider = p
-		if err := read(withCA); !errors.Is(err, providers.ErrInvalidConfig) {
+		if err := read(withCA); !errors.Is(err, plugin.ErrInvalidConfig) {
 			t.Errorf("caProvider %+v: %v, want ErrInvalidConfig", p, err)
 		}
 	}

@@ -15,8 +15,8 @@ import (
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
-	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/kit"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // Kind is the configuration kind this provider serves.
@@ -26,18 +26,18 @@ const Kind = "Vault"
 // on a client's first use; the token is then renewed shortly before it
 // expires, and replaced by a new login only when Vault no longer renews or
 // accepts it.
-var Registration = kit.Definition[*provv1.Vault]{
+var Registration = plugin.Definition[*provv1.Vault]{
 	Name:        "vault",
 	Kind:        Kind,
 	AddToScheme: provv1.AddToScheme,
 	NewConfig:   func() *provv1.Vault { return &provv1.Vault{} },
-	CheckCredentials: func(ctx context.Context, deps providers.Deps, cfg *provv1.Vault, scope providers.Scope) error {
+	CheckCredentials: func(ctx context.Context, deps plugin.Deps, cfg *provv1.Vault, scope plugin.Scope) error {
 		return checkCredentials(ctx, deps, &cfg.Spec, scope.Namespace)
 	},
 	NewClient: connect,
 }.Registration()
 
-func connect(ctx context.Context, deps providers.Deps, cfg *provv1.Vault, scope providers.Scope) (providers.SecretsClient, error) {
+func connect(ctx context.Context, deps plugin.Deps, cfg *provv1.Vault, scope plugin.Scope) (plugin.SecretsClient, error) {
 	s, err := newSession(ctx, deps, &cfg.Spec, scope.Namespace)
 	if err != nil {
 		return nil, err
@@ -57,14 +57,14 @@ type Client struct {
 	v2      bool
 }
 
-// GetAllSecrets implements providers.SecretsClient: secrets under find.path
+// GetAllSecrets implements plugin.SecretsClient: secrets under find.path
 // (recursively), whose name matches and, on KV v2, whose custom metadata
 // carries all tags. Keys are paths relative to the mount.
 func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind) (map[string][]byte, error) {
 	if !c.v2 && len(find.Tags) > 0 {
-		return nil, fmt.Errorf("%w: KV v1 secrets have no metadata to match tags against", providers.ErrNotSupported)
+		return nil, fmt.Errorf("%w: KV v1 secrets have no metadata to match tags against", plugin.ErrNotSupported)
 	}
-	re, err := providers.NameRegexp(find)
+	re, err := kit.NameRegexp(find)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +72,7 @@ func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind
 	if find.Path != nil {
 		root = strings.Trim(*find.Path, "/")
 	}
-	var budget providers.FindBudget
+	var budget kit.FindBudget
 	keys, err := c.list(ctx, root, 0, &budget)
 	if err != nil {
 		return nil, err
@@ -87,12 +87,12 @@ func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind
 			if err != nil {
 				return nil, err
 			}
-			if !providers.HasTags(meta, find.Tags) {
+			if !kit.HasTags(meta, find.Tags) {
 				continue
 			}
 		}
 		v, err := c.data(ctx, key, "")
-		if errors.Is(err, providers.ErrSecretNotFound) {
+		if errors.Is(err, plugin.ErrSecretNotFound) {
 			continue // deleted (or only deleted versions) since the list: not part of the result
 		}
 		if err != nil {
@@ -111,7 +111,7 @@ func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind
 // a leading "/"): a tenant must not reach auth/token/lookup-self and the like.
 func (c *Client) kvPath(section, key string) (string, error) {
 	if strings.HasPrefix(key, "/") || slices.Contains(strings.Split(key, "/"), "..") {
-		return "", fmt.Errorf("%w: key %q would leave the %s mount", providers.ErrOutOfScope, key, c.mount)
+		return "", fmt.Errorf("%w: key %q would leave the %s mount", plugin.ErrOutOfScope, key, c.mount)
 	}
 	if section == "" {
 		return path.Join(c.mount, key), nil
@@ -130,7 +130,7 @@ func (c *Client) section(s string) string {
 // list returns the secret paths under dir, recursively; dir is depth
 // folder levels below the find's root. budget bounds the depth and the
 // names listed, so a tree a tenant fills cannot keep eso listing.
-func (c *Client) list(ctx context.Context, dir string, depth int, budget *providers.FindBudget) ([]string, error) {
+func (c *Client) list(ctx context.Context, dir string, depth int, budget *kit.FindBudget) ([]string, error) {
 	if err := budget.Depth(depth); err != nil {
 		return nil, fmt.Errorf("find at %q: %w", dir, err)
 	}
@@ -190,7 +190,7 @@ func (c *Client) data(ctx context.Context, key, version string) ([]byte, error) 
 		secret, err = api.Logical().ReadWithDataWithContext(ctx, p, params)
 	} else {
 		if version != "" {
-			return nil, fmt.Errorf("%w: KV v1 secrets have no versions (secret %q)", providers.ErrNotSupported, key)
+			return nil, fmt.Errorf("%w: KV v1 secrets have no versions (secret %q)", plugin.ErrNotSupported, key)
 		}
 		secret, err = api.Logical().ReadWithContext(ctx, p)
 	}
@@ -198,13 +198,13 @@ func (c *Client) data(ctx context.Context, key, version string) ([]byte, error) 
 		return nil, c.checked(readError(err, key, version))
 	}
 	if secret == nil || secret.Data == nil {
-		return nil, fmt.Errorf("%w: secret %q version %q", providers.ErrSecretNotFound, key, version)
+		return nil, fmt.Errorf("%w: secret %q version %q", plugin.ErrSecretNotFound, key, version)
 	}
 	data := secret.Data
 	if c.v2 {
 		inner, ok := data["data"].(map[string]any)
 		if !ok { // deleted or destroyed version
-			return nil, fmt.Errorf("%w: secret %q version %q", providers.ErrSecretNotFound, key, version)
+			return nil, fmt.Errorf("%w: secret %q version %q", plugin.ErrSecretNotFound, key, version)
 		}
 		data = inner
 	}
@@ -214,36 +214,36 @@ func (c *Client) data(ctx context.Context, key, version string) ([]byte, error) 
 // customMetadata is a KV v2 secret's custom metadata, for metadataPolicy Fetch.
 func (c *Client) customMetadata(ctx context.Context, key string) (map[string]string, error) {
 	if !c.v2 {
-		return nil, fmt.Errorf("%w: KV v1 secrets have no metadata", providers.ErrNotSupported)
+		return nil, fmt.Errorf("%w: KV v1 secrets have no metadata", plugin.ErrNotSupported)
 	}
 	meta, err := c.metadata(ctx, key)
 	if err != nil {
 		return nil, err
 	}
 	if meta == nil {
-		return nil, fmt.Errorf("%w: secret %q", providers.ErrSecretNotFound, key)
+		return nil, fmt.Errorf("%w: secret %q", plugin.ErrSecretNotFound, key)
 	}
 	return meta.custom, nil
 }
 
-// Capabilities implements providers.SecretsClient: KV v2 can be written.
-func (c *Client) Capabilities() providers.Capabilities {
+// Capabilities implements plugin.SecretsClient: KV v2 can be written.
+func (c *Client) Capabilities() plugin.Capabilities {
 	if c.v2 {
-		return providers.ReadWrite
+		return plugin.ReadWrite
 	}
-	return providers.ReadOnly
+	return plugin.ReadOnly
 }
 
 // checked passes err on, first dropping the session's token if Vault
 // refused it, so that the next call logs in (or rereads tokenSecretRef).
 func (c *Client) checked(err error) error {
-	if errors.Is(err, providers.ErrAuthFailed) {
+	if errors.Is(err, plugin.ErrAuthFailed) {
 		c.session.refused()
 	}
 	return err
 }
 
-// CheckAuth implements providers.AuthChecker: auth/token/lookup-self with
+// CheckAuth implements plugin.AuthChecker: auth/token/lookup-self with
 // the current token, after logging in if needed.
 func (c *Client) CheckAuth(ctx context.Context) error {
 	api, err := c.session.client(ctx)
@@ -257,8 +257,8 @@ func (c *Client) CheckAuth(ctx context.Context) error {
 	return nil
 }
 
-// Close implements providers.SecretsClient: it revokes the token eso logged
+// Close implements plugin.SecretsClient: it revokes the token eso logged
 // in for, never a token from tokenSecretRef.
 func (c *Client) Close(ctx context.Context) error { return c.session.close(ctx) }
 
-var _ providers.AuthChecker = (*Client)(nil)
+var _ plugin.AuthChecker = (*Client)(nil)

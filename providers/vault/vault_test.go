@@ -15,7 +15,7 @@ import (
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 	"github.com/eso-dev/eso/providers/vault/vaulttest"
 )
 
@@ -23,7 +23,7 @@ import (
 
 // newClient builds a client for spec in namespace "team", whose Secret
 // vault-creds holds creds, beside the other objects given.
-func newClient(t *testing.T, spec provv1.VaultSpec, creds map[string]string, objects ...client.Object) (providers.SecretsClient, error) {
+func newClient(t *testing.T, spec provv1.VaultSpec, creds map[string]string, objects ...client.Object) (plugin.SecretsClient, error) {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	_ = corev1.AddToScheme(scheme)
@@ -34,8 +34,8 @@ func newClient(t *testing.T, spec provv1.VaultSpec, creds map[string]string, obj
 		secret.Data[k] = []byte(v)
 	}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(append(objects, cfg, secret)...).Build()
-	p := Registration.New(providers.Deps{Client: c, APIReader: c})
-	return p.NewClient(context.Background(), providers.Ref{Kind: Kind, Namespace: "team", Name: "vault"}, providers.Scope{Namespace: "team"})
+	p := Registration.NewProvider(plugin.Deps{Client: c, APIReader: c})
+	return p.NewClient(context.Background(), plugin.Ref{Kind: Kind, Namespace: "team", Name: "vault"}, plugin.Scope{Namespace: "team"})
 }
 
 func tokenAuth() provv1.VaultAuth {
@@ -78,7 +78,7 @@ func TestKVv2(t *testing.T) {
 		}
 	}
 	for _, r := range []esv1.ExternalSecretDataRemoteRef{{Key: "app/nope"}, {Key: "app/db", Version: "9"}} {
-		if _, err := c.GetSecret(ctx, r); !errors.Is(err, providers.ErrSecretNotFound) {
+		if _, err := c.GetSecret(ctx, r); !errors.Is(err, plugin.ErrSecretNotFound) {
 			t.Errorf("GetSecret(%+v): %v, want ErrSecretNotFound", r, err)
 		}
 	}
@@ -150,17 +150,17 @@ func TestAppRoleAndDeniedReads(t *testing.T) {
 		t.Errorf("read with AppRole = %q, %v", got, err)
 	}
 	_, err = c.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: "admin/root"})
-	if !errors.Is(err, providers.ErrOutOfScope) || strings.Contains(err.Error(), "do-not-read") {
+	if !errors.Is(err, plugin.ErrOutOfScope) || strings.Contains(err.Error(), "do-not-read") {
 		t.Errorf("read outside the policy: %v", err)
 	}
 	// Keys cannot leave the mount, e.g. to read the login token's own data.
 	for _, key := range []string{"../auth/token/lookup-self", "/sys/health", "app/../../auth/token/lookup-self"} {
-		if _, err := c.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: key}); !errors.Is(err, providers.ErrOutOfScope) {
+		if _, err := c.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: key}); !errors.Is(err, plugin.ErrOutOfScope) {
 			t.Errorf("key %q: %v, want ErrOutOfScope", key, err)
 		}
 	}
 	dotdot := "../auth"
-	if _, err := c.GetAllSecrets(ctx, esv1.ExternalSecretFind{Path: &dotdot}); !errors.Is(err, providers.ErrOutOfScope) {
+	if _, err := c.GetAllSecrets(ctx, esv1.ExternalSecretFind{Path: &dotdot}); !errors.Is(err, plugin.ErrOutOfScope) {
 		t.Errorf("find.path %q: %v", dotdot, err)
 	}
 
@@ -170,7 +170,7 @@ func TestAppRoleAndDeniedReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = c.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: "app/db"})
-	if !errors.Is(err, providers.ErrAuthFailed) || !strings.Contains(err.Error(), "auth/approle") || strings.Contains(err.Error(), "wrong-secret-id") {
+	if !errors.Is(err, plugin.ErrAuthFailed) || !strings.Contains(err.Error(), "auth/approle") || strings.Contains(err.Error(), "wrong-secret-id") {
 		t.Errorf("bad login: %v", err)
 	}
 }
@@ -183,7 +183,7 @@ func TestWritesOnlyTouchManagedSecrets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := c.(providers.Writer)
+	w := c.(plugin.Writer)
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
@@ -198,19 +198,19 @@ func TestWritesOnlyTouchManagedSecrets(t *testing.T) {
 		}
 		return string(v)
 	}
-	must(w.PushSecret(ctx, providers.PushRequest{RemoteKey: "mine", Value: []byte(`{"user":"app"}`)}))
-	must(w.PushSecret(ctx, providers.PushRequest{RemoteKey: "mine", Property: "password", Value: []byte("pw")}))
+	must(w.PushSecret(ctx, plugin.PushRequest{RemoteKey: "mine", Value: []byte(`{"user":"app"}`)}))
+	must(w.PushSecret(ctx, plugin.PushRequest{RemoteKey: "mine", Property: "password", Value: []byte("pw")}))
 	if read("mine", "user") != "app" || read("mine", "password") != "pw" {
 		t.Errorf("pushed secret = %s", read("mine", ""))
 	}
-	must(w.PushSecret(ctx, providers.PushRequest{RemoteKey: "plain", Value: []byte("not json")}))
+	must(w.PushSecret(ctx, plugin.PushRequest{RemoteKey: "plain", Value: []byte("not json")}))
 	if got := read("plain", "value"); got != "not json" {
 		t.Errorf("non-JSON push = %q", got)
 	}
-	if err := w.PushSecret(ctx, providers.PushRequest{RemoteKey: "theirs", Value: []byte(`{"v":"x"}`)}); !errors.Is(err, providers.ErrNotManaged) {
+	if err := w.PushSecret(ctx, plugin.PushRequest{RemoteKey: "theirs", Value: []byte(`{"v":"x"}`)}); !errors.Is(err, plugin.ErrNotManaged) {
 		t.Errorf("push over an unmanaged secret: %v", err)
 	}
-	if err := w.DeleteSecret(ctx, "theirs", ""); !errors.Is(err, providers.ErrNotManaged) {
+	if err := w.DeleteSecret(ctx, "theirs", ""); !errors.Is(err, plugin.ErrNotManaged) {
 		t.Errorf("delete of an unmanaged secret: %v", err)
 	}
 	if got := read("theirs", "v"); got != "precious" {

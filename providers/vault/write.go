@@ -8,13 +8,13 @@ import (
 	"fmt"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
-	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/kit"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // errKVv1Writes: KV v1 keeps no metadata to mark eso's secrets with, so eso
 // cannot tell its own from anybody else's and does not write there.
-var errKVv1Writes = fmt.Errorf("%w: writes need KV v2 (KV v1 has no metadata to mark eso's secrets)", providers.ErrNotSupported)
+var errKVv1Writes = fmt.Errorf("%w: writes need KV v2 (KV v1 has no metadata to mark eso's secrets)", plugin.ErrNotSupported)
 
 // state reads a KV v2 secret's metadata: whether it exists, whether eso
 // created it, and its current version for check-and-set.
@@ -23,7 +23,7 @@ func (c *Client) state(ctx context.Context, key string) (exists, managed bool, v
 	if err != nil || meta == nil {
 		return false, false, 0, err
 	}
-	return true, meta.custom[providers.ManagedByKey] == providers.ManagedByValue, meta.version, nil
+	return true, meta.custom[plugin.ManagedByKey] == plugin.ManagedByValue, meta.version, nil
 }
 
 // kvMetadata is what eso uses of a KV v2 secret's metadata.
@@ -62,12 +62,12 @@ func (c *Client) metadata(ctx context.Context, key string) (*kvMetadata, error) 
 	return meta, nil
 }
 
-// PushSecret implements providers.Writer with check-and-set: the write fails
+// PushSecret implements plugin.Writer with check-and-set: the write fails
 // if the secret changed since it was read, instead of overwriting that change.
 // A new secret is written with cas=0 ("must not exist") before it is marked
 // as eso's, so a secret someone else creates meanwhile is never claimed.
-func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) error {
-	if err := providers.NoPushMetadata(req, "Vault"); err != nil {
+func (c *Client) PushSecret(ctx context.Context, req plugin.PushRequest) error {
+	if err := kit.NoPushMetadata(req, "Vault"); err != nil {
 		return err
 	}
 	if !c.v2 {
@@ -79,7 +79,7 @@ func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) erro
 	}
 	if exists && !managed {
 		if !req.Adopt {
-			return fmt.Errorf("%w: secret %q (no custom_metadata %s=%s)", providers.ErrNotManaged, req.RemoteKey, providers.ManagedByKey, providers.ManagedByValue)
+			return fmt.Errorf("%w: secret %q (no custom_metadata %s=%s)", plugin.ErrNotManaged, req.RemoteKey, plugin.ManagedByKey, plugin.ManagedByValue)
 		}
 		if err := c.mark(ctx, req.RemoteKey); err != nil {
 			return err
@@ -87,7 +87,7 @@ func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) erro
 	}
 	var current []byte
 	if exists {
-		if current, err = c.data(ctx, req.RemoteKey, ""); err != nil && !errors.Is(err, providers.ErrSecretNotFound) {
+		if current, err = c.data(ctx, req.RemoteKey, ""); err != nil && !errors.Is(err, plugin.ErrSecretNotFound) {
 			return err
 		}
 	}
@@ -105,15 +105,15 @@ func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) erro
 
 // pushData is the KV data a push writes: the value's JSON object, the value
 // under "value" when it is not one, or current with one property set.
-func pushData(current []byte, req providers.PushRequest) (map[string]any, error) {
+func pushData(current []byte, req plugin.PushRequest) (map[string]any, error) {
 	raw := req.Value
 	if req.Property != "" {
 		var err error
-		if raw, err = providers.SetProperty(current, req.Property, req.Value); err != nil {
+		if raw, err = kit.SetProperty(current, req.Property, req.Value); err != nil {
 			return nil, err
 		}
 	}
-	if data, err := providers.DecodeObject(raw); err == nil {
+	if data, err := kit.DecodeObject(raw); err == nil {
 		return data, nil
 	}
 	return map[string]any{"value": string(req.Value)}, nil
@@ -151,10 +151,10 @@ func (c *Client) mark(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	custom := map[string]any{providers.ManagedByKey: providers.ManagedByValue}
+	custom := map[string]any{plugin.ManagedByKey: plugin.ManagedByValue}
 	if meta != nil {
 		for k, v := range meta.custom {
-			if k != providers.ManagedByKey {
+			if k != plugin.ManagedByKey {
 				custom[k] = v
 			}
 		}
@@ -168,7 +168,7 @@ func (c *Client) mark(ctx context.Context, key string) error {
 
 // sameJSON reports whether the stored value equals data.
 func sameJSON(current []byte, data map[string]any) (bool, error) {
-	cur, err := providers.DecodeObject(current)
+	cur, err := kit.DecodeObject(current)
 	if err != nil {
 		return false, err
 	}
@@ -177,7 +177,7 @@ func sameJSON(current []byte, data map[string]any) (bool, error) {
 	return bytes.Equal(a, b), nil
 }
 
-// DeleteSecret implements providers.Writer: only secrets eso created; with a
+// DeleteSecret implements plugin.Writer: only secrets eso created; with a
 // property, only that field (and the secret when it was the last).
 func (c *Client) DeleteSecret(ctx context.Context, remoteKey, property string) error {
 	if !c.v2 {
@@ -192,7 +192,7 @@ func (c *Client) DeleteSecret(ctx context.Context, remoteKey, property string) e
 		},
 		Current: func(ctx context.Context) ([]byte, error) { return c.data(ctx, remoteKey, "") },
 		Rewrite: func(ctx context.Context, rest []byte) error {
-			data, err := providers.DecodeObject(rest)
+			data, err := kit.DecodeObject(rest)
 			if err != nil {
 				return err
 			}
@@ -212,10 +212,10 @@ func (c *Client) DeleteSecret(ctx context.Context, remoteKey, property string) e
 	}.Run(ctx)
 }
 
-// SecretExists implements providers.Writer.
+// SecretExists implements plugin.Writer.
 func (c *Client) SecretExists(ctx context.Context, remoteKey string) (bool, error) {
 	_, err := c.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: remoteKey})
-	if errors.Is(err, providers.ErrSecretNotFound) {
+	if errors.Is(err, plugin.ErrSecretNotFound) {
 		return false, nil
 	}
 	return err == nil, err

@@ -16,15 +16,15 @@ import (
 	"testing"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // Subject is one provider configuration under test.
 type Subject struct {
 	// Provider serves Ref; Scope is where its credentials resolve.
-	Provider providers.Provider
-	Ref      providers.Ref
-	Scope    providers.Scope
+	Provider plugin.Provider
+	Ref      plugin.Ref
+	Scope    plugin.Scope
 	// Seed stores a secret in the backend behind the provider, as someone
 	// other than eso would (unmarked): a JSON object of string fields. Nil
 	// when the operator stored the keys beforehand (a provider process
@@ -50,7 +50,7 @@ func (s Subject) key(k string) string {
 	return s.Key(k)
 }
 
-func (s Subject) client(t *testing.T) providers.SecretsClient {
+func (s Subject) client(t *testing.T) plugin.SecretsClient {
 	t.Helper()
 	c, err := s.Provider.NewClient(context.Background(), s.Ref, s.Scope)
 	if err != nil {
@@ -103,13 +103,13 @@ func Run(t *testing.T, s Subject) {
 	})
 	t.Run("missing secret", func(t *testing.T) {
 		_, err := c.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: s.key("conf-missing")})
-		if !errors.Is(err, providers.ErrSecretNotFound) || errors.Is(err, providers.ErrPropertyNotFound) {
+		if !errors.Is(err, plugin.ErrSecretNotFound) || errors.Is(err, plugin.ErrPropertyNotFound) {
 			t.Fatalf("err = %v, want ErrSecretNotFound", err)
 		}
 	})
 	t.Run("missing property", func(t *testing.T) {
 		_, err := c.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: db, Property: "nope"})
-		if !errors.Is(err, providers.ErrPropertyNotFound) {
+		if !errors.Is(err, plugin.ErrPropertyNotFound) {
 			t.Fatalf("err = %v, want ErrPropertyNotFound", err)
 		}
 	})
@@ -150,26 +150,26 @@ func Run(t *testing.T, s Subject) {
 		}
 	})
 	t.Run("Capabilities", func(t *testing.T) {
-		w, writes := c.(providers.Writer)
+		w, writes := c.(plugin.Writer)
 		switch caps := c.Capabilities(); {
-		case s.Writes != (caps == providers.ReadWrite):
+		case s.Writes != (caps == plugin.ReadWrite):
 			t.Fatalf("Capabilities %s, but the provider %s", caps, map[bool]string{true: "writes", false: "does not write"}[s.Writes])
-		case caps == providers.ReadWrite && !writes:
+		case caps == plugin.ReadWrite && !writes:
 			t.Fatalf("Capabilities %s but the client has no write side", caps)
-		case caps == providers.ReadOnly && writes:
+		case caps == plugin.ReadOnly && writes:
 			// Adapters (the gRPC client, core's wrappers) forward the write
 			// side whatever the provider behind them can do: then every
 			// write must be refused, not half done.
 			refusedWrites(t, w, db)
 		}
 	})
-	w, ok := c.(providers.Writer)
+	w, ok := c.(plugin.Writer)
 	if !s.Writes || !ok {
 		return
 	}
 	t.Run("push, exists, read, delete", func(t *testing.T) {
 		key := s.key("conf-pushed")
-		if err := w.PushSecret(ctx, providers.PushRequest{RemoteKey: key, Value: []byte(`{"token":"t1"}`)}); err != nil {
+		if err := w.PushSecret(ctx, plugin.PushRequest{RemoteKey: key, Value: []byte(`{"token":"t1"}`)}); err != nil {
 			t.Fatal(err)
 		}
 		if ok, err := w.SecretExists(ctx, key); err != nil || !ok {
@@ -178,7 +178,7 @@ func Run(t *testing.T, s Subject) {
 		if got, err := c.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: key, Property: "token"}); err != nil || string(got) != "t1" {
 			t.Fatalf("read back %q, %v", got, err)
 		}
-		if err := w.PushSecret(ctx, providers.PushRequest{RemoteKey: key, Property: "second", Value: []byte("t2")}); err != nil {
+		if err := w.PushSecret(ctx, plugin.PushRequest{RemoteKey: key, Property: "second", Value: []byte("t2")}); err != nil {
 			t.Fatal(err)
 		}
 		if got, err := c.GetSecretMap(ctx, esv1.ExternalSecretDataRemoteRef{Key: key}); err != nil || string(got["token"]) != "t1" || string(got["second"]) != "t2" {
@@ -193,12 +193,12 @@ func Run(t *testing.T, s Subject) {
 	})
 	t.Run("never touches a secret eso did not create", func(t *testing.T) {
 		pushed := `{"owner":"pushed-c4n4ry-value"}`
-		err := w.PushSecret(ctx, providers.PushRequest{RemoteKey: foreign, Value: []byte(pushed)})
-		if !errors.Is(err, providers.ErrNotManaged) {
+		err := w.PushSecret(ctx, plugin.PushRequest{RemoteKey: foreign, Value: []byte(pushed)})
+		if !errors.Is(err, plugin.ErrNotManaged) {
 			t.Fatalf("push over a foreign secret: %v, want ErrNotManaged", err)
 		}
 		noValueIn(t, err, "pushed-c4n4ry-value", "someone-else")
-		if err := w.DeleteSecret(ctx, foreign, ""); !errors.Is(err, providers.ErrNotManaged) {
+		if err := w.DeleteSecret(ctx, foreign, ""); !errors.Is(err, plugin.ErrNotManaged) {
 			t.Fatalf("delete of a foreign secret: %v, want ErrNotManaged", err)
 		}
 		if got, err := c.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: foreign, Property: "owner"}); err != nil || string(got) != "someone-else" {
@@ -210,8 +210,8 @@ func Run(t *testing.T, s Subject) {
 			key := s.key("conf-adoptable")
 			s.Seed(t, key, map[string]string{"owner": "someone-else"})
 			c := s.client(t) // one that sees the seeded secret (Fake's clients are snapshots)
-			w := c.(providers.Writer)
-			err := w.PushSecret(ctx, providers.PushRequest{RemoteKey: key, Value: []byte(`{"owner":"eso"}`), Adopt: true})
+			w := c.(plugin.Writer)
+			err := w.PushSecret(ctx, plugin.PushRequest{RemoteKey: key, Value: []byte(`{"owner":"eso"}`), Adopt: true})
 			if err != nil {
 				t.Fatalf("adopting push: %v", err)
 			}
@@ -219,7 +219,7 @@ func Run(t *testing.T, s Subject) {
 				t.Fatalf("read back %q, %v", got, err)
 			}
 			// Adopted, it is eso's: pushed again without Adopt, and deleted.
-			if err := w.PushSecret(ctx, providers.PushRequest{RemoteKey: key, Value: []byte(`{"owner":"eso-again"}`)}); err != nil {
+			if err := w.PushSecret(ctx, plugin.PushRequest{RemoteKey: key, Value: []byte(`{"owner":"eso-again"}`)}); err != nil {
 				t.Fatalf("a push over an adopted secret: %v", err)
 			}
 			if err := w.DeleteSecret(ctx, key, ""); err != nil {
@@ -231,16 +231,16 @@ func Run(t *testing.T, s Subject) {
 
 // refusedWrites checks that a read-only client's write side refuses every
 // call with ErrNotSupported.
-func refusedWrites(t *testing.T, w providers.Writer, key string) {
+func refusedWrites(t *testing.T, w plugin.Writer, key string) {
 	t.Helper()
 	ctx := context.Background()
-	if err := w.PushSecret(ctx, providers.PushRequest{RemoteKey: key, Value: []byte(`{"user":"eso"}`)}); !errors.Is(err, providers.ErrNotSupported) {
+	if err := w.PushSecret(ctx, plugin.PushRequest{RemoteKey: key, Value: []byte(`{"user":"eso"}`)}); !errors.Is(err, plugin.ErrNotSupported) {
 		t.Errorf("PushSecret on a ReadOnly client: %v, want ErrNotSupported", err)
 	}
-	if err := w.DeleteSecret(ctx, key, ""); !errors.Is(err, providers.ErrNotSupported) {
+	if err := w.DeleteSecret(ctx, key, ""); !errors.Is(err, plugin.ErrNotSupported) {
 		t.Errorf("DeleteSecret on a ReadOnly client: %v, want ErrNotSupported", err)
 	}
-	if _, err := w.SecretExists(ctx, key); !errors.Is(err, providers.ErrNotSupported) {
+	if _, err := w.SecretExists(ctx, key); !errors.Is(err, plugin.ErrNotSupported) {
 		t.Errorf("SecretExists on a ReadOnly client: %v, want ErrNotSupported", err)
 	}
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/eso-dev/eso/app/grpcclient/grpcclienttest"
 	"github.com/eso-dev/eso/app/grpcserver"
 	"github.com/eso-dev/eso/app/registry"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // backend is a provider with the backend behind it: the Subject that runs
@@ -23,7 +23,7 @@ import (
 // its configuration objects are read with).
 type backend struct {
 	Subject
-	registration providers.Registration
+	registration plugin.Registration
 	configs      client.Reader
 }
 
@@ -42,18 +42,13 @@ func runEveryPath(t *testing.T, newBackend func(testing.TB) backend) {
 func overGRPC(t *testing.T, b backend) Subject {
 	t.Helper()
 	reg := b.registration
-	reg.New = func(providers.Deps) providers.Provider { return b.Provider }
-	catalog, err := registry.NewCatalog([]providers.Registration{reg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	genCatalog, err := registry.NewGeneratorCatalog(nil)
+	reg.NewProvider = func(plugin.Deps) plugin.Provider { return b.Provider }
+	catalog, err := registry.NewCatalog([]plugin.Registration{reg})
 	if err != nil {
 		t.Fatal(err)
 	}
 	server, err := grpcserver.New(grpcserver.Options{
-		Providers:    registry.NewProviders(catalog, providers.Deps{}),
-		Generators:   registry.NewGenerators(genCatalog, providers.Deps{}),
+		Plugins:      registry.NewPlugins(catalog, plugin.Deps{}),
 		ConfigReader: b.configs,
 		Log:          logr.Discard(),
 	})

@@ -8,7 +8,7 @@ import (
 
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/grpcclient"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // Remote is the provider of kind served by the provider process at
@@ -17,7 +17,7 @@ import (
 // the server's certificate), or over plaintext when clientCert is nil (a
 // process serving insecurely). A Subject with it runs the suite against
 // any provider process, eso's or one written with the sdk package.
-func Remote(t testing.TB, address, kind string, clientCert *corev1.Secret) providers.Provider {
+func Remote(t testing.TB, address, kind string, clientCert *corev1.Secret) plugin.Provider {
 	t.Helper()
 	certs := ctrlfake.NewClientBuilder()
 	var auth *ssv2.ProviderAuth

@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/eso-dev/eso/app/grpcclient"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // Environment of path (c), a provider process running elsewhere. README.md
@@ -35,8 +35,8 @@ func TestRunningProvider(t *testing.T) {
 	if address == "" {
 		t.Skipf("%s is not set: no running provider process to test (see tests/conformance/README.md)", envAddress)
 	}
-	ref := providers.Ref{Kind: required(t, envKind), Name: required(t, envName), Namespace: required(t, envNamespace)}
-	scope := providers.Scope{Namespace: ref.Namespace}
+	ref := plugin.Ref{Kind: required(t, envKind), Name: required(t, envName), Namespace: required(t, envNamespace)}
+	scope := plugin.Scope{Namespace: ref.Namespace}
 	if ns := os.Getenv(envScope); ns != "" {
 		scope.Namespace = ns
 	}

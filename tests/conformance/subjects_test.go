@@ -17,7 +17,7 @@ import (
 	ctrlfake "sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/app/wiring"
 	"github.com/eso-dev/eso/providers/aws/awstest"
 	"github.com/eso-dev/eso/providers/aws/parameterstore"
 	"github.com/eso-dev/eso/providers/aws/secretsmanager"
@@ -25,7 +25,7 @@ import (
 	"github.com/eso-dev/eso/providers/gcp/gcptest"
 	"github.com/eso-dev/eso/providers/gcp/secretmanager"
 	"github.com/eso-dev/eso/providers/kubernetes"
-	"github.com/eso-dev/eso/providers/register"
+	"github.com/eso-dev/eso/providers/plugin"
 	"github.com/eso-dev/eso/providers/vault"
 	"github.com/eso-dev/eso/providers/vault/vaulttest"
 )
@@ -62,9 +62,9 @@ func fakeBackend(t testing.TB) backend {
 	cfg := &provv1.Fake{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "fake"}}
 	c := kube(t, cfg)
 	return backend{registration: fake.Registration, configs: c, Subject: Subject{
-		Provider: fake.Registration.New(providers.Deps{Client: c, APIReader: c}),
-		Ref:      providers.Ref{Kind: fake.Kind, Namespace: namespace, Name: "fake"},
-		Scope:    providers.Scope{Namespace: namespace},
+		Provider: fake.Registration.NewProvider(plugin.Deps{Client: c, APIReader: c}),
+		Ref:      plugin.Ref{Kind: fake.Kind, Namespace: namespace, Name: "fake"},
+		Scope:    plugin.Scope{Namespace: namespace},
 		Writes:   true,
 		Seed: func(t testing.TB, key string, fields map[string]string) {
 			var cur provv1.Fake
@@ -86,9 +86,9 @@ func kubernetesBackend(t testing.TB) backend {
 	cfg := &provv1.Kubernetes{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "k8s"}}
 	c := kube(t, cfg)
 	return backend{registration: kubernetes.Registration, configs: c, Subject: Subject{
-		Provider: kubernetes.Registration.New(providers.Deps{Client: c, APIReader: c}),
-		Ref:      providers.Ref{Kind: kubernetes.Kind, Namespace: namespace, Name: "k8s"},
-		Scope:    providers.Scope{Namespace: namespace},
+		Provider: kubernetes.Registration.NewProvider(plugin.Deps{Client: c, APIReader: c}),
+		Ref:      plugin.Ref{Kind: kubernetes.Kind, Namespace: namespace, Name: "k8s"},
+		Scope:    plugin.Scope{Namespace: namespace},
 		Writes:   true,
 		Adopts:   true,
 		Seed: func(t testing.TB, key string, fields map[string]string) {
@@ -118,9 +118,9 @@ func awsSecretsManagerBackend(t testing.TB) backend {
 	return backend{registration: secretsmanager.Registration, configs: c, Subject: Subject{
 		Writes:   true,
 		Adopts:   true,
-		Provider: secretsmanager.Registration.New(providers.Deps{Client: c, APIReader: c}),
-		Ref:      providers.Ref{Kind: secretsmanager.Kind, Namespace: awstest.Namespace, Name: "aws"},
-		Scope:    providers.Scope{Namespace: awstest.Namespace},
+		Provider: secretsmanager.Registration.NewProvider(plugin.Deps{Client: c, APIReader: c}),
+		Ref:      plugin.Ref{Kind: secretsmanager.Kind, Namespace: awstest.Namespace, Name: "aws"},
+		Scope:    plugin.Scope{Namespace: awstest.Namespace},
 		Seed: func(t testing.TB, key string, fields map[string]string) {
 			if _, err := seed.CreateSecret(context.Background(), &sm.CreateSecretInput{Name: aws.String(key), SecretString: aws.String(toJSON(t, fields))}); err != nil {
 				t.Fatal(err)
@@ -139,9 +139,9 @@ func awsParameterStoreBackend(t testing.TB) backend {
 	return backend{registration: parameterstore.Registration, configs: c, Subject: Subject{
 		Writes:   true,
 		Adopts:   true,
-		Provider: parameterstore.Registration.New(providers.Deps{Client: c, APIReader: c}),
-		Ref:      providers.Ref{Kind: parameterstore.Kind, Namespace: awstest.Namespace, Name: "ssm"},
-		Scope:    providers.Scope{Namespace: awstest.Namespace},
+		Provider: parameterstore.Registration.NewProvider(plugin.Deps{Client: c, APIReader: c}),
+		Ref:      plugin.Ref{Kind: parameterstore.Kind, Namespace: awstest.Namespace, Name: "ssm"},
+		Scope:    plugin.Scope{Namespace: awstest.Namespace},
 		Seed: func(t testing.TB, key string, fields map[string]string) {
 			if _, err := seed.PutParameter(context.Background(), &ssm.PutParameterInput{Name: aws.String(key),
 				Value: aws.String(toJSON(t, fields)), Type: ssmtypes.ParameterTypeSecureString}); err != nil {
@@ -164,9 +164,9 @@ func vaultBackend(t testing.TB) backend {
 	return backend{registration: vault.Registration, configs: c, Subject: Subject{
 		Writes:   true,
 		Adopts:   true,
-		Provider: vault.Registration.New(providers.Deps{Client: c, APIReader: c}),
-		Ref:      providers.Ref{Kind: vault.Kind, Namespace: namespace, Name: "vault"},
-		Scope:    providers.Scope{Namespace: namespace},
+		Provider: vault.Registration.NewProvider(plugin.Deps{Client: c, APIReader: c}),
+		Ref:      plugin.Ref{Kind: vault.Kind, Namespace: namespace, Name: "vault"},
+		Scope:    plugin.Scope{Namespace: namespace},
 		Seed: func(t testing.TB, key string, fields map[string]string) {
 			data := map[string]any{}
 			for k, v := range fields {
@@ -189,9 +189,9 @@ func gcpBackend(t testing.TB) backend {
 	return backend{registration: secretmanager.Registration, configs: c, Subject: Subject{
 		Writes:   true,
 		Adopts:   true,
-		Provider: secretmanager.New(providers.Deps{Client: c, APIReader: c}, opts...),
-		Ref:      providers.Ref{Kind: secretmanager.Kind, Namespace: namespace, Name: "gcp"},
-		Scope:    providers.Scope{Namespace: namespace},
+		Provider: secretmanager.New(plugin.Deps{Client: c, APIReader: c}, opts...),
+		Ref:      plugin.Ref{Kind: secretmanager.Kind, Namespace: namespace, Name: "gcp"},
+		Scope:    plugin.Scope{Namespace: namespace},
 		Seed: func(t testing.TB, key string, fields map[string]string) {
 			srv.Add("projects/p/secrets/"+key, []byte(toJSON(t, fields)), nil)
 		},
@@ -212,7 +212,10 @@ var backends = map[string]func(testing.TB) backend{
 // TestEveryCompiledInProvider runs the suite for every provider the catalog
 // compiles in, on every path; a provider without a backend here fails.
 func TestEveryCompiledInProvider(t *testing.T) {
-	for _, reg := range register.Providers() {
+	for _, reg := range wiring.Plugins() {
+		if reg.Role() != plugin.RoleProvider {
+			continue
+		}
 		t.Run(reg.Kind, func(t *testing.T) {
 			newBackend, ok := backends[reg.Kind]
 			if !ok {

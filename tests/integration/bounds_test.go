@@ -18,7 +18,7 @@ import (
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 	"github.com/eso-dev/eso/providers/vault/vaulttest"
 )
 
@@ -47,7 +47,7 @@ func untouched(t *testing.T, before *corev1.Secret) {
 }
 
 // TestOversizedVaultAnswer: a tenant's store points at a server that speaks
-// the Vault API. Once its answer grows past providers.MaxResponseBytes (here
+// the Vault API. Once its answer grows past plugin.MaxResponseBytes (here
 // a body that does not end), the ExternalSecret shows a ProviderError naming
 // the bound, and the Secret it wrote before is left exactly as it was.
 func TestOversizedVaultAnswer(t *testing.T) {
@@ -85,14 +85,14 @@ func TestOversizedVaultAnswer(t *testing.T) {
 
 	endless.Store(true)
 	msg := waitReady(t, es, metav1.ConditionFalse, esv1.ReasonProviderError)
-	if !strings.Contains(msg, providers.FormatBytes(providers.MaxResponseBytes)) || strings.Contains(msg, "xxx") {
+	if !strings.Contains(msg, plugin.FormatBytes(plugin.MaxResponseBytes)) || strings.Contains(msg, "xxx") {
 		t.Errorf("condition message %q should name the bound and hold no value", msg)
 	}
 	untouched(t, before)
 }
 
 // TestKubernetesFindOverBound: a find over the store's own namespace stops
-// once the tenant has filled it past providers.MaxFindListed Secrets: the
+// once the tenant has filled it past plugin.MaxFindListed Secrets: the
 // ExternalSecret shows a ProviderError saying so, and the Secret the find
 // wrote before is left exactly as it was.
 func TestKubernetesFindOverBound(t *testing.T) {
@@ -115,7 +115,7 @@ func TestKubernetesFindOverBound(t *testing.T) {
 	// The tenant fills its namespace: with app-db and the target, one more
 	// Secret than a find looks at.
 	work := make(chan int)
-	errs := make(chan error, providers.MaxFindListed)
+	errs := make(chan error, plugin.MaxFindListed)
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Add(1)
@@ -128,7 +128,7 @@ func TestKubernetesFindOverBound(t *testing.T) {
 			}
 		}()
 	}
-	for i := range providers.MaxFindListed - 1 {
+	for i := range plugin.MaxFindListed - 1 {
 		work <- i
 	}
 	close(work)
@@ -139,7 +139,7 @@ func TestKubernetesFindOverBound(t *testing.T) {
 	}
 
 	msg := waitReady(t, es, metav1.ConditionFalse, esv1.ReasonProviderError)
-	if !strings.Contains(msg, fmt.Sprint(providers.MaxFindListed)) {
+	if !strings.Contains(msg, fmt.Sprint(plugin.MaxFindListed)) {
 		t.Errorf("condition message %q should name the bound", msg)
 	}
 	untouched(t, before)

@@ -14,7 +14,7 @@ import (
 
 	"github.com/eso-dev/eso/app/config"
 	"github.com/eso-dev/eso/app/registry"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 	"github.com/eso-dev/eso/tests/testenv"
 	"github.com/eso-dev/eso/tests/testeso"
 )
@@ -33,12 +33,12 @@ func runEso(t testing.TB, cfg config.Config, extra ...fx.Option) {
 // withProviders builds the providers of the given kinds with the given
 // constructors instead of the compiled-in ones: to reach test servers the
 // configurations alone could not (plaintext, a proxy).
-func withProviders(news map[string]func(providers.Deps) providers.Provider) fx.Option {
+func withProviders(news map[string]func(plugin.Deps) plugin.Provider) fx.Option {
 	return fx.Decorate(func(c *registry.Catalog) (*registry.Catalog, error) {
-		regs := c.Registrations()
+		regs := c.All()
 		for i := range regs {
-			if n, ok := news[regs[i].Kind]; ok {
-				regs[i].New = n
+			if n, ok := news[regs[i].Kind]; ok && regs[i].Role() == plugin.RoleProvider {
+				regs[i].NewProvider = n
 			}
 		}
 		return registry.NewCatalog(regs)

@@ -21,8 +21,8 @@ import (
 	"github.com/eso-dev/eso/app/grpcserver"
 	"github.com/eso-dev/eso/app/grpcwire"
 	"github.com/eso-dev/eso/app/registry"
-	"github.com/eso-dev/eso/providers"
 	fakeprovider "github.com/eso-dev/eso/providers/fake"
+	"github.com/eso-dev/eso/providers/plugin"
 	"github.com/eso-dev/eso/tests/faultprovider"
 )
 
@@ -58,17 +58,13 @@ func fastRemote() fx.Option {
 // reading its configurations from the API server with its own client.
 func providerProcess(t *testing.T) *grpcserver.Server {
 	t.Helper()
-	catalog, err := registry.NewCatalog([]providers.Registration{fakeprovider.Registration})
+	catalog, err := registry.NewCatalog([]plugin.Registration{fakeprovider.Registration})
 	if err != nil {
 		t.Fatal(err)
 	}
-	genCatalog, err := registry.NewGeneratorCatalog(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	deps := providers.Deps{Client: env.Client, APIReader: env.Client}
-	s, err := grpcserver.New(grpcserver.Options{Providers: registry.NewProviders(catalog, deps),
-		Generators: registry.NewGenerators(genCatalog, deps), ConfigReader: env.Client, Log: ctrl.Log.WithName("provider-process")})
+	deps := plugin.Deps{Client: env.Client, APIReader: env.Client}
+	s, err := grpcserver.New(grpcserver.Options{Plugins: registry.NewPlugins(catalog, deps),
+		ConfigReader: env.Client, Log: ctrl.Log.WithName("provider-process")})
 	if err != nil {
 		t.Fatal(err)
 	}

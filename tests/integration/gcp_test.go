@@ -11,10 +11,10 @@ import (
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
-	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/gcp/gcpauth"
 	"github.com/eso-dev/eso/providers/gcp/gcptest"
 	"github.com/eso-dev/eso/providers/gcp/secretmanager"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // runEsoForGCP runs eso with its GCP provider dialling gcptest over
@@ -23,20 +23,20 @@ import (
 func runEsoForGCP(t *testing.T, ns string, wi *gcptest.WorkloadIdentity) {
 	cfg := testConfig()
 	cfg.Namespace = ns
-	runEso(t, cfg, withProviders(map[string]func(providers.Deps) providers.Provider{secretmanager.Kind: gcpProvider(wi)}))
+	runEso(t, cfg, withProviders(map[string]func(plugin.Deps) plugin.Provider{secretmanager.Kind: gcpProvider(wi)}))
 }
 
 // gcpProvider is the GCP provider dialling gcptest over plaintext (gcptest
 // has no TLS, so no configuration could reach it) and, if wi is set, using
 // wi's token services for workload identity. The configurations still name
 // gcptest as their endpoint and carry real credentials.
-func gcpProvider(wi *gcptest.WorkloadIdentity) func(providers.Deps) providers.Provider {
-	return func(d providers.Deps) providers.Provider {
+func gcpProvider(wi *gcptest.WorkloadIdentity) func(plugin.Deps) plugin.Provider {
+	return func(d plugin.Deps) plugin.Provider {
 		endpoints := gcpauth.GoogleEndpoints
 		if wi != nil {
 			endpoints = gcpauth.Endpoints{STS: wi.STS, IAMCredentials: wi.IAMCredentials}
 		}
-		return secretmanager.Definition(endpoints, gcptest.Insecure()).New(d)
+		return secretmanager.Definition(endpoints, gcptest.Insecure()).Registration().NewProvider(d)
 	}
 }
 

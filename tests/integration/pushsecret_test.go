@@ -27,10 +27,10 @@ import (
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/metrics"
-	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/aws/awstest"
 	"github.com/eso-dev/eso/providers/gcp/gcptest"
 	"github.com/eso-dev/eso/providers/gcp/secretmanager"
+	"github.com/eso-dev/eso/providers/plugin"
 	"github.com/eso-dev/eso/providers/vault/vaulttest"
 	"github.com/eso-dev/eso/tests/faultprovider"
 )
@@ -226,7 +226,7 @@ func TestPushSecretSafety(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if custom, _ := meta.Data["custom_metadata"].(map[string]any); custom[providers.ManagedByKey] != providers.ManagedByValue {
+		if custom, _ := meta.Data["custom_metadata"].(map[string]any); custom[plugin.ManagedByKey] != plugin.ManagedByValue {
 			t.Fatalf("custom metadata %v lacks eso's mark", meta.Data["custom_metadata"])
 		}
 		if err := env.Client.Delete(context.Background(), ps); err != nil {
@@ -349,7 +349,7 @@ func TestPushSecretToEveryProvider(t *testing.T) {
 	gcp, _ := gcptest.Start(t)
 	tokens := gcp.StartTokenEndpoint(t)
 	process := faultprovider.Start(t, providerProcess(t))
-	runEso(t, testConfig(), withProviders(map[string]func(providers.Deps) providers.Provider{secretmanager.Kind: gcpProvider(nil)}))
+	runEso(t, testConfig(), withProviders(map[string]func(plugin.Deps) plugin.Provider{secretmanager.Kind: gcpProvider(nil)}))
 	awsSpec := func(ns string) provv1.AWSSpec {
 		return provv1.AWSSpec{Region: "eu-central-1", Endpoint: moto, Auth: &provv1.AWSAuth{SecretRef: &provv1.AWSAuthSecretRef{
 			AccessKeyID:     provv1.SecretKeySelector{Name: "aws-creds", Key: "id"},
@@ -591,7 +591,7 @@ func TestPushSecretEdges(t *testing.T) {
 		ns := env.Namespace(t, "push-feedback", nil)
 		create(t, &provv1.Kubernetes{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "k8s"}}, secretStore(ns, "store", storeSpec("Kubernetes", "k8s", "")))
 		self := plainSecret(ns, "self", map[string]string{"k": "a"})
-		self.Labels = map[string]string{providers.ManagedByKey: providers.ManagedByValue} // as if eso had created it
+		self.Labels = map[string]string{plugin.ManagedByKey: plugin.ManagedByValue} // as if eso had created it
 		create(t, self)
 		ps := pushSecret(ns, "toggle", "self", []string{"store"}, pushed("k", "self", "k"))
 		ps.Spec.Template = &esv1.ExternalSecretTemplate{Data: map[string]string{"k": `{{ if eq .k "a" }}b{{ else }}a{{ end }}`}}
@@ -658,7 +658,7 @@ func TestPushSecretMetadata(t *testing.T) {
 	moto := awstest.StartMoto(t)
 	gcp, _ := gcptest.Start(t)
 	tokens := gcp.StartTokenEndpoint(t)
-	runEso(t, testConfig(), withProviders(map[string]func(providers.Deps) providers.Provider{secretmanager.Kind: gcpProvider(nil)}))
+	runEso(t, testConfig(), withProviders(map[string]func(plugin.Deps) plugin.Provider{secretmanager.Kind: gcpProvider(nil)}))
 	ns := env.Namespace(t, "push-metadata", nil)
 	awsSpec := provv1.AWSSpec{Region: "eu-central-1", Endpoint: moto, Auth: &provv1.AWSAuth{SecretRef: &provv1.AWSAuthSecretRef{
 		AccessKeyID:     provv1.SecretKeySelector{Name: "aws-creds", Key: "id"},
@@ -711,7 +711,7 @@ func TestPushSecretMetadata(t *testing.T) {
 	for _, tag := range desc.Tags {
 		tags[aws.ToString(tag.Key)] = aws.ToString(tag.Value)
 	}
-	if tags["team"] != "payments" || tags[providers.ManagedByKey] != providers.ManagedByValue || aws.ToString(desc.Description) != "pushed by eso" {
+	if tags["team"] != "payments" || tags[plugin.ManagedByKey] != plugin.ManagedByValue || aws.ToString(desc.Description) != "pushed by eso" {
 		t.Errorf("Secrets Manager secret: tags %v, description %q", tags, aws.ToString(desc.Description))
 	}
 	value, err := smc.GetSecretValue(ctx, &awssm.GetSecretValueInput{SecretId: aws.String("meta-" + ns)})
@@ -735,14 +735,14 @@ func TestPushSecretMetadata(t *testing.T) {
 		t.Errorf("Parameter Store tags %v lack env=staging", ptags.TagList)
 	}
 	if g, ok := gcp.Secret("projects/p/secrets/meta-gcp"); !ok || g.Labels["team"] != "payments" || g.Annotations["note"] != "from eso" ||
-		g.Labels[providers.ManagedByKey] != providers.ManagedByValue {
+		g.Labels[plugin.ManagedByKey] != plugin.ManagedByValue {
 		t.Errorf("GCP secret: %+v (found %v)", g, ok)
 	}
 	var secret corev1.Secret
 	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "pushed"}, &secret); err != nil {
 		t.Fatal(err)
 	}
-	if secret.Labels["team"] != "payments" || secret.Annotations["note"] != "from eso" || secret.Labels[providers.ManagedByKey] != providers.ManagedByValue {
+	if secret.Labels["team"] != "payments" || secret.Annotations["note"] != "from eso" || secret.Labels[plugin.ManagedByKey] != plugin.ManagedByValue {
 		t.Errorf("Kubernetes Secret labels %v, annotations %v", secret.Labels, secret.Annotations)
 	}
 }

@@ -24,11 +24,11 @@ import (
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
-	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/aws/awstest"
 	"github.com/eso-dev/eso/providers/gcp/gcptest"
 	"github.com/eso-dev/eso/providers/gcp/secretmanager"
 	"github.com/eso-dev/eso/providers/kubernetes"
+	"github.com/eso-dev/eso/providers/plugin"
 	"github.com/eso-dev/eso/providers/vault/vaulttest"
 	"github.com/eso-dev/eso/tests/faultproxy"
 )
@@ -201,11 +201,11 @@ func TestProviderOutageAndRecovery(t *testing.T) {
 
 	cfg := testConfig()
 	cfg.Namespace = ns
-	runEso(t, cfg, withProviders(map[string]func(providers.Deps) providers.Provider{
+	runEso(t, cfg, withProviders(map[string]func(plugin.Deps) plugin.Provider{
 		secretmanager.Kind: gcpProvider(nil),
-		kubernetes.Kind: func(d providers.Deps) providers.Provider {
+		kubernetes.Kind: func(d plugin.Deps) plugin.Provider {
 			d.APIReader, d.RESTConfig = proxiedReader, proxied
-			return kubernetes.Registration.New(d)
+			return kubernetes.Registration.NewProvider(d)
 		},
 	}))
 

@@ -24,7 +24,7 @@ import (
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/grpcclient/grpcclienttest"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 	"github.com/eso-dev/eso/tests/conformance"
 	"github.com/eso-dev/eso/tests/testenv"
 )
@@ -112,19 +112,19 @@ func TestOutOfTreeProvider(t *testing.T) {
 		tenantCert := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "elsewhere", Name: "tenant-tls"}, Type: corev1.SecretTypeTLS,
 			Data: map[string][]byte{corev1.TLSCertKey: certPEM, corev1.TLSPrivateKeyKey: keyPEM, "ca.crt": serverCA.PEM}}
 		tenant := conformance.Remote(t, grpcAddr, kind, tenantCert)
-		c, err := tenant.NewClient(context.Background(), providers.Ref{Kind: kind, Namespace: ns, Name: "memory"}, providers.Scope{Namespace: ns})
+		c, err := tenant.NewClient(context.Background(), plugin.Ref{Kind: kind, Namespace: ns, Name: "memory"}, plugin.Scope{Namespace: ns})
 		if err == nil {
 			_, err = c.GetSecret(context.Background(), esv1.ExternalSecretDataRemoteRef{Key: "db", Property: "password"})
 		}
-		if !errors.Is(err, providers.ErrOutOfScope) {
+		if !errors.Is(err, plugin.ErrOutOfScope) {
 			t.Fatalf("a tenant of another namespace read %s/memory: %v, want OutOfScope", ns, err)
 		}
 	})
 	t.Run("conformance", func(t *testing.T) {
 		conformance.Run(t, conformance.Subject{
 			Provider: conformance.Remote(t, grpcAddr, kind, clientCert),
-			Ref:      providers.Ref{Kind: kind, Namespace: ns, Name: "memory"},
-			Scope:    providers.Scope{Namespace: ns},
+			Ref:      plugin.Ref{Kind: kind, Namespace: ns, Name: "memory"},
+			Scope:    plugin.Scope{Namespace: ns},
 			Writes:   true,
 		})
 	})

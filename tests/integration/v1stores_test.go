@@ -23,10 +23,10 @@ import (
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/apis/v1stores"
 	"github.com/eso-dev/eso/app/v1compat"
-	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/aws/awstest"
 	"github.com/eso-dev/eso/providers/gcp/gcptest"
 	"github.com/eso-dev/eso/providers/gcp/secretmanager"
+	"github.com/eso-dev/eso/providers/plugin"
 	"github.com/eso-dev/eso/providers/vault/vaulttest"
 )
 
@@ -86,7 +86,7 @@ func TestUpstreamV1StoresSync(t *testing.T) {
 	ns := env.Namespace(t, "v1", nil)
 	shared := env.Namespace(t, "v1-shared", nil)
 	runEso(t, testConfig(),
-		withProviders(map[string]func(providers.Deps) providers.Provider{secretmanager.Kind: gcpProvider(nil)}),
+		withProviders(map[string]func(plugin.Deps) plugin.Provider{secretmanager.Kind: gcpProvider(nil)}),
 		fx.Decorate(func(v1compat.Endpoints) v1compat.Endpoints {
 			return v1compat.Endpoints{AWSSecretsManager: moto, AWSParameterStore: moto, GCPSecretManager: gcp.Addr}
 		}))

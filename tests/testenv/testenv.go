@@ -32,7 +32,7 @@ import (
 	"github.com/eso-dev/eso/apis/v1stores"
 	"github.com/eso-dev/eso/app/manager"
 	"github.com/eso-dev/eso/app/registry"
-	"github.com/eso-dev/eso/providers/register"
+	"github.com/eso-dev/eso/app/wiring"
 )
 
 // Env is a running control plane.
@@ -67,16 +67,12 @@ func Start() (*Env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("starting envtest: %w", err)
 	}
-	catalog, err := registry.NewCatalog(register.Providers())
-	if err != nil {
-		return nil, err
-	}
-	genCatalog, err := registry.NewGeneratorCatalog(register.Generators())
+	catalog, err := registry.NewCatalog(wiring.Plugins())
 	if err != nil {
 		return nil, err
 	}
 	// The v1 stores too: tests create them whether or not eso serves them.
-	scheme, err := manager.NewScheme(catalog, genCatalog, manager.SchemeAdders{Adders: []func(*kruntime.Scheme) error{v1stores.AddToScheme}})
+	scheme, err := manager.NewScheme(catalog, manager.SchemeAdders{Adders: []func(*kruntime.Scheme) error{v1stores.AddToScheme}})
 	if err != nil {
 		return nil, err
 	}

@@ -9,7 +9,7 @@ import (
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	"github.com/eso-dev/eso/app/secrettemplate"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // fetchResult is what the provider returned for an ExternalSecret.
@@ -79,7 +79,7 @@ func fetchDataFrom(ctx context.Context, srcs *sources, b *secrettemplate.Budget,
 		nullBytes  esv1.NullBytePolicy
 	)
 	generatedEntry := df.SourceRef != nil && df.SourceRef.GeneratorRef != nil
-	var c providers.SecretsClient
+	var c plugin.SecretsClient
 	var err error
 	if !generatedEntry {
 		if c, err = srcs.client(ctx, es, dataFromStore(*df)); err != nil {
@@ -139,5 +139,5 @@ func fetchDataFrom(ctx context.Context, srcs *sources, b *secrettemplate.Budget,
 
 // isGone: the remote secret itself does not exist.
 func isGone(err error) bool {
-	return errors.Is(err, providers.ErrSecretNotFound) && !errors.Is(err, providers.ErrPropertyNotFound)
+	return errors.Is(err, plugin.ErrSecretNotFound) && !errors.Is(err, plugin.ErrPropertyNotFound)
 }

@@ -5,14 +5,15 @@ import (
 	"fmt"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/kit"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // memoClient reads each remote secret once per sync for clients whose
-// properties are JSON paths (providers.JSONProperties): three entries taking
+// properties are JSON paths (plugin.JSONProperties): three entries taking
 // three properties of one secret cost one provider call, not three.
 type memoClient struct {
-	providers.SecretsClient
+	plugin.SecretsClient
 	values map[rawRef]memoValue
 }
 
@@ -27,8 +28,8 @@ type memoValue struct {
 }
 
 // memoize wraps c for one sync, if its properties are JSON paths.
-func memoize(c providers.SecretsClient) providers.SecretsClient {
-	if _, ok := c.(providers.JSONProperties); !ok {
+func memoize(c plugin.SecretsClient) plugin.SecretsClient {
+	if _, ok := c.(plugin.JSONProperties); !ok {
 		return c
 	}
 	return &memoClient{SecretsClient: c, values: map[rawRef]memoValue{}}
@@ -47,7 +48,7 @@ func (m *memoClient) GetSecret(ctx context.Context, ref esv1.ExternalSecretDataR
 	if v.err != nil || ref.Property == "" {
 		return v.value, v.err
 	}
-	return providers.Property(v.value, ref.Property)
+	return kit.Property(v.value, ref.Property)
 }
 
 // GetSecretMap splits the (memoized) secret into its fields.
@@ -56,7 +57,7 @@ func (m *memoClient) GetSecretMap(ctx context.Context, ref esv1.ExternalSecretDa
 	if err != nil {
 		return nil, err
 	}
-	fields, err := providers.FieldMap(v)
+	fields, err := kit.FieldMap(v)
 	if err != nil {
 		return nil, fmt.Errorf("key %q: %w", ref.Key, err)
 	}

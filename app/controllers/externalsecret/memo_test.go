@@ -6,11 +6,11 @@ import (
 	"testing"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 type jsonStub struct {
-	providers.SecretsClient
+	plugin.SecretsClient
 	calls int
 }
 
@@ -20,7 +20,7 @@ func (s *jsonStub) GetSecret(_ context.Context, ref esv1.ExternalSecretDataRemot
 		return nil, errors.New("the memo must ask for whole secrets")
 	}
 	if ref.Key == "missing" {
-		return nil, providers.ErrSecretNotFound
+		return nil, plugin.ErrSecretNotFound
 	}
 	return []byte(`{"user":"app","password":"pw","nested":{"a":"b"}}`), nil
 }
@@ -40,14 +40,14 @@ func TestMemoReadsEachSecretOnce(t *testing.T) {
 	if err != nil || string(m["user"]) != "app" {
 		t.Fatalf("GetSecretMap = %q, %v", m, err)
 	}
-	if _, err := c.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: "db", Property: "absent"}); !errors.Is(err, providers.ErrPropertyNotFound) {
+	if _, err := c.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: "db", Property: "absent"}); !errors.Is(err, plugin.ErrPropertyNotFound) {
 		t.Errorf("absent property: %v", err)
 	}
 	if stub.calls != 1 {
 		t.Errorf("provider calls = %d, want 1 for one remote secret", stub.calls)
 	}
 	for range 2 {
-		if _, err := c.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: "missing", Property: "x"}); !errors.Is(err, providers.ErrSecretNotFound) {
+		if _, err := c.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: "missing", Property: "x"}); !errors.Is(err, plugin.ErrSecretNotFound) {
 			t.Errorf("missing secret: %v", err)
 		}
 	}
@@ -59,4 +59,4 @@ func TestMemoReadsEachSecretOnce(t *testing.T) {
 	}
 }
 
-type stubPlain struct{ providers.SecretsClient }
+type stubPlain struct{ plugin.SecretsClient }

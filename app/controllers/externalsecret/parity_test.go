@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // The controller parity tables: upstream External Secrets Operator's
@@ -156,7 +156,7 @@ func TestParitySyncOutcome(t *testing.T) {
 		"retain, all gone (named keys)":    {remote: "all gone", withTarget: true, wantTarget: "kept", wantReady: metav1.ConditionFalse, wantReason: esv1.ReasonSecretSyncedError},
 		"merge policy, find empty, target": {deletion: esv1.DeletionPolicyMerge, remote: "find empty", withTarget: true, wantTarget: "emptied", wantReady: metav1.ConditionTrue, wantReason: esv1.ReasonSecretSynced},
 	}
-	gone := fmt.Errorf("data[1]: %w", providers.ErrSecretNotFound)
+	gone := fmt.Errorf("data[1]: %w", plugin.ErrSecretNotFound)
 	for name, row := range rows {
 		t.Run(name, func(t *testing.T) {
 			es := stepES(func(es *esv1.ExternalSecret) {
@@ -227,7 +227,7 @@ func TestParitySyncOutcome(t *testing.T) {
 // (externalsecret_controller.go:417-458, 516-525; upstream test
 // mergeWithSecretErr).
 func TestParityMergeTargetMissing(t *testing.T) {
-	gone := fmt.Errorf("data[0]: %w", providers.ErrSecretNotFound)
+	gone := fmt.Errorf("data[0]: %w", plugin.ErrSecretNotFound)
 	for name, row := range map[string]struct {
 		deletion   esv1.DeletionPolicy
 		fetched    fetchResult

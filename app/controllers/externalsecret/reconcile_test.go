@@ -28,8 +28,8 @@ import (
 	"github.com/eso-dev/eso/app/registry"
 	"github.com/eso-dev/eso/app/secrettemplate"
 	"github.com/eso-dev/eso/app/stores"
-	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/fake"
+	"github.com/eso-dev/eso/providers/plugin"
 	"github.com/eso-dev/eso/tests/testenv"
 )
 
@@ -85,11 +85,11 @@ func (w *writeCounter) client(c client.WithWatch) client.WithWatch {
 
 // countingProvider counts logins (NewClient) and reads of the Fake provider.
 type countingProvider struct {
-	providers.Provider
+	plugin.Provider
 	logins, reads atomic.Int32
 }
 
-func (p *countingProvider) NewClient(ctx context.Context, ref providers.Ref, scope providers.Scope) (providers.SecretsClient, error) {
+func (p *countingProvider) NewClient(ctx context.Context, ref plugin.Ref, scope plugin.Scope) (plugin.SecretsClient, error) {
 	p.logins.Add(1)
 	c, err := p.Provider.NewClient(ctx, ref, scope)
 	if err != nil {
@@ -99,7 +99,7 @@ func (p *countingProvider) NewClient(ctx context.Context, ref providers.Ref, sco
 }
 
 type countingClient struct {
-	providers.SecretsClient
+	plugin.SecretsClient
 	reads *atomic.Int32
 }
 
@@ -125,15 +125,15 @@ func newHarness(t *testing.T) *harness {
 	}
 	c := h.writes.client(wc)
 	reg := fake.Registration
-	reg.New = func(d providers.Deps) providers.Provider {
-		h.provider = &countingProvider{Provider: fake.Registration.New(d)}
+	reg.NewProvider = func(d plugin.Deps) plugin.Provider {
+		h.provider = &countingProvider{Provider: fake.Registration.NewProvider(d)}
 		return h.provider
 	}
-	catalog, err := registry.NewCatalog([]providers.Registration{reg})
+	catalog, err := registry.NewCatalog([]plugin.Registration{reg})
 	if err != nil {
 		t.Fatal(err)
 	}
-	provs := registry.NewProviders(catalog, providers.Deps{Client: c, APIReader: c})
+	provs := registry.NewPlugins(catalog, plugin.Deps{Client: c, APIReader: c})
 	h.r = &Reconciler{
 		Client:    c,
 		APIReader: c,

@@ -26,6 +26,7 @@ import (
 	"github.com/eso-dev/eso/app/refresh"
 	"github.com/eso-dev/eso/app/registry"
 	"github.com/eso-dev/eso/app/stores"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // syncTimeout bounds one reconcile, provider calls included.
@@ -138,7 +139,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, catalog *registry.Catalo
 	// configuration: its creation or change requeues the ExternalSecrets
 	// naming it, so one created before its generator converges by itself.
 	if r.Generation != nil && r.Generation.Resolver != nil {
-		for _, reg := range r.Generation.Resolver.Generators().Catalog().Registrations() {
+		for _, reg := range r.Generation.Resolver.Plugins().Catalog().Registrations(plugin.RoleGenerator) {
 			kind := reg.Kind
 			b = b.Watches(reg.NewConfig(), handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, cfg client.Object) []reconcile.Request {
 				return r.list(ctx, client.InNamespace(cfg.GetNamespace()),
@@ -146,7 +147,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, catalog *registry.Catalo
 			}), builder.WithPredicates(predicate.GenerationChangedPredicate{}))
 		}
 	}
-	for _, reg := range catalog.Registrations() {
+	for _, reg := range catalog.Registrations(plugin.RoleProvider) {
 		kind := reg.Kind
 		b = b.Watches(reg.NewConfig(), handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, cfg client.Object) []reconcile.Request {
 			found, err := stores.ForConfig(ctx, c, kind, cfg)

@@ -7,7 +7,7 @@ import (
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	"github.com/eso-dev/eso/app/stores"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // errNoStore: an entry has no sourceRef and the spec no secretStoreRef (the
@@ -26,7 +26,7 @@ type sources struct {
 type source struct {
 	store       *stores.Store
 	fingerprint string
-	client      providers.SecretsClient
+	client      plugin.SecretsClient
 	release     func()
 }
 
@@ -174,7 +174,7 @@ func (s *sources) fingerprint() string {
 
 // client returns the provider client an entry reads through: the store it
 // names itself, else spec.secretStoreRef's.
-func (s *sources) client(ctx context.Context, es *esv1.ExternalSecret, ref *esv1.SecretStoreRef) (providers.SecretsClient, error) {
+func (s *sources) client(ctx context.Context, es *esv1.ExternalSecret, ref *esv1.SecretStoreRef) (plugin.SecretsClient, error) {
 	if ref == nil {
 		ref = es.Spec.SecretStoreRef
 	}

@@ -35,7 +35,7 @@ import (
 	"github.com/eso-dev/eso/app/outcomes"
 	"github.com/eso-dev/eso/app/secrettemplate"
 	"github.com/eso-dev/eso/app/stores"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 	"github.com/eso-dev/eso/tests/testenv"
 )
 
@@ -115,12 +115,12 @@ func stallCases(t *testing.T) []stallCase {
 		{name: "store not Ready", err: stores.ErrStoreNotReady, reason: esv1.ReasonStoreNotReady},
 		{name: "namespace the ClusterSecretStore does not admit", err: stores.ErrNotAllowed, reason: esv1.ReasonStoreNotAllowed},
 		{name: "store naming another namespace's configuration", err: stores.ErrCrossNamespace, reason: esv1.ReasonStoreNotAllowed},
-		{name: "provider refusing the scope", err: providers.ErrOutOfScope, reason: esv1.ReasonStoreNotAllowed},
+		{name: "provider refusing the scope", err: plugin.ErrOutOfScope, reason: esv1.ReasonStoreNotAllowed},
 		{name: "provider kind not compiled in", err: stores.ErrNotCompiledIn, reason: esv1.ReasonUnsupportedStore},
 		{name: "store apiVersion external-secrets.io/v1 in a build without the v1 layer", err: v1WithoutTheLayer(t),
 			reason: esv1.ReasonUnsupportedStore},
 		{name: "provider processes not enabled", err: stores.ErrRemoteNotEnabled, reason: esv1.ReasonUnsupportedStore},
-		{name: "provider process of another protocol", err: providers.ErrIncompatible, reason: esv1.ReasonUnsupportedStore},
+		{name: "provider process of another protocol", err: plugin.ErrIncompatible, reason: esv1.ReasonUnsupportedStore},
 		{name: "templateFrom source that does not exist yet", err: missingSource(),
 			reason: esv1.ReasonTemplateError},
 		{name: "templateFrom source that does not parse", err: render(esv1.ExternalSecretTemplate{TemplateFrom: []esv1.TemplateFrom{{ConfigMap: cm("tpl", "k")}}}, badSource),
@@ -129,14 +129,14 @@ func stallCases(t *testing.T) []stallCase {
 			reason: esv1.ReasonTemplateError},
 		{name: "template failing on the values", err: render(esv1.ExternalSecretTemplate{Data: map[string]string{"k": "{{ .absent }}"}}, secrettemplate.Sources{}),
 			reason: esv1.ReasonTemplateError},
-		{name: "remote secret that does not exist", err: providers.ErrSecretNotFound, reason: esv1.ReasonSecretNotFound},
-		{name: "remote property that does not exist", err: providers.ErrPropertyNotFound, reason: esv1.ReasonSecretNotFound},
-		{name: "credentials Secret that does not exist yet", err: providers.ErrCredentialsNotFound, reason: esv1.ReasonProviderError},
-		{name: "provider configuration that does not exist yet", err: providers.ErrConfigNotFound, reason: esv1.ReasonProviderError},
-		{name: "invalid provider configuration", err: providers.ErrInvalidConfig, reason: esv1.ReasonProviderError},
-		{name: "request the provider does not support", err: providers.ErrNotSupported, reason: esv1.ReasonProviderError},
-		{name: "credentials refused", err: providers.ErrAuthFailed, reason: esv1.ReasonSecretSyncedError},
-		{name: "remote secret not eso's", err: providers.ErrNotManaged, reason: esv1.ReasonSecretSyncedError},
+		{name: "remote secret that does not exist", err: plugin.ErrSecretNotFound, reason: esv1.ReasonSecretNotFound},
+		{name: "remote property that does not exist", err: plugin.ErrPropertyNotFound, reason: esv1.ReasonSecretNotFound},
+		{name: "credentials Secret that does not exist yet", err: plugin.ErrCredentialsNotFound, reason: esv1.ReasonProviderError},
+		{name: "provider configuration that does not exist yet", err: plugin.ErrConfigNotFound, reason: esv1.ReasonProviderError},
+		{name: "invalid provider configuration", err: plugin.ErrInvalidConfig, reason: esv1.ReasonProviderError},
+		{name: "request the provider does not support", err: plugin.ErrNotSupported, reason: esv1.ReasonProviderError},
+		{name: "credentials refused", err: plugin.ErrAuthFailed, reason: esv1.ReasonSecretSyncedError},
+		{name: "remote secret not eso's", err: plugin.ErrNotManaged, reason: esv1.ReasonSecretSyncedError},
 		{name: "provider unreachable", err: errors.New("dial tcp: connection refused"), reason: esv1.ReasonSecretSyncedError},
 		{name: "target written by another", err: fmt.Errorf("%w: Secret app is controlled by Deployment web", errTargetConflict), reason: esv1.ReasonTargetConflict},
 		{name: "target immutable", err: errTargetImmutable, reason: esv1.ReasonTargetImmutable},

@@ -18,7 +18,7 @@ import (
 	"github.com/eso-dev/eso/app/metrics"
 	"github.com/eso-dev/eso/app/outcomes"
 	"github.com/eso-dev/eso/app/secrettemplate"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // syncScope is one sync of one ExternalSecret: built once by Reconcile,
@@ -159,7 +159,7 @@ func (r *Reconciler) loadTarget(ctx context.Context, sc *syncScope) (end, error)
 		// once SecretMissing is reported for this spec, or when reading
 		// would run generators, it is not read again until the target
 		// arrives (watched by name).
-		sc.awaiting = providers.Awaiting(providers.ObjectRef{Kind: "Secret", Namespace: sc.es.Namespace, Name: sc.es.TargetName()}, err)
+		sc.awaiting = plugin.Awaiting(plugin.ObjectRef{Kind: "Secret", Namespace: sc.es.Namespace, Name: sc.es.TargetName()}, err)
 		sc.wait = outcomes.RecheckInterval
 		if c := readyCondition(sc.es); generation.HasGenerators(sc.es) ||
 			(c != nil && c.Reason == esv1.ReasonSecretMissing && c.ObservedGeneration == sc.es.Generation) {

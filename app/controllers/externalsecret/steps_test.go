@@ -18,7 +18,7 @@ import (
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	"github.com/eso-dev/eso/apis/lenient"
 	"github.com/eso-dev/eso/app/refresh"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // These are the table tests of the sync's steps (steps.go), one per step
@@ -293,7 +293,7 @@ func applyReconciler(t *testing.T, objs ...client.Object) *Reconciler {
 }
 
 func TestApplyStep(t *testing.T) {
-	gone := fmt.Errorf("data[0]: %w", providers.ErrSecretNotFound)
+	gone := fmt.Errorf("data[0]: %w", plugin.ErrSecretNotFound)
 	cases := map[string]struct {
 		policy     esv1.DeletionPolicy
 		fetched    fetchResult
@@ -303,7 +303,7 @@ func TestApplyStep(t *testing.T) {
 		wantData   map[string]string // nil: no target Secret afterwards
 	}{
 		"retain, a secret gone": {policy: esv1.DeletionPolicyRetain, fetched: fetchResult{data: map[string][]byte{"a": []byte("1")}, gone: gone},
-			withTarget: true, wantErr: providers.ErrSecretNotFound, wantData: map[string]string{"old": "v"}},
+			withTarget: true, wantErr: plugin.ErrSecretNotFound, wantData: map[string]string{"old": "v"}},
 		"retain, nothing found": {policy: esv1.DeletionPolicyRetain, fetched: fetchResult{data: map[string][]byte{}},
 			withTarget: true, wantReason: esv1.ReasonSecretSynced, wantData: map[string]string{"old": "v"}},
 		"delete, nothing found": {policy: esv1.DeletionPolicyDelete, fetched: fetchResult{data: map[string][]byte{}, gone: gone},
@@ -410,7 +410,7 @@ func TestLoadTargetStep(t *testing.T) {
 				if c := readyCondition(es); c == nil || c.Status != metav1.ConditionTrue || c.Reason != esv1.ReasonSecretMissing {
 					t.Errorf("Ready %+v, want True/SecretMissing", c)
 				}
-				if obj, ok := providers.AwaitedObject(sc.awaiting); !ok || obj.Name != es.TargetName() || obj.Kind != "Secret" {
+				if obj, ok := plugin.AwaitedObject(sc.awaiting); !ok || obj.Name != es.TargetName() || obj.Kind != "Secret" {
 					t.Errorf("awaits %+v, want the target Secret", obj)
 				}
 			}

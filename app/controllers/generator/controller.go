@@ -30,7 +30,7 @@ import (
 	"github.com/eso-dev/eso/app/referents"
 	"github.com/eso-dev/eso/app/statuswrite"
 	"github.com/eso-dev/eso/app/stores"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // Reconciler validates Generators or ClusterGenerators (Cluster says which).
@@ -51,8 +51,8 @@ type generatorObject struct {
 	obj        client.Object
 	spec       *genv2.GeneratorSpec
 	status     *genv2.GeneratorStatus
-	ref        providers.Ref
-	scope      providers.Scope
+	ref        plugin.Ref
+	scope      plugin.Scope
 	condsErr   error
 	crossNSErr error
 }
@@ -65,9 +65,9 @@ func (r *Reconciler) load(ctx context.Context, key client.ObjectKey) (*generator
 		}
 		pr := cg.Spec.ProviderConfig.ProviderRef
 		g := &generatorObject{obj: &cg, spec: &cg.Spec.GeneratorSpec, status: &cg.Status,
-			ref: providers.Ref{Kind: pr.Kind, Namespace: pr.Namespace, Name: pr.Name}, condsErr: stores.ValidateConditions(cg.Spec.Conditions)}
+			ref: plugin.Ref{Kind: pr.Kind, Namespace: pr.Namespace, Name: pr.Name}, condsErr: stores.ValidateConditions(cg.Spec.Conditions)}
 		if cg.Spec.AuthenticationScope != ssv2.ManifestNamespace {
-			g.scope = providers.Scope{Namespace: pr.Namespace}
+			g.scope = plugin.Scope{Namespace: pr.Namespace}
 		}
 		return g, nil
 	}
@@ -77,7 +77,7 @@ func (r *Reconciler) load(ctx context.Context, key client.ObjectKey) (*generator
 	}
 	pr := gen.Spec.ProviderConfig.ProviderRef
 	g := &generatorObject{obj: &gen, spec: &gen.Spec, status: &gen.Status,
-		ref: providers.Ref{Kind: pr.Kind, Namespace: gen.Namespace, Name: pr.Name}, scope: providers.Scope{Namespace: gen.Namespace}}
+		ref: plugin.Ref{Kind: pr.Kind, Namespace: gen.Namespace, Name: pr.Name}, scope: plugin.Scope{Namespace: gen.Namespace}}
 	if pr.Namespace != "" && pr.Namespace != gen.Namespace {
 		g.crossNSErr = fmt.Errorf("a Generator may only use a generator configuration of its own namespace, not %s/%s", pr.Namespace, pr.Name)
 	}
@@ -239,7 +239,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	b := ctrl.NewControllerManagedBy(mgr).Named(name).
 		For(obj, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WithOptions(manager.ControllerOptions(mgr, controller.Options{RateLimiter: outcomes.RetryLimiter()}))
-	for _, reg := range r.Resolver.Generators().Catalog().Registrations() {
+	for _, reg := range r.Resolver.Plugins().Catalog().Registrations(plugin.RoleGenerator) {
 		b = b.Watches(reg.NewConfig(), handler.EnqueueRequestsFromMapFunc(r.usersOf(reg.Kind)),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{}))
 	}

@@ -18,8 +18,7 @@ import (
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/generation"
 	"github.com/eso-dev/eso/app/registry"
-	"github.com/eso-dev/eso/generators"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // recorder is a generator kind that records each configuration it was
@@ -32,13 +31,13 @@ type recorder struct {
 }
 
 func (r *recorder) Kind() string { return "Recorder" }
-func (r *recorder) Generate(context.Context, providers.Ref, providers.Scope) (map[string][]byte, generators.State, error) {
+func (r *recorder) Generate(context.Context, plugin.Ref, plugin.Scope) (map[string][]byte, plugin.State, error) {
 	return nil, nil, nil
 }
-func (r *recorder) Cleanup(context.Context, providers.Ref, providers.Scope, generators.State) error {
+func (r *recorder) Cleanup(context.Context, plugin.Ref, plugin.Scope, plugin.State) error {
 	return nil
 }
-func (r *recorder) Validate(_ context.Context, ref providers.Ref, scope providers.Scope) error {
+func (r *recorder) Validate(_ context.Context, ref plugin.Ref, scope plugin.Scope) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.validated = append(r.validated, ref.Namespace+"/"+ref.Name+" as "+scope.Namespace)
@@ -54,12 +53,12 @@ func reconciler(t *testing.T, cluster bool, objs ...client.Object) (*Reconciler,
 	c := ctrlfake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).
 		WithStatusSubresource(&genv2.Generator{}, &genv2.ClusterGenerator{}).Build()
 	rec := &recorder{}
-	catalog, err := registry.NewGeneratorCatalog([]generators.Registration{{Name: "recorder", Kind: "Recorder",
-		New: func(providers.Deps) generators.Generator { return rec }}})
+	catalog, err := registry.NewCatalog([]plugin.Registration{{Name: "recorder", Kind: "Recorder",
+		NewGenerator: func(plugin.Deps) plugin.Generator { return rec }}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	resolver := generation.NewResolver(c, registry.NewGenerators(catalog, providers.Deps{}), "")
+	resolver := generation.NewResolver(c, registry.NewPlugins(catalog, plugin.Deps{}), "")
 	return &Reconciler{Client: c, Resolver: resolver, Cluster: cluster}, rec
 }
 

@@ -13,7 +13,7 @@ import (
 
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/outcomes"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // TestValidationOutcomes: what a generator's validation failure makes of
@@ -28,9 +28,9 @@ func TestValidationOutcomes(t *testing.T) {
 		wantRequeue time.Duration
 	}{
 		"valid":                   {reason: ssv2.ReasonValid, wantRequeue: 5 * time.Minute},
-		"invalid configuration":   {fail: fmt.Errorf("%w: path", providers.ErrInvalidConfig), reason: ssv2.ReasonInvalidProviderConfig, wantRequeue: 5 * time.Minute},
-		"configuration not found": {fail: providers.ErrConfigNotFound, reason: ssv2.ReasonProviderRefNotFound, wantRequeue: 5 * time.Minute},
-		"credentials refused":     {fail: fmt.Errorf("%w: token revoked", providers.ErrAuthFailed), reason: ssv2.ReasonAuthenticationFailed, wantRequeue: outcomes.RecheckInterval},
+		"invalid configuration":   {fail: fmt.Errorf("%w: path", plugin.ErrInvalidConfig), reason: ssv2.ReasonInvalidProviderConfig, wantRequeue: 5 * time.Minute},
+		"configuration not found": {fail: plugin.ErrConfigNotFound, reason: ssv2.ReasonProviderRefNotFound, wantRequeue: 5 * time.Minute},
+		"credentials refused":     {fail: fmt.Errorf("%w: token revoked", plugin.ErrAuthFailed), reason: ssv2.ReasonAuthenticationFailed, wantRequeue: outcomes.RecheckInterval},
 		"generator unreachable":   {fail: errors.New("connection refused"), reason: ssv2.ReasonValidationFailed, wantErr: true},
 	}
 	for name, tc := range cases {

@@ -32,8 +32,7 @@ import (
 	"github.com/eso-dev/eso/app/generation"
 	"github.com/eso-dev/eso/app/manager"
 	"github.com/eso-dev/eso/app/statuswrite"
-	"github.com/eso-dev/eso/generators"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // Reconciler collects GeneratorStates.
@@ -133,9 +132,9 @@ func (r *Reconciler) revoke(ctx context.Context, st *genv2.GeneratorState) error
 	if err != nil {
 		return err
 	}
-	ref := providers.Ref{Kind: st.Spec.ProviderRef.Kind, Namespace: st.Spec.ProviderRef.Namespace, Name: st.Spec.ProviderRef.Name}
-	scope := providers.Scope{Namespace: st.Spec.CredentialsNamespace}
-	if err := gen.Cleanup(ctx, ref, scope, generators.State(st.Spec.State.Raw)); err != nil {
+	ref := plugin.Ref{Kind: st.Spec.ProviderRef.Kind, Namespace: st.Spec.ProviderRef.Namespace, Name: st.Spec.ProviderRef.Name}
+	scope := plugin.Scope{Namespace: st.Spec.CredentialsNamespace}
+	if err := gen.Cleanup(ctx, ref, scope, plugin.State(st.Spec.State.Raw)); err != nil {
 		return fmt.Errorf("revoking with %s %s/%s: %w", ref.Kind, ref.Namespace, ref.Name, err)
 	}
 	return nil

@@ -19,8 +19,7 @@ import (
 	genv2 "github.com/eso-dev/eso/apis/generator/v2alpha1"
 	"github.com/eso-dev/eso/app/generation"
 	"github.com/eso-dev/eso/app/registry"
-	"github.com/eso-dev/eso/generators"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // recorder is a generator kind that records every revocation.
@@ -31,11 +30,11 @@ type recorder struct {
 }
 
 func (r *recorder) Kind() string { return "Recorder" }
-func (r *recorder) Generate(context.Context, providers.Ref, providers.Scope) (map[string][]byte, generators.State, error) {
+func (r *recorder) Generate(context.Context, plugin.Ref, plugin.Scope) (map[string][]byte, plugin.State, error) {
 	return nil, nil, nil
 }
-func (r *recorder) Validate(context.Context, providers.Ref, providers.Scope) error { return nil }
-func (r *recorder) Cleanup(_ context.Context, ref providers.Ref, scope providers.Scope, state generators.State) error {
+func (r *recorder) Validate(context.Context, plugin.Ref, plugin.Scope) error { return nil }
+func (r *recorder) Cleanup(_ context.Context, ref plugin.Ref, scope plugin.Scope, state plugin.State) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.revoked = append(r.revoked, string(state))
@@ -61,8 +60,8 @@ func newFixture(t *testing.T, objs ...client.Object) *fixture {
 	}
 	c := ctrlfake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).WithStatusSubresource(&genv2.GeneratorState{}).Build()
 	rec := &recorder{}
-	catalog, err := registry.NewGeneratorCatalog([]generators.Registration{{Name: "recorder", Kind: "Recorder",
-		New: func(providers.Deps) generators.Generator { return rec }}})
+	catalog, err := registry.NewCatalog([]plugin.Registration{{Name: "recorder", Kind: "Recorder",
+		NewGenerator: func(plugin.Deps) plugin.Generator { return rec }}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +69,7 @@ func newFixture(t *testing.T, objs ...client.Object) *fixture {
 	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	return &fixture{client: c, rec: rec, signer: signer, deadline: now.Add(-time.Minute), r: &Reconciler{
 		Client: c, APIReader: c, Signer: signer, Now: func() time.Time { return now },
-		Resolver: generation.NewResolver(c, registry.NewGenerators(catalog, providers.Deps{}), ""),
+		Resolver: generation.NewResolver(c, registry.NewPlugins(catalog, plugin.Deps{}), ""),
 	}}
 }
 

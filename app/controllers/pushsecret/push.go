@@ -13,7 +13,7 @@ import (
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	esv1alpha1 "github.com/eso-dev/eso/apis/externalsecrets/v1alpha1"
 	"github.com/eso-dev/eso/app/stores"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // errNotOwned: a remote secret exists that eso did not create.
@@ -24,15 +24,15 @@ var errNotOwned = errors.New("remote secret not owned by eso")
 type synced map[string]esv1alpha1.PushSecretData
 
 // writerOf returns a client of the store that can write, and its release.
-func (r *Reconciler) writerOf(ctx context.Context, s *pushStore, namespace string) (providers.Writer, func(), error) {
+func (r *Reconciler) writerOf(ctx context.Context, s *pushStore, namespace string) (plugin.Writer, func(), error) {
 	cl, release, err := r.Resolver.Client(ctx, s.store, namespace, s.fingerprint)
 	if err != nil {
 		return nil, nil, err
 	}
-	w, ok := cl.(providers.Writer)
+	w, ok := cl.(plugin.Writer)
 	if !ok {
 		release()
-		return nil, nil, fmt.Errorf("%w: %s cannot write", providers.ErrNotSupported, s.store)
+		return nil, nil, fmt.Errorf("%w: %s cannot write", plugin.ErrNotSupported, s.store)
 	}
 	return w, release, nil
 }
@@ -95,12 +95,12 @@ func (r *Reconciler) push(ctx context.Context, ps *esv1alpha1.PushSecret, s *pus
 			continue
 		}
 		adopt := ps.Spec.AdoptionPolicy == esv1alpha1.AdoptionPolicyAdopt
-		req := providers.PushRequest{RemoteKey: ref.RemoteKey, Property: ref.Property, Value: e.value, Adopt: adopt}
+		req := plugin.PushRequest{RemoteKey: ref.RemoteKey, Property: ref.Property, Value: e.value, Adopt: adopt}
 		if e.data.Metadata != nil {
 			req.Metadata = e.data.Metadata.Raw
 		}
 		err = w.PushSecret(ctx, req)
-		if errors.Is(err, providers.ErrNotManaged) {
+		if errors.Is(err, plugin.ErrNotManaged) {
 			if adopt {
 				err = fmt.Errorf("%w: %s exists, eso did not create it, and this provider cannot adopt it", errNotOwned, ref.RemoteKey)
 			} else {
@@ -161,7 +161,7 @@ func (r *Reconciler) deleteRemote(ctx context.Context, ps *esv1alpha1.PushSecret
 		byKey[s.target.key()] = s
 	}
 	type asked struct {
-		w     providers.Writer // nil: the store is gone or not ours, nothing to ask
+		w     plugin.Writer // nil: the store is gone or not ours, nothing to ask
 		store *stores.Store
 		// shared are the stores writing the same keys (sameConfiguration).
 		shared []string
@@ -237,7 +237,7 @@ func (r *Reconciler) deleteRemote(ctx context.Context, ps *esv1alpha1.PushSecret
 			continue
 		}
 		err := a.w.DeleteSecret(ctx, ref.RemoteKey, ref.Property)
-		if errors.Is(err, providers.ErrNotManaged) {
+		if errors.Is(err, plugin.ErrNotManaged) {
 			// It lost eso's mark since it was pushed: it is someone
 			// else's now, so it is forgotten, not deleted.
 			r.Recorder.Eventf(ps, corev1.EventTypeWarning, esv1alpha1.ReasonNotOwned,

@@ -35,6 +35,7 @@ import (
 	"github.com/eso-dev/eso/app/registry"
 	"github.com/eso-dev/eso/app/statuswrite"
 	"github.com/eso-dev/eso/app/stores"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // Reconciler reconciles one kind of store (SecretStore or ClusterSecretStore
@@ -156,7 +157,7 @@ func (c *Reconciler) SetupWithManager(mgr ctrl.Manager, catalog *registry.Catalo
 	if c.Awaits != nil {
 		b = b.WatchesRawSource(c.Awaits.Source())
 	}
-	for _, reg := range catalog.Registrations() {
+	for _, reg := range catalog.Registrations(plugin.RoleProvider) {
 		kind := reg.Kind
 		b = b.Watches(reg.NewConfig(), handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, cfg client.Object) []reconcile.Request {
 			found, err := stores.ForConfig(ctx, mgr.GetClient(), kind, cfg)

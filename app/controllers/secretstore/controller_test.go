@@ -19,32 +19,32 @@ import (
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/registry"
 	"github.com/eso-dev/eso/app/stores"
-	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/fake"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // recorder is the Fake provider under another kind, recording each
 // configuration it was asked to validate or log in with, and as whom.
 type recorder struct {
-	providers.Provider
+	plugin.Provider
 	mu        sync.Mutex
 	validated []string
 }
 
 func (r *recorder) Kind() string { return "Recorder" }
 
-func (r *recorder) record(ref providers.Ref, scope providers.Scope) {
+func (r *recorder) record(ref plugin.Ref, scope plugin.Scope) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.validated = append(r.validated, ref.Namespace+"/"+ref.Name+" as "+scope.Namespace)
 }
 
-func (r *recorder) NewClient(ctx context.Context, ref providers.Ref, scope providers.Scope) (providers.SecretsClient, error) {
+func (r *recorder) NewClient(ctx context.Context, ref plugin.Ref, scope plugin.Scope) (plugin.SecretsClient, error) {
 	r.record(ref, scope)
 	return r.Provider.NewClient(ctx, ref, scope)
 }
 
-func (r *recorder) Validate(ctx context.Context, ref providers.Ref, scope providers.Scope) error {
+func (r *recorder) Validate(ctx context.Context, ref plugin.Ref, scope plugin.Scope) error {
 	r.record(ref, scope)
 	return r.Provider.Validate(ctx, ref, scope)
 }
@@ -84,15 +84,15 @@ func reconciler(t *testing.T, objs ...client.Object) (*Reconciler, *recorder, *i
 		&provv1.Fake{ObjectMeta: metav1.ObjectMeta{Namespace: "victim", Name: "config"}})
 	c := ctrlfake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).
 		WithStatusSubresource(&ssv2.SecretStore{}, &ssv2.ClusterSecretStore{}).Build()
-	rec := &recorder{Provider: fake.Registration.New(providers.Deps{Client: c, APIReader: c})}
-	catalog, err := registry.NewCatalog([]providers.Registration{{Name: "recorder", Kind: "Recorder",
-		NewConfig: func() client.Object { return &provv1.Fake{} },
-		New:       func(providers.Deps) providers.Provider { return rec }}})
+	rec := &recorder{Provider: fake.Registration.NewProvider(plugin.Deps{Client: c, APIReader: c})}
+	catalog, err := registry.NewCatalog([]plugin.Registration{{Name: "recorder", Kind: "Recorder",
+		NewConfig:   func() client.Object { return &provv1.Fake{} },
+		NewProvider: func(plugin.Deps) plugin.Provider { return rec }}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	writes := new(int)
-	resolver := stores.NewResolver(c, registry.NewProviders(catalog, providers.Deps{}), stores.NewClientCache(), "")
+	resolver := stores.NewResolver(c, registry.NewPlugins(catalog, plugin.Deps{}), stores.NewClientCache(), "")
 	return &Reconciler{Client: statusWrites{c, writes}, Resolver: resolver, Recorder: record.NewFakeRecorder(100),
 		API: stores.V2APIs[0]}, rec, writes
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/eso-dev/eso/app/config"
 	"github.com/eso-dev/eso/app/outcomes"
 	"github.com/eso-dev/eso/app/stores"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // readiness is the outcome of validating a store.
@@ -48,8 +48,8 @@ func failed(err error, message string) *readiness {
 // storeScope is one validation of one store, filled in by the steps.
 type storeScope struct {
 	store *stores.Store
-	prov  providers.Provider
-	ref   providers.Ref
+	prov  plugin.Provider
+	ref   plugin.Ref
 }
 
 // validationStep is one check of a store; it returns the failure, or nil
@@ -101,7 +101,7 @@ func (c *Reconciler) resolveProvider(_ context.Context, sc *storeScope) *readine
 	prov, ref, err := c.Resolver.Provider(sc.store)
 	switch {
 	case errors.Is(err, stores.ErrNotCompiledIn):
-		if near := config.Closest(ref.Kind, c.Resolver.Providers().Catalog().Kinds()); near != "" {
+		if near := config.Closest(ref.Kind, c.Resolver.Plugins().Catalog().Kinds(plugin.RoleProvider)); near != "" {
 			return failed(err, "unknown provider kind "+ref.Kind+": did you mean "+near+"?")
 		}
 		return failed(err, "provider kind "+ref.Kind+" is not compiled into this eso binary (see `eso providers`)")
@@ -156,7 +156,7 @@ func (c *Reconciler) checkAuth(ctx context.Context, s *stores.Store) error {
 	cl, release, err := c.Resolver.Client(ctx, s, "", fingerprint)
 	if err == nil {
 		defer release()
-		if checker, ok := cl.(providers.AuthChecker); ok {
+		if checker, ok := cl.(plugin.AuthChecker); ok {
 			err = checker.CheckAuth(ctx)
 		}
 		if err == nil {

@@ -15,18 +15,18 @@ import (
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/stores"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // scripted is a provider whose Validate and CheckAuth fail as told.
 type scripted struct {
-	providers.Provider
+	plugin.Provider
 	validate, auth error
 }
 
-func (s *scripted) Validate(context.Context, providers.Ref, providers.Scope) error { return s.validate }
+func (s *scripted) Validate(context.Context, plugin.Ref, plugin.Scope) error { return s.validate }
 
-func (s *scripted) NewClient(context.Context, providers.Ref, providers.Scope) (providers.SecretsClient, error) {
+func (s *scripted) NewClient(context.Context, plugin.Ref, plugin.Scope) (plugin.SecretsClient, error) {
 	return authClient{s.auth}, nil
 }
 
@@ -41,9 +41,9 @@ func (authClient) GetSecretMap(context.Context, esv1.ExternalSecretDataRemoteRef
 func (authClient) GetAllSecrets(context.Context, esv1.ExternalSecretFind) (map[string][]byte, error) {
 	return nil, nil
 }
-func (authClient) Capabilities() providers.Capabilities { return providers.ReadOnly }
-func (authClient) Close(context.Context) error          { return nil }
-func (c authClient) CheckAuth(context.Context) error    { return c.err }
+func (authClient) Capabilities() plugin.Capabilities { return plugin.ReadOnly }
+func (authClient) Close(context.Context) error       { return nil }
+func (c authClient) CheckAuth(context.Context) error { return c.err }
 
 // TestValidationSteps: each step's failure gives the store its reason and
 // retry; the first failing step decides.
@@ -60,12 +60,12 @@ func TestValidationSteps(t *testing.T) {
 		"valid":                     {reason: ssv2.ReasonValid},
 		"kind not compiled in":      {kind: "Nope", reason: ssv2.ReasonProviderNotCompiledIn},
 		"invalid conditions":        {conditions: []ssv2.ClusterSecretStoreCondition{{NamespaceRegexes: []string{"("}}}, reason: ssv2.ReasonInvalidConditions},
-		"configuration not found":   {validate: fmt.Errorf("%w: Recorder team-a/config", providers.ErrConfigNotFound), reason: ssv2.ReasonProviderRefNotFound},
-		"invalid configuration":     {validate: fmt.Errorf("%w: region", providers.ErrInvalidConfig), reason: ssv2.ReasonInvalidProviderConfig},
+		"configuration not found":   {validate: fmt.Errorf("%w: Recorder team-a/config", plugin.ErrConfigNotFound), reason: ssv2.ReasonProviderRefNotFound},
+		"invalid configuration":     {validate: fmt.Errorf("%w: region", plugin.ErrInvalidConfig), reason: ssv2.ReasonInvalidProviderConfig},
 		"provider unreachable":      {validate: network, reason: ssv2.ReasonValidationFailed, transient: true},
-		"credentials refused":       {auth: fmt.Errorf("%w: token revoked", providers.ErrAuthFailed), reason: ssv2.ReasonAuthenticationFailed, recheck: true},
-		"validation fails first":    {validate: providers.ErrInvalidConfig, auth: providers.ErrAuthFailed, reason: ssv2.ReasonInvalidProviderConfig},
-		"permission denied on auth": {auth: providers.ErrOutOfScope, reason: ssv2.ReasonCrossNamespaceRefused},
+		"credentials refused":       {auth: fmt.Errorf("%w: token revoked", plugin.ErrAuthFailed), reason: ssv2.ReasonAuthenticationFailed, recheck: true},
+		"validation fails first":    {validate: plugin.ErrInvalidConfig, auth: plugin.ErrAuthFailed, reason: ssv2.ReasonInvalidProviderConfig},
+		"permission denied on auth": {auth: plugin.ErrOutOfScope, reason: ssv2.ReasonCrossNamespaceRefused},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -111,7 +111,7 @@ func TestStatusFollowsTheCurrentCause(t *testing.T) {
 		status   metav1.ConditionStatus
 		reason   string
 	}{
-		{fmt.Errorf("%w: credentials Secret team-a/token not found", providers.ErrCredentialsNotFound), metav1.ConditionFalse, ssv2.ReasonInvalidProviderConfig},
+		{fmt.Errorf("%w: credentials Secret team-a/token not found", plugin.ErrCredentialsNotFound), metav1.ConditionFalse, ssv2.ReasonInvalidProviderConfig},
 		{unreachable, metav1.ConditionUnknown, ssv2.ReasonValidationFailed},
 		{nil, metav1.ConditionTrue, ssv2.ReasonValid},
 		{unreachable, metav1.ConditionTrue, ssv2.ReasonValid},

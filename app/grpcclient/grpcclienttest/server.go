@@ -21,7 +21,7 @@ import (
 
 	providerv1 "github.com/eso-dev/eso/apis/proto/provider/v1"
 	"github.com/eso-dev/eso/app/grpcwire"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // Server serves secrets from a map. Its fields may be set before Start.
@@ -221,7 +221,7 @@ func (st store) value(ref *providerv1.RemoteRef) ([]byte, error) {
 	v, ok := st.s.secrets[ref.GetKey()]
 	st.s.mu.Unlock()
 	if !ok {
-		return nil, fmt.Errorf("%w: %q", providers.ErrSecretNotFound, ref.GetKey())
+		return nil, fmt.Errorf("%w: %q", plugin.ErrSecretNotFound, ref.GetKey())
 	}
 	return v, nil
 }
@@ -233,7 +233,7 @@ func (st store) fields(ref *providerv1.RemoteRef) (map[string][]byte, error) {
 	}
 	var m map[string]string
 	if json.Unmarshal(v, &m) != nil {
-		return nil, fmt.Errorf("%w: %q is not a JSON object", providers.ErrPropertyNotFound, ref.GetKey())
+		return nil, fmt.Errorf("%w: %q is not a JSON object", plugin.ErrPropertyNotFound, ref.GetKey())
 	}
 	out := map[string][]byte{}
 	for k, f := range m {
@@ -253,7 +253,7 @@ func (st store) GetSecret(_ context.Context, req *providerv1.GetSecretRequest) (
 	}
 	v, ok := m[req.GetRef().GetProperty()]
 	if !ok {
-		return nil, fmt.Errorf("%w: %q has no %q", providers.ErrPropertyNotFound, req.GetRef().GetKey(), req.GetRef().GetProperty())
+		return nil, fmt.Errorf("%w: %q has no %q", plugin.ErrPropertyNotFound, req.GetRef().GetKey(), req.GetRef().GetProperty())
 	}
 	return &providerv1.GetSecretResponse{Value: v}, nil
 }
@@ -266,7 +266,7 @@ func (st store) GetSecretMap(_ context.Context, req *providerv1.GetSecretRequest
 func (st store) GetAllSecrets(_ context.Context, req *providerv1.GetAllSecretsRequest) (*providerv1.SecretMapResponse, error) {
 	re, err := regexp.Compile(req.GetFind().GetNameRegexp())
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", providers.ErrInvalidConfig, err)
+		return nil, fmt.Errorf("%w: %v", plugin.ErrInvalidConfig, err)
 	}
 	st.s.mu.Lock()
 	defer st.s.mu.Unlock()
@@ -281,7 +281,7 @@ func (st store) GetAllSecrets(_ context.Context, req *providerv1.GetAllSecretsRe
 
 func (st store) PushSecret(_ context.Context, req *providerv1.PushSecretRequest) (*providerv1.PushSecretResponse, error) {
 	if req.GetProperty() != "" {
-		return nil, fmt.Errorf("%w: properties", providers.ErrNotSupported)
+		return nil, fmt.Errorf("%w: properties", plugin.ErrNotSupported)
 	}
 	st.s.Set(req.GetRemoteKey(), req.GetValue())
 	return &providerv1.PushSecretResponse{}, nil
@@ -304,7 +304,7 @@ func (store) Validate(context.Context, *providerv1.ValidateRequest) (*providerv1
 }
 
 func (store) Capabilities(context.Context, *providerv1.CapabilitiesRequest) (*providerv1.CapabilitiesResponse, error) {
-	return &providerv1.CapabilitiesResponse{Capabilities: string(providers.ReadWrite)}, nil
+	return &providerv1.CapabilitiesResponse{Capabilities: string(plugin.ReadWrite)}, nil
 }
 
 func (store) CheckAuth(context.Context, *providerv1.CheckAuthRequest) (*providerv1.CheckAuthResponse, error) {

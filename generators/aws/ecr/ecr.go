@@ -15,10 +15,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ecrpublic"
 
 	genv1 "github.com/eso-dev/eso/apis/generatorproviders/v2alpha1"
-	"github.com/eso-dev/eso/generators"
-	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/aws/awsauth"
-	"github.com/eso-dev/eso/providers/kit"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // Kind is the configuration kind this generator serves.
@@ -27,13 +25,13 @@ const Kind = "ECRAuthorizationToken"
 // Registration wires the generator into binaries built with the aws tag.
 // There is no Cleanup: ECR has no way to revoke an authorization token, it
 // expires (after 12 hours).
-var Registration = kit.GeneratorDefinition[*genv1.ECRAuthorizationToken]{
+var Registration = plugin.Definition[*genv1.ECRAuthorizationToken]{
 	Name:        "ecr-authorization-token",
 	Kind:        Kind,
 	AddToScheme: genv1.AddToScheme,
 	NewConfig:   func() *genv1.ECRAuthorizationToken { return &genv1.ECRAuthorizationToken{} },
 	Check:       checkScope,
-	CheckCredentials: func(ctx context.Context, deps providers.Deps, cfg *genv1.ECRAuthorizationToken, scope providers.Scope) error {
+	CheckCredentials: func(ctx context.Context, deps plugin.Deps, cfg *genv1.ECRAuthorizationToken, scope plugin.Scope) error {
 		_, err := awsauth.Config(ctx, deps, awsauth.GeneratorSpec(&cfg.Spec.AWSGeneratorSpec), scope)
 		return err
 	},
@@ -42,7 +40,7 @@ var Registration = kit.GeneratorDefinition[*genv1.ECRAuthorizationToken]{
 
 // generate calls GetAuthorizationToken: username, password, proxy_endpoint
 // and expires_at (Unix seconds), as upstream's generator outputs them.
-func generate(ctx context.Context, deps providers.Deps, cfg *genv1.ECRAuthorizationToken, scope providers.Scope) (map[string][]byte, generators.State, error) {
+func generate(ctx context.Context, deps plugin.Deps, cfg *genv1.ECRAuthorizationToken, scope plugin.Scope) (map[string][]byte, plugin.State, error) {
 	session, err := awsauth.Session(ctx, deps, awsauth.GeneratorSpec(&cfg.Spec.AWSGeneratorSpec), scope)
 	if err != nil {
 		return nil, nil, err
@@ -73,7 +71,7 @@ func checkScope(cfg *genv1.ECRAuthorizationToken) error {
 	case "", genv1.ECRScopePrivate, genv1.ECRScopePublic:
 		return nil
 	}
-	return fmt.Errorf("%w: scope %q (want private or public)", providers.ErrInvalidConfig, cfg.Spec.Scope)
+	return fmt.Errorf("%w: scope %q (want private or public)", plugin.ErrInvalidConfig, cfg.Spec.Scope)
 }
 
 // publicRegion is where AWS serves ECR Public's login API.
@@ -81,7 +79,7 @@ const publicRegion = "us-east-1"
 
 // publicLogin asks ECR Public for a login, in us-east-1 (or at the
 // configured endpoint).
-func publicLogin(ctx context.Context, session aws.Config) (map[string][]byte, generators.State, error) {
+func publicLogin(ctx context.Context, session aws.Config) (map[string][]byte, plugin.State, error) {
 	out, err := ecrpublic.NewFromConfig(session, func(o *ecrpublic.Options) { o.Region = publicRegion }).
 		GetAuthorizationToken(ctx, &ecrpublic.GetAuthorizationTokenInput{})
 	if err != nil {

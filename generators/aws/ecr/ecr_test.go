@@ -19,21 +19,20 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	genv1 "github.com/eso-dev/eso/apis/generatorproviders/v2alpha1"
-	"github.com/eso-dev/eso/generators"
-	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/aws/awstest"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // These tests run against moto_server, an AWS API emulator.
 
 var (
-	ref   = providers.Ref{Kind: Kind, Namespace: awstest.Namespace, Name: "ecr"}
-	scope = providers.Scope{Namespace: awstest.Namespace}
+	ref   = plugin.Ref{Kind: Kind, Namespace: awstest.Namespace, Name: "ecr"}
+	scope = plugin.Scope{Namespace: awstest.Namespace}
 )
 
 // newGenerator serves spec as ECRAuthorizationToken team/ecr, beside the
 // Secret aws-creds (keys id and secret) awstest.StaticAuth names.
-func newGenerator(t *testing.T, spec genv1.ECRAuthorizationTokenSpec, keyID, secretKey string) generators.Generator {
+func newGenerator(t *testing.T, spec genv1.ECRAuthorizationTokenSpec, keyID, secretKey string) plugin.Generator {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	_ = corev1.AddToScheme(scheme)
@@ -42,7 +41,7 @@ func newGenerator(t *testing.T, spec genv1.ECRAuthorizationTokenSpec, keyID, sec
 	creds := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: awstest.Namespace, Name: "aws-creds"},
 		Data: map[string][]byte{"id": []byte(keyID), "secret": []byte(secretKey)}}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(cfg, creds).Build()
-	return Registration.New(providers.Deps{Client: c, APIReader: c})
+	return Registration.NewGenerator(plugin.Deps{Client: c, APIReader: c})
 }
 
 func spec(endpoint string) genv1.ECRAuthorizationTokenSpec {
@@ -94,7 +93,7 @@ func TestRefusedKeysAndValidate(t *testing.T) {
 		t.Fatalf("accepted keys: %v", err)
 	}
 	_, _, err := newGenerator(t, spec(endpoint), keyID, "not-the-secret-key-of-eso").Generate(ctx, ref, scope)
-	if !errors.Is(err, providers.ErrAuthFailed) || strings.Contains(err.Error(), "not-the-secret-key-of-eso") {
+	if !errors.Is(err, plugin.ErrAuthFailed) || strings.Contains(err.Error(), "not-the-secret-key-of-eso") {
 		t.Errorf("refused keys: %v", err)
 	}
 
@@ -105,15 +104,15 @@ func TestRefusedKeysAndValidate(t *testing.T) {
 	missingKey := unreachable
 	missingKey.Auth = awstest.StaticAuth()
 	missingKey.Auth.SecretRef.SecretAccessKey.Key = "other"
-	if err := newGenerator(t, missingKey, "id", "secret").Validate(ctx, ref, scope); !errors.Is(err, providers.ErrInvalidConfig) || !strings.Contains(err.Error(), `"other"`) {
+	if err := newGenerator(t, missingKey, "id", "secret").Validate(ctx, ref, scope); !errors.Is(err, plugin.ErrInvalidConfig) || !strings.Contains(err.Error(), `"other"`) {
 		t.Errorf("Validate without the key: %v", err)
 	}
 	noAuth := unreachable
 	noAuth.Auth = nil
-	if err := newGenerator(t, noAuth, "id", "secret").Validate(ctx, ref, scope); !errors.Is(err, providers.ErrNoAmbientCredentials) {
+	if err := newGenerator(t, noAuth, "id", "secret").Validate(ctx, ref, scope); !errors.Is(err, plugin.ErrNoAmbientCredentials) {
 		t.Errorf("Validate without auth or ambient credentials: %v", err)
 	}
-	if err := newGenerator(t, unreachable, "id", "secret").Validate(ctx, providers.Ref{Kind: Kind, Namespace: awstest.Namespace, Name: "missing"}, scope); !errors.Is(err, providers.ErrConfigNotFound) {
+	if err := newGenerator(t, unreachable, "id", "secret").Validate(ctx, plugin.Ref{Kind: Kind, Namespace: awstest.Namespace, Name: "missing"}, scope); !errors.Is(err, plugin.ErrConfigNotFound) {
 		t.Errorf("Validate of a missing configuration: %v", err)
 	}
 }
@@ -192,7 +191,7 @@ func TestUnknownScopeIsRefused(t *testing.T) {
 	s := spec("http://127.0.0.1:1")
 	s.Scope = "Public"
 	_, _, err := newGenerator(t, s, "AKIDEXAMPLE", "wJalrXUtnFEMI").Generate(context.Background(), ref, scope)
-	if !errors.Is(err, providers.ErrInvalidConfig) || !strings.Contains(err.Error(), `scope "Public"`) {
+	if !errors.Is(err, plugin.ErrInvalidConfig) || !strings.Contains(err.Error(), `scope "Public"`) {
 		t.Errorf("err = %v, want the scope refused", err)
 	}
 }

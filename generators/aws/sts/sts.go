@@ -11,10 +11,8 @@ import (
 
 	genv1 "github.com/eso-dev/eso/apis/generatorproviders/v2alpha1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
-	"github.com/eso-dev/eso/generators"
-	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/aws/awsauth"
-	"github.com/eso-dev/eso/providers/kit"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // Kind is the configuration kind this generator serves.
@@ -24,12 +22,12 @@ const Kind = "STSSessionToken"
 // There is no Cleanup: AWS has no call that revokes one session token (only
 // a deny policy on every session of the user), so the credentials live
 // until they expire.
-var Registration = kit.GeneratorDefinition[*genv1.STSSessionToken]{
+var Registration = plugin.Definition[*genv1.STSSessionToken]{
 	Name:        "sts-session-token",
 	Kind:        Kind,
 	AddToScheme: genv1.AddToScheme,
 	NewConfig:   func() *genv1.STSSessionToken { return &genv1.STSSessionToken{} },
-	CheckCredentials: func(ctx context.Context, deps providers.Deps, cfg *genv1.STSSessionToken, scope providers.Scope) error {
+	CheckCredentials: func(ctx context.Context, deps plugin.Deps, cfg *genv1.STSSessionToken, scope plugin.Scope) error {
 		_, err := awsauth.Config(ctx, deps, connection(&cfg.Spec), scope)
 		return err
 	},
@@ -42,7 +40,7 @@ var Registration = kit.GeneratorDefinition[*genv1.STSSessionToken]{
 //
 // AWS only issues session tokens to long-term credentials: with role set,
 // GetSessionToken is refused.
-func generate(ctx context.Context, deps providers.Deps, cfg *genv1.STSSessionToken, scope providers.Scope) (map[string][]byte, generators.State, error) {
+func generate(ctx context.Context, deps plugin.Deps, cfg *genv1.STSSessionToken, scope plugin.Scope) (map[string][]byte, plugin.State, error) {
 	session, err := awsauth.Session(ctx, deps, connection(&cfg.Spec), scope)
 	if err != nil {
 		return nil, nil, err

@@ -16,21 +16,20 @@ import (
 
 	genv1 "github.com/eso-dev/eso/apis/generatorproviders/v2alpha1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
-	"github.com/eso-dev/eso/generators"
-	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/aws/awstest"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // These tests run against moto_server, an AWS API emulator.
 
 var (
-	ref   = providers.Ref{Kind: Kind, Namespace: awstest.Namespace, Name: "sts"}
-	scope = providers.Scope{Namespace: awstest.Namespace}
+	ref   = plugin.Ref{Kind: Kind, Namespace: awstest.Namespace, Name: "sts"}
+	scope = plugin.Scope{Namespace: awstest.Namespace}
 )
 
 // newGenerator serves spec as STSSessionToken team/sts, beside the Secret
 // aws-creds (keys id and secret) awstest.StaticAuth names.
-func newGenerator(t *testing.T, spec genv1.STSSessionTokenSpec, keyID, secretKey string) generators.Generator {
+func newGenerator(t *testing.T, spec genv1.STSSessionTokenSpec, keyID, secretKey string) plugin.Generator {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	_ = corev1.AddToScheme(scheme)
@@ -39,7 +38,7 @@ func newGenerator(t *testing.T, spec genv1.STSSessionTokenSpec, keyID, secretKey
 	creds := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: awstest.Namespace, Name: "aws-creds"},
 		Data: map[string][]byte{"id": []byte(keyID), "secret": []byte(secretKey)}}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(cfg, creds).Build()
-	return Registration.New(providers.Deps{Client: c, APIReader: c})
+	return Registration.NewGenerator(plugin.Deps{Client: c, APIReader: c})
 }
 
 func spec(endpoint string, params *genv1.STSSessionTokenRequestParameters) genv1.STSSessionTokenSpec {
@@ -90,7 +89,7 @@ func TestRefusedKeysAndValidate(t *testing.T) {
 	ctx := context.Background()
 	endpoint, keyID, _ := awstest.StartMotoWithIAM(t)
 	_, _, err := newGenerator(t, spec(endpoint, nil), keyID, "not-the-secret-key-of-eso").Generate(ctx, ref, scope)
-	if !errors.Is(err, providers.ErrAuthFailed) || strings.Contains(err.Error(), "not-the-secret-key-of-eso") {
+	if !errors.Is(err, plugin.ErrAuthFailed) || strings.Contains(err.Error(), "not-the-secret-key-of-eso") {
 		t.Errorf("refused keys: %v", err)
 	}
 
@@ -100,14 +99,14 @@ func TestRefusedKeysAndValidate(t *testing.T) {
 	}
 	jwtWithoutRole := unreachable
 	jwtWithoutRole.Auth = &provv1.AWSAuth{JWT: &provv1.AWSJWTAuth{ServiceAccountRef: provv1.KubernetesServiceAccount{Name: "sa"}}}
-	if err := newGenerator(t, jwtWithoutRole, "id", "secret").Validate(ctx, ref, scope); !errors.Is(err, providers.ErrInvalidConfig) || !strings.Contains(err.Error(), "needs role") {
+	if err := newGenerator(t, jwtWithoutRole, "id", "secret").Validate(ctx, ref, scope); !errors.Is(err, plugin.ErrInvalidConfig) || !strings.Contains(err.Error(), "needs role") {
 		t.Errorf("Validate of web identity without role: %v", err)
 	}
 	missingSecret := unreachable
 	missingSecret.Auth = &provv1.AWSAuth{SecretRef: &provv1.AWSAuthSecretRef{
 		AccessKeyID:     provv1.SecretKeySelector{Name: "elsewhere", Key: "id"},
 		SecretAccessKey: provv1.SecretKeySelector{Name: "elsewhere", Key: "secret"}}}
-	if err := newGenerator(t, missingSecret, "id", "secret").Validate(ctx, ref, scope); !errors.Is(err, providers.ErrInvalidConfig) || !strings.Contains(err.Error(), "team/elsewhere") {
+	if err := newGenerator(t, missingSecret, "id", "secret").Validate(ctx, ref, scope); !errors.Is(err, plugin.ErrInvalidConfig) || !strings.Contains(err.Error(), "team/elsewhere") {
 		t.Errorf("Validate with a missing Secret: %v", err)
 	}
 }

@@ -12,10 +12,8 @@ import (
 
 	genv1 "github.com/eso-dev/eso/apis/generatorproviders/v2alpha1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
-	"github.com/eso-dev/eso/generators"
-	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/gcp/gcpauth"
-	"github.com/eso-dev/eso/providers/kit"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // Kind is the configuration kind this generator serves.
@@ -30,18 +28,18 @@ var Registration = Definition(gcpauth.GoogleEndpoints).Registration()
 // Definition is the generator with Google's token services at endpoints
 // (tests serve their own). There is no Cleanup: eso does not revoke the
 // token, which expires within the hour.
-func Definition(endpoints gcpauth.Endpoints) kit.GeneratorDefinition[*genv1.GCRAccessToken] {
-	return kit.GeneratorDefinition[*genv1.GCRAccessToken]{
+func Definition(endpoints gcpauth.Endpoints) plugin.Definition[*genv1.GCRAccessToken] {
+	return plugin.Definition[*genv1.GCRAccessToken]{
 		Name:        "gcr-access-token",
 		Kind:        Kind,
 		AddToScheme: genv1.AddToScheme,
 		NewConfig:   func() *genv1.GCRAccessToken { return &genv1.GCRAccessToken{} },
 		// A service account key is parsed; no token is requested.
-		CheckCredentials: func(ctx context.Context, deps providers.Deps, cfg *genv1.GCRAccessToken, scope providers.Scope) error {
+		CheckCredentials: func(ctx context.Context, deps plugin.Deps, cfg *genv1.GCRAccessToken, scope plugin.Scope) error {
 			_, err := credentials(ctx, deps, endpoints, &cfg.Spec, scope, false)
 			return err
 		},
-		Generate: func(ctx context.Context, deps providers.Deps, cfg *genv1.GCRAccessToken, scope providers.Scope) (map[string][]byte, generators.State, error) {
+		Generate: func(ctx context.Context, deps plugin.Deps, cfg *genv1.GCRAccessToken, scope plugin.Scope) (map[string][]byte, plugin.State, error) {
 			creds, err := credentials(ctx, deps, endpoints, &cfg.Spec, scope, true)
 			if err != nil {
 				return nil, nil, err
@@ -53,7 +51,7 @@ func Definition(endpoints gcpauth.Endpoints) kit.GeneratorDefinition[*genv1.GCRA
 
 // login is username oauth2accesstoken, password a fresh access token, and
 // expiry (Unix seconds), as upstream's generator outputs them.
-func login(ctx context.Context, creds *auth.Credentials) (map[string][]byte, generators.State, error) {
+func login(ctx context.Context, creds *auth.Credentials) (map[string][]byte, plugin.State, error) {
 	token, err := creds.Token(ctx)
 	if err != nil {
 		// gcpauth's errors carry Google's description, never a token or key.
@@ -72,13 +70,13 @@ func login(ctx context.Context, creds *auth.Credentials) (map[string][]byte, gen
 // credentials are those spec.Auth names, or eso's own when allowed. eso's
 // own are only looked for when connecting: on GCE that asks the metadata
 // server.
-func credentials(ctx context.Context, deps providers.Deps, endpoints gcpauth.Endpoints, spec *genv1.GCRAccessTokenSpec,
-	scope providers.Scope, connecting bool) (*auth.Credentials, error) {
+func credentials(ctx context.Context, deps plugin.Deps, endpoints gcpauth.Endpoints, spec *genv1.GCRAccessTokenSpec,
+	scope plugin.Scope, connecting bool) (*auth.Credentials, error) {
 	switch {
 	case spec.Auth != nil:
 		return gcpauth.Credentials(ctx, deps, &provv1.GCPSecretManagerSpec{ProjectID: spec.ProjectID, Auth: spec.Auth}, scope.Namespace, endpoints)
 	case !deps.AmbientCredentials:
-		return nil, providers.ErrNoAmbientCredentials
+		return nil, plugin.ErrNoAmbientCredentials
 	case connecting:
 		return gcpauth.Ambient()
 	}

@@ -18,27 +18,26 @@ import (
 
 	genv1 "github.com/eso-dev/eso/apis/generatorproviders/v2alpha1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
-	"github.com/eso-dev/eso/generators"
-	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/gcp/gcpauth"
 	"github.com/eso-dev/eso/providers/gcp/gcptest"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // These tests run against in-process Google token services (gcptest).
 
 var (
-	ref   = providers.Ref{Kind: Kind, Namespace: "team", Name: "gcr"}
-	scope = providers.Scope{Namespace: "team"}
+	ref   = plugin.Ref{Kind: Kind, Namespace: "team", Name: "gcr"}
+	scope = plugin.Scope{Namespace: "team"}
 )
 
 // newGenerator serves spec as GCRAccessToken team/gcr beside objects. The
 // fake API answers TokenRequests with "k8s-token-of-<namespace>/<name>".
-func newGenerator(t *testing.T, spec genv1.GCRAccessTokenSpec, objects ...client.Object) generators.Generator {
+func newGenerator(t *testing.T, spec genv1.GCRAccessTokenSpec, objects ...client.Object) plugin.Generator {
 	t.Helper()
 	return newGeneratorWith(t, gcpauth.GoogleEndpoints, spec, objects...)
 }
 
-func newGeneratorWith(t *testing.T, endpoints gcpauth.Endpoints, spec genv1.GCRAccessTokenSpec, objects ...client.Object) generators.Generator {
+func newGeneratorWith(t *testing.T, endpoints gcpauth.Endpoints, spec genv1.GCRAccessTokenSpec, objects ...client.Object) plugin.Generator {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	_ = corev1.AddToScheme(scheme)
@@ -51,7 +50,7 @@ func newGeneratorWith(t *testing.T, endpoints gcpauth.Endpoints, spec genv1.GCRA
 	}}
 	cfg := &genv1.GCRAccessToken{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "gcr"}, Spec: spec}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithInterceptorFuncs(tokenRequests).WithObjects(append(objects, cfg)...).Build()
-	return Definition(endpoints).New(providers.Deps{Client: c, APIReader: c})
+	return Definition(endpoints).Registration().NewGenerator(plugin.Deps{Client: c, APIReader: c})
 }
 
 func keyAuth(key string) *provv1.GCPAuth {
@@ -92,7 +91,7 @@ func TestServiceAccountKey(t *testing.T) {
 
 	tokens.Revoke("puller@p.iam.gserviceaccount.com")
 	_, _, err := g.Generate(ctx, ref, scope)
-	if !errors.Is(err, providers.ErrAuthFailed) || !strings.Contains(err.Error(), "account not found") {
+	if !errors.Is(err, plugin.ErrAuthFailed) || !strings.Contains(err.Error(), "account not found") {
 		t.Errorf("revoked key: %v", err)
 	}
 	if strings.Contains(err.Error(), "PRIVATE KEY") {
@@ -140,17 +139,17 @@ func TestValidate(t *testing.T) {
 	if tokens.Issued() != 0 {
 		t.Error("Validate asked for a token")
 	}
-	if err := newGenerator(t, genv1.GCRAccessTokenSpec{ProjectID: "p", Auth: keyAuth("other")}, key).Validate(ctx, ref, scope); !errors.Is(err, providers.ErrInvalidConfig) || !strings.Contains(err.Error(), `"other"`) {
+	if err := newGenerator(t, genv1.GCRAccessTokenSpec{ProjectID: "p", Auth: keyAuth("other")}, key).Validate(ctx, ref, scope); !errors.Is(err, plugin.ErrInvalidConfig) || !strings.Contains(err.Error(), `"other"`) {
 		t.Errorf("Validate without the key: %v", err)
 	}
 	notAKey := keySecret([]byte(`{"type":"authorized_user"}`))
-	if err := newGenerator(t, genv1.GCRAccessTokenSpec{ProjectID: "p", Auth: keyAuth("key.json")}, notAKey).Validate(ctx, ref, scope); !errors.Is(err, providers.ErrInvalidConfig) || !strings.Contains(err.Error(), "team/gcp-key") {
+	if err := newGenerator(t, genv1.GCRAccessTokenSpec{ProjectID: "p", Auth: keyAuth("key.json")}, notAKey).Validate(ctx, ref, scope); !errors.Is(err, plugin.ErrInvalidConfig) || !strings.Contains(err.Error(), "team/gcp-key") {
 		t.Errorf("Validate with a key that is not a service account key: %v", err)
 	}
-	if err := newGenerator(t, genv1.GCRAccessTokenSpec{ProjectID: "p"}).Validate(ctx, ref, scope); !errors.Is(err, providers.ErrNoAmbientCredentials) {
+	if err := newGenerator(t, genv1.GCRAccessTokenSpec{ProjectID: "p"}).Validate(ctx, ref, scope); !errors.Is(err, plugin.ErrNoAmbientCredentials) {
 		t.Errorf("Validate without auth or ambient credentials: %v", err)
 	}
-	if err := newGenerator(t, genv1.GCRAccessTokenSpec{ProjectID: "p"}).Validate(ctx, providers.Ref{Kind: Kind, Namespace: "team", Name: "missing"}, scope); !errors.Is(err, providers.ErrConfigNotFound) {
+	if err := newGenerator(t, genv1.GCRAccessTokenSpec{ProjectID: "p"}).Validate(ctx, plugin.Ref{Kind: Kind, Namespace: "team", Name: "missing"}, scope); !errors.Is(err, plugin.ErrConfigNotFound) {
 		t.Errorf("Validate of a missing configuration: %v", err)
 	}
 }

@@ -25,7 +25,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/kit"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // regionName is the shape of AWS region names (eu-central-1,
@@ -37,12 +38,12 @@ const stsAudience = "sts.amazonaws.com"
 
 // Config returns an AWS configuration for spec, resolving credential
 // references in scope.Namespace only.
-func Config(ctx context.Context, deps providers.Deps, spec *provv1.AWSSpec, scope providers.Scope) (aws.Config, error) {
+func Config(ctx context.Context, deps plugin.Deps, spec *provv1.AWSSpec, scope plugin.Scope) (aws.Config, error) {
 	if !regionName.MatchString(spec.Region) {
 		// The schema says so too; this covers objects that bypassed it. An
 		// unknown region would otherwise fail as an unreachable endpoint,
 		// retried for ever.
-		return aws.Config{}, fmt.Errorf("%w: region %q is not an AWS region name, such as eu-central-1", providers.ErrInvalidConfig, spec.Region)
+		return aws.Config{}, fmt.Errorf("%w: region %q is not an AWS region name, such as eu-central-1", plugin.ErrInvalidConfig, spec.Region)
 	}
 	// Only eso's own identity comes from its environment (variables, shared
 	// files, IRSA, instance role); a configuration with auth gets nothing of
@@ -52,10 +53,10 @@ func Config(ctx context.Context, deps providers.Deps, spec *provv1.AWSSpec, scop
 	switch {
 	case spec.Auth != nil && spec.Auth.JWT != nil && spec.Role == "":
 		// The schema says so too; this covers objects that bypassed it.
-		return aws.Config{}, fmt.Errorf("%w: auth.jwt needs role: the role the ServiceAccount token is exchanged for", providers.ErrInvalidConfig)
+		return aws.Config{}, fmt.Errorf("%w: auth.jwt needs role: the role the ServiceAccount token is exchanged for", plugin.ErrInvalidConfig)
 	case spec.Auth == nil || (spec.Auth.SecretRef == nil && spec.Auth.JWT == nil):
 		if !deps.AmbientCredentials {
-			return aws.Config{}, providers.ErrNoAmbientCredentials
+			return aws.Config{}, plugin.ErrNoAmbientCredentials
 		}
 		var err error
 		if cfg, err = config.LoadDefaultConfig(ctx, config.WithRegion(spec.Region)); err != nil {
@@ -89,7 +90,7 @@ func Config(ctx context.Context, deps providers.Deps, spec *provv1.AWSSpec, scop
 	return cfg, nil
 }
 
-// boundedHTTP reads at most providers.MaxResponseBytes of any answer:
+// boundedHTTP reads at most plugin.MaxResponseBytes of any answer:
 // endpoint and stsEndpoint may name a server a tenant runs. It wraps the
 // SDK's own client, which the SDK configures further (a CA bundle from
 // eso's environment needs it).
@@ -98,7 +99,7 @@ type boundedHTTP struct{ aws.HTTPClient }
 func (c boundedHTTP) Do(req *http.Request) (*http.Response, error) {
 	resp, err := c.HTTPClient.Do(req)
 	if err == nil {
-		providers.LimitResponse(resp, providers.MaxResponseBytes)
+		kit.LimitResponse(resp, plugin.MaxResponseBytes)
 	}
 	return resp, err
 }
@@ -131,7 +132,7 @@ func staticCredentials(ctx context.Context, r client.Reader, ref *provv1.AWSAuth
 }
 
 func secretValue(ctx context.Context, r client.Reader, namespace string, sel provv1.SecretKeySelector) (string, error) {
-	v, err := providers.CredentialValue(ctx, r, namespace, sel.Name, sel.Key)
+	v, err := kit.CredentialValue(ctx, r, namespace, sel.Name, sel.Key)
 	return strings.TrimSpace(string(v)), err
 }
 
@@ -147,7 +148,7 @@ type serviceAccountToken struct {
 func (t serviceAccountToken) GetIdentityToken() ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	token, _, err := providers.ServiceAccountToken(ctx, t.c, t.namespace, t.name, t.audiences, 10*time.Minute)
+	token, _, err := kit.ServiceAccountToken(ctx, t.c, t.namespace, t.name, t.audiences, 10*time.Minute)
 	return []byte(token), err
 }
 
@@ -196,7 +197,7 @@ var authErrorCodes = map[string]bool{
 }
 
 // Classify wraps an AWS error so core can tell a refused identity
-// (providers.ErrAuthFailed) from a missing permission (providers.ErrOutOfScope).
+// (plugin.ErrAuthFailed) from a missing permission (plugin.ErrOutOfScope).
 // A 401 or 403 whose code the SDK cannot read is a refused identity.
 // Throttling, 5xx and network errors pass through unchanged: they are
 // transient and say so in their message. A refusal by STS while obtaining
@@ -212,16 +213,16 @@ func Classify(err error) error {
 		// say so), so it is the credentials themselves.
 		var resp *awshttp.ResponseError
 		if errors.As(err, &resp) && (resp.HTTPStatusCode() == http.StatusUnauthorized || resp.HTTPStatusCode() == http.StatusForbidden) {
-			return fmt.Errorf("%w: AWS refused the credentials: %w", providers.ErrAuthFailed, err)
+			return fmt.Errorf("%w: AWS refused the credentials: %w", plugin.ErrAuthFailed, err)
 		}
 		return err
 	}
 	code := apiErr.ErrorCode()
 	switch {
 	case authErrorCodes[code], isAccessDenied(code) && fromSTS(err):
-		return fmt.Errorf("%w: %w", providers.ErrAuthFailed, err)
+		return fmt.Errorf("%w: %w", plugin.ErrAuthFailed, err)
 	case isAccessDenied(code):
-		return fmt.Errorf("%w: %w", providers.ErrOutOfScope, err)
+		return fmt.Errorf("%w: %w", plugin.ErrOutOfScope, err)
 	}
 	return err
 }

@@ -12,7 +12,7 @@ import (
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 func apiErr(service, code string) error {
@@ -36,16 +36,16 @@ func TestClassify(t *testing.T) {
 		err  error
 		want error
 	}{
-		{"unknown key", apiErr("Secrets Manager", "UnrecognizedClientException"), providers.ErrAuthFailed},
-		{"expired token", apiErr("SSM", "ExpiredTokenException"), providers.ErrAuthFailed},
-		{"missing permission", apiErr("Secrets Manager", "AccessDeniedException"), providers.ErrOutOfScope},
-		{"role refuses eso", viaSTS("AccessDenied"), providers.ErrAuthFailed},
+		{"unknown key", apiErr("Secrets Manager", "UnrecognizedClientException"), plugin.ErrAuthFailed},
+		{"expired token", apiErr("SSM", "ExpiredTokenException"), plugin.ErrAuthFailed},
+		{"missing permission", apiErr("Secrets Manager", "AccessDeniedException"), plugin.ErrOutOfScope},
+		{"role refuses eso", viaSTS("AccessDenied"), plugin.ErrAuthFailed},
 		{"throttled", apiErr("Secrets Manager", "ThrottlingException"), nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			got := Classify(tc.err)
-			for _, sentinel := range []error{providers.ErrAuthFailed, providers.ErrOutOfScope} {
+			for _, sentinel := range []error{plugin.ErrAuthFailed, plugin.ErrOutOfScope} {
 				if errors.Is(got, sentinel) != (sentinel == tc.want) {
 					t.Errorf("Classify(%v) = %v; want it to wrap %v", tc.err, got, tc.want)
 				}
@@ -71,7 +71,7 @@ func TestCheckAuth(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			err := CheckAuth(context.Background(), func(context.Context) error { return tc.probe })
-			if (err == nil) != tc.passes || errors.Is(err, providers.ErrAuthFailed) != tc.refused {
+			if (err == nil) != tc.passes || errors.Is(err, plugin.ErrAuthFailed) != tc.refused {
 				t.Fatalf("CheckAuth = %v; want passes=%v refused=%v", err, tc.passes, tc.refused)
 			}
 		})
@@ -87,8 +87,8 @@ func TestRegionNames(t *testing.T) {
 		}
 	}
 	for _, region := range []string{"Frankfurt", "eu-central", "eu_central_1", "eu-central-1 ", "https://eu-central-1"} {
-		_, err := Config(context.Background(), providers.Deps{}, &provv1.AWSSpec{Region: region}, providers.Scope{Namespace: "team"})
-		if !errors.Is(err, providers.ErrInvalidConfig) || !strings.Contains(err.Error(), "not an AWS region name") {
+		_, err := Config(context.Background(), plugin.Deps{}, &provv1.AWSSpec{Region: region}, plugin.Scope{Namespace: "team"})
+		if !errors.Is(err, plugin.ErrInvalidConfig) || !strings.Contains(err.Error(), "not an AWS region name") {
 			t.Errorf("region %q: %v, want an invalid configuration", region, err)
 		}
 	}

@@ -9,15 +9,15 @@ import (
 
 	genv1 "github.com/eso-dev/eso/apis/generatorproviders/v2alpha1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
-	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/kit"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // Session is the one way every AWS provider and generator gets its AWS
 // configuration: Config's credentials, and spec.Endpoint as the base
 // endpoint of every service client made from it. Role assumption keeps its
 // own STS client (stsEndpoint), built before the endpoint is set.
-func Session(ctx context.Context, deps providers.Deps, spec *provv1.AWSSpec, scope providers.Scope) (aws.Config, error) {
+func Session(ctx context.Context, deps plugin.Deps, spec *provv1.AWSSpec, scope plugin.Scope) (aws.Config, error) {
 	cfg, err := Config(ctx, deps, spec, scope)
 	if err != nil {
 		return aws.Config{}, err
@@ -39,17 +39,17 @@ func GeneratorSpec(spec *genv1.AWSGeneratorSpec) *provv1.AWSSpec {
 // credentials without calling AWS, and connect builds the service's client
 // from the Session.
 func Definition[C client.Object](name, kind string, newConfig func() C, spec func(C) *provv1.AWSSpec,
-	connect func(session aws.Config, spec *provv1.AWSSpec) providers.SecretsClient) kit.Definition[C] {
-	return kit.Definition[C]{
+	connect func(session aws.Config, spec *provv1.AWSSpec) plugin.SecretsClient) plugin.Definition[C] {
+	return plugin.Definition[C]{
 		Name:        name,
 		Kind:        kind,
 		AddToScheme: provv1.AddToScheme,
 		NewConfig:   newConfig,
-		CheckCredentials: func(ctx context.Context, deps providers.Deps, cfg C, scope providers.Scope) error {
+		CheckCredentials: func(ctx context.Context, deps plugin.Deps, cfg C, scope plugin.Scope) error {
 			_, err := Config(ctx, deps, spec(cfg), scope)
 			return err
 		},
-		NewClient: func(ctx context.Context, deps providers.Deps, cfg C, scope providers.Scope) (providers.SecretsClient, error) {
+		NewClient: func(ctx context.Context, deps plugin.Deps, cfg C, scope plugin.Scope) (plugin.SecretsClient, error) {
 			session, err := Session(ctx, deps, spec(cfg), scope)
 			if err != nil {
 				return nil, err
@@ -61,7 +61,7 @@ func Definition[C client.Object](name, kind string, newConfig func() C, spec fun
 
 // writeLocks serialise this process's read-merge-write cycles on one remote
 // secret: AWS has no check-and-set, so two property pushes must not overlap.
-var writeLocks providers.KeyedMutex
+var writeLocks kit.KeyedMutex
 
 // BeginWrite returns api's write side W, with the remote secret named by
 // lockKey (service, account and name) locked for a read-merge-write cycle;
@@ -70,7 +70,7 @@ var writeLocks providers.KeyedMutex
 func BeginWrite[W any](api any, lockKey string) (w W, unlock func(), err error) {
 	w, ok := api.(W)
 	if !ok {
-		return w, func() {}, fmt.Errorf("%w: this client cannot write", providers.ErrNotSupported)
+		return w, func() {}, fmt.Errorf("%w: this client cannot write", plugin.ErrNotSupported)
 	}
 	return w, writeLocks.Lock(lockKey), nil
 }

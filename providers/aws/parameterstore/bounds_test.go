@@ -16,8 +16,8 @@ import (
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
-	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/aws/awstest"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // TestFindIsBounded runs finds against a server a tenant names in endpoint:
@@ -62,19 +62,19 @@ func TestFindIsBounded(t *testing.T) {
 	defer cancel()
 	kube := awstest.Kube(t, &provv1.AWSParameterStore{ObjectMeta: metav1.ObjectMeta{Name: "ps"}, Spec: provv1.AWSSpec{
 		Region: "us-east-1", Endpoint: srv.URL, Auth: awstest.StaticAuth()}})
-	p := Registration.New(providers.Deps{Client: kube, APIReader: kube})
-	c, err := p.NewClient(ctx, providers.Ref{Kind: Kind, Namespace: awstest.Namespace, Name: "ps"}, providers.Scope{Namespace: awstest.Namespace})
+	p := Registration.NewProvider(plugin.Deps{Client: kube, APIReader: kube})
+	c, err := p.NewClient(ctx, plugin.Ref{Kind: Kind, Namespace: awstest.Namespace, Name: "ps"}, plugin.Scope{Namespace: awstest.Namespace})
 	if err != nil {
 		t.Fatal(err)
 	}
 	find := func(path string) (map[string][]byte, error) {
 		return c.GetAllSecrets(ctx, esv1.ExternalSecretFind{Path: &path})
 	}
-	if got, err := find(fmt.Sprintf("/at/%d", providers.MaxFindResults)); err != nil || len(got) != providers.MaxFindResults {
-		t.Errorf("find of %d parameters: %d, %v", providers.MaxFindResults, len(got), err)
+	if got, err := find(fmt.Sprintf("/at/%d", plugin.MaxFindResults)); err != nil || len(got) != plugin.MaxFindResults {
+		t.Errorf("find of %d parameters: %d, %v", plugin.MaxFindResults, len(got), err)
 	}
-	for _, path := range []string{fmt.Sprintf("/over/%d", providers.MaxFindResults+1), "/endless/0"} {
-		if got, err := find(path); !errors.Is(err, providers.ErrTooLarge) || got != nil {
+	for _, path := range []string{fmt.Sprintf("/over/%d", plugin.MaxFindResults+1), "/endless/0"} {
+		if got, err := find(path); !errors.Is(err, plugin.ErrTooLarge) || got != nil {
 			t.Errorf("find under %s: %d found, %v; want ErrTooLarge", path, len(got), err)
 		}
 	}

@@ -14,9 +14,9 @@ import (
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
-	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/aws/awsauth"
 	"github.com/eso-dev/eso/providers/kit"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // Kind is the configuration kind this provider serves.
@@ -29,7 +29,7 @@ var Registration = awsauth.Definition("aws-parameterstore", Kind,
 	connect,
 ).Registration()
 
-func connect(session aws.Config, spec *provv1.AWSSpec) providers.SecretsClient {
+func connect(session aws.Config, spec *provv1.AWSSpec) plugin.SecretsClient {
 	c := &Client{api: ssm.NewFromConfig(session), prefix: spec.Prefix, account: session.Region + "|" + spec.Endpoint}
 	c.JSONValues = kit.JSONValues{Value: c.value, Metadata: c.tags}
 	return c
@@ -56,12 +56,12 @@ type Client struct {
 // getBatch is GetParameters' limit.
 const getBatch = 10
 
-// GetAllSecrets implements providers.SecretsClient: DescribeParameters
+// GetAllSecrets implements plugin.SecretsClient: DescribeParameters
 // narrowed by path (recursive) and tags on the server, the name regexp here,
 // then the decrypted values in batches of 10. Keys are parameter names
 // without the configuration's prefix.
 func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind) (map[string][]byte, error) {
-	re, err := providers.NameRegexp(find)
+	re, err := kit.NameRegexp(find)
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +77,7 @@ func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind
 		filters = append(filters, ssmtypes.ParameterStringFilter{Key: aws.String("tag:" + k), Values: []string{v}})
 	}
 	var names []string
-	var budget providers.FindBudget
+	var budget kit.FindBudget
 	pages := ssm.NewDescribeParametersPaginator(c.api, &ssm.DescribeParametersInput{ParameterFilters: filters})
 	for pages.HasMorePages() {
 		page, err := pages.NextPage(ctx)
@@ -154,12 +154,12 @@ func notFound(err error, key, version string) error {
 	var vnf *ssmtypes.ParameterVersionNotFound
 	var inv *ssmtypes.InvalidResourceId
 	if errors.As(err, &pnf) || errors.As(err, &vnf) || errors.As(err, &inv) {
-		return fmt.Errorf("%w: parameter %q version %q", providers.ErrSecretNotFound, key, version)
+		return fmt.Errorf("%w: parameter %q version %q", plugin.ErrSecretNotFound, key, version)
 	}
 	return awsauth.APIError(fmt.Sprintf("reading parameter %q", key), err)
 }
 
-// CheckAuth implements providers.AuthChecker with the cheapest list call.
+// CheckAuth implements plugin.AuthChecker with the cheapest list call.
 func (c *Client) CheckAuth(ctx context.Context) error {
 	return awsauth.CheckAuth(ctx, func(ctx context.Context) error {
 		_, err := c.api.DescribeParameters(ctx, &ssm.DescribeParametersInput{MaxResults: aws.Int32(1)})
@@ -167,8 +167,8 @@ func (c *Client) CheckAuth(ctx context.Context) error {
 	})
 }
 
-// Capabilities implements providers.SecretsClient.
-func (c *Client) Capabilities() providers.Capabilities { return providers.ReadWrite }
+// Capabilities implements plugin.SecretsClient.
+func (c *Client) Capabilities() plugin.Capabilities { return plugin.ReadWrite }
 
-// Close implements providers.SecretsClient.
+// Close implements plugin.SecretsClient.
 func (c *Client) Close(context.Context) error { return nil }

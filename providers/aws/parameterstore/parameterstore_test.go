@@ -13,8 +13,8 @@ import (
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
-	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/aws/awstest"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // These tests run the real aws-sdk-go-v2 SSM client against moto_server.
@@ -44,8 +44,8 @@ func TestReadAgainstMoto(t *testing.T) {
 
 	c := awstest.Kube(t, &provv1.AWSParameterStore{ObjectMeta: metav1.ObjectMeta{Name: "ps"}, Spec: provv1.AWSSpec{
 		Region: "us-east-1", Endpoint: endpoint, Prefix: "/app/", Auth: awstest.StaticAuth()}})
-	p := Registration.New(providers.Deps{Client: c, APIReader: c})
-	cl, err := p.NewClient(ctx, providers.Ref{Kind: Kind, Namespace: awstest.Namespace, Name: "ps"}, providers.Scope{Namespace: awstest.Namespace})
+	p := Registration.NewProvider(plugin.Deps{Client: c, APIReader: c})
+	cl, err := p.NewClient(ctx, plugin.Ref{Kind: Kind, Namespace: awstest.Namespace, Name: "ps"}, plugin.Scope{Namespace: awstest.Namespace})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestReadAgainstMoto(t *testing.T) {
 	if got := get(esv1.ExternalSecretDataRemoteRef{Key: "api", Property: "env", MetadataPolicy: esv1.MetadataPolicyFetch}); got != "prod" {
 		t.Errorf("tag = %q", got)
 	}
-	if _, err := cl.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: "nope"}); !errors.Is(err, providers.ErrSecretNotFound) {
+	if _, err := cl.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: "nope"}); !errors.Is(err, plugin.ErrSecretNotFound) {
 		t.Errorf("missing parameter: %v", err)
 	}
 	all, err := cl.GetAllSecrets(ctx, esv1.ExternalSecretFind{Name: &esv1.FindName{RegExp: "."}})
@@ -89,25 +89,25 @@ func TestWritesOnlyTouchManagedParameters(t *testing.T) {
 	}
 	c := awstest.Kube(t, &provv1.AWSParameterStore{ObjectMeta: metav1.ObjectMeta{Name: "ps"}, Spec: provv1.AWSSpec{
 		Region: "us-east-1", Endpoint: endpoint, Auth: awstest.StaticAuth()}})
-	p := Registration.New(providers.Deps{Client: c, APIReader: c})
-	cl, err := p.NewClient(ctx, providers.Ref{Kind: Kind, Namespace: awstest.Namespace, Name: "ps"}, providers.Scope{Namespace: awstest.Namespace})
+	p := Registration.NewProvider(plugin.Deps{Client: c, APIReader: c})
+	cl, err := p.NewClient(ctx, plugin.Ref{Kind: Kind, Namespace: awstest.Namespace, Name: "ps"}, plugin.Scope{Namespace: awstest.Namespace})
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := cl.(providers.Writer)
-	if err := w.PushSecret(ctx, providers.PushRequest{RemoteKey: "/mine", Property: "a", Value: []byte("1")}); err != nil {
+	w := cl.(plugin.Writer)
+	if err := w.PushSecret(ctx, plugin.PushRequest{RemoteKey: "/mine", Property: "a", Value: []byte("1")}); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.PushSecret(ctx, providers.PushRequest{RemoteKey: "/mine", Property: "b", Value: []byte("2")}); err != nil {
+	if err := w.PushSecret(ctx, plugin.PushRequest{RemoteKey: "/mine", Property: "b", Value: []byte("2")}); err != nil {
 		t.Fatal(err)
 	}
 	if v, err := cl.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: "/mine"}); err != nil || string(v) != `{"a":"1","b":"2"}` {
 		t.Errorf("pushed parameter = %s, %v", v, err)
 	}
-	if err := w.PushSecret(ctx, providers.PushRequest{RemoteKey: "/theirs", Value: []byte("x")}); !errors.Is(err, providers.ErrNotManaged) {
+	if err := w.PushSecret(ctx, plugin.PushRequest{RemoteKey: "/theirs", Value: []byte("x")}); !errors.Is(err, plugin.ErrNotManaged) {
 		t.Errorf("push over an unmanaged parameter: %v", err)
 	}
-	if err := w.DeleteSecret(ctx, "/theirs", ""); !errors.Is(err, providers.ErrNotManaged) {
+	if err := w.DeleteSecret(ctx, "/theirs", ""); !errors.Is(err, plugin.ErrNotManaged) {
 		t.Errorf("delete of an unmanaged parameter: %v", err)
 	}
 	if err := w.DeleteSecret(ctx, "/mine", ""); err != nil {

@@ -10,9 +10,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 
-	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/aws/awsauth"
 	"github.com/eso-dev/eso/providers/kit"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // WriteAPI is the part of the SSM API writes use.
@@ -42,16 +42,16 @@ type pushMetadata struct {
 
 func decodeMetadata(raw []byte) (pushMetadata, error) {
 	var md pushMetadata
-	if err := providers.DecodePushMetadata(raw, &md); err != nil {
+	if err := kit.DecodePushMetadata(raw, &md); err != nil {
 		return md, err
 	}
-	if err := providers.NotOwnMark(md.Tags, "tag"); err != nil {
+	if err := kit.NotOwnMark(md.Tags, "tag"); err != nil {
 		return md, err
 	}
 	switch ssmtypes.ParameterType(md.SecretType) {
 	case "", ssmtypes.ParameterTypeSecureString, ssmtypes.ParameterTypeString, ssmtypes.ParameterTypeStringList:
 	default:
-		return md, fmt.Errorf("%w: metadata secretType %q (want SecureString, String or StringList)", providers.ErrInvalidConfig, md.SecretType)
+		return md, fmt.Errorf("%w: metadata secretType %q (want SecureString, String or StringList)", plugin.ErrInvalidConfig, md.SecretType)
 	}
 	return md, nil
 }
@@ -79,21 +79,21 @@ func (md pushMetadata) apply(in *ssm.PutParameterInput) {
 // managed reports whether the parameter exists and whether eso created it.
 func (c *Client) managed(ctx context.Context, key string) (exists, managed bool, err error) {
 	tags, exists, err := c.currentTags(ctx, key)
-	return exists, tags[providers.ManagedByKey] == providers.ManagedByValue, err
+	return exists, tags[plugin.ManagedByKey] == plugin.ManagedByValue, err
 }
 
 // currentTags are the parameter's tags (c.tags), and whether it exists.
 func (c *Client) currentTags(ctx context.Context, key string) (map[string]string, bool, error) {
 	tags, err := c.tags(ctx, key)
-	if errors.Is(err, providers.ErrSecretNotFound) {
+	if errors.Is(err, plugin.ErrSecretNotFound) {
 		return nil, false, nil
 	}
 	return tags, err == nil, err
 }
 
-// PushSecret implements providers.Writer: SecureString parameters, created
+// PushSecret implements plugin.Writer: SecureString parameters, created
 // tagged as eso's; only those are updated. Unchanged values are not rewritten.
-func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) error {
+func (c *Client) PushSecret(ctx context.Context, req plugin.PushRequest) error {
 	md, err := decodeMetadata(req.Metadata)
 	if err != nil {
 		return err
@@ -107,25 +107,25 @@ func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) erro
 	if err != nil {
 		return err
 	}
-	if exists && have[providers.ManagedByKey] != providers.ManagedByValue {
+	if exists && have[plugin.ManagedByKey] != plugin.ManagedByValue {
 		if !req.Adopt {
-			return fmt.Errorf("%w: parameter %q (no %s=%s tag)", providers.ErrNotManaged, req.RemoteKey, providers.ManagedByKey, providers.ManagedByValue)
+			return fmt.Errorf("%w: parameter %q (no %s=%s tag)", plugin.ErrNotManaged, req.RemoteKey, plugin.ManagedByKey, plugin.ManagedByValue)
 		}
 		if _, err := w.AddTagsToResource(ctx, &ssm.AddTagsToResourceInput{ResourceType: ssmtypes.ResourceTypeForTaggingParameter,
 			ResourceId: aws.String(c.prefix + req.RemoteKey),
-			Tags:       []ssmtypes.Tag{{Key: aws.String(providers.ManagedByKey), Value: aws.String(providers.ManagedByValue)}}}); err != nil {
+			Tags:       []ssmtypes.Tag{{Key: aws.String(plugin.ManagedByKey), Value: aws.String(plugin.ManagedByValue)}}}); err != nil {
 			return awsauth.APIError(fmt.Sprintf("marking parameter %q as eso's", req.RemoteKey), err)
 		}
 	}
 	value := req.Value
 	var current []byte
 	if exists {
-		if current, err = c.value(ctx, req.RemoteKey, ""); err != nil && !errors.Is(err, providers.ErrSecretNotFound) {
+		if current, err = c.value(ctx, req.RemoteKey, ""); err != nil && !errors.Is(err, plugin.ErrSecretNotFound) {
 			return err
 		}
 	}
 	if req.Property != "" {
-		if value, err = providers.SetProperty(current, req.Property, req.Value); err != nil {
+		if value, err = kit.SetProperty(current, req.Property, req.Value); err != nil {
 			return err
 		}
 	}
@@ -142,7 +142,7 @@ func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) erro
 	if !exists {
 		// Created and tagged in one call: no window in which eso's own
 		// parameter looks unmanaged.
-		in.Tags = []ssmtypes.Tag{{Key: aws.String(providers.ManagedByKey), Value: aws.String(providers.ManagedByValue)}}
+		in.Tags = []ssmtypes.Tag{{Key: aws.String(plugin.ManagedByKey), Value: aws.String(plugin.ManagedByValue)}}
 		for k, v := range md.Tags {
 			in.Tags = append(in.Tags, ssmtypes.Tag{Key: aws.String(k), Value: aws.String(v)})
 		}
@@ -172,7 +172,7 @@ func (c *Client) tag(ctx context.Context, w WriteAPI, key string, have, want map
 	return nil
 }
 
-// DeleteSecret implements providers.Writer: only parameters eso created.
+// DeleteSecret implements plugin.Writer: only parameters eso created.
 func (c *Client) DeleteSecret(ctx context.Context, remoteKey, property string) error {
 	w, unlock, err := awsauth.BeginWrite[WriteAPI](c.api, c.lockKey(remoteKey))
 	if err != nil {
@@ -200,7 +200,7 @@ func (c *Client) DeleteSecret(ctx context.Context, remoteKey, property string) e
 	}.Run(ctx)
 }
 
-// SecretExists implements providers.Writer.
+// SecretExists implements plugin.Writer.
 func (c *Client) SecretExists(ctx context.Context, remoteKey string) (bool, error) {
 	exists, _, err := c.managed(ctx, remoteKey)
 	return exists, err

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // tenantEndpoint answers the Secrets Manager API as a server a tenant names
@@ -31,7 +31,7 @@ func tenantEndpoint(t *testing.T) string {
 		var out any
 		switch strings.TrimPrefix(r.Header.Get("X-Amz-Target"), "secretsmanager.") {
 		case "GetSecretValue":
-			out = map[string]any{"Name": in["SecretId"], "SecretString": strings.Repeat("x", providers.MaxResponseBytes)}
+			out = map[string]any{"Name": in["SecretId"], "SecretString": strings.Repeat("x", plugin.MaxResponseBytes)}
 		case "ListSecrets":
 			filter := in["Filters"].([]any)[0].(map[string]any)["Values"].([]any)[0].(string)
 			prefix, total, _ := strings.Cut(filter, "/")
@@ -62,7 +62,7 @@ func tenantEndpoint(t *testing.T) string {
 	return srv.URL
 }
 
-// TestTenantEndpointIsBounded: an answer past providers.MaxResponseBytes is
+// TestTenantEndpointIsBounded: an answer past plugin.MaxResponseBytes is
 // ErrTooLarge naming the bound, and a find stops at the names listed
 // (also when the list never ends) and the secrets returned.
 func TestTenantEndpointIsBounded(t *testing.T) {
@@ -71,18 +71,18 @@ func TestTenantEndpointIsBounded(t *testing.T) {
 	c := newClient(t, staticSpec(tenantEndpoint(t)))
 
 	_, err := c.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: "big"})
-	if !errors.Is(err, providers.ErrTooLarge) || !strings.Contains(err.Error(), "2 MiB") || strings.Contains(err.Error(), "xxx") {
+	if !errors.Is(err, plugin.ErrTooLarge) || !strings.Contains(err.Error(), "2 MiB") || strings.Contains(err.Error(), "xxx") {
 		t.Errorf("an oversized answer: %v, want ErrTooLarge naming 2 MiB and no value", err)
 	}
 
 	find := func(path string) (map[string][]byte, error) {
 		return c.GetAllSecrets(ctx, esv1.ExternalSecretFind{Path: &path})
 	}
-	if got, err := find(fmt.Sprintf("at/%d", providers.MaxFindResults)); err != nil || len(got) != providers.MaxFindResults {
-		t.Errorf("find of %d secrets: %d, %v", providers.MaxFindResults, len(got), err)
+	if got, err := find(fmt.Sprintf("at/%d", plugin.MaxFindResults)); err != nil || len(got) != plugin.MaxFindResults {
+		t.Errorf("find of %d secrets: %d, %v", plugin.MaxFindResults, len(got), err)
 	}
-	for _, path := range []string{fmt.Sprintf("over/%d", providers.MaxFindResults+1), "endless/"} {
-		if got, err := find(path); !errors.Is(err, providers.ErrTooLarge) || got != nil {
+	for _, path := range []string{fmt.Sprintf("over/%d", plugin.MaxFindResults+1), "endless/"} {
+		if got, err := find(path); !errors.Is(err, plugin.ErrTooLarge) || got != nil {
 			t.Errorf("find under %s: %d found, %v; want ErrTooLarge", path, len(got), err)
 		}
 	}

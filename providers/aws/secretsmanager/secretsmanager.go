@@ -14,9 +14,9 @@ import (
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
-	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/aws/awsauth"
 	"github.com/eso-dev/eso/providers/kit"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // Kind is the configuration kind this provider serves.
@@ -29,7 +29,7 @@ var Registration = awsauth.Definition("aws-secretsmanager", Kind,
 	connect,
 ).Registration()
 
-func connect(session aws.Config, spec *provv1.AWSSpec) providers.SecretsClient {
+func connect(session aws.Config, spec *provv1.AWSSpec) plugin.SecretsClient {
 	c := &Client{api: sm.NewFromConfig(session), prefix: spec.Prefix, account: session.Region + "|" + spec.Endpoint}
 	c.JSONValues = kit.JSONValues{Value: c.value, Metadata: c.tags}
 	return c
@@ -56,11 +56,11 @@ type Client struct {
 // batchSize is BatchGetSecretValue's limit.
 const batchSize = 20
 
-// GetAllSecrets implements providers.SecretsClient: ListSecrets narrowed by
+// GetAllSecrets implements plugin.SecretsClient: ListSecrets narrowed by
 // path (name prefix) and tags on the server, the name regexp here, then the
 // values in batches of 20.
 func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind) (map[string][]byte, error) {
-	re, err := providers.NameRegexp(find)
+	re, err := kit.NameRegexp(find)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +78,7 @@ func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind
 			smtypes.Filter{Key: smtypes.FilterNameStringTypeTagValue, Values: []string{v}})
 	}
 	var names []string
-	var budget providers.FindBudget
+	var budget kit.FindBudget
 	pages := sm.NewListSecretsPaginator(c.api, &sm.ListSecretsInput{Filters: filters})
 	for pages.HasMorePages() {
 		page, err := pages.NextPage(ctx)
@@ -90,7 +90,7 @@ func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind
 		}
 		for _, s := range page.SecretList {
 			name := aws.ToString(s.Name)
-			if !strings.HasPrefix(name, prefix) || !providers.HasTags(tagMap(s.Tags), find.Tags) {
+			if !strings.HasPrefix(name, prefix) || !kit.HasTags(tagMap(s.Tags), find.Tags) {
 				continue // filters match prefixes and keys/values loosely; be exact
 			}
 			key := strings.TrimPrefix(name, c.prefix)
@@ -166,14 +166,14 @@ func valueOf(s *string, b []byte) []byte {
 func notFound(err error, key, version string) error {
 	var nf *smtypes.ResourceNotFoundException
 	if errors.As(err, &nf) {
-		return fmt.Errorf("%w: secret %q version %q", providers.ErrSecretNotFound, key, version)
+		return fmt.Errorf("%w: secret %q version %q", plugin.ErrSecretNotFound, key, version)
 	}
 	return apiError(fmt.Sprintf("reading secret %q", key), err)
 }
 
 var apiError = awsauth.APIError
 
-// CheckAuth implements providers.AuthChecker with the cheapest list call.
+// CheckAuth implements plugin.AuthChecker with the cheapest list call.
 func (c *Client) CheckAuth(ctx context.Context) error {
 	return awsauth.CheckAuth(ctx, func(ctx context.Context) error {
 		_, err := c.api.ListSecrets(ctx, &sm.ListSecretsInput{MaxResults: aws.Int32(1)})
@@ -181,8 +181,8 @@ func (c *Client) CheckAuth(ctx context.Context) error {
 	})
 }
 
-// Capabilities implements providers.SecretsClient.
-func (c *Client) Capabilities() providers.Capabilities { return providers.ReadWrite }
+// Capabilities implements plugin.SecretsClient.
+func (c *Client) Capabilities() plugin.Capabilities { return plugin.ReadWrite }
 
-// Close implements providers.SecretsClient.
+// Close implements plugin.SecretsClient.
 func (c *Client) Close(context.Context) error { return nil }

@@ -15,8 +15,8 @@ import (
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
-	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/aws/awstest"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // These tests run the real aws-sdk-go-v2 client against moto_server.
@@ -37,13 +37,13 @@ func staticSpec(endpoint string) provv1.AWSSpec {
 	return provv1.AWSSpec{Region: region, Endpoint: endpoint, STSEndpoint: endpoint, Auth: awstest.StaticAuth()}
 }
 
-var ref = providers.Ref{Kind: Kind, Namespace: awstest.Namespace, Name: "aws"}
+var ref = plugin.Ref{Kind: Kind, Namespace: awstest.Namespace, Name: "aws"}
 
-func newClient(t *testing.T, spec provv1.AWSSpec) providers.SecretsClient {
+func newClient(t *testing.T, spec provv1.AWSSpec) plugin.SecretsClient {
 	t.Helper()
 	c := kube(t, spec)
-	p := Registration.New(providers.Deps{Client: c, APIReader: c})
-	cl, err := p.NewClient(context.Background(), ref, providers.Scope{Namespace: "team"})
+	p := Registration.NewProvider(plugin.Deps{Client: c, APIReader: c})
+	cl, err := p.NewClient(context.Background(), ref, plugin.Scope{Namespace: "team"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestReadAgainstMoto(t *testing.T) {
 	if err != nil || string(m["user"]) != "app" || len(m) != 2 {
 		t.Errorf("GetSecretMap = %q, %v", m, err)
 	}
-	if _, err := c.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: "nope"}); !errors.Is(err, providers.ErrSecretNotFound) {
+	if _, err := c.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: "nope"}); !errors.Is(err, plugin.ErrSecretNotFound) {
 		t.Errorf("missing secret: %v", err)
 	}
 
@@ -157,16 +157,16 @@ func TestMissingCredentialsAreAConfigError(t *testing.T) {
 	spec := staticSpec("http://127.0.0.1:1")
 	spec.Auth.SecretRef.SecretAccessKey.Key = "absent"
 	c := kube(t, spec)
-	p := Registration.New(providers.Deps{Client: c, APIReader: c})
-	err := p.Validate(context.Background(), ref, providers.Scope{Namespace: "team"})
-	if !errors.Is(err, providers.ErrInvalidConfig) || !strings.Contains(err.Error(), `"absent"`) || strings.Contains(err.Error(), "AKIDEXAMPLE") {
+	p := Registration.NewProvider(plugin.Deps{Client: c, APIReader: c})
+	err := p.Validate(context.Background(), ref, plugin.Scope{Namespace: "team"})
+	if !errors.Is(err, plugin.ErrInvalidConfig) || !strings.Contains(err.Error(), `"absent"`) || strings.Contains(err.Error(), "AKIDEXAMPLE") {
 		t.Errorf("Validate = %v", err)
 	}
 	// In another namespace the same reference finds nothing: credentials never cross namespaces.
 	spec = staticSpec("http://127.0.0.1:1")
 	c = kube(t, spec)
-	p = Registration.New(providers.Deps{Client: c, APIReader: c})
-	if err := p.Validate(context.Background(), ref, providers.Scope{Namespace: "other"}); !errors.Is(err, providers.ErrInvalidConfig) {
+	p = Registration.NewProvider(plugin.Deps{Client: c, APIReader: c})
+	if err := p.Validate(context.Background(), ref, plugin.Scope{Namespace: "other"}); !errors.Is(err, plugin.ErrInvalidConfig) {
 		t.Errorf("credentials resolved outside the scope namespace: %v", err)
 	}
 }
@@ -176,12 +176,12 @@ func TestMissingCredentialsAreAConfigError(t *testing.T) {
 func TestNoAmbientCredentialsByDefault(t *testing.T) {
 	spec := provv1.AWSSpec{Region: region}
 	c := kube(t, spec)
-	p := Registration.New(providers.Deps{Client: c, APIReader: c})
-	if err := p.Validate(context.Background(), ref, providers.Scope{Namespace: "team"}); !errors.Is(err, providers.ErrNoAmbientCredentials) {
+	p := Registration.NewProvider(plugin.Deps{Client: c, APIReader: c})
+	if err := p.Validate(context.Background(), ref, plugin.Scope{Namespace: "team"}); !errors.Is(err, plugin.ErrNoAmbientCredentials) {
 		t.Errorf("Validate without auth = %v, want ErrNoAmbientCredentials", err)
 	}
-	p = Registration.New(providers.Deps{Client: c, APIReader: c, AmbientCredentials: true})
-	if err := p.Validate(context.Background(), ref, providers.Scope{Namespace: "team"}); err != nil {
+	p = Registration.NewProvider(plugin.Deps{Client: c, APIReader: c, AmbientCredentials: true})
+	if err := p.Validate(context.Background(), ref, plugin.Scope{Namespace: "team"}); err != nil {
 		t.Errorf("Validate with ambient credentials allowed = %v", err)
 	}
 }

@@ -9,9 +9,9 @@ import (
 	sm "github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	smtypes "github.com/aws/aws-sdk-go-v2/service/secretsmanager/types"
 
-	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/aws/awsauth"
 	"github.com/eso-dev/eso/providers/kit"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // WriteAPI is the part of the Secrets Manager API writes use.
@@ -37,16 +37,16 @@ type pushMetadata struct {
 
 func decodeMetadata(raw []byte) (pushMetadata, error) {
 	var md pushMetadata
-	if err := providers.DecodePushMetadata(raw, &md); err != nil {
+	if err := kit.DecodePushMetadata(raw, &md); err != nil {
 		return md, err
 	}
-	if err := providers.NotOwnMark(md.Tags, "tag"); err != nil {
+	if err := kit.NotOwnMark(md.Tags, "tag"); err != nil {
 		return md, err
 	}
 	switch md.SecretPushFormat {
 	case "", "binary", "string":
 	default:
-		return md, fmt.Errorf("%w: metadata secretPushFormat %q (want binary or string)", providers.ErrInvalidConfig, md.SecretPushFormat)
+		return md, fmt.Errorf("%w: metadata secretPushFormat %q (want binary or string)", plugin.ErrInvalidConfig, md.SecretPushFormat)
 	}
 	return md, nil
 }
@@ -70,7 +70,7 @@ func (c *Client) managed(ctx context.Context, key string) (exists, managed, dele
 	if out == nil || err != nil {
 		return false, false, false, err
 	}
-	return true, tagMap(out.Tags)[providers.ManagedByKey] == providers.ManagedByValue, out.DeletedDate != nil, nil
+	return true, tagMap(out.Tags)[plugin.ManagedByKey] == plugin.ManagedByValue, out.DeletedDate != nil, nil
 }
 
 // describe reads the secret's description; nil when it does not exist.
@@ -86,10 +86,10 @@ func (c *Client) describe(ctx context.Context, key string) (*sm.DescribeSecretOu
 	return out, nil
 }
 
-// PushSecret implements providers.Writer: it creates the secret tagged as
+// PushSecret implements plugin.Writer: it creates the secret tagged as
 // eso's, or updates one eso created; a property is merged into the JSON
 // object the secret holds. Nothing is written when the value is unchanged.
-func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) error {
+func (c *Client) PushSecret(ctx context.Context, req plugin.PushRequest) error {
 	md, err := decodeMetadata(req.Metadata)
 	if err != nil {
 		return err
@@ -105,12 +105,12 @@ func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) erro
 	}
 	exists := desc != nil
 	name := aws.String(c.prefix + req.RemoteKey)
-	if exists && tagMap(desc.Tags)[providers.ManagedByKey] != providers.ManagedByValue {
+	if exists && tagMap(desc.Tags)[plugin.ManagedByKey] != plugin.ManagedByValue {
 		if !req.Adopt {
-			return fmt.Errorf("%w: secret %q (no %s=%s tag)", providers.ErrNotManaged, req.RemoteKey, providers.ManagedByKey, providers.ManagedByValue)
+			return fmt.Errorf("%w: secret %q (no %s=%s tag)", plugin.ErrNotManaged, req.RemoteKey, plugin.ManagedByKey, plugin.ManagedByValue)
 		}
 		if _, err := w.TagResource(ctx, &sm.TagResourceInput{SecretId: name,
-			Tags: []smtypes.Tag{{Key: aws.String(providers.ManagedByKey), Value: aws.String(providers.ManagedByValue)}}}); err != nil {
+			Tags: []smtypes.Tag{{Key: aws.String(plugin.ManagedByKey), Value: aws.String(plugin.ManagedByValue)}}}); err != nil {
 			return apiError(fmt.Sprintf("marking secret %q as eso's", req.RemoteKey), err)
 		}
 	}
@@ -124,18 +124,18 @@ func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) erro
 	var current []byte
 	if exists {
 		current, err = c.value(ctx, req.RemoteKey, "")
-		if err != nil && !errors.Is(err, providers.ErrSecretNotFound) {
+		if err != nil && !errors.Is(err, plugin.ErrSecretNotFound) {
 			return err
 		}
 	}
 	if req.Property != "" {
-		if value, err = providers.SetProperty(current, req.Property, req.Value); err != nil {
+		if value, err = kit.SetProperty(current, req.Property, req.Value); err != nil {
 			return err
 		}
 	}
 	if !exists {
 		in := &sm.CreateSecretInput{Name: name, Tags: append(missingTags(md.Tags, nil),
-			smtypes.Tag{Key: aws.String(providers.ManagedByKey), Value: aws.String(providers.ManagedByValue)})}
+			smtypes.Tag{Key: aws.String(plugin.ManagedByKey), Value: aws.String(plugin.ManagedByValue)})}
 		setValue(&in.SecretString, &in.SecretBinary, md, value)
 		if md.Description != "" {
 			in.Description = aws.String(md.Description)
@@ -188,7 +188,7 @@ func setValue(str **string, bin *[]byte, md pushMetadata, value []byte) {
 	*bin = value
 }
 
-// DeleteSecret implements providers.Writer: only secrets eso created are
+// DeleteSecret implements plugin.Writer: only secrets eso created are
 // deleted; with a property, only that field goes, and the secret when it was
 // the last.
 func (c *Client) DeleteSecret(ctx context.Context, remoteKey, property string) error {
@@ -217,7 +217,7 @@ func (c *Client) DeleteSecret(ctx context.Context, remoteKey, property string) e
 	}.Run(ctx)
 }
 
-// SecretExists implements providers.Writer: a secret scheduled for deletion
+// SecretExists implements plugin.Writer: a secret scheduled for deletion
 // (within its recovery window) does not count.
 func (c *Client) SecretExists(ctx context.Context, remoteKey string) (bool, error) {
 	out, err := c.api.DescribeSecret(ctx, &sm.DescribeSecretInput{SecretId: aws.String(c.prefix + remoteKey)})

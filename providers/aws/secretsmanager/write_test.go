@@ -11,8 +11,8 @@ import (
 	sm "github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
-	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/aws/awstest"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // TestWritesOnlyTouchManagedSecrets runs against moto_server: eso creates,
@@ -25,8 +25,8 @@ func TestWritesOnlyTouchManagedSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := newClient(t, staticSpec(endpoint))
-	w := c.(providers.Writer)
-	if c.Capabilities() != providers.ReadWrite {
+	w := c.(plugin.Writer)
+	if c.Capabilities() != plugin.ReadWrite {
 		t.Errorf("capabilities = %s", c.Capabilities())
 	}
 	read := func(key, property string) string {
@@ -44,13 +44,13 @@ func TestWritesOnlyTouchManagedSecrets(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(w.PushSecret(ctx, providers.PushRequest{RemoteKey: "mine", Value: []byte("v1")}))
-	must(w.PushSecret(ctx, providers.PushRequest{RemoteKey: "mine", Value: []byte("v2")}))
+	must(w.PushSecret(ctx, plugin.PushRequest{RemoteKey: "mine", Value: []byte("v1")}))
+	must(w.PushSecret(ctx, plugin.PushRequest{RemoteKey: "mine", Value: []byte("v2")}))
 	if got := read("mine", ""); got != "v2" {
 		t.Errorf("pushed value = %q", got)
 	}
-	must(w.PushSecret(ctx, providers.PushRequest{RemoteKey: "obj", Property: "a", Value: []byte("1")}))
-	must(w.PushSecret(ctx, providers.PushRequest{RemoteKey: "obj", Property: "b", Value: []byte("2")}))
+	must(w.PushSecret(ctx, plugin.PushRequest{RemoteKey: "obj", Property: "a", Value: []byte("1")}))
+	must(w.PushSecret(ctx, plugin.PushRequest{RemoteKey: "obj", Property: "b", Value: []byte("2")}))
 	if read("obj", "a") != "1" || read("obj", "b") != "2" {
 		t.Errorf("property pushes did not merge: %s", read("obj", ""))
 	}
@@ -59,10 +59,10 @@ func TestWritesOnlyTouchManagedSecrets(t *testing.T) {
 	}
 
 	// Someone else's secret: never overwritten, never deleted.
-	if err := w.PushSecret(ctx, providers.PushRequest{RemoteKey: "theirs", Value: []byte("overwrite")}); !errors.Is(err, providers.ErrNotManaged) {
+	if err := w.PushSecret(ctx, plugin.PushRequest{RemoteKey: "theirs", Value: []byte("overwrite")}); !errors.Is(err, plugin.ErrNotManaged) {
 		t.Errorf("push over an unmanaged secret: %v", err)
 	}
-	if err := w.DeleteSecret(ctx, "theirs", ""); !errors.Is(err, providers.ErrNotManaged) {
+	if err := w.DeleteSecret(ctx, "theirs", ""); !errors.Is(err, plugin.ErrNotManaged) {
 		t.Errorf("delete of an unmanaged secret: %v", err)
 	}
 	if got := read("theirs", ""); got != "precious" {
@@ -79,7 +79,7 @@ func TestWritesOnlyTouchManagedSecrets(t *testing.T) {
 	}
 	must(w.DeleteSecret(ctx, "never-existed", ""))
 	must(w.DeleteSecret(ctx, "mine", "")) // already scheduled for deletion: nothing to do
-	must(w.PushSecret(ctx, providers.PushRequest{RemoteKey: "mine", Value: []byte("v3")}))
+	must(w.PushSecret(ctx, plugin.PushRequest{RemoteKey: "mine", Value: []byte("v3")}))
 	if got := read("mine", ""); got != "v3" {
 		t.Errorf("re-pushed after deletion = %q", got)
 	}
@@ -90,11 +90,11 @@ func TestWritesOnlyTouchManagedSecrets(t *testing.T) {
 func TestConcurrentPropertyPushesKeepEveryField(t *testing.T) {
 	ctx := context.Background()
 	endpoint := awstest.StartMoto(t)
-	var writers []providers.Writer
+	var writers []plugin.Writer
 	for range 2 {
-		writers = append(writers, newClient(t, staticSpec(endpoint)).(providers.Writer))
+		writers = append(writers, newClient(t, staticSpec(endpoint)).(plugin.Writer))
 	}
-	if err := writers[0].PushSecret(ctx, providers.PushRequest{RemoteKey: "shared", Value: []byte(`{}`)}); err != nil {
+	if err := writers[0].PushSecret(ctx, plugin.PushRequest{RemoteKey: "shared", Value: []byte(`{}`)}); err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
@@ -102,7 +102,7 @@ func TestConcurrentPropertyPushesKeepEveryField(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			req := providers.PushRequest{RemoteKey: "shared", Property: fmt.Sprintf("field%d", i), Value: []byte("v")}
+			req := plugin.PushRequest{RemoteKey: "shared", Property: fmt.Sprintf("field%d", i), Value: []byte("v")}
 			if err := writers[i%2].PushSecret(ctx, req); err != nil {
 				t.Error(err)
 			}

@@ -2,7 +2,7 @@
 // configuration: a service account key from a Secret, a ServiceAccount token
 // exchanged through GKE workload identity, or eso's own (ambient) identity.
 // Tokens are cached until they expire, so refreshes do not log in again.
-// A refused login is an error that wraps providers.ErrAuthFailed and reaches
+// A refused login is an error that wraps plugin.ErrAuthFailed and reaches
 // gRPC callers as Unauthenticated, so it is never mistaken for an outage.
 package gcpauth
 
@@ -21,7 +21,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/kit"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // CloudPlatformScope is the OAuth scope of every token eso asks for.
@@ -48,11 +49,11 @@ var GoogleEndpoints = Endpoints{
 
 // Credentials returns the credentials spec.Auth names, resolving references
 // in namespace only. The first token is requested when first used.
-func Credentials(ctx context.Context, deps providers.Deps, spec *provv1.GCPSecretManagerSpec, namespace string, endpoints Endpoints) (*auth.Credentials, error) {
+func Credentials(ctx context.Context, deps plugin.Deps, spec *provv1.GCPSecretManagerSpec, namespace string, endpoints Endpoints) (*auth.Credentials, error) {
 	switch a := spec.Auth; {
 	case a != nil && a.SecretRef != nil:
 		sel := a.SecretRef.SecretAccessKey
-		key, err := providers.CredentialValue(ctx, deps.APIReader, namespace, sel.Name, sel.Key)
+		key, err := kit.CredentialValue(ctx, deps.APIReader, namespace, sel.Name, sel.Key)
 		if err != nil {
 			return nil, err
 		}
@@ -64,7 +65,7 @@ func Credentials(ctx context.Context, deps providers.Deps, spec *provv1.GCPSecre
 	case a != nil && a.WorkloadIdentity != nil:
 		return workloadIdentityCredentials(deps, spec, namespace, endpoints), nil
 	default:
-		return nil, fmt.Errorf("%w: auth needs secretRef or workloadIdentity", providers.ErrInvalidConfig)
+		return nil, fmt.Errorf("%w: auth needs secretRef or workloadIdentity", plugin.ErrInvalidConfig)
 	}
 }
 
@@ -77,17 +78,17 @@ func ServiceAccountKey(key []byte) (*auth.Credentials, error) {
 		PrivateKey  string `json:"private_key"`
 	}
 	if err := json.Unmarshal(key, &fields); err != nil || fields.Type != "service_account" {
-		return nil, fmt.Errorf("%w: not a service account key (JSON of type service_account)", providers.ErrInvalidConfig)
+		return nil, fmt.Errorf("%w: not a service account key (JSON of type service_account)", plugin.ErrInvalidConfig)
 	}
 	if block, _ := pem.Decode([]byte(fields.PrivateKey)); fields.ClientEmail == "" || block == nil {
-		return nil, fmt.Errorf("%w: service account key without client_email or a PEM private_key", providers.ErrInvalidConfig)
+		return nil, fmt.Errorf("%w: service account key without client_email or a PEM private_key", plugin.ErrInvalidConfig)
 	}
 	creds, err := credentials.NewCredentialsFromJSON(credentials.ServiceAccount, key, &credentials.DetectOptions{
 		Scopes: []string{CloudPlatformScope},
 		Client: &http.Client{Timeout: callTimeout},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("%w: unusable service account key", providers.ErrInvalidConfig)
+		return nil, fmt.Errorf("%w: unusable service account key", plugin.ErrInvalidConfig)
 	}
 	return classified(creds), nil
 }
@@ -127,15 +128,15 @@ func (p classifyingProvider) Token(ctx context.Context) (*auth.Token, error) {
 
 // RefusedError is a login Google refused: the credentials are wrong, expired
 // or revoked, or the identity may not be used. It wraps
-// providers.ErrAuthFailed, and gRPC calls fail with it as Unauthenticated
+// plugin.ErrAuthFailed, and gRPC calls fail with it as Unauthenticated
 // instead of Unavailable, so they are not retried as an outage. The message
 // is Google's description, which names identities, never tokens or keys.
 type RefusedError struct{ msg string }
 
 func (e *RefusedError) Error() string { return e.msg }
 
-// Is makes errors.Is(err, providers.ErrAuthFailed) hold.
-func (e *RefusedError) Is(target error) bool { return target == providers.ErrAuthFailed }
+// Is makes errors.Is(err, plugin.ErrAuthFailed) hold.
+func (e *RefusedError) Is(target error) bool { return target == plugin.ErrAuthFailed }
 
 // GRPCStatus is the status gRPC reports when a call's token was refused.
 func (e *RefusedError) GRPCStatus() *status.Status {

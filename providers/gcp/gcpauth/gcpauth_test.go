@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // TestClassify: 4xx answers of a token endpoint are refusals (ErrAuthFailed,
@@ -35,7 +35,7 @@ func TestClassify(t *testing.T) {
 		{errors.New("dial tcp: connection refused"), false, ""},
 	} {
 		got := classify(tc.err)
-		if errors.Is(got, providers.ErrAuthFailed) != tc.refused {
+		if errors.Is(got, plugin.ErrAuthFailed) != tc.refused {
 			t.Errorf("classify(%v) = %v, refused want %v", tc.err, got, tc.refused)
 			continue
 		}
@@ -60,7 +60,7 @@ func TestServiceAccountKeyErrorsDoNotQuoteTheKey(t *testing.T) {
 		`{"type":"service_account","client_email":"a@b","private_key":"s3cr3t"}`,
 	} {
 		_, err := ServiceAccountKey([]byte(key))
-		if !errors.Is(err, providers.ErrInvalidConfig) {
+		if !errors.Is(err, plugin.ErrInvalidConfig) {
 			t.Errorf("key %d: %v, want ErrInvalidConfig", len(key), err)
 		}
 		if err != nil && strings.Contains(err.Error(), "s3cr3t") {

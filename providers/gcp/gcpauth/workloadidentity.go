@@ -19,7 +19,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/kit"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // GCPServiceAccountAnnotation on a Kubernetes ServiceAccount names the
@@ -47,7 +48,7 @@ type WorkloadIdentity struct {
 	HTTP        *http.Client
 }
 
-func workloadIdentityCredentials(deps providers.Deps, spec *provv1.GCPSecretManagerSpec, namespace string, endpoints Endpoints) *auth.Credentials {
+func workloadIdentityCredentials(deps plugin.Deps, spec *provv1.GCPSecretManagerSpec, namespace string, endpoints Endpoints) *auth.Credentials {
 	wi := spec.Auth.WorkloadIdentity
 	project := wi.ClusterProjectID
 	if project == "" {
@@ -81,7 +82,7 @@ func (w *WorkloadIdentity) Token() (*oauth2.Token, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()
-	jwt, _, err := providers.ServiceAccountToken(ctx, w.Client, w.Namespace, w.Name, w.Audiences, serviceAccountTokenLifetime)
+	jwt, _, err := kit.ServiceAccountToken(ctx, w.Client, w.Namespace, w.Name, w.Audiences, serviceAccountTokenLifetime)
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +101,7 @@ func (w *WorkloadIdentity) googleServiceAccount() (string, error) {
 	var sa corev1.ServiceAccount
 	if err := w.Reader.Get(ctx, client.ObjectKey{Namespace: w.Namespace, Name: w.Name}, &sa); err != nil {
 		if apierrors.IsNotFound(err) {
-			return "", fmt.Errorf("%w: ServiceAccount %s/%s not found", providers.ErrInvalidConfig, w.Namespace, w.Name)
+			return "", fmt.Errorf("%w: ServiceAccount %s/%s not found", plugin.ErrInvalidConfig, w.Namespace, w.Name)
 		}
 		return "", fmt.Errorf("reading ServiceAccount %s/%s: %w", w.Namespace, w.Name, err)
 	}

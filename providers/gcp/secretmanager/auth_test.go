@@ -15,9 +15,9 @@ import (
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
-	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/gcp/gcpauth"
 	"github.com/eso-dev/eso/providers/gcp/gcptest"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 func keySpec() provv1.GCPSecretManagerSpec {
@@ -38,7 +38,7 @@ func TestServiceAccountKey(t *testing.T) {
 	srv.Add("projects/p/secrets/db", []byte("pw"), nil)
 	c := connect(t, newProvider(t, keySpec(), srv.Transport(), keySecret(tokens.Key(t, "eso@p.iam.gserviceaccount.com"))))
 
-	if err := c.(providers.AuthChecker).CheckAuth(ctx); err != nil {
+	if err := c.(plugin.AuthChecker).CheckAuth(ctx); err != nil {
 		t.Fatalf("CheckAuth: %v", err)
 	}
 	for range 3 {
@@ -67,12 +67,12 @@ func TestRefusedKey(t *testing.T) {
 	tokens.Revoke("revoked@p.iam.gserviceaccount.com")
 	c := connect(t, newProvider(t, keySpec(), srv.Transport(), keySecret(key)))
 
-	err := c.(providers.AuthChecker).CheckAuth(ctx)
-	if !errors.Is(err, providers.ErrAuthFailed) || !strings.Contains(err.Error(), "account not found") {
+	err := c.(plugin.AuthChecker).CheckAuth(ctx)
+	if !errors.Is(err, plugin.ErrAuthFailed) || !strings.Contains(err.Error(), "account not found") {
 		t.Errorf("CheckAuth with a revoked key: %v", err)
 	}
 	_, err = c.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: "db"})
-	if !errors.Is(err, providers.ErrAuthFailed) || !strings.Contains(err.Error(), `"db"`) {
+	if !errors.Is(err, plugin.ErrAuthFailed) || !strings.Contains(err.Error(), `"db"`) {
 		t.Errorf("GetSecret with a revoked key: %v", err)
 	}
 	if n := srv.CallCount("AccessSecretVersion"); n != 0 {
@@ -82,8 +82,8 @@ func TestRefusedKey(t *testing.T) {
 
 	// Not a key at all: an invalid configuration, the content not quoted.
 	p := newProvider(t, keySpec(), srv.Transport(), keySecret([]byte(`{"type":"authorized_user","secret":"s3cr3t"}`)))
-	err = p.Validate(ctx, providers.Ref{Kind: Kind, Namespace: "team", Name: "gcp"}, providers.Scope{Namespace: "team"})
-	if !errors.Is(err, providers.ErrInvalidConfig) {
+	err = p.Validate(ctx, plugin.Ref{Kind: Kind, Namespace: "team", Name: "gcp"}, plugin.Scope{Namespace: "team"})
+	if !errors.Is(err, plugin.ErrInvalidConfig) {
 		t.Errorf("Validate with a non-key: %v", err)
 	}
 	assertNoLeak(t, err, "s3cr3t")
@@ -102,7 +102,7 @@ func TestTokenRefusedByTheServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv.RevokeToken("ya29.test-1-eso@p.iam.gserviceaccount.com")
-	if _, err := c.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: "db"}); !errors.Is(err, providers.ErrAuthFailed) {
+	if _, err := c.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: "db"}); !errors.Is(err, plugin.ErrAuthFailed) {
 		t.Errorf("read with a revoked token: %v", err)
 	}
 }
@@ -133,7 +133,7 @@ func TestWorkloadIdentity(t *testing.T) {
 	p := newProviderWith(t, fake.NewClientBuilder().WithInterceptorFuncs(requests), gcpauth.Endpoints{STS: wi.STS, IAMCredentials: wi.IAMCredentials}, spec, srv.Transport(), sa)
 	c := connect(t, p)
 
-	if err := c.(providers.AuthChecker).CheckAuth(ctx); err != nil {
+	if err := c.(plugin.AuthChecker).CheckAuth(ctx); err != nil {
 		t.Fatalf("CheckAuth: %v", err)
 	}
 	for range 2 {
@@ -176,7 +176,7 @@ func TestWorkloadIdentityFederatedAndRefused(t *testing.T) {
 			ClusterLocation:   "europe-west1", ClusterName: "edge",
 		}}}
 	}
-	wiClient := func(sa *corev1.ServiceAccount) providers.SecretsClient {
+	wiClient := func(sa *corev1.ServiceAccount) plugin.SecretsClient {
 		p := newProviderWith(t, fake.NewClientBuilder(), gcpauth.Endpoints{STS: wi.STS, IAMCredentials: wi.IAMCredentials}, spec(sa.Name), srv.Transport(), sa)
 		return connect(t, p)
 	}
@@ -194,17 +194,17 @@ func TestWorkloadIdentityFederatedAndRefused(t *testing.T) {
 	wi.Deny("denied@p.iam.gserviceaccount.com")
 	denied := wiClient(&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "denied",
 		Annotations: map[string]string{gcpauth.GCPServiceAccountAnnotation: "denied@p.iam.gserviceaccount.com"}}})
-	if err := denied.(providers.AuthChecker).CheckAuth(ctx); !errors.Is(err, providers.ErrAuthFailed) || !strings.Contains(err.Error(), "iam.serviceAccounts.getAccessToken") {
+	if err := denied.(plugin.AuthChecker).CheckAuth(ctx); !errors.Is(err, plugin.ErrAuthFailed) || !strings.Contains(err.Error(), "iam.serviceAccounts.getAccessToken") {
 		t.Errorf("CheckAuth with a refused impersonation: %v", err)
 	}
 
 	wi.RefuseExchanges("The audience in ID Token does not match the expected audience.")
 	refused := wiClient(&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "refused"}})
-	if err := refused.(providers.AuthChecker).CheckAuth(ctx); !errors.Is(err, providers.ErrAuthFailed) || !strings.Contains(err.Error(), "audience") {
+	if err := refused.(plugin.AuthChecker).CheckAuth(ctx); !errors.Is(err, plugin.ErrAuthFailed) || !strings.Contains(err.Error(), "audience") {
 		t.Errorf("CheckAuth with a refused exchange: %v", err)
 	}
 	_, err := refused.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: "db"})
-	if !errors.Is(err, providers.ErrAuthFailed) {
+	if !errors.Is(err, plugin.ErrAuthFailed) {
 		t.Errorf("GetSecret with a refused exchange: %v", err)
 	}
 	assertNoLeak(t, err, "k8s-token", "pw")

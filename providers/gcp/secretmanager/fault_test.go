@@ -9,7 +9,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // TestFaults: when Secret Manager fails, reads return an error naming the
@@ -26,8 +26,8 @@ func TestFaults(t *testing.T) {
 		{codes.Unavailable, nil},
 		{codes.ResourceExhausted, nil},
 		{codes.Internal, nil},
-		{codes.Unauthenticated, providers.ErrAuthFailed},
-		{codes.PermissionDenied, providers.ErrOutOfScope},
+		{codes.Unauthenticated, plugin.ErrAuthFailed},
+		{codes.PermissionDenied, plugin.ErrOutOfScope},
 	} {
 		t.Run(tc.code.String(), func(t *testing.T) {
 			srv.FailNext(100, tc.code)
@@ -47,7 +47,7 @@ func TestFaults(t *testing.T) {
 					t.Errorf("%s returned %v and no error", name, data)
 					continue
 				}
-				if errors.Is(err, providers.ErrSecretNotFound) {
+				if errors.Is(err, plugin.ErrSecretNotFound) {
 					t.Errorf("%s: an outage must not look like a missing secret: %v", name, err)
 				}
 				if tc.is != nil && !errors.Is(err, tc.is) {

@@ -13,7 +13,6 @@ import (
 	"cloud.google.com/go/auth"
 	sm "cloud.google.com/go/secretmanager/apiv1"
 	smpb "cloud.google.com/go/secretmanager/apiv1/secretmanagerpb"
-	"github.com/googleapis/gax-go/v2"
 	"google.golang.org/api/iterator"
 	"google.golang.org/api/option"
 	"google.golang.org/grpc"
@@ -22,9 +21,10 @@ import (
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
-	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/gcp/gcpauth"
 	"github.com/eso-dev/eso/providers/kit"
+	"github.com/eso-dev/eso/providers/plugin"
+	"github.com/googleapis/gax-go/v2"
 )
 
 // Kind is the configuration kind this provider serves.
@@ -35,21 +35,21 @@ var Registration = Definition(gcpauth.GoogleEndpoints).Registration()
 
 // New returns the provider; extra options are added to every client (tests
 // use them to reach an in-process server without TLS or credentials).
-func New(deps providers.Deps, extra ...option.ClientOption) providers.Provider {
-	return Definition(gcpauth.GoogleEndpoints, extra...).New(deps)
+func New(deps plugin.Deps, extra ...option.ClientOption) plugin.Provider {
+	return Definition(gcpauth.GoogleEndpoints, extra...).Registration().NewProvider(deps)
 }
 
 // Definition is the provider with Google's token services at endpoints
 // (for workload identity; tests serve their own) and extra options added
 // to every client.
-func Definition(endpoints gcpauth.Endpoints, extra ...option.ClientOption) kit.Definition[*provv1.GCPSecretManager] {
+func Definition(endpoints gcpauth.Endpoints, extra ...option.ClientOption) plugin.Definition[*provv1.GCPSecretManager] {
 	c := connector{endpoints: endpoints, extra: extra}
-	return kit.Definition[*provv1.GCPSecretManager]{
+	return plugin.Definition[*provv1.GCPSecretManager]{
 		Name:        "gcp-secretmanager",
 		Kind:        Kind,
 		AddToScheme: provv1.AddToScheme,
 		NewConfig:   func() *provv1.GCPSecretManager { return &provv1.GCPSecretManager{} },
-		CheckCredentials: func(ctx context.Context, deps providers.Deps, cfg *provv1.GCPSecretManager, scope providers.Scope) error {
+		CheckCredentials: func(ctx context.Context, deps plugin.Deps, cfg *provv1.GCPSecretManager, scope plugin.Scope) error {
 			_, _, err := c.options(ctx, deps, &cfg.Spec, scope, false)
 			return err
 		},
@@ -67,7 +67,7 @@ type connector struct {
 // connect builds a client. The gRPC connection and its credentials live as
 // long as the client: core reuses it while the store is unchanged and
 // closes it when replaced.
-func (c connector) connect(ctx context.Context, deps providers.Deps, cfg *provv1.GCPSecretManager, scope providers.Scope) (providers.SecretsClient, error) {
+func (c connector) connect(ctx context.Context, deps plugin.Deps, cfg *provv1.GCPSecretManager, scope plugin.Scope) (plugin.SecretsClient, error) {
 	opts, creds, err := c.options(ctx, deps, &cfg.Spec, scope, true)
 	if err != nil {
 		return nil, err
@@ -89,7 +89,7 @@ func (c connector) connect(ctx context.Context, deps providers.Deps, cfg *provv1
 // options returns the client options of spec and the credentials they
 // carry (nil for tests without credentials). eso's own credentials are only
 // looked for when connecting: on GCE that asks the metadata server.
-func (c connector) options(ctx context.Context, deps providers.Deps, spec *provv1.GCPSecretManagerSpec, scope providers.Scope, connecting bool) ([]option.ClientOption, *auth.Credentials, error) {
+func (c connector) options(ctx context.Context, deps plugin.Deps, spec *provv1.GCPSecretManagerSpec, scope plugin.Scope, connecting bool) ([]option.ClientOption, *auth.Credentials, error) {
 	var opts []option.ClientOption
 	switch {
 	case spec.Endpoint != "":
@@ -105,10 +105,10 @@ func (c connector) options(ctx context.Context, deps providers.Deps, spec *provv
 	case len(c.extra) > 0:
 		// tests: the in-process server needs no credentials
 	case !deps.AmbientCredentials:
-		return nil, nil, providers.ErrNoAmbientCredentials
+		return nil, nil, plugin.ErrNoAmbientCredentials
 	case spec.Endpoint != "":
 		// eso's bearer token would go to an endpoint the configuration chose.
-		return nil, nil, fmt.Errorf("%w: endpoint cannot be combined with eso's own credentials", providers.ErrInvalidConfig)
+		return nil, nil, fmt.Errorf("%w: endpoint cannot be combined with eso's own credentials", plugin.ErrInvalidConfig)
 	case connecting:
 		creds, err = gcpauth.Ambient()
 	}
@@ -120,7 +120,7 @@ func (c connector) options(ctx context.Context, deps providers.Deps, spec *provv
 	}
 	// The library lets a message be 2 GiB; endpoint may name a tenant's
 	// server. Applied after the library's own default, so this one holds.
-	opts = append(opts, option.WithGRPCDialOption(grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(providers.MaxResponseBytes))))
+	opts = append(opts, option.WithGRPCDialOption(grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(plugin.MaxResponseBytes))))
 	return append(opts, c.extra...), creds, nil
 }
 
@@ -159,7 +159,7 @@ type Client struct {
 	creds *auth.Credentials
 }
 
-// CheckAuth implements providers.AuthChecker: it obtains an access token,
+// CheckAuth implements plugin.AuthChecker: it obtains an access token,
 // which is where a wrong or revoked key or a refused exchange shows. The
 // token is the one the client's calls use, so the check costs no login.
 func (c *Client) CheckAuth(ctx context.Context) error {
@@ -174,14 +174,14 @@ func (c *Client) CheckAuth(ctx context.Context) error {
 
 func (c *Client) secretName(key string) string { return c.parent + "/secrets/" + key }
 
-// GetAllSecrets implements providers.SecretsClient: secrets whose labels
+// GetAllSecrets implements plugin.SecretsClient: secrets whose labels
 // carry all tags (filtered by the server) and whose name matches, each at its
 // latest version. Secret names are flat: a path is not supported.
 func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind) (map[string][]byte, error) {
 	if find.Path != nil {
-		return nil, fmt.Errorf("%w: Secret Manager names have no path (find.path)", providers.ErrNotSupported)
+		return nil, fmt.Errorf("%w: Secret Manager names have no path (find.path)", plugin.ErrNotSupported)
 	}
-	re, err := providers.NameRegexp(find)
+	re, err := kit.NameRegexp(find)
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +192,7 @@ func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind
 	// Pages stay far below the message bound: a page of the server's
 	// default size (up to 25,000 secrets) would not.
 	it := c.api.ListSecrets(ctx, &smpb.ListSecretsRequest{Parent: c.parent, Filter: strings.Join(filters, " AND "), PageSize: listPageSize})
-	var budget providers.FindBudget
+	var budget kit.FindBudget
 	out := map[string][]byte{}
 	for {
 		s, err := it.Next()
@@ -206,11 +206,11 @@ func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind
 			return nil, fmt.Errorf("find: %w", err)
 		}
 		name := s.Name[strings.LastIndex(s.Name, "/")+1:]
-		if !providers.HasTags(s.Labels, find.Tags) || (re != nil && !re.MatchString(name)) {
+		if !kit.HasTags(s.Labels, find.Tags) || (re != nil && !re.MatchString(name)) {
 			continue
 		}
 		// No enabled version (or deleted since the list): not part of the result.
-		if err := providers.ReadFound(ctx, out, name, c.value, &budget); err != nil {
+		if err := kit.ReadFound(ctx, out, name, c.value, &budget); err != nil {
 			return nil, err
 		}
 	}
@@ -227,7 +227,7 @@ func (c *Client) value(ctx context.Context, key, version string) ([]byte, error)
 	}
 	res, err := c.api.AccessSecretVersion(ctx, &smpb.AccessSecretVersionRequest{Name: fmt.Sprintf("%s/versions/%s", c.secretName(key), version)})
 	if status.Code(err) == codes.FailedPrecondition {
-		return nil, fmt.Errorf("%w: secret %q version %q is disabled or destroyed", providers.ErrSecretNotFound, key, version)
+		return nil, fmt.Errorf("%w: secret %q version %q is disabled or destroyed", plugin.ErrSecretNotFound, key, version)
 	}
 	if err != nil {
 		return nil, apiError(err, fmt.Sprintf("reading secret %q version %q", key, version))
@@ -251,21 +251,21 @@ func apiError(err error, what string) error {
 	msg := status.Convert(err).Message()
 	switch status.Code(err) {
 	case codes.NotFound:
-		return fmt.Errorf("%w: %s: %s", providers.ErrSecretNotFound, what, msg)
+		return fmt.Errorf("%w: %s: %s", plugin.ErrSecretNotFound, what, msg)
 	case codes.Unauthenticated:
-		return fmt.Errorf("%w: %s: %s", providers.ErrAuthFailed, what, msg)
+		return fmt.Errorf("%w: %s: %s", plugin.ErrAuthFailed, what, msg)
 	case codes.PermissionDenied:
-		return fmt.Errorf("%w: %s: %s", providers.ErrOutOfScope, what, msg)
+		return fmt.Errorf("%w: %s: %s", plugin.ErrOutOfScope, what, msg)
 	default:
-		if tooLarge := providers.TooLargeMessage(err, providers.MaxResponseBytes); tooLarge != nil {
+		if tooLarge := kit.TooLargeMessage(err, plugin.MaxResponseBytes); tooLarge != nil {
 			return fmt.Errorf("%s: %w", what, tooLarge)
 		}
 		return fmt.Errorf("%s: %w", what, err)
 	}
 }
 
-// Capabilities implements providers.SecretsClient.
-func (c *Client) Capabilities() providers.Capabilities { return providers.ReadWrite }
+// Capabilities implements plugin.SecretsClient.
+func (c *Client) Capabilities() plugin.Capabilities { return plugin.ReadWrite }
 
-// Close implements providers.SecretsClient: it closes the gRPC connection.
+// Close implements plugin.SecretsClient: it closes the gRPC connection.
 func (c *Client) Close(context.Context) error { return c.api.Close() }

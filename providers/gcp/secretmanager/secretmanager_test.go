@@ -14,16 +14,16 @@ import (
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
-	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/gcp/gcpauth"
 	"github.com/eso-dev/eso/providers/gcp/gcptest"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // No Secret Manager emulator exists: these tests run the real
 // cloud.google.com/go/secretmanager client against gcptest, an in-process
 // gRPC server implementing the Secret Manager API.
 
-func newClient(t *testing.T) (*gcptest.Server, providers.SecretsClient) {
+func newClient(t *testing.T) (*gcptest.Server, plugin.SecretsClient) {
 	t.Helper()
 	srv, opts := gcptest.Start(t)
 	p := newProvider(t, provv1.GCPSecretManagerSpec{ProjectID: "p"}, opts)
@@ -32,26 +32,26 @@ func newClient(t *testing.T) (*gcptest.Server, providers.SecretsClient) {
 
 // newProvider serves one GCPSecretManager configuration, team/gcp, with
 // spec; objs are further objects of the cluster (Secrets, ServiceAccounts).
-func newProvider(t *testing.T, spec provv1.GCPSecretManagerSpec, opts []option.ClientOption, objs ...client.Object) providers.Provider {
+func newProvider(t *testing.T, spec provv1.GCPSecretManagerSpec, opts []option.ClientOption, objs ...client.Object) plugin.Provider {
 	t.Helper()
 	return newProviderWith(t, fake.NewClientBuilder(), gcpauth.GoogleEndpoints, spec, opts, objs...)
 }
 
 // newProviderWith is newProvider with a client builder of the test's and
 // Google's token services at endpoints.
-func newProviderWith(t *testing.T, b *fake.ClientBuilder, endpoints gcpauth.Endpoints, spec provv1.GCPSecretManagerSpec, opts []option.ClientOption, objs ...client.Object) providers.Provider {
+func newProviderWith(t *testing.T, b *fake.ClientBuilder, endpoints gcpauth.Endpoints, spec provv1.GCPSecretManagerSpec, opts []option.ClientOption, objs ...client.Object) plugin.Provider {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	_ = corev1.AddToScheme(scheme)
 	_ = provv1.AddToScheme(scheme)
 	cfg := &provv1.GCPSecretManager{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "gcp"}, Spec: spec}
 	c := b.WithScheme(scheme).WithObjects(append(objs, cfg)...).Build()
-	return Definition(endpoints, opts...).New(providers.Deps{Client: c, APIReader: c})
+	return Definition(endpoints, opts...).Registration().NewProvider(plugin.Deps{Client: c, APIReader: c})
 }
 
-func connect(t *testing.T, p providers.Provider) providers.SecretsClient {
+func connect(t *testing.T, p plugin.Provider) plugin.SecretsClient {
 	t.Helper()
-	cl, err := p.NewClient(context.Background(), providers.Ref{Kind: Kind, Namespace: "team", Name: "gcp"}, providers.Scope{Namespace: "team"})
+	cl, err := p.NewClient(context.Background(), plugin.Ref{Kind: Kind, Namespace: "team", Name: "gcp"}, plugin.Scope{Namespace: "team"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestRead(t *testing.T) {
 		}
 	}
 	for _, r := range []esv1.ExternalSecretDataRemoteRef{{Key: "nope"}, {Key: "db", Version: "9"}} {
-		if _, err := c.GetSecret(ctx, r); !errors.Is(err, providers.ErrSecretNotFound) {
+		if _, err := c.GetSecret(ctx, r); !errors.Is(err, plugin.ErrSecretNotFound) {
 			t.Errorf("GetSecret(%+v): %v, want ErrSecretNotFound", r, err)
 		}
 	}
@@ -97,7 +97,7 @@ func TestRead(t *testing.T) {
 		t.Errorf("GetAllSecrets = %q, %v (other projects must not appear)", found, err)
 	}
 	path := "x/"
-	if _, err := c.GetAllSecrets(ctx, esv1.ExternalSecretFind{Path: &path}); !errors.Is(err, providers.ErrNotSupported) {
+	if _, err := c.GetAllSecrets(ctx, esv1.ExternalSecretFind{Path: &path}); !errors.Is(err, plugin.ErrNotSupported) {
 		t.Errorf("find.path: %v", err)
 	}
 }

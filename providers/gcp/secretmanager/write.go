@@ -14,8 +14,8 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
-	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/kit"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // remoteSecret is what a write needs to know of a remote secret.
@@ -34,11 +34,11 @@ func (c *Client) remote(ctx context.Context, key string) (remoteSecret, error) {
 	if err != nil {
 		return remoteSecret{}, apiError(err, fmt.Sprintf("reading secret %q", key))
 	}
-	return remoteSecret{exists: true, managed: s.GetLabels()[providers.ManagedByKey] == providers.ManagedByValue, etag: s.GetEtag()}, nil
+	return remoteSecret{exists: true, managed: s.GetLabels()[plugin.ManagedByKey] == plugin.ManagedByValue, etag: s.GetEtag()}, nil
 }
 
 func errNotManaged(key string) error {
-	return fmt.Errorf("%w: secret %q (no label %s=%s)", providers.ErrNotManaged, key, providers.ManagedByKey, providers.ManagedByValue)
+	return fmt.Errorf("%w: secret %q (no label %s=%s)", plugin.ErrNotManaged, key, plugin.ManagedByKey, plugin.ManagedByValue)
 }
 
 // current returns the value of the newest enabled version; found is false
@@ -46,7 +46,7 @@ func errNotManaged(key string) error {
 // is disabled, so then the versions are listed.
 func (c *Client) current(ctx context.Context, key string) (value []byte, found bool, err error) {
 	value, err = c.value(ctx, key, "latest")
-	if !errors.Is(err, providers.ErrSecretNotFound) {
+	if !errors.Is(err, plugin.ErrSecretNotFound) {
 		return value, err == nil, err
 	}
 	it := c.api.ListSecretVersions(ctx, &smpb.ListSecretVersionsRequest{Parent: c.secretName(key), Filter: "state:ENABLED"})
@@ -70,16 +70,16 @@ func (c *Client) current(ctx context.Context, key string) (value []byte, found b
 	return value, err == nil, err
 }
 
-// PushSecret implements providers.Writer: it creates the secret labelled as
+// PushSecret implements plugin.Writer: it creates the secret labelled as
 // eso's, or adds a version to one eso created; a property is merged into the
 // JSON object the secret holds. No version is added when the newest enabled
 // version already holds the value.
-func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) error {
+func (c *Client) PushSecret(ctx context.Context, req plugin.PushRequest) error {
 	var md pushMetadata
-	if err := providers.DecodePushMetadata(req.Metadata, &md); err != nil {
+	if err := kit.DecodePushMetadata(req.Metadata, &md); err != nil {
 		return err
 	}
-	if err := providers.NotOwnMark(md.Labels, "label"); err != nil {
+	if err := kit.NotOwnMark(md.Labels, "label"); err != nil {
 		return err
 	}
 	remote, err := c.remote(ctx, req.RemoteKey)
@@ -103,7 +103,7 @@ func (c *Client) PushSecret(ctx context.Context, req providers.PushRequest) erro
 	}
 	value := req.Value
 	if req.Property != "" {
-		if value, err = providers.SetProperty(current, req.Property, req.Value); err != nil {
+		if value, err = kit.SetProperty(current, req.Property, req.Value); err != nil {
 			return err
 		}
 	}
@@ -178,7 +178,7 @@ func mergeMap(have, want map[string]string) (map[string]string, bool) {
 // labels and annotations): replicated automatically, or for a regional
 // configuration in its location.
 func (c *Client) create(ctx context.Context, key string, md pushMetadata) error {
-	labels, _ := mergeMap(md.Labels, map[string]string{providers.ManagedByKey: providers.ManagedByValue})
+	labels, _ := mergeMap(md.Labels, map[string]string{plugin.ManagedByKey: plugin.ManagedByValue})
 	secret := &smpb.Secret{Labels: labels, Annotations: md.Annotations}
 	if !c.regional {
 		secret.Replication = &smpb.Replication{Replication: &smpb.Replication_Automatic_{Automatic: &smpb.Replication_Automatic{}}}
@@ -212,7 +212,7 @@ func (c *Client) mark(ctx context.Context, key, etag string) error {
 	for k, v := range s.GetLabels() {
 		labels[k] = v
 	}
-	labels[providers.ManagedByKey] = providers.ManagedByValue
+	labels[plugin.ManagedByKey] = plugin.ManagedByValue
 	_, err = c.api.UpdateSecret(ctx, &smpb.UpdateSecretRequest{
 		Secret:     &smpb.Secret{Name: c.secretName(key), Labels: labels, Etag: etag},
 		UpdateMask: &fieldmaskpb.FieldMask{Paths: []string{"labels"}},
@@ -231,7 +231,7 @@ func (c *Client) addVersion(ctx context.Context, key string, value []byte) error
 	return nil
 }
 
-// DeleteSecret implements providers.Writer: only secrets eso created are
+// DeleteSecret implements plugin.Writer: only secrets eso created are
 // deleted, and only if unchanged since they were read (etag); with a
 // property, only that field goes (a new version without it), and the secret
 // when it was the last.
@@ -247,7 +247,7 @@ func (c *Client) DeleteSecret(ctx context.Context, remoteKey, property string) e
 		Current: func(ctx context.Context) ([]byte, error) {
 			current, found, err := c.current(ctx, remoteKey)
 			if err == nil && !found {
-				return nil, fmt.Errorf("%w: secret %q has no enabled version to delete property %q from", providers.ErrSecretNotFound, remoteKey, property)
+				return nil, fmt.Errorf("%w: secret %q has no enabled version to delete property %q from", plugin.ErrSecretNotFound, remoteKey, property)
 			}
 			return current, err
 		},
@@ -266,7 +266,7 @@ func (c *Client) DeleteSecret(ctx context.Context, remoteKey, property string) e
 	}.Run(ctx)
 }
 
-// SecretExists implements providers.Writer.
+// SecretExists implements plugin.Writer.
 func (c *Client) SecretExists(ctx context.Context, remoteKey string) (bool, error) {
 	remote, err := c.remote(ctx, remoteKey)
 	return remote.exists, err

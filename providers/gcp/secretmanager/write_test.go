@@ -8,19 +8,19 @@ import (
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
-	"github.com/eso-dev/eso/providers"
 	"github.com/eso-dev/eso/providers/gcp/gcptest"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
-var managed = map[string]string{providers.ManagedByKey: providers.ManagedByValue}
+var managed = map[string]string{plugin.ManagedByKey: plugin.ManagedByValue}
 
 // TestWritesOnlyTouchManagedSecrets: eso creates, updates and deletes the
 // secrets it labelled, and refuses any other.
 func TestWritesOnlyTouchManagedSecrets(t *testing.T) {
 	ctx := context.Background()
 	srv, c := newClient(t)
-	w := c.(providers.Writer)
-	if c.Capabilities() != providers.ReadWrite {
+	w := c.(plugin.Writer)
+	if c.Capabilities() != plugin.ReadWrite {
 		t.Errorf("capabilities = %s", c.Capabilities())
 	}
 	must := func(err error) {
@@ -41,23 +41,23 @@ func TestWritesOnlyTouchManagedSecrets(t *testing.T) {
 	}
 	srv.Add("projects/p/secrets/theirs", []byte("precious"), map[string]string{"team": "other"})
 
-	must(w.PushSecret(ctx, providers.PushRequest{RemoteKey: "mine", Value: []byte("v1")}))
+	must(w.PushSecret(ctx, plugin.PushRequest{RemoteKey: "mine", Value: []byte("v1")}))
 	created, _ := srv.Secret("projects/p/secrets/mine")
-	if created.GetLabels()[providers.ManagedByKey] != providers.ManagedByValue || created.GetReplication().GetAutomatic() == nil {
+	if created.GetLabels()[plugin.ManagedByKey] != plugin.ManagedByValue || created.GetReplication().GetAutomatic() == nil {
 		t.Errorf("created secret: labels %v, replication %v", created.GetLabels(), created.GetReplication())
 	}
-	must(w.PushSecret(ctx, providers.PushRequest{RemoteKey: "mine", Value: []byte("v1")}))
+	must(w.PushSecret(ctx, plugin.PushRequest{RemoteKey: "mine", Value: []byte("v1")}))
 	if n := versions("mine"); n != 1 {
 		t.Errorf("pushing an unchanged value added a version: %d versions", n)
 	}
-	must(w.PushSecret(ctx, providers.PushRequest{RemoteKey: "mine", Value: []byte("v2")}))
+	must(w.PushSecret(ctx, plugin.PushRequest{RemoteKey: "mine", Value: []byte("v2")}))
 	if got, n := read("mine"), versions("mine"); got != "v2" || n != 2 {
 		t.Errorf("after a change: %q with %d versions", got, n)
 	}
 
-	must(w.PushSecret(ctx, providers.PushRequest{RemoteKey: "obj", Property: "a", Value: []byte("1")}))
-	must(w.PushSecret(ctx, providers.PushRequest{RemoteKey: "obj", Property: "b", Value: []byte("2")}))
-	must(w.PushSecret(ctx, providers.PushRequest{RemoteKey: "obj", Property: "b", Value: []byte("2")}))
+	must(w.PushSecret(ctx, plugin.PushRequest{RemoteKey: "obj", Property: "a", Value: []byte("1")}))
+	must(w.PushSecret(ctx, plugin.PushRequest{RemoteKey: "obj", Property: "b", Value: []byte("2")}))
+	must(w.PushSecret(ctx, plugin.PushRequest{RemoteKey: "obj", Property: "b", Value: []byte("2")}))
 	if got, n := read("obj"), versions("obj"); got != `{"a":"1","b":"2"}` || n != 2 {
 		t.Errorf("property pushes: %s with %d versions", got, n)
 	}
@@ -69,13 +69,13 @@ func TestWritesOnlyTouchManagedSecrets(t *testing.T) {
 	}
 
 	// Someone else's secret: never overwritten, never deleted.
-	if err := w.PushSecret(ctx, providers.PushRequest{RemoteKey: "theirs", Value: []byte("overwrite")}); !errors.Is(err, providers.ErrNotManaged) {
+	if err := w.PushSecret(ctx, plugin.PushRequest{RemoteKey: "theirs", Value: []byte("overwrite")}); !errors.Is(err, plugin.ErrNotManaged) {
 		t.Errorf("push over an unmanaged secret: %v", err)
 	}
-	if err := w.DeleteSecret(ctx, "theirs", ""); !errors.Is(err, providers.ErrNotManaged) {
+	if err := w.DeleteSecret(ctx, "theirs", ""); !errors.Is(err, plugin.ErrNotManaged) {
 		t.Errorf("delete of an unmanaged secret: %v", err)
 	}
-	if err := w.DeleteSecret(ctx, "theirs", "x"); !errors.Is(err, providers.ErrNotManaged) {
+	if err := w.DeleteSecret(ctx, "theirs", "x"); !errors.Is(err, plugin.ErrNotManaged) {
 		t.Errorf("property delete on an unmanaged secret: %v", err)
 	}
 	if got, n := read("theirs"), versions("theirs"); got != "precious" || n != 1 {
@@ -99,7 +99,7 @@ func TestWritesOnlyTouchManagedSecrets(t *testing.T) {
 		t.Errorf("deleted secret: exists %v, %v", ok, err)
 	}
 	must(w.DeleteSecret(ctx, "mine", "")) // absent: nothing to do
-	must(w.PushSecret(ctx, providers.PushRequest{RemoteKey: "mine", Value: []byte("v3")}))
+	must(w.PushSecret(ctx, plugin.PushRequest{RemoteKey: "mine", Value: []byte("v3")}))
 	if got := read("mine"); got != "v3" {
 		t.Errorf("re-pushed after deletion = %q", got)
 	}
@@ -113,7 +113,7 @@ func TestDeleteRefusesASecretChangedSinceRead(t *testing.T) {
 	srv, c := newClient(t)
 	srv.Add("projects/p/secrets/mine", []byte("v1"), managed)
 	srv.BeforeNext("DeleteSecret", func() { srv.SetLabels("projects/p/secrets/mine", map[string]string{"owner": "someone-else"}) })
-	err := c.(providers.Writer).DeleteSecret(ctx, "mine", "")
+	err := c.(plugin.Writer).DeleteSecret(ctx, "mine", "")
 	if err == nil || !strings.Contains(err.Error(), "etag") {
 		t.Errorf("delete after a concurrent change: %v", err)
 	}
@@ -131,15 +131,15 @@ func TestPushComparesWithNewestEnabledVersion(t *testing.T) {
 	srv.Add(name, []byte(`{"a":"1"}`), managed)
 	srv.Add(name, []byte(`{"a":"bad"}`), nil)
 	srv.Disable(name, 2)
-	w := c.(providers.Writer)
-	if err := w.PushSecret(ctx, providers.PushRequest{RemoteKey: "obj", Property: "b", Value: []byte("2")}); err != nil {
+	w := c.(plugin.Writer)
+	if err := w.PushSecret(ctx, plugin.PushRequest{RemoteKey: "obj", Property: "b", Value: []byte("2")}); err != nil {
 		t.Fatal(err)
 	}
 	if got, n, _ := srv.Latest(name); string(got) != `{"a":"1","b":"2"}` || n != 3 {
 		t.Errorf("push merged into %s (%d versions), want the newest enabled version", got, n)
 	}
 	srv.Disable(name, 3)
-	if err := w.PushSecret(ctx, providers.PushRequest{RemoteKey: "obj", Value: []byte(`{"a":"1"}`)}); err != nil {
+	if err := w.PushSecret(ctx, plugin.PushRequest{RemoteKey: "obj", Value: []byte(`{"a":"1"}`)}); err != nil {
 		t.Fatal(err)
 	}
 	if _, n, _ := srv.Latest(name); n != 3 {
@@ -153,7 +153,7 @@ func TestRegionalSecretsAreCreatedInTheirLocation(t *testing.T) {
 	ctx := context.Background()
 	srv, opts := gcptest.Start(t)
 	c := connect(t, newProvider(t, provv1.GCPSecretManagerSpec{ProjectID: "p", Location: "europe-west1"}, opts))
-	if err := c.(providers.Writer).PushSecret(ctx, providers.PushRequest{RemoteKey: "regional", Value: []byte("v")}); err != nil {
+	if err := c.(plugin.Writer).PushSecret(ctx, plugin.PushRequest{RemoteKey: "regional", Value: []byte("v")}); err != nil {
 		t.Fatal(err)
 	}
 	if got, n, ok := srv.Latest("projects/p/locations/europe-west1/secrets/regional"); !ok || string(got) != "v" || n != 1 {

@@ -1,6 +1,6 @@
 // The contract between eso's core and a provider served by `eso
 // --mode=provider`: the same operations as the in-process provider and
-// generator interfaces (providers/provider.go, generators/generator.go).
+// generator interfaces (providers/plugin).
 //
 // Versioning: this is protocol major 1. Changes within a major are additive
 // only (new fields, new RPCs); a client checks the server's majors with

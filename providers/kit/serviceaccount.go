@@ -1,10 +1,11 @@
-package providers
+package kit
 
 import (
 	"context"
 	"fmt"
 	"time"
 
+	"github.com/eso-dev/eso/providers/plugin"
 	authv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -25,7 +26,7 @@ func ServiceAccountToken(ctx context.Context, c client.Client, namespace, name s
 	if err := c.SubResource("token").Create(ctx, sa, tr); err != nil {
 		if apierrors.IsNotFound(err) {
 			// A configuration naming a ServiceAccount that is not there.
-			return "", time.Time{}, fmt.Errorf("%w: ServiceAccount %s/%s not found", ErrInvalidConfig, namespace, name)
+			return "", time.Time{}, fmt.Errorf("%w: ServiceAccount %s/%s not found", plugin.ErrInvalidConfig, namespace, name)
 		}
 		return "", time.Time{}, fmt.Errorf("requesting a token for ServiceAccount %s/%s: %w", namespace, name, err)
 	}

@@ -1,4 +1,4 @@
-package providers
+package kit
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"unicode/utf8"
 
+	"github.com/eso-dev/eso/providers/plugin"
 	"github.com/tidwall/gjson"
 )
 
@@ -19,7 +20,7 @@ import (
 // the property, never the value.
 func Property(value []byte, property string) ([]byte, error) {
 	if !gjson.ValidBytes(value) {
-		return nil, fmt.Errorf("%w: property %q requested but the secret is not JSON", ErrPropertyNotFound, property)
+		return nil, fmt.Errorf("%w: property %q requested but the secret is not JSON", plugin.ErrPropertyNotFound, property)
 	}
 	r := gjson.GetBytes(value, gjson.Escape(property))
 	if !r.Exists() {
@@ -29,7 +30,7 @@ func Property(value []byte, property string) ([]byte, error) {
 		r = gjson.GetBytes(value, property)
 	}
 	if !r.Exists() {
-		return nil, fmt.Errorf("%w: property %q", ErrPropertyNotFound, property)
+		return nil, fmt.Errorf("%w: property %q", plugin.ErrPropertyNotFound, property)
 	}
 	switch r.Type {
 	case gjson.String:
@@ -53,10 +54,10 @@ func simplePath(property string) error {
 			i++ // an escaped character is part of a key
 		case '@', '|', '[', '{', '!':
 			return fmt.Errorf("%w: property %q uses %q, which only paths that read are allowed without: "+
-				"keys, array indexes, # and #(...) queries", ErrInvalidConfig, property, string(c))
+				"keys, array indexes, # and #(...) queries", plugin.ErrInvalidConfig, property, string(c))
 		case '.':
 			if i+1 < len(property) && property[i+1] == '.' {
-				return fmt.Errorf("%w: property %q uses \"..\", which only paths that read are allowed without", ErrInvalidConfig, property)
+				return fmt.Errorf("%w: property %q uses \"..\", which only paths that read are allowed without", plugin.ErrInvalidConfig, property)
 			}
 		}
 	}
@@ -121,16 +122,16 @@ func SetProperty(current []byte, property string, value []byte) ([]byte, error) 
 	// U+FFFD, writing another property name, or a value other than the one
 	// pushed, without a word.
 	if !utf8.ValidString(property) {
-		return nil, fmt.Errorf("%w: property name %q is not UTF-8 text", ErrInvalidConfig, property)
+		return nil, fmt.Errorf("%w: property name %q is not UTF-8 text", plugin.ErrInvalidConfig, property)
 	}
 	if !utf8.Valid(value) {
-		return nil, fmt.Errorf("%w: the value for property %q is not UTF-8 text, so a JSON field cannot hold it", ErrInvalidConfig, property)
+		return nil, fmt.Errorf("%w: the value for property %q is not UTF-8 text, so a JSON field cannot hold it", plugin.ErrInvalidConfig, property)
 	}
 	obj := map[string]any{}
 	if len(bytes.TrimSpace(current)) > 0 {
 		decoded, err := DecodeObject(current)
 		if err != nil {
-			return nil, fmt.Errorf("%w: cannot set property %q: the remote secret is not a JSON object", ErrInvalidConfig, property)
+			return nil, fmt.Errorf("%w: cannot set property %q: the remote secret is not a JSON object", plugin.ErrInvalidConfig, property)
 		}
 		obj = decoded
 	}
@@ -144,10 +145,10 @@ func SetProperty(current []byte, property string, value []byte) ([]byte, error) 
 func DeleteProperty(current []byte, property string) ([]byte, bool, error) {
 	obj, err := DecodeObject(current)
 	if err != nil {
-		return nil, false, fmt.Errorf("%w: cannot delete property %q: the remote secret is not a JSON object", ErrInvalidConfig, property)
+		return nil, false, fmt.Errorf("%w: cannot delete property %q: the remote secret is not a JSON object", plugin.ErrInvalidConfig, property)
 	}
 	if _, ok := obj[property]; !ok {
-		return nil, false, fmt.Errorf("%w: %q", ErrPropertyNotFound, property)
+		return nil, false, fmt.Errorf("%w: %q", plugin.ErrPropertyNotFound, property)
 	}
 	delete(obj, property)
 	out, err := json.Marshal(obj)

@@ -2,20 +2,21 @@
 
 //go:build aws || !(gcp || vault || minimal)
 
-package register
+package wiring
 
 import (
-	"github.com/eso-dev/eso/generators"
 	awsecrgen "github.com/eso-dev/eso/generators/aws/ecr"
 	awsstsgen "github.com/eso-dev/eso/generators/aws/sts"
-	"github.com/eso-dev/eso/providers"
 	awsparameterstore "github.com/eso-dev/eso/providers/aws/parameterstore"
 	awssecretsmanager "github.com/eso-dev/eso/providers/aws/secretsmanager"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 func init() {
-	addTagged("aws",
-		[]providers.Registration{awssecretsmanager.Registration, awsparameterstore.Registration},
-		[]generators.Registration{awsecrgen.Registration, awsstsgen.Registration},
-	)
+	addTagged("aws", []plugin.Registration{
+		awssecretsmanager.Registration,
+		awsparameterstore.Registration,
+		awsecrgen.Registration,
+		awsstsgen.Registration,
+	})
 }

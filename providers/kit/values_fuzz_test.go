@@ -1,9 +1,11 @@
-package providers
+package kit
 
 import (
 	"bytes"
 	"errors"
 	"testing"
+
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // FuzzSecretValue runs a remote secret's value (which a tenant's server
@@ -38,7 +40,7 @@ func FuzzSecretValue(f *testing.F) {
 				t.Fatalf("SetProperty(%q) then Property: %v", property, err)
 			}
 		}
-		if _, _, err := DeleteProperty(value, property); err != nil && !errors.Is(err, ErrInvalidConfig) && !errors.Is(err, ErrPropertyNotFound) {
+		if _, _, err := DeleteProperty(value, property); err != nil && !errors.Is(err, plugin.ErrInvalidConfig) && !errors.Is(err, plugin.ErrPropertyNotFound) {
 			t.Fatalf("DeleteProperty(%q): unclassified error %v", property, err)
 		}
 	})

@@ -1,9 +1,11 @@
-package providers
+package kit
 
 import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 func TestProperty(t *testing.T) {
@@ -23,12 +25,12 @@ func TestProperty(t *testing.T) {
 		}
 	}
 	for _, prop := range []string{"missing", "db.missing", "user.x"} {
-		if _, err := Property(value, prop); !errors.Is(err, ErrPropertyNotFound) || errors.Is(err, ErrSecretNotFound) {
+		if _, err := Property(value, prop); !errors.Is(err, plugin.ErrPropertyNotFound) || errors.Is(err, plugin.ErrSecretNotFound) {
 			t.Errorf("Property(%q) error = %v, want ErrPropertyNotFound only", prop, err)
 		}
 	}
 	_, err := Property([]byte("plain-secret-value"), "p")
-	if !errors.Is(err, ErrPropertyNotFound) || strings.Contains(err.Error(), "plain-secret-value") {
+	if !errors.Is(err, plugin.ErrPropertyNotFound) || strings.Contains(err.Error(), "plain-secret-value") {
 		t.Errorf("Property of a non-JSON value: %v", err)
 	}
 }
@@ -47,7 +49,7 @@ func TestFieldMap(t *testing.T) {
 }
 
 func TestDeletePropertyThatIsNotThere(t *testing.T) {
-	if _, _, err := DeleteProperty([]byte(`{"a":"1"}`), "b"); !errors.Is(err, ErrPropertyNotFound) {
+	if _, _, err := DeleteProperty([]byte(`{"a":"1"}`), "b"); !errors.Is(err, plugin.ErrPropertyNotFound) {
 		t.Fatalf("deleting a missing property: %v, want ErrPropertyNotFound (nothing to write)", err)
 	}
 	rest, empty, err := DeleteProperty([]byte(`{"a":"1","b":"2"}`), "b")
@@ -67,7 +69,7 @@ func TestSetPropertyKeepsBytes(t *testing.T) {
 		{"\xfa", []byte("v")},
 		{"key", []byte{0xff, 0x00, 0x01}},
 	} {
-		if out, err := SetProperty([]byte(`{"a":"b"}`), tc.property, tc.value); !errors.Is(err, ErrInvalidConfig) {
+		if out, err := SetProperty([]byte(`{"a":"b"}`), tc.property, tc.value); !errors.Is(err, plugin.ErrInvalidConfig) {
 			t.Errorf("SetProperty(%q, %q) = %q, %v; want ErrInvalidConfig", tc.property, tc.value, out, err)
 		}
 	}
@@ -112,18 +114,18 @@ func TestPropertyPathsAsUpstream(t *testing.T) {
 		}
 	}
 	for _, property := range []string{"friends.5.first", "name.middle", "nope"} {
-		if _, err := Property(doc, property); !errors.Is(err, ErrPropertyNotFound) {
+		if _, err := Property(doc, property); !errors.Is(err, plugin.ErrPropertyNotFound) {
 			t.Errorf("Property(%q) err = %v, want ErrPropertyNotFound", property, err)
 		}
 	}
-	if _, err := Property([]byte("not json s3cr3t"), "a"); !errors.Is(err, ErrPropertyNotFound) || strings.Contains(err.Error(), "s3cr3t") {
+	if _, err := Property([]byte("not json s3cr3t"), "a"); !errors.Is(err, plugin.ErrPropertyNotFound) || strings.Contains(err.Error(), "s3cr3t") {
 		t.Errorf("a value that is not JSON: %v", err)
 	}
 	// Syntax that builds values is refused: a short property of it can make
 	// gjson allocate exponentially (this one would take over a gigabyte).
 	bomb := "name" + strings.Repeat("|[@this,@this]", 23)
 	for _, property := range []string{bomb, "children|@reverse", "[name.first,age]", "{a:age}", "..0", `!true`} {
-		if _, err := Property(doc, property); !errors.Is(err, ErrInvalidConfig) {
+		if _, err := Property(doc, property); !errors.Is(err, plugin.ErrInvalidConfig) {
 			t.Errorf("Property(%q) err = %v, want ErrInvalidConfig", property, err)
 		}
 	}

@@ -1,4 +1,4 @@
-package providers
+package kit
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // NameRegexp compiles find.name.regexp; nil when the find has no name.
@@ -17,7 +18,7 @@ func NameRegexp(find esv1.ExternalSecretFind) (*regexp.Regexp, error) {
 	}
 	re, err := regexp.Compile(find.Name.RegExp)
 	if err != nil {
-		return nil, fmt.Errorf("%w: find.name.regexp: %v", ErrInvalidConfig, err)
+		return nil, fmt.Errorf("%w: find.name.regexp: %v", plugin.ErrInvalidConfig, err)
 	}
 	return re, nil
 }
@@ -51,7 +52,7 @@ func HasTags(have, want map[string]string) bool {
 // gone since it was listed is left out, the rest count against budget.
 func ReadFound(ctx context.Context, out map[string][]byte, name string, read func(ctx context.Context, key, version string) ([]byte, error), budget *FindBudget) error {
 	v, err := read(ctx, name, "")
-	if errors.Is(err, ErrSecretNotFound) {
+	if errors.Is(err, plugin.ErrSecretNotFound) {
 		return nil
 	}
 	if err != nil {

@@ -1,9 +1,11 @@
-package providers
+package kit
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // PushMetadataAPIVersion and PushMetadataKind are what a PushSecret entry's
@@ -26,7 +28,7 @@ func DecodePushMetadata(raw []byte, spec any) error {
 	body := raw
 	if err := json.Unmarshal(raw, &doc); err == nil && (doc.APIVersion != "" || doc.Kind != "" || doc.Spec != nil) {
 		if doc.APIVersion != PushMetadataAPIVersion || doc.Kind != PushMetadataKind {
-			return fmt.Errorf("%w: metadata is apiVersion %q kind %q, want %s %s", ErrInvalidConfig, doc.APIVersion, doc.Kind, PushMetadataAPIVersion, PushMetadataKind)
+			return fmt.Errorf("%w: metadata is apiVersion %q kind %q, want %s %s", plugin.ErrInvalidConfig, doc.APIVersion, doc.Kind, PushMetadataAPIVersion, PushMetadataKind)
 		}
 		body = doc.Spec
 	}
@@ -36,16 +38,16 @@ func DecodePushMetadata(raw []byte, spec any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(spec); err != nil {
-		return fmt.Errorf("%w: metadata: %v", ErrInvalidConfig, err)
+		return fmt.Errorf("%w: metadata: %v", plugin.ErrInvalidConfig, err)
 	}
 	return nil
 }
 
 // NoPushMetadata refuses a push carrying metadata, for providers that apply
 // none.
-func NoPushMetadata(req PushRequest, provider string) error {
+func NoPushMetadata(req plugin.PushRequest, provider string) error {
 	if len(req.Metadata) > 0 {
-		return fmt.Errorf("%w: %s applies no push metadata", ErrNotSupported, provider)
+		return fmt.Errorf("%w: %s applies no push metadata", plugin.ErrNotSupported, provider)
 	}
 	return nil
 }
@@ -53,8 +55,8 @@ func NoPushMetadata(req PushRequest, provider string) error {
 // NotOwnMark refuses metadata that sets eso's own ManagedBy mark (as a tag
 // or label, what): a tenant could make any secret look like eso's.
 func NotOwnMark(m map[string]string, what string) error {
-	if _, ok := m[ManagedByKey]; ok {
-		return fmt.Errorf("%w: metadata may not set the %s %s: it is eso's", ErrInvalidConfig, ManagedByKey, what)
+	if _, ok := m[plugin.ManagedByKey]; ok {
+		return fmt.Errorf("%w: metadata may not set the %s %s: it is eso's", plugin.ErrInvalidConfig, plugin.ManagedByKey, what)
 	}
 	return nil
 }

@@ -1,7 +1,4 @@
-// Package providers is the contract between eso's core and its secret
-// providers. The same interfaces are served in process and, in provider mode,
-// over gRPC; core never imports a provider SDK, only this package.
-package providers
+package plugin
 
 import (
 	"context"
@@ -9,7 +6,6 @@ import (
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -188,24 +184,6 @@ type Deps struct {
 // ErrNoAmbientCredentials: a configuration without auth, while eso does not
 // lend its own cloud identity.
 var ErrNoAmbientCredentials = fmt.Errorf("%w: auth is required: eso lends its own cloud identity only when started with --allow-ambient-credentials", ErrInvalidConfig)
-
-// Registration describes a compiled-in provider. It is pure data plus a
-// constructor without side effects, so listing providers costs nothing.
-type Registration struct {
-	// Name is the short name, e.g. "fake".
-	Name string
-	// Kind is the configuration kind in provider.secretstore.external-secrets.io.
-	Kind string
-	// BuildTag is the catalog tag the wiring compiled the provider in with
-	// (set by providers/register); empty means always compiled in.
-	BuildTag string
-	// AddToScheme registers the configuration kind.
-	AddToScheme func(*runtime.Scheme) error
-	// NewConfig returns an empty configuration object, for watches.
-	NewConfig func() client.Object
-	// New builds the provider.
-	New func(Deps) Provider
-}
 
 // ReadConfig reads the configuration object ref names into obj. A missing
 // object is ErrConfigNotFound.

@@ -1,28 +1,30 @@
-package providers
+package clientcache
 
 import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
-// ClientCache keeps one client per key while the key's fingerprint (the
+// Cache keeps one client per key while the key's fingerprint (the
 // configuration's identity and generation) is unchanged, so a refresh costs
 // no login. A replaced, forgotten or evicted client is closed once the calls
 // using it have finished, never in the middle of one. Builds of one key are
 // serialised (concurrent first calls cost one login); builds of different
 // keys run in parallel. Core's store client cache and the provider server's
 // both are one.
-type ClientCache[K comparable] struct {
-	opts ClientCacheOptions
+type Cache[K comparable] struct {
+	opts Options
 	now  func() time.Time
 
 	mu      sync.Mutex
-	entries map[K]*clientCacheEntry
+	entries map[K]*entry
 }
 
-// ClientCacheOptions bound a ClientCache.
-type ClientCacheOptions struct {
+// Options bound a Cache.
+type Options struct {
 	// IdleTimeout: DropIdle drops clients unused for longer. Zero keeps
 	// them until forgotten.
 	IdleTimeout time.Duration
@@ -31,7 +33,7 @@ type ClientCacheOptions struct {
 	MaxEntries int
 }
 
-type clientCacheEntry struct {
+type entry struct {
 	mu          sync.Mutex
 	fingerprint string
 	current     *SharedClient
@@ -41,18 +43,18 @@ type clientCacheEntry struct {
 	dropped bool
 }
 
-// NewClientCache returns an empty cache.
-func NewClientCache[K comparable](opts ClientCacheOptions) *ClientCache[K] {
-	return &ClientCache[K]{opts: opts, now: time.Now, entries: map[K]*clientCacheEntry{}}
+// New returns an empty cache.
+func New[K comparable](opts Options) *Cache[K] {
+	return &Cache[K]{opts: opts, now: time.Now, entries: map[K]*entry{}}
 }
 
 // SetClock replaces the cache's clock, for tests of DropIdle.
-func (c *ClientCache[K]) SetClock(now func() time.Time) { c.now = now }
+func (c *Cache[K]) SetClock(now func() time.Time) { c.now = now }
 
 // Get returns the client of key for fingerprint, building one if there is
 // none or the fingerprint changed, and the function that releases it.
-func (c *ClientCache[K]) Get(ctx context.Context, key K, fingerprint string,
-	build func(context.Context) (SecretsClient, error)) (SecretsClient, func(), error) {
+func (c *Cache[K]) Get(ctx context.Context, key K, fingerprint string,
+	build func(context.Context) (plugin.SecretsClient, error)) (plugin.SecretsClient, func(), error) {
 	for {
 		e := c.entry(ctx, key)
 		e.mu.Lock()
@@ -74,15 +76,15 @@ func (c *ClientCache[K]) Get(ctx context.Context, key K, fingerprint string,
 
 // entry returns key's entry, created (and the least recently used one
 // evicted beyond MaxEntries) if needed.
-func (c *ClientCache[K]) entry(ctx context.Context, key K) *clientCacheEntry {
+func (c *Cache[K]) entry(ctx context.Context, key K) *entry {
 	c.mu.Lock()
 	e, ok := c.entries[key]
-	var evicted *clientCacheEntry
+	var evicted *entry
 	if !ok {
 		if c.opts.MaxEntries > 0 && len(c.entries) >= c.opts.MaxEntries {
 			evicted = c.evictLocked()
 		}
-		e = &clientCacheEntry{lastUsed: c.now()}
+		e = &entry{lastUsed: c.now()}
 		c.entries[key] = e
 	}
 	c.mu.Unlock()
@@ -94,9 +96,9 @@ func (c *ClientCache[K]) entry(ctx context.Context, key K) *clientCacheEntry {
 
 // evictLocked removes the least recently used entry; the caller holds c.mu
 // and drops it after unlocking.
-func (c *ClientCache[K]) evictLocked() *clientCacheEntry {
+func (c *Cache[K]) evictLocked() *entry {
 	var oldestKey K
-	var oldest *clientCacheEntry
+	var oldest *entry
 	var oldestUsed time.Time
 	for k, e := range c.entries {
 		if !e.mu.TryLock() {
@@ -116,8 +118,8 @@ func (c *ClientCache[K]) evictLocked() *clientCacheEntry {
 
 // acquire returns the entry's client for fingerprint, replacing an outdated
 // one. The caller holds e.mu.
-func (e *clientCacheEntry) acquire(ctx context.Context, fingerprint string,
-	build func(context.Context) (SecretsClient, error)) (*SharedClient, error) {
+func (e *entry) acquire(ctx context.Context, fingerprint string,
+	build func(context.Context) (plugin.SecretsClient, error)) (*SharedClient, error) {
 	if e.current != nil && e.fingerprint == fingerprint {
 		e.current.Acquire()
 		return e.current, nil
@@ -136,7 +138,7 @@ func (e *clientCacheEntry) acquire(ctx context.Context, fingerprint string,
 }
 
 // drop retires the entry's client; the entry has left the cache.
-func (e *clientCacheEntry) drop(ctx context.Context) {
+func (e *entry) drop(ctx context.Context) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.dropped = true
@@ -148,22 +150,22 @@ func (e *clientCacheEntry) drop(ctx context.Context) {
 
 // Forget drops the client of key, e.g. after its credentials were refused,
 // so the next call logs in afresh.
-func (c *ClientCache[K]) Forget(ctx context.Context, key K) {
+func (c *Cache[K]) Forget(ctx context.Context, key K) {
 	c.ForgetWhere(ctx, func(k K) bool { return k == key })
 }
 
 // ForgetWhere drops the clients of every key match selects.
-func (c *ClientCache[K]) ForgetWhere(ctx context.Context, match func(K) bool) {
-	c.dropWhere(ctx, func(k K, _ *clientCacheEntry) bool { return match(k) })
+func (c *Cache[K]) ForgetWhere(ctx context.Context, match func(K) bool) {
+	c.dropWhere(ctx, func(k K, _ *entry) bool { return match(k) })
 }
 
 // DropIdle drops the clients unused for longer than the idle timeout.
-func (c *ClientCache[K]) DropIdle(ctx context.Context) {
+func (c *Cache[K]) DropIdle(ctx context.Context) {
 	if c.opts.IdleTimeout <= 0 {
 		return
 	}
 	deadline := c.now().Add(-c.opts.IdleTimeout)
-	c.dropWhere(ctx, func(_ K, e *clientCacheEntry) bool {
+	c.dropWhere(ctx, func(_ K, e *entry) bool {
 		// An entry being built or used right now is not idle.
 		if !e.mu.TryLock() {
 			return false
@@ -174,20 +176,20 @@ func (c *ClientCache[K]) DropIdle(ctx context.Context) {
 }
 
 // Close drops every client, at shutdown.
-func (c *ClientCache[K]) Close(ctx context.Context) {
-	c.dropWhere(ctx, func(K, *clientCacheEntry) bool { return true })
+func (c *Cache[K]) Close(ctx context.Context) {
+	c.dropWhere(ctx, func(K, *entry) bool { return true })
 }
 
 // Len is the number of cached clients.
-func (c *ClientCache[K]) Len() int {
+func (c *Cache[K]) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.entries)
 }
 
-func (c *ClientCache[K]) dropWhere(ctx context.Context, match func(K, *clientCacheEntry) bool) {
+func (c *Cache[K]) dropWhere(ctx context.Context, match func(K, *entry) bool) {
 	c.mu.Lock()
-	var drop []*clientCacheEntry
+	var drop []*entry
 	for k, e := range c.entries {
 		if match(k, e) {
 			drop = append(drop, e)

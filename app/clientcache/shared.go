@@ -1,15 +1,17 @@
-package providers
+package clientcache
 
 import (
 	"context"
 	"sync"
+
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // SharedClient is a cached client and the callers using it. A retired client
 // (replaced, or its store gone) is closed when the last of them releases it,
 // so no call has its connection closed or its token revoked under it.
 type SharedClient struct {
-	Client SecretsClient
+	Client plugin.SecretsClient
 
 	mu      sync.Mutex
 	users   int
@@ -17,7 +19,7 @@ type SharedClient struct {
 }
 
 // NewSharedClient shares c.
-func NewSharedClient(c SecretsClient) *SharedClient { return &SharedClient{Client: c} }
+func NewSharedClient(c plugin.SecretsClient) *SharedClient { return &SharedClient{Client: c} }
 
 // Acquire counts one more user.
 func (s *SharedClient) Acquire() {

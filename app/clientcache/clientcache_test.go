@@ -1,4 +1,4 @@
-package providers
+package clientcache
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 type closingClient struct{ closed *atomic.Int32 }
@@ -20,19 +21,19 @@ func (closingClient) GetSecretMap(context.Context, esv1.ExternalSecretDataRemote
 func (closingClient) GetAllSecrets(context.Context, esv1.ExternalSecretFind) (map[string][]byte, error) {
 	return nil, nil
 }
-func (closingClient) Capabilities() Capabilities    { return ReadOnly }
-func (c closingClient) Close(context.Context) error { c.closed.Add(1); return nil }
+func (closingClient) Capabilities() plugin.Capabilities { return plugin.ReadOnly }
+func (c closingClient) Close(context.Context) error     { c.closed.Add(1); return nil }
 
 // TestClientCacheEvictsTheLeastRecentlyUsed: beyond MaxEntries a new key
 // evicts the client used longest ago, closing it only once its caller is
 // done with it.
 func TestClientCacheEvictsTheLeastRecentlyUsed(t *testing.T) {
 	var builds, closed atomic.Int32
-	build := func(context.Context) (SecretsClient, error) {
+	build := func(context.Context) (plugin.SecretsClient, error) {
 		builds.Add(1)
 		return closingClient{&closed}, nil
 	}
-	c := NewClientCache[string](ClientCacheOptions{MaxEntries: 2})
+	c := New[string](Options{MaxEntries: 2})
 	clock := time.Unix(0, 0)
 	c.SetClock(func() time.Time { clock = clock.Add(time.Second); return clock })
 	ctx := context.Background()

@@ -1,8 +1,9 @@
-package providers
+package plugin
 
 import (
 	"context"
 	"errors"
+	"fmt"
 )
 
 // Class is what kind of failure an error is. It is eso's one error
@@ -101,3 +102,9 @@ func (c Class) Sentinel() error {
 	}
 	return nil
 }
+
+// ErrCredentialsNotFound: a credentials Secret, or the key in it, does not
+// exist (yet). It is an invalid configuration, but one that fixes itself
+// when the Secret is created: the error names the Secret (Awaiting), core
+// watches for it while the store waits, and checks again soon besides.
+var ErrCredentialsNotFound = fmt.Errorf("%w", ErrInvalidConfig)

@@ -1,4 +1,4 @@
-package register
+package wiring
 
 import (
 	"bytes"
@@ -11,7 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/eso-dev/eso/app/registry"
 	"github.com/eso-dev/eso/providers/catalog"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // TestWiringIsGeneratedFromTheCatalog fails when a wiring file differs from
@@ -86,18 +88,18 @@ func TestDefaultBuildSelectsEverything(t *testing.T) {
 	if got, want := Selection(), strings.Join(catalog.TagNames(), ","); got != want {
 		t.Errorf("Selection() = %q in a default build, want %q", got, want)
 	}
-	if got, want := len(Providers()), len(catalog.Providers); got != want {
+	roles := map[plugin.Role]int{}
+	for _, r := range Plugins() {
+		roles[r.Role()]++
+	}
+	if got, want := roles[plugin.RoleProvider], len(catalog.Providers); got != want {
 		t.Errorf("%d providers compiled in, the catalog lists %d", got, want)
 	}
-	if got, want := len(Generators()), len(catalog.Generators); got != want {
+	if got, want := roles[plugin.RoleGenerator], len(catalog.Generators); got != want {
 		t.Errorf("%d generators compiled in, the catalog lists %d", got, want)
 	}
-	kinds := map[string]bool{}
-	for _, r := range Providers() {
-		if kinds[r.Kind] {
-			t.Errorf("provider kind %s registered twice", r.Kind)
-		}
-		kinds[r.Kind] = true
+	if _, err := registry.NewCatalog(Plugins()); err != nil {
+		t.Errorf("the compiled-in plugins do not index: %v", err)
 	}
 }
 

@@ -1,4 +1,4 @@
-package register
+package wiring
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // configSeeds are configurations as tenants write them, one or more per
@@ -60,11 +60,15 @@ func FuzzDecodeProviderConfig(f *testing.F) {
 	if err := corev1.AddToScheme(scheme); err != nil {
 		f.Fatal(err)
 	}
-	regs := Providers()
-	for _, reg := range regs {
+	var regs []plugin.Registration
+	for _, reg := range Plugins() {
+		if reg.Role() != plugin.RoleProvider {
+			continue
+		}
 		if err := reg.AddToScheme(scheme); err != nil {
 			f.Fatal(err)
 		}
+		regs = append(regs, reg)
 	}
 	decoder := serializer.NewCodecFactory(scheme).UniversalDeserializer()
 
@@ -91,15 +95,15 @@ func FuzzDecodeProviderConfig(f *testing.F) {
 	})
 }
 
-func exercise(t *testing.T, reg providers.Registration, kube client.Client) {
+func exercise(t *testing.T, reg plugin.Registration, kube client.Client) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	p := reg.New(providers.Deps{Client: kube, APIReader: kube})
-	ref := providers.Ref{Kind: reg.Kind, Namespace: "team", Name: "cfg"}
-	for _, scope := range []providers.Scope{{Namespace: "team"}, {}} {
+	p := reg.NewProvider(plugin.Deps{Client: kube, APIReader: kube})
+	ref := plugin.Ref{Kind: reg.Kind, Namespace: "team", Name: "cfg"}
+	for _, scope := range []plugin.Scope{{Namespace: "team"}, {}} {
 		_ = p.Validate(ctx, ref, scope)
 	}
-	if c, err := p.NewClient(ctx, ref, providers.Scope{Namespace: "team"}); err == nil {
+	if c, err := p.NewClient(ctx, ref, plugin.Scope{Namespace: "team"}); err == nil {
 		_ = c.Capabilities()
 		_ = c.Close(ctx)
 	}

@@ -2,18 +2,17 @@
 
 //go:build gcp || !(aws || vault || minimal)
 
-package register
+package wiring
 
 import (
-	"github.com/eso-dev/eso/generators"
 	gcpgcrgen "github.com/eso-dev/eso/generators/gcp/gcr"
-	"github.com/eso-dev/eso/providers"
 	gcpsecretmanager "github.com/eso-dev/eso/providers/gcp/secretmanager"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 func init() {
-	addTagged("gcp",
-		[]providers.Registration{gcpsecretmanager.Registration},
-		[]generators.Registration{gcpgcrgen.Registration},
-	)
+	addTagged("gcp", []plugin.Registration{
+		gcpsecretmanager.Registration,
+		gcpgcrgen.Registration,
+	})
 }

@@ -1,4 +1,4 @@
-package providers
+package kit
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/eso-dev/eso/providers/plugin"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -52,7 +53,7 @@ func TestLimitResponses(t *testing.T) {
 	}
 	for _, path := range []string{"/?n=" + strconv.Itoa(limit+1), "/announced?n=" + strconv.Itoa(10*limit), "/endless"} {
 		_, err := read(path)
-		if !errors.Is(err, ErrTooLarge) || !errors.Is(err, ErrNotSupported) {
+		if !errors.Is(err, plugin.ErrTooLarge) || !errors.Is(err, plugin.ErrNotSupported) {
 			t.Errorf("%s: error %v, want ErrTooLarge", path, err)
 			continue
 		}
@@ -65,36 +66,36 @@ func TestLimitResponses(t *testing.T) {
 // TestFindBudget: each bound admits exactly its number and refuses one more.
 func TestFindBudget(t *testing.T) {
 	var b FindBudget
-	if err := b.Listed(MaxFindListed); err != nil {
-		t.Fatalf("listing %d names: %v", MaxFindListed, err)
+	if err := b.Listed(plugin.MaxFindListed); err != nil {
+		t.Fatalf("listing %d names: %v", plugin.MaxFindListed, err)
 	}
-	if err := b.Listed(1); !errors.Is(err, ErrTooLarge) {
+	if err := b.Listed(1); !errors.Is(err, plugin.ErrTooLarge) {
 		t.Errorf("listing one more: %v, want ErrTooLarge", err)
 	}
 
 	b = FindBudget{}
-	for i := range MaxFindResults {
+	for i := range plugin.MaxFindResults {
 		if err := b.Result([]byte("v")); err != nil {
 			t.Fatalf("result %d: %v", i+1, err)
 		}
 	}
-	if err := b.Result([]byte("v")); !errors.Is(err, ErrTooLarge) {
-		t.Errorf("result %d: %v, want ErrTooLarge", MaxFindResults+1, err)
+	if err := b.Result([]byte("v")); !errors.Is(err, plugin.ErrTooLarge) {
+		t.Errorf("result %d: %v, want ErrTooLarge", plugin.MaxFindResults+1, err)
 	}
 
 	b = FindBudget{}
-	if err := b.Result(make([]byte, MaxFindBytes)); err != nil {
-		t.Fatalf("a result of exactly %d bytes: %v", MaxFindBytes, err)
+	if err := b.Result(make([]byte, plugin.MaxFindBytes)); err != nil {
+		t.Fatalf("a result of exactly %d bytes: %v", plugin.MaxFindBytes, err)
 	}
-	if err := b.Result([]byte("v")); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "4 MiB") {
+	if err := b.Result([]byte("v")); !errors.Is(err, plugin.ErrTooLarge) || !strings.Contains(err.Error(), "4 MiB") {
 		t.Errorf("one byte more: %v, want ErrTooLarge naming 4 MiB", err)
 	}
 
-	if err := b.Depth(MaxFindDepth); err != nil {
-		t.Errorf("depth %d: %v", MaxFindDepth, err)
+	if err := b.Depth(plugin.MaxFindDepth); err != nil {
+		t.Errorf("depth %d: %v", plugin.MaxFindDepth, err)
 	}
-	if err := b.Depth(MaxFindDepth + 1); !errors.Is(err, ErrTooLarge) {
-		t.Errorf("depth %d: %v, want ErrTooLarge", MaxFindDepth+1, err)
+	if err := b.Depth(plugin.MaxFindDepth + 1); !errors.Is(err, plugin.ErrTooLarge) {
+		t.Errorf("depth %d: %v, want ErrTooLarge", plugin.MaxFindDepth+1, err)
 	}
 }
 
@@ -107,7 +108,7 @@ func TestTooLargeMessage(t *testing.T) {
 		"quota exceeded": false,
 	} {
 		err := TooLargeMessage(status.Error(codes.ResourceExhausted, msg), 4<<20)
-		if got := errors.Is(err, ErrTooLarge); got != want {
+		if got := errors.Is(err, plugin.ErrTooLarge); got != want {
 			t.Errorf("%q: too large %v, want %v", msg, got, want)
 		}
 	}

@@ -1,4 +1,4 @@
-package providers
+package kit
 
 import (
 	"fmt"
@@ -6,53 +6,10 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/eso-dev/eso/providers/plugin"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
-
-// Bounds on what eso reads from a provider. A store may point at a server
-// its tenant runs (Vault, an AWS or GCP endpoint, a provider process), so
-// every answer is bounded before eso decodes or keeps it.
-const (
-	// MaxResponseBytes caps one HTTP response body or gRPC message read
-	// from a provider endpoint: twice the 1 MiB a Kubernetes Secret holds,
-	// room for the envelope and JSON escaping around any value that fits.
-	MaxResponseBytes = 2 << 20
-	// MaxFindDepth is how many folder levels below find.path a find descends.
-	MaxFindDepth = 16
-	// MaxFindListed is how many names (keys and folders) a find looks at.
-	MaxFindListed = 1000
-	// MaxFindResults is how many secrets a find returns.
-	MaxFindResults = 500
-	// MaxFindBytes is how many value bytes a find returns: four times what
-	// one Secret can hold.
-	MaxFindBytes = 4 << 20
-)
-
-// ErrTooLarge: an answer exceeds one of the bounds above. It is an
-// ErrNotSupported, so the ExternalSecret shows a ProviderError and waits for
-// a change instead of retrying: the same answer would come back. The error
-// names the bound, never the value.
-var ErrTooLarge error = tooLargeError{}
-
-type tooLargeError struct{}
-
-func (tooLargeError) Error() string { return "too large" }
-
-// Is makes ErrTooLarge an ErrNotSupported.
-func (tooLargeError) Is(target error) bool { return target == ErrNotSupported }
-
-// FormatBytes writes a bound as people read it: "2 MiB", "512 KiB", "100 B".
-func FormatBytes(n int64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	default:
-		return fmt.Sprintf("%d B", n)
-	}
-}
 
 // LimitResponses wraps rt so that reading more than maxBytes of any response
 // body fails with ErrTooLarge. The error comes from reading the body, not
@@ -132,7 +89,7 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 func (b *limitedBody) Close() error { return b.body.Close() }
 
 func (b *limitedBody) tooLarge() error {
-	return fmt.Errorf("%w: the response from %s is larger than eso reads (%s)", ErrTooLarge, b.host, FormatBytes(b.max))
+	return fmt.Errorf("%w: the response from %s is larger than eso reads (%s)", plugin.ErrTooLarge, b.host, plugin.FormatBytes(b.max))
 }
 
 // TooLargeMessage is ErrTooLarge naming limit when err is gRPC refusing a
@@ -149,7 +106,7 @@ func TooLargeMessage(err error, limit int64) error {
 		!strings.HasPrefix(msg, "grpc: trying to send message larger than max") {
 		return nil
 	}
-	return fmt.Errorf("%w: a message is larger than eso exchanges with this endpoint (%s)", ErrTooLarge, FormatBytes(limit))
+	return fmt.Errorf("%w: a message is larger than eso exchanges with this endpoint (%s)", plugin.ErrTooLarge, plugin.FormatBytes(limit))
 }
 
 // FindBudget counts what one find has looked at and returned, so that a
@@ -165,8 +122,8 @@ type FindBudget struct {
 // Listed counts n names a find looked at.
 func (b *FindBudget) Listed(n int) error {
 	b.listed += n
-	if b.listed > MaxFindListed {
-		return fmt.Errorf("%w: the find looks at more than %d names; narrow it with find.path, find.name or find.tags", ErrTooLarge, MaxFindListed)
+	if b.listed > plugin.MaxFindListed {
+		return fmt.Errorf("%w: the find looks at more than %d names; narrow it with find.path, find.name or find.tags", plugin.ErrTooLarge, plugin.MaxFindListed)
 	}
 	return nil
 }
@@ -176,18 +133,18 @@ func (b *FindBudget) Result(value []byte) error {
 	b.results++
 	b.bytes += int64(len(value))
 	switch {
-	case b.results > MaxFindResults:
-		return fmt.Errorf("%w: the find returns more than %d secrets; narrow it with find.path, find.name or find.tags", ErrTooLarge, MaxFindResults)
-	case b.bytes > MaxFindBytes:
-		return fmt.Errorf("%w: the secrets the find returns hold more than %s; narrow it with find.path, find.name or find.tags", ErrTooLarge, FormatBytes(MaxFindBytes))
+	case b.results > plugin.MaxFindResults:
+		return fmt.Errorf("%w: the find returns more than %d secrets; narrow it with find.path, find.name or find.tags", plugin.ErrTooLarge, plugin.MaxFindResults)
+	case b.bytes > plugin.MaxFindBytes:
+		return fmt.Errorf("%w: the secrets the find returns hold more than %s; narrow it with find.path, find.name or find.tags", plugin.ErrTooLarge, plugin.FormatBytes(plugin.MaxFindBytes))
 	}
 	return nil
 }
 
 // Depth checks how many folder levels below its root a find has descended.
 func (b *FindBudget) Depth(level int) error {
-	if level > MaxFindDepth {
-		return fmt.Errorf("%w: the find descends more than %d folder levels; narrow it with find.path", ErrTooLarge, MaxFindDepth)
+	if level > plugin.MaxFindDepth {
+		return fmt.Errorf("%w: the find descends more than %d folder levels; narrow it with find.path", plugin.ErrTooLarge, plugin.MaxFindDepth)
 	}
 	return nil
 }

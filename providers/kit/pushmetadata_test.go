@@ -1,8 +1,10 @@
-package providers
+package kit
 
 import (
 	"errors"
 	"testing"
+
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 func TestDecodePushMetadata(t *testing.T) {
@@ -21,7 +23,7 @@ func TestDecodePushMetadata(t *testing.T) {
 	} {
 		var s spec
 		err := DecodePushMetadata([]byte(tc.raw), &s)
-		if tc.ok != (err == nil) || (err != nil && !errors.Is(err, ErrInvalidConfig)) || s.Tags["a"] != tc.want {
+		if tc.ok != (err == nil) || (err != nil && !errors.Is(err, plugin.ErrInvalidConfig)) || s.Tags["a"] != tc.want {
 			t.Errorf("%s: tags %v, error %v", name, s.Tags, err)
 		}
 	}

@@ -2,18 +2,17 @@
 
 //go:build vault || !(aws || gcp || minimal)
 
-package register
+package wiring
 
 import (
-	"github.com/eso-dev/eso/generators"
 	vaultgen "github.com/eso-dev/eso/generators/vault"
-	"github.com/eso-dev/eso/providers"
+	"github.com/eso-dev/eso/providers/plugin"
 	vault "github.com/eso-dev/eso/providers/vault"
 )
 
 func init() {
-	addTagged("vault",
-		[]providers.Registration{vault.Registration},
-		[]generators.Registration{vaultgen.Registration},
-	)
+	addTagged("vault", []plugin.Registration{
+		vault.Registration,
+		vaultgen.Registration,
+	})
 }

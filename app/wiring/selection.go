@@ -1,0 +1,61 @@
+// Package wiring compiles in, by build tag, the providers and generators
+// that providers/catalog lists. Its zz_generated files are written from the
+// catalog by `make generate` (build/wiring); do not edit them.
+//
+// The rule: components that need no third-party SDK are always in. Each
+// SDK-backed component carries a tag (catalog.Tags). A build with no
+// selection tag gets every component; a build with any selection tag gets
+// exactly the tagged ones; the tag "minimal" selects none of them.
+package wiring
+
+import (
+	"slices"
+	"strings"
+
+	"go.uber.org/fx"
+
+	"github.com/eso-dev/eso/providers/plugin"
+)
+
+// tagged is filled by the build-tagged zz_generated files: the components
+// of the tags in effect.
+var tagged []plugin.Registration
+
+// selected is filled by the build-tagged zz_generated files: the selection
+// tags in effect.
+var selected []string
+
+// addTagged compiles in the components of tag; the build-tagged
+// zz_generated files call it.
+func addTagged(tag string, regs []plugin.Registration) {
+	selected = append(selected, tag)
+	for _, r := range regs {
+		r.BuildTag = tag
+		tagged = append(tagged, r)
+	}
+}
+
+// Plugins lists every provider and generator compiled into this binary.
+func Plugins() []plugin.Registration {
+	return slices.Concat(builtin, tagged)
+}
+
+// Selection names the SDK selection this binary was built with, e.g.
+// "aws,gcp,vault" or "minimal" when none was selected.
+func Selection() string {
+	if len(selected) == 0 {
+		return "minimal"
+	}
+	sorted := slices.Clone(selected)
+	slices.Sort(sorted)
+	return strings.Join(sorted, ",")
+}
+
+// Module adds every compiled-in plugin to the fx value group "plugins".
+func Module() fx.Option {
+	var opts []fx.Option
+	for _, r := range Plugins() {
+		opts = append(opts, fx.Supply(fx.Annotate(r, fx.ResultTags(`group:"plugins"`))))
+	}
+	return fx.Module("plugins", opts...)
+}
