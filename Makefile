@@ -143,12 +143,12 @@ sizes: ## Print binary size and linked module count for each build-tag selection
 	build/sizes.sh
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) protoc-tools ## Regenerate deepcopy code and CRDs from apis/, eso's ClusterRole from app/manager/rbac.go and the chart's copies of both, the gRPC code from apis/proto and the provider wiring from providers/catalog.
-	$(GO) run ./build/wiring
+generate: $(CONTROLLER_GEN) protoc-tools ## Regenerate deepcopy code and CRDs from apis/, eso's ClusterRole from app/manager/rbac.go and the chart's copies of both, the gRPC code from apis/proto and the provider wiring and the configuration kinds' RBAC from providers/catalog.
 	$(CONTROLLER_GEN) object paths=./apis/...
 	rm -f apis/crds/*.yaml
 	$(CONTROLLER_GEN) crd:maxDescLen=512 paths=./apis/... output:crd:artifacts:config=apis/crds
 	rm -f charts/eso/files/crds/*.yaml && cp apis/crds/*.yaml charts/eso/files/crds/
+	$(GO) run ./build/wiring
 	$(CONTROLLER_GEN) rbac:roleName=eso-core paths=./app/manager/... output:rbac:dir=charts/eso/files/rbac
 	$(CONTROLLER_GEN) rbac:roleName=eso-provider paths=./app/grpcserver/... output:rbac:dir=charts/eso-provider/files/rbac
 	$(GO) run ./build/rbacdoc
@@ -168,7 +168,7 @@ $(PROTOC_GEN_GO_GRPC):
 	GOBIN=$(dir $(PROTOC_GEN_GO_GRPC)) $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
 
 # GENERATED are the folders make generate writes.
-GENERATED := apis charts/eso/files charts/eso-provider/files app/wiring README.md
+GENERATED := apis charts/eso/files charts/eso-provider/files app/wiring app/manager/zz_generated.rbac.go app/grpcserver/zz_generated.rbac.go README.md
 
 .PHONY: verify
 verify: generate ## Fail when generated code is stale, code is not gofmt-clean, go vet complains or go.mod is not tidy.

@@ -6,9 +6,8 @@ package grpcserver
 // what core would read in process, and writes nothing but ServiceAccount
 // tokens it logs in with.
 
-// The provider and generator configurations it serves, read by name.
-// +kubebuilder:rbac:groups=provider.secretstore.external-secrets.io,resources=awssecretmanagers;awsparameterstores;gcpsecretmanagers;vaults;kubernetes;fakes,verbs=get
-// +kubebuilder:rbac:groups=provider.generator.external-secrets.io,resources=passwords;uuids;vaultdynamicsecrets;ecrauthorizationtokens;stssessiontokens;gcraccesstokens,verbs=get
+// The provider and generator configurations it serves, read by name:
+// zz_generated.rbac.go, from the catalog.
 // Credentials and Vault CA bundles; list for the Kubernetes provider's find
 // with the process's own identity.
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list

@@ -29,9 +29,8 @@ package manager
 // +kubebuilder:rbac:groups=generator.external-secrets.io,resources=generators/status;clustergenerators/status;generatorstates/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=generator.external-secrets.io,resources=generatorstates,verbs=get;list;watch;create;update;patch;delete
 
-// Provider and generator configurations are read, never written.
-// +kubebuilder:rbac:groups=provider.secretstore.external-secrets.io,resources=awssecretmanagers;awsparameterstores;gcpsecretmanagers;vaults;kubernetes;fakes,verbs=get;list;watch
-// +kubebuilder:rbac:groups=provider.generator.external-secrets.io,resources=passwords;uuids;vaultdynamicsecrets;ecrauthorizationtokens;stssessiontokens;gcraccesstokens,verbs=get;list;watch
+// Provider and generator configurations: zz_generated.rbac.go, from the
+// catalog.
 
 // Target Secrets in every namespace (the cache watches only those labelled
 // as eso's), credential and template Secrets read by name, the key that

@@ -1,7 +1,9 @@
-// Command wiring writes the files of app/wiring that compile in
-// what providers/catalog lists (make generate runs it from the module root).
-// With -tags it prints the SDK selection tags instead, one per line, for
-// scripts such as build/sizes.sh.
+// Command wiring writes what follows from providers/catalog (make generate
+// runs it from the module root, after the CRDs): the files of app/wiring
+// that compile the catalog in, and the RBAC markers granting every catalog
+// kind in core's and the provider process's roles. With -tags it prints the
+// SDK selection tags instead, one per line, for scripts such as
+// build/sizes.sh.
 package main
 
 import (
@@ -16,18 +18,19 @@ import (
 
 func main() {
 	listTags := flag.Bool("tags", false, "print the SDK selection tags and exit")
+	crds := flag.String("crds", "apis/crds", "the directory of eso's CustomResourceDefinitions, for the kinds' resource names")
 	flag.Parse()
 	if *listTags {
 		fmt.Println(strings.Join(catalog.TagNames(), "\n"))
 		return
 	}
-	if err := write(); err != nil {
+	if err := write(*crds); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 }
 
-func write() error {
+func write(crdDir string) error {
 	files, err := catalog.Wiring()
 	if err != nil {
 		return err
@@ -43,6 +46,19 @@ func write() error {
 	}
 	for name, content := range files {
 		if err := os.WriteFile(filepath.Join(catalog.WiringDir, name), content, 0o644); err != nil {
+			return err
+		}
+	}
+	plurals, err := catalog.ReadPlurals(crdDir)
+	if err != nil {
+		return err
+	}
+	for _, role := range catalog.RBACRoles {
+		content, err := catalog.RBAC(role, plurals)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(role.Dir, catalog.RBACFile), content, 0o644); err != nil {
 			return err
 		}
 	}

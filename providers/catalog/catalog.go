@@ -1,12 +1,14 @@
 // Package catalog is the one list of the providers and generators eso can be
 // built with, and of the build tags that select them. Everything else that
-// depends on that list is generated from it (the wiring in
-// app/wiring, by `make generate`) or iterates over it (build/sizes.sh,
-// the selection, import and build-tag tests), and a test fails when a
-// generated file is out of date.
+// depends on that list is generated from it by `make generate` (build/wiring
+// writes the wiring in app/wiring and the RBAC markers of core and of the
+// provider process), derived from it at run time, or iterates over it
+// (build/sizes.sh, the selection, import, build-tag and RBAC tests); a test
+// fails when a generated file is out of date.
 //
-// Adding a provider is its folder plus one line in Providers; a provider
-// needing an SDK no other provider links also adds its tag to Tags.
+// Adding a provider is its folder, its configuration type in
+// apis/providers/v2alpha1, one line in Providers and `make generate`; a
+// provider needing an SDK no other provider links also adds its tag to Tags.
 package catalog
 
 import "slices"
@@ -35,10 +37,13 @@ var Tags = []Tag{
 }
 
 // Component is one provider or generator package. It exports a variable
-// Registration (plugin.Registration or plugin.Registration).
+// Registration (a plugin.Registration) serving Kind.
 type Component struct {
 	// Package is the import path relative to Module, e.g. "providers/fake".
 	Package string
+	// Kind is the configuration kind it serves, e.g. "Fake": what eso's
+	// roles grant and a migration reads.
+	Kind string
 	// Tag selects it at build time; empty means always compiled in (no
 	// third-party SDK).
 	Tag string
@@ -46,22 +51,22 @@ type Component struct {
 
 // Providers are the secret store providers, in the order they are listed.
 var Providers = []Component{
-	{Package: "providers/fake"},
-	{Package: "providers/kubernetes"},
-	{Package: "providers/aws/secretsmanager", Tag: "aws"},
-	{Package: "providers/aws/parameterstore", Tag: "aws"},
-	{Package: "providers/gcp/secretmanager", Tag: "gcp"},
-	{Package: "providers/vault", Tag: "vault"},
+	{Package: "providers/fake", Kind: "Fake"},
+	{Package: "providers/kubernetes", Kind: "Kubernetes"},
+	{Package: "providers/aws/secretsmanager", Kind: "AWSSecretManager", Tag: "aws"},
+	{Package: "providers/aws/parameterstore", Kind: "AWSParameterStore", Tag: "aws"},
+	{Package: "providers/gcp/secretmanager", Kind: "GCPSecretManager", Tag: "gcp"},
+	{Package: "providers/vault", Kind: "Vault", Tag: "vault"},
 }
 
 // Generators are the generators, in the order they are listed.
 var Generators = []Component{
-	{Package: "generators/password"},
-	{Package: "generators/uuid"},
-	{Package: "generators/aws/ecr", Tag: "aws"},
-	{Package: "generators/aws/sts", Tag: "aws"},
-	{Package: "generators/gcp/gcr", Tag: "gcp"},
-	{Package: "generators/vault", Tag: "vault"},
+	{Package: "generators/password", Kind: "Password"},
+	{Package: "generators/uuid", Kind: "UUID"},
+	{Package: "generators/aws/ecr", Kind: "ECRAuthorizationToken", Tag: "aws"},
+	{Package: "generators/aws/sts", Kind: "STSSessionToken", Tag: "aws"},
+	{Package: "generators/gcp/gcr", Kind: "GCRAccessToken", Tag: "gcp"},
+	{Package: "generators/vault", Kind: "VaultDynamicSecret", Tag: "vault"},
 }
 
 // ImportPath is c's full import path.
@@ -95,6 +100,13 @@ func Selected(buildTags []string) []string {
 	}
 	return out
 }
+
+// Groups of the configuration kinds: a provider's in ProviderGroup, a
+// generator's in GeneratorGroup.
+const (
+	ProviderGroup  = "provider.secretstore.external-secrets.io"
+	GeneratorGroup = "provider.generator.external-secrets.io"
+)
 
 // Components are Providers and Generators together.
 func Components() []Component { return slices.Concat(Providers, Generators) }

@@ -81,25 +81,28 @@ func Read(ctx context.Context, c client.Reader, namespace string) (Objects, erro
 	}
 	// The provider configurations a migration would create, so one that is
 	// there already is compared, never taken over.
-	for _, l := range []struct {
-		kind string
-		list client.ObjectList
-	}{{"AWSSecretManager", &provv2.AWSSecretManagerList{}}, {"AWSParameterStore", &provv2.AWSParameterStoreList{}},
-		{"GCPSecretManager", &provv2.GCPSecretManagerList{}}, {"Vault", &provv2.VaultList{}},
-		{"Kubernetes", &provv2.KubernetesList{}}, {"Fake", &provv2.FakeList{}}} {
-		if err := c.List(ctx, l.list); err != nil {
+	scheme, err := Scheme()
+	if err != nil {
+		return o, err
+	}
+	for _, kind := range ConfigKinds(scheme) {
+		list, err := scheme.New(provv2.GroupVersion.WithKind(kind + "List"))
+		if err != nil {
+			return o, err
+		}
+		if err := c.List(ctx, list.(client.ObjectList)); err != nil {
 			if meta.IsNoMatchError(err) {
 				continue
 			}
-			return o, fmt.Errorf("listing %s: %w", l.kind, err)
+			return o, fmt.Errorf("listing %s: %w", kind, err)
 		}
-		items, err := meta.ExtractList(l.list)
+		items, err := meta.ExtractList(list)
 		if err != nil {
 			return o, err
 		}
 		for _, item := range items {
 			obj := item.(client.Object)
-			obj.GetObjectKind().SetGroupVersionKind(provv2.GroupVersion.WithKind(l.kind))
+			obj.GetObjectKind().SetGroupVersionKind(provv2.GroupVersion.WithKind(kind))
 			o.Present = append(o.Present, obj)
 		}
 	}
@@ -390,10 +393,28 @@ func add(o *Objects, obj runtime.Object) {
 		o.PushSecrets = append(o.PushSecrets, *t)
 	case *esv1alpha1.ClusterPushSecret:
 		o.ClusterPushSecrets = append(o.ClusterPushSecrets, *t)
-	case *ssv2.SecretStore, *ssv2.ClusterSecretStore, *provv2.AWSSecretManager, *provv2.AWSParameterStore,
-		*provv2.GCPSecretManager, *provv2.Vault, *provv2.Kubernetes, *provv2.Fake:
+	case *ssv2.SecretStore, *ssv2.ClusterSecretStore:
 		o.Present = append(o.Present, t.(client.Object))
+	case client.Object:
+		if t.GetObjectKind().GroupVersionKind().GroupVersion() == provv2.GroupVersion {
+			o.Present = append(o.Present, t)
+		}
 	}
+}
+
+// ConfigKinds are the provider configuration kinds a migration may find
+// already there, as scheme registers them: a kind added to
+// apis/providers/v2alpha1 is read without a list here to keep.
+func ConfigKinds(scheme *runtime.Scheme) []string {
+	types := scheme.KnownTypes(provv2.GroupVersion)
+	var kinds []string
+	for kind := range types {
+		if _, listed := types[kind+"List"]; listed {
+			kinds = append(kinds, kind)
+		}
+	}
+	slices.Sort(kinds)
+	return kinds
 }
 
 // Run is `eso migrate`: newClient connects to the cluster named by a
