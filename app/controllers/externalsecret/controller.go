@@ -28,6 +28,7 @@ import (
 	"github.com/eso-dev/eso/app/referents"
 	"github.com/eso-dev/eso/app/refresh"
 	"github.com/eso-dev/eso/app/statuswrite"
+	"github.com/eso-dev/eso/app/steps"
 	"github.com/eso-dev/eso/app/stores"
 )
 
@@ -101,35 +102,32 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	sc := &syncScope{es: &es, before: es.Status.DeepCopy(), now: r.Now()}
 	defer func() { due = sc.due }()
 	defer sc.release()
-	for _, st := range r.steps() {
-		end, err := st(ctx, sc)
-		var unrecorded unrecordedError
-		switch {
-		case errors.As(err, &unrecorded):
-			return ctrl.Result{}, unrecorded.err
-		case err != nil:
-			return r.fail(ctx, sc.es, sc.before, err)
-		case end == endQuietly:
-			return ctrl.Result{}, nil
-		case end == endUntil:
-			// Nothing is due, but an edit nothing acts on is acknowledged.
-			if err := r.writeStatus(ctx, sc.es, sc.before); err != nil {
-				return ctrl.Result{}, err
-			}
-			r.schedule(req.NamespacedName, sc.wait)
-			return ctrl.Result{}, nil
-		case end == endSynced:
-			return r.finish(ctx, sc.es, sc.before, sc.record())
-		case end == endWaiting:
-			r.synced.Delete(req.NamespacedName)
-			if err := r.writeStatus(ctx, sc.es, sc.before); err != nil {
-				return ctrl.Result{}, err
-			}
-			r.Awaits.Await(sc.awaiting, req)
-			r.schedule(req.NamespacedName, sc.wait)
-			return ctrl.Result{}, nil
+	end, err := steps.Run(ctx, sc, r.steps()...)
+	var unrecorded unrecordedError
+	switch {
+	case errors.As(err, &unrecorded):
+		return ctrl.Result{}, unrecorded.err
+	case err != nil:
+		return r.fail(ctx, sc.es, sc.before, err)
+	case end == endQuietly:
+		return ctrl.Result{}, nil
+	case end == endUntil:
+		// Nothing is due, but an edit nothing acts on is acknowledged.
+		if err := r.writeStatus(ctx, sc.es, sc.before); err != nil {
+			return ctrl.Result{}, err
 		}
+		r.schedule(req.NamespacedName, sc.wait)
+		return ctrl.Result{}, nil
+	case end == endWaiting:
+		r.synced.Delete(req.NamespacedName)
+		if err := r.writeStatus(ctx, sc.es, sc.before); err != nil {
+			return ctrl.Result{}, err
+		}
+		r.Awaits.Await(sc.awaiting, req)
+		r.schedule(req.NamespacedName, sc.wait)
+		return ctrl.Result{}, nil
 	}
+	// endSynced, or every step ran.
 	return r.finish(ctx, sc.es, sc.before, sc.record())
 }
 

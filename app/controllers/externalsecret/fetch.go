@@ -9,6 +9,7 @@ import (
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	"github.com/eso-dev/eso/app/secrettemplate"
+	"github.com/eso-dev/eso/app/stores"
 	"github.com/eso-dev/eso/providers/plugin"
 )
 
@@ -44,7 +45,7 @@ func fetch(ctx context.Context, srcs *sources, b *secrettemplate.Budget, es *esv
 		}
 	}
 	for i, d := range es.Spec.Data {
-		c, err := srcs.client(ctx, es, dataStore(d))
+		c, err := srcs.client(ctx, es, stores.DataRef(d))
 		if err != nil {
 			return res, err
 		}
@@ -82,7 +83,7 @@ func fetchDataFrom(ctx context.Context, srcs *sources, b *secrettemplate.Budget,
 	var c plugin.SecretsClient
 	var err error
 	if !generatedEntry {
-		if c, err = srcs.client(ctx, es, dataFromStore(*df)); err != nil {
+		if c, err = srcs.client(ctx, es, stores.DataFromRef(*df)); err != nil {
 			return nil, err
 		}
 	}

@@ -67,7 +67,7 @@ func setupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 	if err := idx.IndexField(ctx, &esv1.ExternalSecret{}, indexStore, func(o client.Object) []string {
 		es := o.(*esv1.ExternalSecret)
 		var keys []string
-		for _, ref := range StoreRefs(es) {
+		for _, ref := range stores.RefsOf(es) {
 			keys = append(keys, refKey(es.Namespace, ref))
 		}
 		return keys
@@ -188,7 +188,7 @@ func (r *Reconciler) usingClusterStores(ctx context.Context, namespace string) [
 	}
 	var reqs []reconcile.Request
 	for _, es := range list.Items {
-		for _, ref := range StoreRefs(&es) {
+		for _, ref := range stores.RefsOf(&es) {
 			if ref.Kind == stores.KindClusterSecretStore {
 				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&es)})
 				break

@@ -30,61 +30,6 @@ type source struct {
 	release     func()
 }
 
-// StoreRefs lists the distinct stores an ExternalSecret reads from, the default
-// store first.
-func StoreRefs(es *esv1.ExternalSecret) []esv1.SecretStoreRef {
-	var refs []esv1.SecretStoreRef
-	usesDefault := false
-	note := func(ref *esv1.SecretStoreRef) {
-		if ref != nil {
-			refs = append(refs, *ref)
-		} else {
-			usesDefault = true
-		}
-	}
-	for _, d := range es.Spec.Data {
-		note(dataStore(d))
-	}
-	for _, d := range es.Spec.DataFrom {
-		if d.SourceRef != nil && d.SourceRef.GeneratorRef != nil {
-			continue // generated, not read from a store
-		}
-		note(dataFromStore(d))
-	}
-	if usesDefault && es.Spec.SecretStoreRef != nil {
-		refs = append([]esv1.SecretStoreRef{*es.Spec.SecretStoreRef}, refs...)
-	}
-	return dedupe(es.Namespace, refs)
-}
-
-// dataStore is the store a data entry names itself, nil for the default.
-func dataStore(d esv1.ExternalSecretData) *esv1.SecretStoreRef {
-	if d.SourceRef == nil {
-		return nil
-	}
-	return &d.SourceRef.SecretStoreRef
-}
-
-// dataFromStore is the store a dataFrom entry names itself, nil for the default.
-func dataFromStore(d esv1.ExternalSecretDataFromRemoteRef) *esv1.SecretStoreRef {
-	if d.SourceRef == nil {
-		return nil
-	}
-	return d.SourceRef.SecretStoreRef
-}
-
-func dedupe(namespace string, refs []esv1.SecretStoreRef) []esv1.SecretStoreRef {
-	seen := map[string]bool{}
-	out := refs[:0]
-	for _, r := range refs {
-		if k := sourceKey(namespace, r); !seen[k] {
-			seen[k] = true
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
 // sourceKey identifies the store a reference resolves to: the same name
 // under two apiVersions may be two stores.
 func sourceKey(namespace string, r esv1.SecretStoreRef) string {
@@ -106,7 +51,7 @@ func refKey(namespace string, r esv1.SecretStoreRef) string {
 // then this eso leaves the ExternalSecret alone.
 func resolveSources(ctx context.Context, resolver *stores.Resolver, es *esv1.ExternalSecret) (s *sources, ours bool, err error) {
 	s = &sources{resolver: resolver, namespace: es.Namespace, byKey: map[string]*source{}}
-	for _, ref := range StoreRefs(es) {
+	for _, ref := range stores.RefsOf(es) {
 		store, err := resolver.Get(ctx, es.Namespace, ref)
 		if err != nil {
 			return nil, true, err

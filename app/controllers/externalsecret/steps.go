@@ -18,6 +18,7 @@ import (
 	"github.com/eso-dev/eso/app/metrics"
 	"github.com/eso-dev/eso/app/outcomes"
 	"github.com/eso-dev/eso/app/secrettemplate"
+	"github.com/eso-dev/eso/app/steps"
 	"github.com/eso-dev/eso/providers/plugin"
 )
 
@@ -101,7 +102,7 @@ const (
 )
 
 // step is one stage of a sync; its function's name is its name.
-type step func(ctx context.Context, sc *syncScope) (end, error)
+type step = steps.Step[*syncScope, end]
 
 // unrecordedError ends a sync without recording anything on the
 // ExternalSecret: the failure is the API server's, and the retry will

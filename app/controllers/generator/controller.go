@@ -29,6 +29,7 @@ import (
 	"github.com/eso-dev/eso/app/outcomes"
 	"github.com/eso-dev/eso/app/referents"
 	"github.com/eso-dev/eso/app/statuswrite"
+	"github.com/eso-dev/eso/app/steps"
 	"github.com/eso-dev/eso/app/stores"
 	"github.com/eso-dev/eso/providers/plugin"
 )
@@ -158,7 +159,7 @@ type verdict struct {
 }
 
 // validationStep is one check of a generator; nil when it passes.
-type validationStep func(ctx context.Context, g *generatorObject) *verdict
+type validationStep = steps.Step[*generatorObject, *verdict]
 
 // validationSteps check a generator in order; the first failure decides
 // its Ready reason.
@@ -177,55 +178,53 @@ func failedWith(err error, message string) *verdict {
 
 // check runs the validation steps.
 func (r *Reconciler) check(ctx context.Context, g *generatorObject) (reason, message string, failure error) {
-	for _, step := range r.validationSteps() {
-		if v := step(ctx, g); v != nil {
-			return v.reason, v.message, v.failure
-		}
+	if v, _ := steps.Run(ctx, g, r.validationSteps()...); v != nil {
+		return v.reason, v.message, v.failure
 	}
 	return ssv2.ReasonValid, "generator configuration " + g.ref.Kind + " " + g.ref.Namespace + "/" + g.ref.Name + " is valid", nil
 }
 
 // decodeGenerator refuses a generator whose spec did not decode.
-func decodeGenerator(_ context.Context, g *generatorObject) *verdict {
+func decodeGenerator(_ context.Context, g *generatorObject) (*verdict, error) {
 	if err := lenient.Error(g.obj); err != nil {
-		return failedWith(err, err.Error())
+		return failedWith(err, err.Error()), nil
 	}
-	return nil
+	return nil, nil
 }
 
 // checkNamespace refuses a Generator naming another namespace's
 // configuration.
-func checkNamespace(_ context.Context, g *generatorObject) *verdict {
+func checkNamespace(_ context.Context, g *generatorObject) (*verdict, error) {
 	if g.crossNSErr != nil {
-		return &verdict{reason: ssv2.ReasonCrossNamespaceRefused, message: g.crossNSErr.Error()}
+		return &verdict{reason: ssv2.ReasonCrossNamespaceRefused, message: g.crossNSErr.Error()}, nil
 	}
-	return nil
+	return nil, nil
 }
 
 // checkConditions checks a ClusterGenerator's namespace conditions.
-func checkConditions(_ context.Context, g *generatorObject) *verdict {
+func checkConditions(_ context.Context, g *generatorObject) (*verdict, error) {
 	if g.condsErr != nil {
-		return &verdict{reason: ssv2.ReasonInvalidConditions, message: g.condsErr.Error()}
+		return &verdict{reason: ssv2.ReasonInvalidConditions, message: g.condsErr.Error()}, nil
 	}
-	return nil
+	return nil, nil
 }
 
 // validate finds the generator serving the kind, in process or remote, and
 // has it check the configuration.
-func (r *Reconciler) validate(ctx context.Context, g *generatorObject) *verdict {
+func (r *Reconciler) validate(ctx context.Context, g *generatorObject) (*verdict, error) {
 	gen, err := r.Resolver.ServedBy(g.spec, g.ref, g.obj.GetNamespace())
 	switch {
 	case errors.Is(err, generation.ErrUnknownKind):
-		return failedWith(err, err.Error())
+		return failedWith(err, err.Error()), nil
 	case errors.Is(err, stores.ErrNotCompiledIn):
-		return failedWith(err, "generator kind "+g.ref.Kind+" is not compiled into this eso binary (see `eso providers`)")
+		return failedWith(err, "generator kind "+g.ref.Kind+" is not compiled into this eso binary (see `eso providers`)"), nil
 	case err != nil:
-		return failedWith(err, err.Error())
+		return failedWith(err, err.Error()), nil
 	}
 	if err := gen.Validate(ctx, g.ref, g.scope); err != nil {
-		return failedWith(err, err.Error())
+		return failedWith(err, err.Error()), nil
 	}
-	return nil
+	return nil, nil
 }
 
 // SetupWithManager watches the generators of this kind and every compiled-in

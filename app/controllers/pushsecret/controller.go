@@ -19,7 +19,6 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -97,7 +96,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	r.Sources.Follow(req, followed(&ps))
-	return r.sync(ctx, &ps, before)
+	return r.sync(ctx, &syncScope{ps: &ps, before: before, budget: secrettemplate.NewBudget()})
 }
 
 // keepFinalizer holds the finalizer exactly while deletionPolicy is Delete.
@@ -168,132 +167,6 @@ func followed(ps *esv1alpha1.PushSecret) []referents.Source {
 	return out
 }
 
-// sync pushes the source to every store, deletes what was dropped (Delete)
-// and records the outcome. Nothing is asked of the providers when neither
-// the PushSecret, its sources nor its stores changed and no refresh is due.
-func (r *Reconciler) sync(ctx context.Context, ps *esv1alpha1.PushSecret, before *esv1alpha1.PushSecretStatus) (ctrl.Result, error) {
-	// One budget for everything the sync reads, renders, rewrites and
-	// builds, over all its sources, entries and stores.
-	budget := secrettemplate.NewBudget()
-	sources, err := r.readSources(ctx, ps, budget)
-	if errors.Is(err, errSourceGone) {
-		return r.sourceGone(ctx, ps, before, err)
-	}
-	if err != nil {
-		return r.failed(ctx, ps, before, err)
-	}
-	current, err := resolveStores(ctx, r.Resolver, ps)
-	if err != nil {
-		return r.failed(ctx, ps, before, err)
-	}
-	if len(current) == 0 && namedOnly(ps) {
-		return ctrl.Result{}, nil // every store it names is another controller class's
-	}
-	var tplSources secrettemplate.Sources
-	if ps.Spec.Template != nil {
-		if tplSources, err = secrettemplate.ReadSources(ctx, r.APIReader, budget, ps.Namespace, ps.Spec.Template); err != nil {
-			return r.failed(ctx, ps, before, err)
-		}
-	}
-	stamp := versionStamp(ps, sources, tplSources, current)
-	if wait, synced := r.refreshDue(ps, stamp); synced {
-		return ctrl.Result{RequeueAfter: wait}, nil
-	}
-	if wait := r.tooSoon(ps); wait > 0 {
-		return ctrl.Result{RequeueAfter: wait}, nil
-	}
-	data, err := merged(budget, ps, sources, tplSources)
-	if err != nil {
-		return r.failed(ctx, ps, before, err)
-	}
-	r.refuseLoops(ctx, ps, sources, current)
-
-	// Plan every store's entries, delete what left the spec, then push:
-	// deleting first means a secret that a dropped store and a kept one
-	// both reach (two configurations over one backend) is deleted and
-	// pushed again, never pushed and then deleted.
-	old := ps.Status.SyncedPushSecrets
-	plan := newPlanner(&ps.Spec, data, budget)
-	planned := map[string]map[string]entry{}
-	now := map[string]synced{} // what each store will hold of this PushSecret
-	var problems []string
-	var errs []error
-	fail := func(key string, err error) {
-		problems, errs = append(problems, key+": "+err.Error()), append(errs, err)
-	}
-	total := 0
-	for _, s := range current {
-		key := s.target.key()
-		err := s.err
-		if err == nil {
-			planned[key], err = plan.entries(s.target)
-		}
-		if err == nil {
-			err = checkPolicy(ps, s, planned[key])
-		}
-		// Counted before any value is made.
-		if total += len(planned[key]); total > maxEntries {
-			return r.failed(ctx, ps, before, fmt.Errorf("%w: more than %d remote secrets over all stores", errBadEntry, maxEntries))
-		}
-		if err != nil {
-			delete(planned, key)
-			now[key] = synced(old[key]) // keep what it holds until this store can be asked
-			fail(key, err)
-			continue
-		}
-		now[key] = synced{}
-		for id, e := range planned[key] {
-			now[key][id] = e.data
-		}
-	}
-	if err := plan.build(planned); err != nil {
-		return r.failed(ctx, ps, before, err)
-	}
-	var failed []deletion
-	if ps.Spec.DeletionPolicy == esv1alpha1.DeletionPolicyDelete {
-		var err error
-		if failed, err = r.deleteRemote(ctx, ps, dropped(old, now, r.backends(ctx, ps, old, current)), current); err != nil {
-			fail("deleting", err)
-		}
-	}
-	for _, s := range current {
-		key := s.target.key()
-		entries, ok := planned[key]
-		if !ok {
-			continue
-		}
-		pushed, err := r.push(ctx, ps, s, entries, old[key])
-		now[key] = pushed
-		if err != nil {
-			fail(key, err)
-		}
-	}
-	ps.Status.SyncedPushSecrets = record(now, failed)
-	if len(errs) > 0 {
-		err := errors.Join(errs...)
-		r.setReady(ctx, ps, before, metav1.ConditionFalse, reasonOf(err), strings.Join(problems, "; "))
-		if werr := r.writeStatus(ctx, ps, before); werr != nil {
-			return ctrl.Result{}, werr
-		}
-		return r.retry(ps, err)
-	}
-	at := r.Now()
-	r.checked.Store(client.ObjectKeyFromObject(ps), at)
-	if stamp != before.SyncedResourceVersion || !equality.Semantic.DeepEqual(before.SyncedPushSecrets, ps.Status.SyncedPushSecrets) {
-		ps.Status.RefreshTime = metav1.NewTime(at)
-	}
-	ps.Status.SyncedResourceVersion = stamp
-	msg := "PushSecret synced successfully"
-	if ps.Spec.UpdatePolicy == esv1alpha1.UpdatePolicyIfNotExists {
-		msg += ". Existing secrets in providers unchanged."
-	}
-	r.setReady(ctx, ps, before, metav1.ConditionTrue, esv1alpha1.ReasonSynced, msg)
-	if err := r.writeStatus(ctx, ps, before); err != nil {
-		return ctrl.Result{}, err
-	}
-	return ctrl.Result{RequeueAfter: refreshInterval(ps)}, nil
-}
-
 // namedOnly reports whether every store reference names its store (none
 // selects by labels).
 func namedOnly(ps *esv1alpha1.PushSecret) bool {
@@ -347,9 +220,9 @@ var errSourceGone = errors.New("source Secret not found")
 // most this many full Secrets are held beyond what the budget has counted.
 const sourcePage = 4
 
-// readSources reads the Secrets the PushSecret pushes, sorted by name,
+// sourceSecrets reads the Secrets the PushSecret pushes, sorted by name,
 // charging their data to the sync's budget as each arrives.
-func (r *Reconciler) readSources(ctx context.Context, ps *esv1alpha1.PushSecret, b *secrettemplate.Budget) ([]corev1.Secret, error) {
+func (r *Reconciler) sourceSecrets(ctx context.Context, ps *esv1alpha1.PushSecret, b *secrettemplate.Budget) ([]corev1.Secret, error) {
 	sel := ps.Spec.Selector
 	switch {
 	case sel.Secret != nil && sel.Secret.Name != "":

@@ -10,7 +10,7 @@ import (
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	esv1alpha1 "github.com/eso-dev/eso/apis/externalsecrets/v1alpha1"
-	"github.com/eso-dev/eso/app/controllers/externalsecret"
+	"github.com/eso-dev/eso/app/stores"
 )
 
 // errLoop: pushing would write a value back where it was read from.
@@ -31,7 +31,7 @@ func (r *Reconciler) refuseLoops(ctx context.Context, ps *esv1alpha1.PushSecret,
 		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: ps.Namespace, Name: writer}, &es); err != nil {
 			continue // the ExternalSecret is gone: the Secret is nobody's copy any more
 		}
-		for _, ref := range externalsecret.StoreRefs(&es) {
+		for _, ref := range stores.RefsOf(&es) {
 			store, err := r.Resolver.Get(ctx, es.Namespace, ref)
 			if err != nil {
 				continue

@@ -12,6 +12,7 @@ import (
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/config"
 	"github.com/eso-dev/eso/app/outcomes"
+	"github.com/eso-dev/eso/app/steps"
 	"github.com/eso-dev/eso/app/stores"
 	"github.com/eso-dev/eso/providers/plugin"
 )
@@ -54,7 +55,7 @@ type storeScope struct {
 
 // validationStep is one check of a store; it returns the failure, or nil
 // when the store passes it.
-type validationStep func(ctx context.Context, sc *storeScope) *readiness
+type validationStep = steps.Step[*storeScope, *readiness]
 
 // validationSteps check a store in order; the first failure decides its
 // Ready reason.
@@ -71,10 +72,8 @@ func (c *Reconciler) validationSteps() []validationStep {
 // checkReady runs the validation steps.
 func (c *Reconciler) checkReady(ctx context.Context, s *stores.Store) readiness {
 	sc := &storeScope{store: s}
-	for _, step := range c.validationSteps() {
-		if r := step(ctx, sc); r != nil {
-			return *r
-		}
+	if r, _ := steps.Run(ctx, sc, c.validationSteps()...); r != nil {
+		return *r
 	}
 	msg := "provider configuration " + sc.ref.Kind + " " + sc.ref.Namespace + "/" + sc.ref.Name + " is valid"
 	if s.Inline != nil {
@@ -88,56 +87,56 @@ func (c *Reconciler) checkReady(ctx context.Context, s *stores.Store) readiness 
 
 // decodeStore refuses a store whose spec did not decode: nothing of it is
 // validated.
-func decodeStore(_ context.Context, sc *storeScope) *readiness {
+func decodeStore(_ context.Context, sc *storeScope) (*readiness, error) {
 	if err := lenient.Error(sc.store.Object); err != nil {
-		return &readiness{reason: ssv2.ReasonInvalidSpec, message: err.Error()}
+		return &readiness{reason: ssv2.ReasonInvalidSpec, message: err.Error()}, nil
 	}
-	return nil
+	return nil, nil
 }
 
 // resolveProvider finds the provider serving the store's configuration
 // kind, in process or remote.
-func (c *Reconciler) resolveProvider(_ context.Context, sc *storeScope) *readiness {
+func (c *Reconciler) resolveProvider(_ context.Context, sc *storeScope) (*readiness, error) {
 	prov, ref, err := c.Resolver.Provider(sc.store)
 	switch {
 	case errors.Is(err, stores.ErrNotCompiledIn):
 		if near := config.Closest(ref.Kind, c.Resolver.Plugins().Catalog().Kinds(plugin.RoleProvider)); near != "" {
-			return failed(err, "unknown provider kind "+ref.Kind+": did you mean "+near+"?")
+			return failed(err, "unknown provider kind "+ref.Kind+": did you mean "+near+"?"), nil
 		}
-		return failed(err, "provider kind "+ref.Kind+" is not compiled into this eso binary (see `eso providers`)")
+		return failed(err, "provider kind "+ref.Kind+" is not compiled into this eso binary (see `eso providers`)"), nil
 	case err != nil:
-		return failed(err, err.Error())
+		return failed(err, err.Error()), nil
 	}
 	sc.prov, sc.ref = prov, ref
-	return nil
+	return nil, nil
 }
 
 // checkConditions checks a ClusterSecretStore's namespace conditions.
-func checkConditions(_ context.Context, sc *storeScope) *readiness {
+func checkConditions(_ context.Context, sc *storeScope) (*readiness, error) {
 	if sc.store.Cluster == nil {
-		return nil
+		return nil, nil
 	}
 	if err := stores.ValidateConditions(sc.store.Cluster.Conditions); err != nil {
-		return &readiness{reason: ssv2.ReasonInvalidConditions, message: err.Error()}
+		return &readiness{reason: ssv2.ReasonInvalidConditions, message: err.Error()}, nil
 	}
-	return nil
+	return nil, nil
 }
 
 // validateConfig has the provider check its configuration, without reading
 // a secret.
-func (c *Reconciler) validateConfig(ctx context.Context, sc *storeScope) *readiness {
+func (c *Reconciler) validateConfig(ctx context.Context, sc *storeScope) (*readiness, error) {
 	if err := c.Resolver.Validate(ctx, sc.store, sc.prov, sc.ref, sc.store.Scope("")); err != nil {
-		return failed(err, err.Error())
+		return failed(err, err.Error()), nil
 	}
-	return nil
+	return nil, nil
 }
 
 // checkCredentials proves the provider accepts the store's credentials.
-func (c *Reconciler) checkCredentials(ctx context.Context, sc *storeScope) *readiness {
+func (c *Reconciler) checkCredentials(ctx context.Context, sc *storeScope) (*readiness, error) {
 	if err := c.checkAuth(ctx, sc.store); err != nil {
-		return failed(err, err.Error())
+		return failed(err, err.Error()), nil
 	}
-	return nil
+	return nil, nil
 }
 
 // checkAuth proves the provider accepts the store's credentials, on the client
