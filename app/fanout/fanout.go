@@ -14,6 +14,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -74,8 +75,13 @@ type Children[C client.Object] struct {
 	// Fill sets what the parent decides on a child: its spec, labels and
 	// annotations (the owner label and reference are added after).
 	Fill func(child C)
-	// Same reports whether existing already holds what desired says.
-	Same func(existing, desired C) bool
+	// Spec returns a child's spec, to tell whether it is as Fill says.
+	Spec func(child C) any
+}
+
+// same reports whether existing already holds what desired says.
+func (ch Children[C]) same(existing, desired C) bool {
+	return equality.Semantic.DeepEqual(ch.Spec(existing), ch.Spec(desired)) && sameMeta(existing, desired)
 }
 
 // Ensure makes namespace hold the child as the parent says, writing only
@@ -107,7 +113,7 @@ func (ch Children[C]) Ensure(ctx context.Context, c client.Client, namespace str
 	if !found {
 		return c.Create(ctx, desired)
 	}
-	if ch.Same(existing, desired) {
+	if ch.same(existing, desired) {
 		return nil
 	}
 	return c.Update(ctx, desired)

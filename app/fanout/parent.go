@@ -1,0 +1,146 @@
+package fanout
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	"github.com/eso-dev/eso/app/manager"
+	"github.com/eso-dev/eso/app/statuswrite"
+)
+
+// What a parent reconcile shares whatever its kind: spreading its child
+// over the namespaces it selects, the Ready condition that follows, the
+// status write and the controller's watches.
+
+// Failure is a namespace that could not get the child, and why.
+type Failure struct{ Namespace, Reason string }
+
+// Spread is the outcome of making the selected namespaces hold the child.
+type Spread struct {
+	// Selected are the namespaces the parent selects.
+	Selected []string
+	// Provisioned hold the child as the parent says; Failed could not get it.
+	Provisioned []string
+	Failed      []Failure
+}
+
+// Spread makes every namespace of selected hold the child and deletes the
+// children that no longer belong. A namespace that cannot get it (a
+// tenant's object of that name) is recorded and the others go on; a
+// conflict (a stale cache) ends the spread, to be retried.
+func (ch Children[C]) Spread(ctx context.Context, c client.Client, selected []string) (Spread, error) {
+	out := Spread{Selected: selected}
+	for _, ns := range selected {
+		if err := ch.Ensure(ctx, c, ns); err != nil {
+			if apierrors.IsConflict(err) {
+				return out, err
+			}
+			out.Failed = append(out.Failed, Failure{Namespace: ns, Reason: err.Error()})
+			continue
+		}
+		out.Provisioned = append(out.Provisioned, ns)
+	}
+	return out, ch.Prune(ctx, c, selected)
+}
+
+// Ready is the parent's Ready condition after s, for its generation.
+func (ch Children[C]) Ready(s Spread) metav1.Condition {
+	c := metav1.Condition{Type: esv1.ConditionReady, Status: metav1.ConditionTrue, Reason: esv1.ReasonProvisioned,
+		Message: fmt.Sprintf("%s %s is in %d namespaces", ch.Kind, ch.Name, len(s.Selected)), ObservedGeneration: ch.Parent.GetGeneration()}
+	if len(s.Failed) > 0 {
+		c.Status, c.Reason = metav1.ConditionFalse, esv1.ReasonNamespacesFailed
+		c.Message = fmt.Sprintf("%d of %d namespaces could not get %s %s", len(s.Failed), len(s.Selected), ch.Kind, ch.Name)
+	}
+	return c
+}
+
+// NotReady is the Ready condition of a parent that selects nothing yet:
+// its spec or a selector cannot be read.
+func NotReady(parent client.Object, reason, message string) metav1.Condition {
+	return metav1.Condition{Type: esv1.ConditionReady, Status: metav1.ConditionFalse, Reason: reason, Message: message,
+		ObservedGeneration: parent.GetGeneration()}
+}
+
+// WriteStatus writes a parent's status only when it changed from before,
+// with a Warning event when it says the parent is not Ready. status
+// returns the status of a parent of its kind.
+func WriteStatus[S any](ctx context.Context, c client.Client, rec record.EventRecorder, parent client.Object, before S,
+	status func(client.Object) *S, conditions []metav1.Condition, kind string) error {
+	wrote, err := statuswrite.IfChanged(ctx, c, parent, before, status, kind)
+	if err != nil || !wrote {
+		return err
+	}
+	if ready := meta.FindStatusCondition(conditions, esv1.ConditionReady); ready != nil && ready.Status != metav1.ConditionTrue {
+		rec.Event(parent, corev1.EventTypeWarning, ready.Reason, ready.Message)
+	}
+	return nil
+}
+
+// Watches are what a parent controller watches besides its own kind.
+type Watches struct {
+	// Parent is an empty parent; Passed, what of its changes reconcile it
+	// (a spec change always does).
+	Parent client.Object
+	Passed []predicate.Predicate
+	// Child is an empty child: the children a parent owns are watched, so
+	// edits are reverted and deletions repaired.
+	Child client.Object
+	// NewList returns an empty list of parents: a namespace change
+	// re-queues them all.
+	NewList func() client.ObjectList
+}
+
+// Setup registers the controller of a parent kind with mgr.
+func Setup(mgr ctrl.Manager, name string, w Watches, r reconcile.Reconciler) error {
+	passed := predicate.Or(append([]predicate.Predicate{predicate.GenerationChangedPredicate{}}, w.Passed...)...)
+	return ctrl.NewControllerManagedBy(mgr).Named(name).
+		For(w.Parent, builder.WithPredicates(passed)).
+		Owns(w.Child, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{},
+			predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(RequeueAll(mgr.GetClient(), w.NewList)),
+			builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, predicate.GenerationChangedPredicate{}))).
+		WithOptions(manager.ControllerOptions(mgr, controller.Options{})).
+		Complete(r)
+}
+
+// ListOf lists children of one kind: the items of the list newList
+// returns, as pointers.
+func ListOf[L client.ObjectList, T any, P interface {
+	*T
+	client.Object
+}](newList func() L, items func(L) []T) func(ctx context.Context, c client.Reader, opts ...client.ListOption) ([]P, error) {
+	return func(ctx context.Context, c client.Reader, opts ...client.ListOption) ([]P, error) {
+		list := newList()
+		if err := c.List(ctx, list, opts...); err != nil {
+			return nil, err
+		}
+		all := items(list)
+		out := make([]P, len(all))
+		for i := range all {
+			out[i] = P(&all[i])
+		}
+		return out, nil
+	}
+}
+
+// sameMeta reports whether existing carries the labels and annotations
+// desired says.
+func sameMeta(existing, desired client.Object) bool {
+	return equality.Semantic.DeepEqual(existing.GetLabels(), desired.GetLabels()) &&
+		equality.Semantic.DeepEqual(existing.GetAnnotations(), desired.GetAnnotations())
+}
