@@ -196,8 +196,8 @@ func instrument(t *template.Template, h *budgetHolder) {
 		if !ok {
 			continue
 		}
-		if metered, ok := kdfFuncs[name]; ok {
-			fn = metered(func(n int64) error { return h.b.chargeKDF(name, n) })
+		if kdf := functions[name].kdf; kdf != nil {
+			fn = kdf(func(n int64) error { return h.b.chargeKDF(name, n) })
 		}
 		fm[name] = budgeted(name, fn, h)
 	}
@@ -304,113 +304,6 @@ func budgeted(name string, fn any, h *budgetHolder) any {
 		}
 		return out
 	}).Interface()
-}
-
-// estimate is an upper bound of what a call will produce, computed before
-// it runs: the size of its arguments for functions whose output is about as
-// large as their input, and a bound of their own for the functions that
-// amplify.
-func estimate(name string, args []reflect.Value, b *Budget) int64 {
-	room := maxProduced - b.produced
-	text := func(i int) string {
-		if i >= len(args) {
-			return ""
-		}
-		v := args[i]
-		if v.Kind() == reflect.Interface && !v.IsNil() {
-			v = v.Elem()
-		}
-		if v.Kind() != reflect.String {
-			return ""
-		}
-		return v.String()
-	}
-	str := func(i int) int64 { return int64(len(text(i))) }
-	num := func(i int) int64 {
-		if i < len(args) && args[i].CanInt() {
-			return args[i].Int()
-		}
-		return 0
-	}
-	last := len(args) - 1
-	switch name {
-	case "repeat": // repeat count s
-		return mulCapped(num(0), str(1), room)
-	case "indent", "nindent": // indent width s
-		if num(0) < 0 {
-			return -1
-		}
-		lines := int64(strings.Count(text(last), "\n")) + 1
-		return str(last) + mulCapped(num(0), lines, room) + 1
-	case "replace": // replace old new s
-		return str(2) + mulCapped(str(2)+1, str(1), room)
-	case "regexReplaceAll", "regexReplaceAllLiteral", "mustRegexReplaceAll", "mustRegexReplaceAllLiteral": // regex s repl
-		return str(1) + mulCapped(str(1)+1, str(2), room)
-	case "wrapWith": // wrapWith width sep s
-		return str(2) + mulCapped(str(2)+1, str(1), room)
-	case "wrap":
-		return 2 * str(1)
-	case "printf":
-		if w := formatWidth(text(0)); w < 0 {
-			return -1
-		} else {
-			// A width pads every element of a list or dict argument
-			// (keys and values), not only every verb.
-			nodes, _ := shape(args[1:], room)
-			return sizeOfAll(args, room) + mulCapped(w, int64(strings.Count(text(0), "%")+1)+2*nodes, room)
-		}
-	case "until", "untilStep": // a list of ints, 8 bytes each
-		n, _ := listSize(name, intArgs(args))
-		return 8 + mulCapped(int64(min(n, uint64(room)+1)), 8, room)
-	case "seq": // numbers and spaces
-		n, width := listSize(name, intArgs(args))
-		return 8 + mulCapped(int64(min(n, uint64(room)+1)), int64(width)+1, room)
-	case "join": // join sep list: the separator between every two elements
-		n := int64(1)
-		if len(args) > 1 {
-			list := args[1]
-			if list.Kind() == reflect.Interface && !list.IsNil() {
-				list = list.Elem()
-			}
-			if k := list.Kind(); k == reflect.Slice || k == reflect.Array {
-				n = int64(list.Len())
-			}
-		}
-		return sizeOfAll(args, room) + mulCapped(str(0), n, room)
-	case "split", "splitList": // split sep s: a map or list entry per piece
-		return str(1) + mulCapped(pieces(text(1), text(0), room), pieceSize(name), room)
-	case "splitn": // splitn sep n s
-		p := pieces(text(2), text(0), room)
-		if n := num(1); n > 0 && n < p {
-			p = n
-		}
-		return str(2) + mulCapped(p, pieceSize(name), room)
-	case "regexSplit", "mustRegexSplit", "regexFindAll", "mustRegexFindAll": // regex s n
-		// At most a piece per byte, or n: counting the matches first
-		// would cost what it saves. Over a value of more than about
-		// 480 KiB, a template passes the count it needs as n.
-		p := str(1) + 1
-		if n := num(2); n >= 0 && n < p {
-			p = n
-		}
-		return str(1) + mulCapped(p, pieceSize(name), room)
-	case "pemToPkcs12", "pemToPkcs12Pass", "fullPemToPkcs12", "fullPemToPkcs12Pass", "pemTruststoreToPKCS12", "pemTruststoreToPKCS12Pass":
-		// An archive holds its input's DER plus a few KiB of structure,
-		// then base64 adds a third.
-		return 2*sizeOfAll(args, room) + 4096
-	case "toPrettyJson", "mustToPrettyJson", "toYaml":
-		// Escapes make a byte up to six ("\u0001"), and indentation grows
-		// with depth: charge the nesting too.
-		n, depth := shape(args, room)
-		return mulCapped(sizeOfAll(args, room), 6, room) + mulCapped(n, 2*depth, room)
-	case "js", "html", "toJson", "mustToJson", "toRawJson", "mustToRawJson":
-		// Escapes make a byte up to six ("\u003c", "&#34;").
-		return mulCapped(sizeOfAll(args, room), 6, room)
-	case "quote", "urlquery":
-		// "\x01" for a byte; "%01" for a byte, per argument.
-		return mulCapped(sizeOfAll(args, room), 4, room) + 2*int64(len(args))
-	}
-	return sizeOfAll(args, room)
 }
 
 // pieces is how many parts splitting s at sep makes (strings.Split's

@@ -67,24 +67,25 @@ func decodePkcs12(spend func(int64) error, password, input string) (any, *x509.C
 	return key, cert, chain, nil
 }
 
-// kdfFuncs are the template functions whose cost is the key derivation
-// their input asks for rather than the bytes they produce: funcMap holds
-// each unmetered (nil spend), so templates parse against the signature
-// they run with, and for a template's execution instrument replaces it
-// with a version that charges that work to the render's budget first.
-var kdfFuncs = map[string]func(spend func(int64) error) any{
-	"pkcs12key": func(spend func(int64) error) any {
-		return func(input string) (string, error) { return readPkcs12Key(spend, "", input) }
-	},
-	"pkcs12keyPass": func(spend func(int64) error) any {
+// pkcs12KeyOf and pkcs12CertOf build pkcs12key and pkcs12cert (pass ""),
+// or their Pass variants: functions whose cost is the key derivation their
+// input asks for, charged to the render's budget with spend first.
+func pkcs12KeyOf(pass string) func(spend func(int64) error) any {
+	return func(spend func(int64) error) any {
+		if pass == "" {
+			return func(input string) (string, error) { return readPkcs12Key(spend, "", input) }
+		}
 		return func(password, input string) (string, error) { return readPkcs12Key(spend, password, input) }
-	},
-	"pkcs12cert": func(spend func(int64) error) any {
-		return func(input string) (string, error) { return readPkcs12Cert(spend, "", input) }
-	},
-	"pkcs12certPass": func(spend func(int64) error) any {
+	}
+}
+
+func pkcs12CertOf(pass string) func(spend func(int64) error) any {
+	return func(spend func(int64) error) any {
+		if pass == "" {
+			return func(input string) (string, error) { return readPkcs12Cert(spend, "", input) }
+		}
 		return func(password, input string) (string, error) { return readPkcs12Cert(spend, password, input) }
-	},
+	}
 }
 
 func pemToPkcs12(cert, key string) (string, error) { return pemToPkcs12Pass(cert, key, "") }

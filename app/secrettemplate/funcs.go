@@ -7,55 +7,10 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"text/template"
 	"time"
 
-	"github.com/Masterminds/sprig/v3"
 	"sigs.k8s.io/yaml"
 )
-
-// allowed are the sprig functions templates may use as sprig has them. It
-// is an allowlist on purpose: every sprig function is either here, replaced
-// by eso's own in buildFuncMap, or in excluded with the reason; a sprig
-// release that adds one fails TestEverySprigFunctionIsDecided until it is
-// decided. Upstream's own functions (PEM, PKCS#12, JWK, RSA, htpasswd) are
-// added in buildFuncMap.
-var allowed = []string{
-	// strings
-	"trim", "trimAll", "trimall", "trimPrefix", "trimSuffix", "upper", "lower", "title", "untitle",
-	"substr", "nospace", "trunc", "abbrev", "abbrevboth", "initials", "wrap", "wrapWith", "contains",
-	"hasPrefix", "hasSuffix", "quote", "squote", "cat", "indent", "nindent", "replace", "plural",
-	"snakecase", "camelcase", "kebabcase", "swapcase", "split", "splitList", "splitn", "join",
-	"sortAlpha", "toString", "toStrings", "hello",
-	"regexMatch", "regexFindAll", "regexFind", "regexReplaceAll", "regexReplaceAllLiteral", "regexSplit", "regexQuoteMeta",
-	"mustRegexMatch", "mustRegexFindAll", "mustRegexFind", "mustRegexReplaceAll", "mustRegexReplaceAllLiteral", "mustRegexSplit",
-	// numbers
-	"add", "add1", "sub", "div", "mod", "mul", "max", "biggest", "min", "int", "int64", "float64", "atoi",
-	"round", "floor", "ceil", "toDecimal",
-	"add1f", "addf", "subf", "mulf", "divf", "maxf", "minf",
-	// flow and defaults
-	"default", "empty", "coalesce", "all", "any", "ternary", "fail",
-	// encodings
-	"b64enc", "b64dec", "b32enc", "b32dec", "fromJson", "toJson", "toPrettyJson", "toRawJson",
-	"mustFromJson", "mustToJson", "mustToPrettyJson", "mustToRawJson",
-	// lists and dicts ("uniq" and "mustUniq" are eso's: see lists.go)
-	"list", "tuple", "first", "mustFirst", "rest", "mustRest", "last", "mustLast", "initial", "mustInitial",
-	"append", "push", "mustAppend", "mustPush", "prepend", "mustPrepend", "concat", "reverse", "mustReverse",
-	"without", "mustWithout", "has", "mustHas", "compact", "mustCompact", "slice", "mustSlice", "chunk", "mustChunk",
-	"dict", "get", "set", "unset", "hasKey", "pluck", "pick", "omit", "merge", "mustMerge", "mergeOverwrite",
-	"mustMergeOverwrite", "dig", "deepCopy", "mustDeepCopy",
-	// hashes (deterministic)
-	"sha1sum", "sha256sum", "sha512sum", "adler32sum",
-	// types
-	"kindOf", "kindIs", "typeOf", "typeIs", "typeIsLike", "deepEqual",
-	// dates from given values; "date" and friends are wrapped below, since sprig
-	// falls back to the current time for anything that is not a time. toDate
-	// and mustToDate parse in eso's time zone, UTC in its image.
-	"toDate", "mustToDate", "dateModify", "date_modify", "mustDateModify", "must_date_modify", "duration", "unixEpoch",
-	// paths, URLs, versions (no I/O; os* are path's on Linux)
-	"base", "dir", "ext", "clean", "isAbs", "osBase", "osDir", "osExt", "osClean", "osIsAbs",
-	"urlParse", "urlJoin", "semver", "semverCompare",
-}
 
 // excluded are the sprig functions templates may not use, and why: a
 // template is tenant input, and its Secret must be the same at every
@@ -85,77 +40,6 @@ var excluded = map[string]string{
 	"genSignedCert":            "random key and serial, validity from the clock",
 	"genSignedCertWithKey":     "random serial, validity from the clock",
 	"derivePassword":           "scrypt with 32 MiB of memory a call, four times what a render may produce",
-}
-
-// funcMap is the function set of every template.
-var funcMap = buildFuncMap()
-
-func buildFuncMap() template.FuncMap {
-	all := sprig.TxtFuncMap()
-	fm := template.FuncMap{}
-	for _, name := range allowed {
-		f, ok := all[name]
-		if !ok {
-			panic("secrettemplate: sprig has no function " + name)
-		}
-		if _, ok := excluded[name]; ok {
-			panic("secrettemplate: " + name + " is both allowed and excluded")
-		}
-		fm[name] = f
-	}
-	// Deterministic replacements: sorted keys and values, bounded repeat,
-	// dates only of given times, printf without pointer addresses.
-	fm["keys"] = sortedKeys
-	fm["values"] = sortedValues
-	fm["repeat"] = boundedRepeat
-	fm["date"] = dateOf
-	fm["dateInZone"] = dateInZoneOf
-	fm["date_in_zone"] = dateInZoneOf
-	fm["htmlDate"] = htmlDate
-	fm["htmlDateInZone"] = htmlDateInZone
-	fm["durationRound"] = durationRoundOf(all["durationRound"].(func(any) string))
-	// List builders whose size is known before they allocate, and a uniq
-	// that takes linear time: see lists.go.
-	fm["until"] = until
-	fm["untilStep"] = untilStep
-	fm["seq"] = seq
-	fm["uniq"] = uniq
-	fm["mustUniq"] = mustUniq
-	// decryptAES refuses what it cannot decrypt (sprig's panics or returns
-	// noise); buildCustomCert bounds the key it parses.
-	fm["decryptAES"] = decryptAES
-	fm["buildCustomCert"] = buildCustomCert(all["buildCustomCert"])
-	fm["printf"] = safePrintf
-	// text/template's own builtins that build text, listed here so the
-	// render budget counts them like every other function (a builtin it
-	// does not see could double a string at each call).
-	fm["print"] = fmt.Sprint
-	fm["println"] = fmt.Sprintln
-	fm["html"] = template.HTMLEscaper
-	fm["js"] = template.JSEscaper
-	fm["urlquery"] = template.URLQueryEscaper
-	fm["toYaml"] = toYAML
-	fm["fromYaml"] = fromYAML
-	fm["filterPEM"] = filterPEM
-	fm["filterCertChain"] = filterCertChain
-	fm["certSANs"] = certSANs
-	for name, metered := range kdfFuncs {
-		fm[name] = metered(nil)
-	}
-	fm["pemToPkcs12"] = pemToPkcs12
-	fm["pemToPkcs12Pass"] = pemToPkcs12Pass
-	fm["fullPemToPkcs12"] = fullPemToPkcs12
-	fm["fullPemToPkcs12Pass"] = fullPemToPkcs12Pass
-	fm["pemTruststoreToPKCS12"] = pemTruststoreToPKCS12
-	fm["pemTruststoreToPKCS12Pass"] = pemTruststoreToPKCS12Pass
-	fm["jwkPublicKeyPem"] = jwkPublicKeyPem
-	fm["jwkPrivateKeyPem"] = jwkPrivateKeyPem
-	fm["rsaDecrypt"] = rsaDecrypt
-	fm["hexdec"] = hexdec
-	// htpasswd's bcrypt salt comes from its input (upstream's is random):
-	// see htpasswd.go.
-	fm["htpasswd"] = htpasswd
-	return fm
 }
 
 // hexdec decodes hexadecimal; like sprig's b64dec (and upstream's hexdec)

@@ -20,10 +20,7 @@ const Kind = "Password"
 // Registration wires the generator into the binary; it is always compiled
 // in. A password has no state: there is nothing to revoke.
 var Registration = plugin.Definition[*genv1.Password]{
-	Name:        "password",
-	Kind:        Kind,
-	AddToScheme: genv1.AddToScheme,
-	NewConfig:   func() *genv1.Password { return &genv1.Password{} },
+	Name: "password", Kind: Kind,
 	// A configuration is valid when passwords can be made of it (it costs
 	// microseconds).
 	Check: func(cfg *genv1.Password) error {

@@ -16,10 +16,7 @@ const Kind = "UUID"
 // Registration wires the generator into the binary; it is always compiled
 // in. A UUID has no state: there is nothing to revoke.
 var Registration = plugin.Definition[*genv1.UUID]{
-	Name:        "uuid",
-	Kind:        Kind,
-	AddToScheme: genv1.AddToScheme,
-	NewConfig:   func() *genv1.UUID { return &genv1.UUID{} },
+	Name: "uuid", Kind: Kind,
 	Generate: func(_ context.Context, _ plugin.Deps, cfg *genv1.UUID, _ plugin.Scope) (map[string][]byte, plugin.State, error) {
 		key := cfg.Spec.SecretKey
 		if key == "" {

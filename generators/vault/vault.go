@@ -28,11 +28,8 @@ const Kind = "VaultDynamicSecret"
 
 // Registration wires the generator into binaries built with the vault tag.
 var Registration = plugin.Definition[*genv1.VaultDynamicSecret]{
-	Name:        "vault-dynamic-secret",
-	Kind:        Kind,
-	AddToScheme: genv1.AddToScheme,
-	NewConfig:   func() *genv1.VaultDynamicSecret { return &genv1.VaultDynamicSecret{} },
-	Check:       check,
+	Name: "vault-dynamic-secret", Kind: Kind,
+	Check: check,
 	CheckCredentials: func(ctx context.Context, deps plugin.Deps, cfg *genv1.VaultDynamicSecret, scope plugin.Scope) error {
 		spec, err := vaultSpec(cfg, scope.Namespace)
 		if err != nil {

@@ -22,10 +22,7 @@ const Kind = "Fake"
 // snapshot of the configuration; core builds a new one when the
 // configuration changes.
 var Registration = plugin.Definition[*provv1.Fake]{
-	Name:        "fake",
-	Kind:        Kind,
-	AddToScheme: provv1.AddToScheme,
-	NewConfig:   func() *provv1.Fake { return &provv1.Fake{} },
+	Name: "fake", Kind: Kind,
 	// Every key may appear once per version.
 	Check: func(cfg *provv1.Fake) error {
 		_, err := index(cfg)

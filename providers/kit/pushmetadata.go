@@ -18,7 +18,9 @@ const (
 // DecodePushMetadata reads a push's metadata into spec (a provider's
 // struct of the fields it applies): the document {apiVersion, kind, spec},
 // or a bare spec as some upstream examples write it. A field spec lacks is
-// an error naming it: eso never drops a setting silently.
+// an error naming it: eso never drops a setting silently. Labels or tags
+// that set eso's own ManagedBy mark are refused whatever the provider: a
+// tenant could make any secret look like eso's.
 func DecodePushMetadata(raw []byte, spec any) error {
 	var doc struct {
 		APIVersion string          `json:"apiVersion"`
@@ -40,7 +42,12 @@ func DecodePushMetadata(raw []byte, spec any) error {
 	if err := dec.Decode(spec); err != nil {
 		return fmt.Errorf("%w: metadata: %v", plugin.ErrInvalidConfig, err)
 	}
-	return nil
+	var marks struct{ Labels, Tags map[string]string }
+	_ = json.Unmarshal(body, &marks) // what spec took; other shapes are not marks
+	if err := notOwnMark(marks.Labels, "label"); err != nil {
+		return err
+	}
+	return notOwnMark(marks.Tags, "tag")
 }
 
 // NoPushMetadata refuses a push carrying metadata, for providers that apply
@@ -52,9 +59,9 @@ func NoPushMetadata(req plugin.PushRequest, provider string) error {
 	return nil
 }
 
-// NotOwnMark refuses metadata that sets eso's own ManagedBy mark (as a tag
-// or label, what): a tenant could make any secret look like eso's.
-func NotOwnMark(m map[string]string, what string) error {
+// notOwnMark refuses metadata that sets eso's own ManagedBy mark (as a tag
+// or label, what).
+func notOwnMark(m map[string]string, what string) error {
 	if _, ok := m[plugin.ManagedByKey]; ok {
 		return fmt.Errorf("%w: metadata may not set the %s %s: it is eso's", plugin.ErrInvalidConfig, plugin.ManagedByKey, what)
 	}

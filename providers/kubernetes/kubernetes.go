@@ -26,10 +26,7 @@ const Kind = "Kubernetes"
 // configurations and requests ServiceAccount tokens, Deps.APIReader reads
 // Secrets as eso itself.
 var Registration = plugin.Definition[*provv1.Kubernetes]{
-	Name:        "kubernetes",
-	Kind:        Kind,
-	AddToScheme: provv1.AddToScheme,
-	NewConfig:   func() *provv1.Kubernetes { return &provv1.Kubernetes{} },
+	Name: "kubernetes", Kind: Kind,
 	Check: func(cfg *provv1.Kubernetes) error {
 		if cfg.Spec.Auth != nil && cfg.Spec.Auth.ServiceAccount == nil {
 			return fmt.Errorf("%w: auth needs serviceAccount", plugin.ErrInvalidConfig)

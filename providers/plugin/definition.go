@@ -4,9 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	genprovv1 "github.com/eso-dev/eso/apis/generatorproviders/v2alpha1"
+	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 )
 
 // Definition is a plugin whose configuration objects are of type C (a
@@ -20,8 +24,10 @@ import (
 type Definition[C client.Object] struct {
 	// Name is the short name, e.g. "vault"; Kind the configuration kind.
 	Name, Kind string
-	// AddToScheme registers the configuration kind; NewConfig returns an
-	// empty configuration object.
+	// AddToScheme registers the configuration kind: by default the API
+	// package of the role's configurations (provider.secretstore or
+	// provider.generator.external-secrets.io). NewConfig returns an empty
+	// configuration object: by default a new zero C.
 	AddToScheme func(*runtime.Scheme) error
 	NewConfig   func() C
 	// Check, if set, rejects a configuration that cannot work whatever the
@@ -49,6 +55,16 @@ type Definition[C client.Object] struct {
 // Registration is d as the registry lists it: a provider when NewClient is
 // set, a generator when Generate is.
 func (d Definition[C]) Registration() Registration {
+	if d.NewConfig == nil {
+		elem := reflect.TypeFor[C]().Elem()
+		d.NewConfig = func() C { return reflect.New(elem).Interface().(C) }
+	}
+	if d.AddToScheme == nil {
+		d.AddToScheme = provv1.AddToScheme
+		if d.Generate != nil {
+			d.AddToScheme = genprovv1.AddToScheme
+		}
+	}
 	r := Registration{
 		Name:        d.Name,
 		Kind:        d.Kind,

@@ -8,8 +8,10 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrlfake "sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	genprovv1 "github.com/eso-dev/eso/apis/generatorproviders/v2alpha1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 )
 
@@ -98,5 +100,36 @@ func TestGeneratorCleanupOnlyWithState(t *testing.T) {
 	def.Cleanup = nil
 	if err := def.Registration().NewGenerator(Deps{Client: c}).Cleanup(ctx, missing, scope, State(`{}`)); err != nil {
 		t.Errorf("Cleanup of a generator that revokes nothing = %v", err)
+	}
+}
+
+// TestDefinitionDefaults: without AddToScheme and NewConfig, a provider's
+// configuration is a new zero C registered with the provider configuration
+// API, a generator's with the generator configuration API.
+func TestDefinitionDefaults(t *testing.T) {
+	prov := Definition[*provv1.Fake]{Name: "fake", Kind: "Fake",
+		NewClient: func(context.Context, Deps, *provv1.Fake, Scope) (SecretsClient, error) { return nil, nil }}.Registration()
+	gen := Definition[*genprovv1.UUID]{Name: "uuid", Kind: "UUID",
+		Generate: func(context.Context, Deps, *genprovv1.UUID, Scope) (map[string][]byte, State, error) {
+			return nil, nil, nil
+		}}.Registration()
+	for _, tc := range []struct {
+		reg  Registration
+		want schema.GroupVersionKind
+	}{
+		{prov, provv1.GroupVersion.WithKind("Fake")},
+		{gen, genprovv1.GroupVersion.WithKind("UUID")},
+	} {
+		a, b := tc.reg.NewConfig(), tc.reg.NewConfig()
+		if a == nil || a == b {
+			t.Errorf("%s: NewConfig returned %p and %p, want two new objects", tc.reg.Kind, a, b)
+		}
+		scheme := runtime.NewScheme()
+		if err := tc.reg.AddToScheme(scheme); err != nil {
+			t.Fatal(err)
+		}
+		if gvks, _, err := scheme.ObjectKinds(a); err != nil || gvks[0] != tc.want {
+			t.Errorf("%s: registered as %v, %v; want %v", tc.reg.Kind, gvks, err, tc.want)
+		}
 	}
 }

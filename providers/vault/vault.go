@@ -27,10 +27,7 @@ const Kind = "Vault"
 // expires, and replaced by a new login only when Vault no longer renews or
 // accepts it.
 var Registration = plugin.Definition[*provv1.Vault]{
-	Name:        "vault",
-	Kind:        Kind,
-	AddToScheme: provv1.AddToScheme,
-	NewConfig:   func() *provv1.Vault { return &provv1.Vault{} },
+	Name: "vault", Kind: Kind,
 	CheckCredentials: func(ctx context.Context, deps plugin.Deps, cfg *provv1.Vault, scope plugin.Scope) error {
 		return checkCredentials(ctx, deps, &cfg.Spec, scope.Namespace)
 	},

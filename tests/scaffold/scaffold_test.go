@@ -64,10 +64,8 @@ import (
 
 // Registration describes the provider to the registry.
 var Registration = plugin.Definition[*provv1.Scratch]{
-	Name:        "scratch",
-	Kind:        "Scratch",
-	AddToScheme: provv1.AddToScheme,
-	NewConfig:   func() *provv1.Scratch { return &provv1.Scratch{} },
+	Name: "scratch",
+	Kind: "Scratch",
 	NewClient: func(_ context.Context, _ plugin.Deps, cfg *provv1.Scratch, _ plugin.Scope) (plugin.SecretsClient, error) {
 		c := &client{greeting: []byte(cfg.Spec.Greeting)}
 		c.JSONValues = kit.JSONValues{Value: c.value}

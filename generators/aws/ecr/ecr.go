@@ -26,11 +26,8 @@ const Kind = "ECRAuthorizationToken"
 // There is no Cleanup: ECR has no way to revoke an authorization token, it
 // expires (after 12 hours).
 var Registration = plugin.Definition[*genv1.ECRAuthorizationToken]{
-	Name:        "ecr-authorization-token",
-	Kind:        Kind,
-	AddToScheme: genv1.AddToScheme,
-	NewConfig:   func() *genv1.ECRAuthorizationToken { return &genv1.ECRAuthorizationToken{} },
-	Check:       checkScope,
+	Name: "ecr-authorization-token", Kind: Kind,
+	Check: checkScope,
 	CheckCredentials: func(ctx context.Context, deps plugin.Deps, cfg *genv1.ECRAuthorizationToken, scope plugin.Scope) error {
 		_, err := awsauth.Config(ctx, deps, awsauth.GeneratorSpec(&cfg.Spec.AWSGeneratorSpec), scope)
 		return err

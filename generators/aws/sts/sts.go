@@ -23,10 +23,7 @@ const Kind = "STSSessionToken"
 // a deny policy on every session of the user), so the credentials live
 // until they expire.
 var Registration = plugin.Definition[*genv1.STSSessionToken]{
-	Name:        "sts-session-token",
-	Kind:        Kind,
-	AddToScheme: genv1.AddToScheme,
-	NewConfig:   func() *genv1.STSSessionToken { return &genv1.STSSessionToken{} },
+	Name: "sts-session-token", Kind: Kind,
 	CheckCredentials: func(ctx context.Context, deps plugin.Deps, cfg *genv1.STSSessionToken, scope plugin.Scope) error {
 		_, err := awsauth.Config(ctx, deps, connection(&cfg.Spec), scope)
 		return err

@@ -30,10 +30,7 @@ var Registration = Definition(gcpauth.GoogleEndpoints).Registration()
 // token, which expires within the hour.
 func Definition(endpoints gcpauth.Endpoints) plugin.Definition[*genv1.GCRAccessToken] {
 	return plugin.Definition[*genv1.GCRAccessToken]{
-		Name:        "gcr-access-token",
-		Kind:        Kind,
-		AddToScheme: genv1.AddToScheme,
-		NewConfig:   func() *genv1.GCRAccessToken { return &genv1.GCRAccessToken{} },
+		Name: "gcr-access-token", Kind: Kind,
 		// A service account key is parsed; no token is requested.
 		CheckCredentials: func(ctx context.Context, deps plugin.Deps, cfg *genv1.GCRAccessToken, scope plugin.Scope) error {
 			_, err := credentials(ctx, deps, endpoints, &cfg.Spec, scope, false)

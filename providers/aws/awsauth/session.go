@@ -38,13 +38,10 @@ func GeneratorSpec(spec *genv1.AWSGeneratorSpec) *provv1.AWSSpec {
 // configuration kind C carries an AWSSpec: Validate resolves the
 // credentials without calling AWS, and connect builds the service's client
 // from the Session.
-func Definition[C client.Object](name, kind string, newConfig func() C, spec func(C) *provv1.AWSSpec,
+func Definition[C client.Object](name, kind string, spec func(C) *provv1.AWSSpec,
 	connect func(session aws.Config, spec *provv1.AWSSpec) plugin.SecretsClient) plugin.Definition[C] {
 	return plugin.Definition[C]{
-		Name:        name,
-		Kind:        kind,
-		AddToScheme: provv1.AddToScheme,
-		NewConfig:   newConfig,
+		Name: name, Kind: kind,
 		CheckCredentials: func(ctx context.Context, deps plugin.Deps, cfg C, scope plugin.Scope) error {
 			_, err := Config(ctx, deps, spec(cfg), scope)
 			return err

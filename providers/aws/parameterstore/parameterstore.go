@@ -24,7 +24,6 @@ const Kind = "AWSParameterStore"
 
 // Registration describes the provider to the registry.
 var Registration = awsauth.Definition("aws-parameterstore", Kind,
-	func() *provv1.AWSParameterStore { return &provv1.AWSParameterStore{} },
 	func(cfg *provv1.AWSParameterStore) *provv1.AWSSpec { return &cfg.Spec },
 	connect,
 ).Registration()

@@ -45,9 +45,6 @@ func decodeMetadata(raw []byte) (pushMetadata, error) {
 	if err := kit.DecodePushMetadata(raw, &md); err != nil {
 		return md, err
 	}
-	if err := kit.NotOwnMark(md.Tags, "tag"); err != nil {
-		return md, err
-	}
 	switch ssmtypes.ParameterType(md.SecretType) {
 	case "", ssmtypes.ParameterTypeSecureString, ssmtypes.ParameterTypeString, ssmtypes.ParameterTypeStringList:
 	default:

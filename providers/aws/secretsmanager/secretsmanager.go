@@ -24,7 +24,6 @@ const Kind = "AWSSecretManager"
 
 // Registration describes the provider to the registry.
 var Registration = awsauth.Definition("aws-secretsmanager", Kind,
-	func() *provv1.AWSSecretManager { return &provv1.AWSSecretManager{} },
 	func(cfg *provv1.AWSSecretManager) *provv1.AWSSpec { return &cfg.Spec },
 	connect,
 ).Registration()

@@ -40,9 +40,6 @@ func decodeMetadata(raw []byte) (pushMetadata, error) {
 	if err := kit.DecodePushMetadata(raw, &md); err != nil {
 		return md, err
 	}
-	if err := kit.NotOwnMark(md.Tags, "tag"); err != nil {
-		return md, err
-	}
 	switch md.SecretPushFormat {
 	case "", "binary", "string":
 	default:

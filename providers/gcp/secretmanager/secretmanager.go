@@ -45,10 +45,7 @@ func New(deps plugin.Deps, extra ...option.ClientOption) plugin.Provider {
 func Definition(endpoints gcpauth.Endpoints, extra ...option.ClientOption) plugin.Definition[*provv1.GCPSecretManager] {
 	c := connector{endpoints: endpoints, extra: extra}
 	return plugin.Definition[*provv1.GCPSecretManager]{
-		Name:        "gcp-secretmanager",
-		Kind:        Kind,
-		AddToScheme: provv1.AddToScheme,
-		NewConfig:   func() *provv1.GCPSecretManager { return &provv1.GCPSecretManager{} },
+		Name: "gcp-secretmanager", Kind: Kind,
 		CheckCredentials: func(ctx context.Context, deps plugin.Deps, cfg *provv1.GCPSecretManager, scope plugin.Scope) error {
 			_, _, err := c.options(ctx, deps, &cfg.Spec, scope, false)
 			return err

@@ -79,9 +79,6 @@ func (c *Client) PushSecret(ctx context.Context, req plugin.PushRequest) error {
 	if err := kit.DecodePushMetadata(req.Metadata, &md); err != nil {
 		return err
 	}
-	if err := kit.NotOwnMark(md.Labels, "label"); err != nil {
-		return err
-	}
 	remote, err := c.remote(ctx, req.RemoteKey)
 	if err != nil {
 		return err
