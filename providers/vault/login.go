@@ -71,8 +71,7 @@ func newSession(ctx context.Context, deps plugin.Deps, spec *provv1.VaultSpec, n
 	}
 
 	s := &session{api: api, owned: true}
-	switch {
-	case a.TokenSecretRef != nil:
+	if a.TokenSecretRef != nil {
 		s.owned = false
 		s.obtain = func(ctx context.Context) (*vault.SecretAuth, error) {
 			token, err := secretValue(ctx, deps.APIReader, namespace, *a.TokenSecretRef)
@@ -85,31 +84,44 @@ func newSession(ctx context.Context, deps plugin.Deps, spec *provv1.VaultSpec, n
 		if err := s.login(ctx); err != nil {
 			return nil, err
 		}
+		return s, nil
+	}
+	if s.obtain, err = loginMethod(deps, a, namespace, loginAPI, loginHTTP, clientCert); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// loginMethod is how a session logs in with the auth method a names, on
+// loginAPI, resolving credentials in namespace only.
+func loginMethod(deps plugin.Deps, a provv1.VaultAuth, namespace string, loginAPI *vault.Client, loginHTTP *http.Client,
+	clientCert *clientCertificate) (func(ctx context.Context) (*vault.SecretAuth, error), error) {
+	switch {
 	case a.AppRole != nil:
 		mount := orDefault(a.AppRole.Path, "approle")
-		s.obtain = func(ctx context.Context) (*vault.SecretAuth, error) {
+		return func(ctx context.Context) (*vault.SecretAuth, error) {
 			secretID, err := secretValue(ctx, deps.APIReader, namespace, a.AppRole.SecretRef)
 			if err != nil {
 				return nil, err
 			}
 			return loginWith(ctx, loginAPI, mount, map[string]any{"role_id": a.AppRole.RoleID, "secret_id": secretID})
-		}
+		}, nil
 	case a.Kubernetes != nil, a.JWT != nil:
 		k, mount := a.Kubernetes, "kubernetes"
 		if k == nil {
 			k, mount = a.JWT, "jwt"
 		}
 		mount = orDefault(k.MountPath, mount)
-		s.obtain = func(ctx context.Context) (*vault.SecretAuth, error) {
+		return func(ctx context.Context) (*vault.SecretAuth, error) {
 			jwt, err := serviceAccountToken(ctx, deps.Client, namespace, k.ServiceAccountRef)
 			if err != nil {
 				return nil, err
 			}
 			return loginWith(ctx, loginAPI, mount, map[string]any{"role": k.Role, "jwt": jwt})
-		}
+		}, nil
 	case a.Cert != nil:
 		mount := orDefault(a.Cert.Path, "cert")
-		s.obtain = func(ctx context.Context) (*vault.SecretAuth, error) {
+		return func(ctx context.Context) (*vault.SecretAuth, error) {
 			pair, err := readKeyPair(ctx, deps.APIReader, namespace, a.Cert)
 			if err != nil {
 				return nil, err
@@ -123,11 +135,9 @@ func newSession(ctx context.Context, deps plugin.Deps, spec *provv1.VaultSpec, n
 				body["name"] = a.Cert.Name
 			}
 			return loginWith(ctx, loginAPI, mount, body)
-		}
-	default:
-		return nil, fmt.Errorf("%w: auth needs tokenSecretRef, appRole, kubernetes, jwt or cert", plugin.ErrInvalidConfig)
+		}, nil
 	}
-	return s, nil
+	return nil, fmt.Errorf("%w: auth needs tokenSecretRef, appRole, kubernetes, jwt or cert", plugin.ErrInvalidConfig)
 }
 
 // newAPIClient is a Vault API client for spec's server and namespace,

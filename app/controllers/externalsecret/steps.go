@@ -314,64 +314,77 @@ func (r *Reconciler) apply(ctx context.Context, sc *syncScope) (end, error) {
 			return end, err
 		}
 	}
-	target := sc.target
 	switch {
-	case len(fetched.data) == 0 && policy == esv1.DeletionPolicyDelete:
-		var whole client.Object
-		if target != nil {
-			whole = target
-		}
-		deleted, err := r.deleteTarget(ctx, es, whole)
-		if err != nil {
-			return next, err
-		}
-		if deleted {
-			r.Recorder.Event(es, corev1.EventTypeNormal, esv1.ReasonSecretDeleted, "deleted Secret "+es.TargetName()+": its remote secrets are gone")
-		}
-		setDeleted(es, deleted, stamp)
-	case len(fetched.data) == 0 && policy == esv1.DeletionPolicyMerge:
-		removed, err := r.removeKeys(ctx, es, target)
-		if err != nil {
-			return next, err
-		}
-		if removed {
-			r.Recorder.Event(es, corev1.EventTypeNormal, esv1.ReasonSecretDeleted, "removed the keys of Secret "+es.TargetName()+": its remote secrets are gone")
-		}
-		setDeleted(es, removed, stamp)
+	case len(fetched.data) == 0: // and the deletion policy is Delete or Merge
+		return next, r.applyGone(ctx, sc, stamp)
 	case sc.mergeMissing:
 		// As upstream: the deletion policy first, then nothing to merge into.
 		setMissing(es)
 		return endWaiting, nil
-	default:
-		wrote := false
-		if !unchanged {
-			var err error
-			if wrote, err = r.writeTarget(ctx, es, target, out); err != nil {
-				return next, err
-			}
-			r.noteRendered(es, outHash)
+	}
+	return next, r.applyData(ctx, sc, out, outHash, unchanged, stamp)
+}
+
+// applyGone deletes the target (deletionPolicy Delete) or removes its keys
+// (Merge) once every remote secret it was made from is gone.
+func (r *Reconciler) applyGone(ctx context.Context, sc *syncScope, stamp metav1.Time) error {
+	es := sc.es
+	var done bool
+	var err error
+	var what string
+	if es.Spec.Target.DeletionPolicy == esv1.DeletionPolicyDelete {
+		var whole client.Object
+		if sc.target != nil {
+			whole = sc.target
 		}
-		if sc.rotation != nil {
-			// The states' deadlines are reconciled later if this fails:
-			// the target lists what it holds.
-			if err := r.Generation.Commit(ctx, es, sc.rotation, generation.TargetStates(target)); err != nil {
-				logr.FromContextOrDiscard(ctx).Error(err, "committing generator states")
-			}
+		done, err = r.deleteTarget(ctx, es, whole)
+		what = "deleted Secret " + es.TargetName()
+	} else {
+		done, err = r.removeKeys(ctx, es, sc.target)
+		what = "removed the keys of Secret " + es.TargetName()
+	}
+	if err != nil {
+		return err
+	}
+	if done {
+		r.Recorder.Event(es, corev1.EventTypeNormal, esv1.ReasonSecretDeleted, what+": its remote secrets are gone")
+	}
+	setDeleted(es, done, stamp)
+	return nil
+}
+
+// applyData writes out to the target unless it holds it already, commits
+// a rotation's generator states and records the sync.
+func (r *Reconciler) applyData(ctx context.Context, sc *syncScope, out *secrettemplate.Result, outHash string, unchanged bool, stamp metav1.Time) error {
+	es, target := sc.es, sc.target
+	wrote := false
+	if !unchanged {
+		var err error
+		if wrote, err = r.writeTarget(ctx, es, target, out); err != nil {
+			return err
 		}
-		if wrote {
-			logr.FromContextOrDiscard(ctx).V(1).Info("target Secret written", "secret", es.TargetName(), "keys", len(fetched.data))
-			r.Recorder.Event(es, corev1.EventTypeNormal, esv1.ReasonSecretSynced, "Secret "+es.TargetName()+" synced")
-		}
-		if err := r.deleteRenamed(ctx, es); err != nil {
-			return next, err
-		}
-		setSynced(es, wrote, stamp)
-		if names := sc.srcs.shadowed(); len(names) > 0 {
-			// Routing changed when v1 stores came to be served: say which
-			// store is used, so the change is never silent.
-			appendToMessages(es, "; "+strings.Join(names, ", ")+" exists as external-secrets.io/v1 and as v2alpha1, and without "+
-				"secretStoreRef.apiVersion the v1 store is used: set apiVersion to choose")
+		r.noteRendered(es, outHash)
+	}
+	if sc.rotation != nil {
+		// The states' deadlines are reconciled later if this fails: the
+		// target lists what it holds.
+		if err := r.Generation.Commit(ctx, es, sc.rotation, generation.TargetStates(target)); err != nil {
+			logr.FromContextOrDiscard(ctx).Error(err, "committing generator states")
 		}
 	}
-	return next, nil
+	if wrote {
+		logr.FromContextOrDiscard(ctx).V(1).Info("target Secret written", "secret", es.TargetName(), "keys", len(sc.fetched.data))
+		r.Recorder.Event(es, corev1.EventTypeNormal, esv1.ReasonSecretSynced, "Secret "+es.TargetName()+" synced")
+	}
+	if err := r.deleteRenamed(ctx, es); err != nil {
+		return err
+	}
+	setSynced(es, wrote, stamp)
+	if names := sc.srcs.shadowed(); len(names) > 0 {
+		// Routing changed when v1 stores came to be served: say which store
+		// is used, so the change is never silent.
+		appendToMessages(es, "; "+strings.Join(names, ", ")+" exists as external-secrets.io/v1 and as v2alpha1, and without "+
+			"secretStoreRef.apiVersion the v1 store is used: set apiVersion to choose")
+	}
+	return nil
 }

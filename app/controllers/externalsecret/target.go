@@ -298,70 +298,13 @@ func targetValid(es *esv1.ExternalSecret, target *corev1.Secret) bool {
 // policy. It writes only when something differs and reports whether it wrote.
 // Callers check the target with checkTarget first. An existing target keeps its Type.
 func (r *Reconciler) writeTarget(ctx context.Context, es *esv1.ExternalSecret, target *corev1.Secret, out *secrettemplate.Result) (bool, error) {
-	policy := es.Spec.Target.CreationPolicy
-	if policy == esv1.CreatePolicyNone {
+	if es.Spec.Target.CreationPolicy == esv1.CreatePolicyNone {
 		return false, nil
 	}
-
-	if credentialTypes[out.Type] {
-		// The schema refuses such a template; this holds for objects stored
-		// before it did. Kubernetes would fill the Secret with a long-lived
-		// token of whatever ServiceAccount its annotation names.
-		return false, fmt.Errorf("%w: the template asks for type %s, which Kubernetes fills with credentials; eso never writes one",
-			errCredentialType, out.Type)
+	desired, err := r.desiredTarget(es, target, out)
+	if err != nil {
+		return false, err
 	}
-	desired := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: es.Namespace, Name: es.TargetName()}, Type: out.Type}
-	if target != nil {
-		desired = target.DeepCopy()
-		if !es.Spec.Target.Merges() && target.Type != out.Type {
-			return false, fmt.Errorf("%w: Secret %s has type %s but the template asks for %s, and Kubernetes cannot change a Secret's type; delete it to have it recreated",
-				errTargetConflict, target.Name, target.Type, out.Type)
-		}
-	}
-	applyMetadata(es, desired, out.Labels, out.Annotations)
-	if tpl := es.Spec.Target.Template; tpl != nil && desired.DeletionTimestamp.IsZero() {
-		// As upstream: the template's finalizers are added while the
-		// Secret is not being deleted, and never removed by eso.
-		for _, f := range tpl.Metadata.Finalizers {
-			controllerutil.AddFinalizer(desired, f)
-		}
-	}
-	if es.Spec.Target.Merges() {
-		if desired.Data == nil {
-			desired.Data = map[string][]byte{}
-		}
-		// Keys this ExternalSecret wrote before and no longer produces go.
-		ann := mergedKeysAnnotation(es)
-		for _, k := range splitKeys(desired.Annotations[ann]) {
-			if _, still := out.Data[k]; !still {
-				delete(desired.Data, k)
-			}
-		}
-		maps.Copy(desired.Data, out.Data)
-		metav1.SetMetaDataAnnotation(&desired.ObjectMeta, ann, strings.Join(slices.Sorted(maps.Keys(out.Data)), ","))
-		metav1.SetMetaDataAnnotation(&desired.ObjectMeta, mergedDigestAnnotation(es), dataHash(out.Data))
-	} else {
-		desired.Data = out.Data
-		metav1.SetMetaDataAnnotation(&desired.ObjectMeta, esv1.AnnotationManagedBy, es.Name)
-	}
-	metav1.SetMetaDataLabel(&desired.ObjectMeta, esv1.LabelManaged, esv1.LabelManagedValue)
-	metav1.SetMetaDataAnnotation(&desired.ObjectMeta, esv1.AnnotationDataHash, dataHash(desired.Data))
-	if policy == esv1.CreatePolicyOwner {
-		if err := controllerutil.SetControllerReference(es, desired, r.Client.Scheme()); err != nil {
-			return false, err
-		}
-	} else {
-		// Moved off Owner: the Secret must no longer go with the
-		// ExternalSecret (a Merge target is someone else's), as upstream.
-		desired.OwnerReferences = slices.DeleteFunc(desired.OwnerReferences, func(o metav1.OwnerReference) bool { return o.UID == es.UID })
-		if len(desired.OwnerReferences) == 0 {
-			desired.OwnerReferences = nil
-		}
-	}
-	if es.Spec.Target.Immutable && target == nil {
-		desired.Immutable = ptr.To(true)
-	}
-
 	if target == nil {
 		err := r.Client.Create(ctx, desired)
 		if apierrors.IsAlreadyExists(err) {
@@ -397,6 +340,77 @@ func (r *Reconciler) writeTarget(ctx context.Context, es *esv1.ExternalSecret, t
 	metrics.SecretWrites.WithLabelValues("update").Inc()
 	r.verify(es, desired)
 	return true, nil
+}
+
+// desiredTarget is the target as the ExternalSecret says it should be:
+// target (nil when there is none) with out's type, metadata and data, eso's
+// marks and the ownership creationPolicy asks for.
+func (r *Reconciler) desiredTarget(es *esv1.ExternalSecret, target *corev1.Secret, out *secrettemplate.Result) (*corev1.Secret, error) {
+	if credentialTypes[out.Type] {
+		// The schema refuses such a template; this holds for objects stored
+		// before it did. Kubernetes would fill the Secret with a long-lived
+		// token of whatever ServiceAccount its annotation names.
+		return nil, fmt.Errorf("%w: the template asks for type %s, which Kubernetes fills with credentials; eso never writes one",
+			errCredentialType, out.Type)
+	}
+	desired := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: es.Namespace, Name: es.TargetName()}, Type: out.Type}
+	if target != nil {
+		desired = target.DeepCopy()
+		if !es.Spec.Target.Merges() && target.Type != out.Type {
+			return nil, fmt.Errorf("%w: Secret %s has type %s but the template asks for %s, and Kubernetes cannot change a Secret's type; delete it to have it recreated",
+				errTargetConflict, target.Name, target.Type, out.Type)
+		}
+	}
+	applyMetadata(es, desired, out.Labels, out.Annotations)
+	if tpl := es.Spec.Target.Template; tpl != nil && desired.DeletionTimestamp.IsZero() {
+		// As upstream: the template's finalizers are added while the
+		// Secret is not being deleted, and never removed by eso.
+		for _, f := range tpl.Metadata.Finalizers {
+			controllerutil.AddFinalizer(desired, f)
+		}
+	}
+	setData(es, desired, out.Data)
+	metav1.SetMetaDataLabel(&desired.ObjectMeta, esv1.LabelManaged, esv1.LabelManagedValue)
+	metav1.SetMetaDataAnnotation(&desired.ObjectMeta, esv1.AnnotationDataHash, dataHash(desired.Data))
+	if es.Spec.Target.CreationPolicy == esv1.CreatePolicyOwner {
+		if err := controllerutil.SetControllerReference(es, desired, r.Client.Scheme()); err != nil {
+			return nil, err
+		}
+	} else {
+		// Moved off Owner: the Secret must no longer go with the
+		// ExternalSecret (a Merge target is someone else's), as upstream.
+		desired.OwnerReferences = slices.DeleteFunc(desired.OwnerReferences, func(o metav1.OwnerReference) bool { return o.UID == es.UID })
+		if len(desired.OwnerReferences) == 0 {
+			desired.OwnerReferences = nil
+		}
+	}
+	if es.Spec.Target.Immutable && target == nil {
+		desired.Immutable = ptr.To(true)
+	}
+	return desired, nil
+}
+
+// setData puts data in desired: the whole data of a Secret the
+// ExternalSecret owns, or, merged into someone else's, its keys over the
+// Secret's, dropping those it wrote before and no longer produces.
+func setData(es *esv1.ExternalSecret, desired *corev1.Secret, data map[string][]byte) {
+	if !es.Spec.Target.Merges() {
+		desired.Data = data
+		metav1.SetMetaDataAnnotation(&desired.ObjectMeta, esv1.AnnotationManagedBy, es.Name)
+		return
+	}
+	if desired.Data == nil {
+		desired.Data = map[string][]byte{}
+	}
+	ann := mergedKeysAnnotation(es)
+	for _, k := range splitKeys(desired.Annotations[ann]) {
+		if _, still := data[k]; !still {
+			delete(desired.Data, k)
+		}
+	}
+	maps.Copy(desired.Data, data)
+	metav1.SetMetaDataAnnotation(&desired.ObjectMeta, ann, strings.Join(slices.Sorted(maps.Keys(data)), ","))
+	metav1.SetMetaDataAnnotation(&desired.ObjectMeta, mergedDigestAnnotation(es), dataHash(data))
 }
 
 // appliedMetadata is what an ExternalSecret records on its target of the

@@ -156,99 +156,127 @@ func dropped(old esv1alpha1.SyncedPushSecretsMap, now map[string]synced, backend
 // those it could not delete (to keep them recorded) and why. A store that no
 // longer exists cannot be asked: its records are dropped.
 func (r *Reconciler) deleteRemote(ctx context.Context, ps *esv1alpha1.PushSecret, dels []deletion, current []*pushStore) ([]deletion, error) {
-	byKey := map[string]*pushStore{}
+	ws := &deleteWriters{r: r, ps: ps, byKey: map[string]*pushStore{}, asked: map[string]deleteWriter{}}
 	for _, s := range current {
-		byKey[s.target.key()] = s
+		ws.byKey[s.target.key()] = s
 	}
-	type asked struct {
-		w     plugin.Writer // nil: the store is gone or not ours, nothing to ask
-		store *stores.Store
-		// shared are the stores writing the same keys (sameConfiguration).
-		shared []string
-		err    error
-	}
-	writers := map[string]asked{}
-	var releases []func()
-	defer func() {
-		for _, release := range releases {
-			release()
-		}
-	}()
-	writerFor := func(storeKey string) asked {
-		s := byKey[storeKey]
-		if s == nil {
-			kind, name, _ := strings.Cut(storeKey, "/")
-			store, err := r.Resolver.Get(ctx, ps.Namespace, esv1.SecretStoreRef{Kind: kind, Name: name})
-			switch {
-			case errors.Is(err, stores.ErrStoreNotFound):
-				return asked{} // gone: nothing to ask
-			case err != nil:
-				return asked{err: err}
-			case !r.Resolver.OwnsClass(store):
-				return asked{} // another controller class's now
-			}
-			s = usable(ctx, r.Resolver, store, ps.Namespace)
-		}
-		if s.err != nil {
-			return asked{err: fmt.Errorf("%s: %w", storeKey, s.err)}
-		}
-		w, release, err := r.writerOf(ctx, s, ps.Namespace)
-		if err != nil {
-			return asked{err: fmt.Errorf("%s: %w", storeKey, err)}
-		}
-		shared, err := r.sameConfiguration(ctx, storeKey)
-		if err != nil {
-			release()
-			return asked{err: err}
-		}
-		releases = append(releases, release)
-		return asked{w: w, store: s.store, shared: shared}
-	}
+	defer ws.release()
 	var failed []deletion
 	var errs []error
 	for _, d := range dels {
-		a, ok := writers[d.storeKey]
-		if !ok {
-			a = writerFor(d.storeKey)
-			writers[d.storeKey] = a
-			if a.err != nil {
-				errs = append(errs, a.err)
+		w, first := ws.of(ctx, d.storeKey)
+		if w.err != nil {
+			if first {
+				errs = append(errs, w.err)
 			}
-		}
-		if a.err != nil {
 			failed = append(failed, d)
 			continue
 		}
-		if a.w == nil {
-			continue
-		}
-		ref := d.data.Match.RemoteRef
-		if !deletionAllowed(a.store) {
-			r.Recorder.Eventf(ps, corev1.EventTypeWarning, esv1alpha1.ReasonRefusedByStore,
-				"%s of %s was not deleted: the store's pushPolicy refuses deletion", d.id, d.storeKey)
-			continue
-		}
-		if held, err := r.heldByAnother(ctx, ps, a.shared, ref.RemoteKey, true); err != nil {
+		if err := r.deleteOne(ctx, ps, w, d); err != nil {
 			failed, errs = append(failed, d), append(errs, err)
-			continue
-		} else if held {
-			r.Recorder.Eventf(ps, corev1.EventTypeWarning, esv1alpha1.ReasonNotOwned,
-				"%s of %s was not deleted: another PushSecret holds it too", d.id, d.storeKey)
-			continue
-		}
-		err := a.w.DeleteSecret(ctx, ref.RemoteKey, ref.Property)
-		if errors.Is(err, plugin.ErrNotManaged) {
-			// It lost eso's mark since it was pushed: it is someone
-			// else's now, so it is forgotten, not deleted.
-			r.Recorder.Eventf(ps, corev1.EventTypeWarning, esv1alpha1.ReasonNotOwned,
-				"%s of %s was not deleted: it no longer carries eso's mark", d.id, d.storeKey)
-			continue
-		}
-		if err != nil {
-			failed, errs = append(failed, d), append(errs, fmt.Errorf("deleting %s from %s: %w", d.id, d.storeKey, err))
 		}
 	}
 	return failed, errors.Join(errs...)
+}
+
+// deleteOne deletes one remote secret a PushSecret recorded, unless the
+// store refuses deletions, another PushSecret holds it, or it lost eso's
+// mark: each of those is an event, and the record goes.
+func (r *Reconciler) deleteOne(ctx context.Context, ps *esv1alpha1.PushSecret, w deleteWriter, d deletion) error {
+	if w.w == nil {
+		return nil // the store is gone or another class's: nothing to ask
+	}
+	ref := d.data.Match.RemoteRef
+	if !deletionAllowed(w.store) {
+		r.Recorder.Eventf(ps, corev1.EventTypeWarning, esv1alpha1.ReasonRefusedByStore,
+			"%s of %s was not deleted: the store's pushPolicy refuses deletion", d.id, d.storeKey)
+		return nil
+	}
+	if held, err := r.heldByAnother(ctx, ps, w.shared, ref.RemoteKey, true); err != nil {
+		return err
+	} else if held {
+		r.Recorder.Eventf(ps, corev1.EventTypeWarning, esv1alpha1.ReasonNotOwned,
+			"%s of %s was not deleted: another PushSecret holds it too", d.id, d.storeKey)
+		return nil
+	}
+	err := w.w.DeleteSecret(ctx, ref.RemoteKey, ref.Property)
+	if errors.Is(err, plugin.ErrNotManaged) {
+		// It lost eso's mark since it was pushed: it is someone else's
+		// now, so it is forgotten, not deleted.
+		r.Recorder.Eventf(ps, corev1.EventTypeWarning, esv1alpha1.ReasonNotOwned,
+			"%s of %s was not deleted: it no longer carries eso's mark", d.id, d.storeKey)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("deleting %s from %s: %w", d.id, d.storeKey, err)
+	}
+	return nil
+}
+
+// deleteWriter is what deletions through one store are asked of.
+type deleteWriter struct {
+	w     plugin.Writer // nil: the store is gone or not ours, nothing to ask
+	store *stores.Store
+	// shared are the stores writing the same keys (sameConfiguration).
+	shared []string
+	err    error
+}
+
+// deleteWriters opens each store's writer once for one deleteRemote, the
+// stores the PushSecret no longer names included.
+type deleteWriters struct {
+	r        *Reconciler
+	ps       *esv1alpha1.PushSecret
+	byKey    map[string]*pushStore
+	asked    map[string]deleteWriter
+	releases []func()
+}
+
+// of is the writer of storeKey, and whether this is its first use.
+func (ws *deleteWriters) of(ctx context.Context, storeKey string) (deleteWriter, bool) {
+	if w, ok := ws.asked[storeKey]; ok {
+		return w, false
+	}
+	w := ws.open(ctx, storeKey)
+	ws.asked[storeKey] = w
+	return w, true
+}
+
+func (ws *deleteWriters) open(ctx context.Context, storeKey string) deleteWriter {
+	r, s := ws.r, ws.byKey[storeKey]
+	if s == nil {
+		kind, name, _ := strings.Cut(storeKey, "/")
+		store, err := r.Resolver.Get(ctx, ws.ps.Namespace, esv1.SecretStoreRef{Kind: kind, Name: name})
+		switch {
+		case errors.Is(err, stores.ErrStoreNotFound):
+			return deleteWriter{} // gone: nothing to ask
+		case err != nil:
+			return deleteWriter{err: err}
+		case !r.Resolver.OwnsClass(store):
+			return deleteWriter{} // another controller class's now
+		}
+		s = usable(ctx, r.Resolver, store, ws.ps.Namespace)
+	}
+	if s.err != nil {
+		return deleteWriter{err: fmt.Errorf("%s: %w", storeKey, s.err)}
+	}
+	w, release, err := r.writerOf(ctx, s, ws.ps.Namespace)
+	if err != nil {
+		return deleteWriter{err: fmt.Errorf("%s: %w", storeKey, err)}
+	}
+	shared, err := r.sameConfiguration(ctx, storeKey)
+	if err != nil {
+		release()
+		return deleteWriter{err: err}
+	}
+	ws.releases = append(ws.releases, release)
+	return deleteWriter{w: w, store: s.store, shared: shared}
+}
+
+func (ws *deleteWriters) release() {
+	for _, release := range ws.releases {
+		release()
+	}
 }
 
 // allRecorded lists every record of a status as deletions.

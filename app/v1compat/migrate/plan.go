@@ -149,73 +149,18 @@ func storeKey(kind, namespace, name string) string {
 // Build plans the migration of objs.
 func Build(objs Objects, opts Options) Plan {
 	var p Plan
-	present := map[string]client.Object{} // "Kind/ns/name" of v2 objects present
+	sp := storePlanner{plan: &p, opts: opts, present: map[string]client.Object{}, moved: map[string]int{}}
 	for _, o := range objs.Present {
-		present[objectKey(o)] = o
-	}
-	moved := map[string]int{} // v1 stores whose users move: index into p.Stores
-	consider := func(obj client.Object) {
-		// The layer's own translation: what eso serves the v1 store as is
-		// exactly what the migration writes.
-		s := v1compat.Wrap(obj, opts.Endpoints)
-		key := storeKey(s.Kind, s.Namespace, s.Name)
-		what := s.Kind + " " + strings.TrimPrefix(s.Namespace+"/"+s.Name, "/") + " (external-secrets.io/v1)"
-		if s.Untranslatable != nil {
-			p.Refused = append(p.Refused, what+": "+s.Untranslatable.Error())
-			return
-		}
-		for _, n := range s.Notes {
-			p.Notes = append(p.Notes, what+": "+n)
-		}
-		if opts.Direction == ToV1 {
-			// Back only from a v2alpha1 store this migration made.
-			v2 := present[s.Kind+"/"+s.Namespace+"/"+s.Name]
-			if v2 != nil && v2.GetAnnotations()[MigratedFrom] != "" {
-				moved[key] = len(p.Stores)
-				p.Stores = append(p.Stores, StorePlan{Store: obj})
-			}
-			return
-		}
-		if err := neverWorks(s); err != nil {
-			p.Refused = append(p.Refused, what+": "+err.Error())
-			return
-		}
-		store, cfg, err := v2Objects(s, opts.ClusterConfigNamespace)
-		if errors.Is(err, errNoConfigNamespace) {
-			p.MissingConfigNamespace = append(p.MissingConfigNamespace, s.Name)
-		}
-		if err != nil {
-			p.Refused = append(p.Refused, what+": "+err.Error())
-			return
-		}
-		var create []client.Object
-		for _, o := range []client.Object{cfg, store} {
-			if o == nil {
-				continue
-			}
-			have, ok := present[objectKey(o)]
-			if !ok {
-				create = append(create, o)
-				continue
-			}
-			if err := same(have, o, opts.Defaults); err != nil {
-				p.Refused = append(p.Refused, what+": "+err.Error())
-				return
-			}
-		}
-		p.Create = append(p.Create, create...)
-		moved[key] = len(p.Stores)
-		p.Stores = append(p.Stores, StorePlan{Store: store, Create: create})
+		sp.present[objectKey(o)] = o
 	}
 	for i := range objs.SecretStores {
-		s := &objs.SecretStores[i]
-		consider(s)
+		sp.consider(&objs.SecretStores[i])
 	}
 	used := usedClusterStores(objs)
 	for i := range objs.ClusterSecretStores {
 		s := &objs.ClusterSecretStores[i]
 		if !opts.OnlyUsed || used[s.Name] {
-			consider(s)
+			sp.consider(s)
 		}
 	}
 	v1Exists := map[string]bool{}
@@ -225,9 +170,75 @@ func Build(objs Objects, opts Options) Plan {
 	for _, s := range objs.ClusterSecretStores {
 		v1Exists[storeKey(stores.KindClusterSecretStore, "", s.Name)] = true
 	}
-	r := repointer{opts: opts, moved: moved, v1Exists: v1Exists, plan: &p}
+	r := repointer{opts: opts, moved: sp.moved, v1Exists: v1Exists, plan: &p}
 	r.all(objs)
 	return p
+}
+
+// storePlanner plans the stores of a migration, one v1 store at a time.
+type storePlanner struct {
+	plan *Plan
+	opts Options
+	// present are the v2 objects already there, by "Kind/ns/name".
+	present map[string]client.Object
+	// moved are the v1 stores whose users move: index into plan.Stores.
+	moved map[string]int
+}
+
+// consider plans one v1 store: what to create for it, or why it is refused.
+func (sp *storePlanner) consider(obj client.Object) {
+	p, opts := sp.plan, sp.opts
+	// The layer's own translation: what eso serves the v1 store as is
+	// exactly what the migration writes.
+	s := v1compat.Wrap(obj, opts.Endpoints)
+	key := storeKey(s.Kind, s.Namespace, s.Name)
+	what := s.Kind + " " + strings.TrimPrefix(s.Namespace+"/"+s.Name, "/") + " (external-secrets.io/v1)"
+	if s.Untranslatable != nil {
+		p.Refused = append(p.Refused, what+": "+s.Untranslatable.Error())
+		return
+	}
+	for _, n := range s.Notes {
+		p.Notes = append(p.Notes, what+": "+n)
+	}
+	if opts.Direction == ToV1 {
+		// Back only from a v2alpha1 store this migration made.
+		v2 := sp.present[s.Kind+"/"+s.Namespace+"/"+s.Name]
+		if v2 != nil && v2.GetAnnotations()[MigratedFrom] != "" {
+			sp.moved[key] = len(p.Stores)
+			p.Stores = append(p.Stores, StorePlan{Store: obj})
+		}
+		return
+	}
+	if err := neverWorks(s); err != nil {
+		p.Refused = append(p.Refused, what+": "+err.Error())
+		return
+	}
+	store, cfg, err := v2Objects(s, opts.ClusterConfigNamespace)
+	if errors.Is(err, errNoConfigNamespace) {
+		p.MissingConfigNamespace = append(p.MissingConfigNamespace, s.Name)
+	}
+	if err != nil {
+		p.Refused = append(p.Refused, what+": "+err.Error())
+		return
+	}
+	var create []client.Object
+	for _, o := range []client.Object{cfg, store} {
+		if o == nil {
+			continue
+		}
+		have, ok := sp.present[objectKey(o)]
+		if !ok {
+			create = append(create, o)
+			continue
+		}
+		if err := same(have, o, opts.Defaults); err != nil {
+			p.Refused = append(p.Refused, what+": "+err.Error())
+			return
+		}
+	}
+	p.Create = append(p.Create, create...)
+	sp.moved[key] = len(p.Stores)
+	p.Stores = append(p.Stores, StorePlan{Store: store, Create: create})
 }
 
 // usedClusterStores names the ClusterSecretStores the ExternalSecrets and

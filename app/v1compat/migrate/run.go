@@ -117,8 +117,33 @@ func Read(ctx context.Context, c client.Reader, namespace string) (Objects, erro
 // move to is Ready, guarded by the resourceVersion read so a concurrent
 // edit is not overwritten. It returns what did not move, and why.
 func Apply(ctx context.Context, c client.Client, p Plan, wait time.Duration, log io.Writer) error {
+	a := &application{c: c, p: p, log: log, failed: createStores(ctx, c, p, log),
+		ready: make([]bool, len(p.Stores)), waiting: make([]string, len(p.Stores)), moved: make([]bool, len(p.Repoint))}
+	deadline := time.Now().Add(wait)
+	for {
+		pending := a.checkStores(ctx)
+		a.repointReady(ctx) // every object whose stores are all Ready moves now
+		if pending == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			a.giveUp(wait)
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+	return a.result()
+}
+
+// createStores creates each store's objects; one already there must have
+// exactly the planned spec. It returns, per store, why its users stay.
+func createStores(ctx context.Context, c client.Client, p Plan, log io.Writer) []error {
 	defaults := ServerDefaults(ctx, c)
-	failed := make([]error, len(p.Stores)) // why a store's users stay
+	failed := make([]error, len(p.Stores))
 	for i, sp := range p.Stores {
 		for _, obj := range sp.Create {
 			err := c.Create(ctx, obj.DeepCopyObject().(client.Object))
@@ -132,64 +157,80 @@ func Apply(ctx context.Context, c client.Client, p Plan, wait time.Duration, log
 			fmt.Fprintf(log, "created %s\n", describe(obj))
 		}
 	}
-	ready := make([]bool, len(p.Stores))
-	waiting := make([]string, len(p.Stores)) // the last Ready message seen
-	moved := make([]bool, len(p.Repoint))
-	var errs []error
-	deadline := time.Now().Add(wait)
-	for {
-		pending := 0
-		for i, sp := range p.Stores {
-			if ready[i] || failed[i] != nil {
-				continue
-			}
-			ok, msg, err := isReady(ctx, c, sp.Store)
-			switch {
-			case err != nil:
-				failed[i] = fmt.Errorf("reading %s: %w", describe(sp.Store), err)
-			case ok:
-				ready[i] = true
-			default:
-				waiting[i] = msg
-				pending++
-			}
+	return failed
+}
+
+// application is where Apply stands: per store, whether it failed (why its
+// users stay), is Ready or what its Ready condition last said; per object,
+// whether it moved.
+type application struct {
+	c       client.Client
+	p       Plan
+	log     io.Writer
+	failed  []error
+	ready   []bool
+	waiting []string
+	moved   []bool
+	errs    []error
+}
+
+// checkStores reads the Ready condition of each store still awaited and
+// returns how many still are.
+func (a *application) checkStores(ctx context.Context) int {
+	pending := 0
+	for i, sp := range a.p.Stores {
+		if a.ready[i] || a.failed[i] != nil {
+			continue
 		}
-		// Every object whose stores are all Ready moves now.
-		for j, obj := range p.Repoint {
-			if moved[j] || !allReady(p.Needs[j], ready) {
-				continue
-			}
-			moved[j] = true
-			if err := repoint(ctx, c, obj); err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			fmt.Fprintf(log, "re-pointed %s\n", describe(obj))
-		}
-		if pending == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			for i, sp := range p.Stores {
-				if !ready[i] && failed[i] == nil {
-					failed[i] = fmt.Errorf("%s is not Ready after %s (%s)", describe(sp.Store), wait, waiting[i])
-				}
-			}
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(250 * time.Millisecond):
+		ok, msg, err := isReady(ctx, a.c, sp.Store)
+		switch {
+		case err != nil:
+			a.failed[i] = fmt.Errorf("reading %s: %w", describe(sp.Store), err)
+		case ok:
+			a.ready[i] = true
+		default:
+			a.waiting[i] = msg
+			pending++
 		}
 	}
-	for i, err := range failed {
+	return pending
+}
+
+// repointReady moves the references of every object whose stores are all
+// Ready.
+func (a *application) repointReady(ctx context.Context) {
+	for j, obj := range a.p.Repoint {
+		if a.moved[j] || !allReady(a.p.Needs[j], a.ready) {
+			continue
+		}
+		a.moved[j] = true
+		if err := repoint(ctx, a.c, obj); err != nil {
+			a.errs = append(a.errs, err)
+			continue
+		}
+		fmt.Fprintf(a.log, "re-pointed %s\n", describe(obj))
+	}
+}
+
+// giveUp fails the stores not Ready after wait.
+func (a *application) giveUp(wait time.Duration) {
+	for i, sp := range a.p.Stores {
+		if !a.ready[i] && a.failed[i] == nil {
+			a.failed[i] = fmt.Errorf("%s is not Ready after %s (%s)", describe(sp.Store), wait, a.waiting[i])
+		}
+	}
+}
+
+// result names each failed store with the objects that did not move for it.
+func (a *application) result() error {
+	errs := a.errs
+	for i, err := range a.failed {
 		if err == nil {
 			continue
 		}
 		var users []string
-		for j, obj := range p.Repoint {
-			if !moved[j] && slices.Contains(p.Needs[j], i) {
+		for j, obj := range a.p.Repoint {
+			if !a.moved[j] && slices.Contains(a.p.Needs[j], i) {
 				users = append(users, describe(obj))
 			}
 		}

@@ -131,25 +131,35 @@ func (c *Client) PushSecret(ctx context.Context, req plugin.PushRequest) error {
 		}
 	}
 	if !exists {
-		in := &sm.CreateSecretInput{Name: name, Tags: append(missingTags(md.Tags, nil),
-			smtypes.Tag{Key: aws.String(plugin.ManagedByKey), Value: aws.String(plugin.ManagedByValue)})}
-		setValue(&in.SecretString, &in.SecretBinary, md, value)
-		if md.Description != "" {
-			in.Description = aws.String(md.Description)
-		}
-		if md.KMSKeyID != "" {
-			in.KmsKeyId = aws.String(md.KMSKeyID)
-		}
-		if _, err := w.CreateSecret(ctx, in); err != nil {
-			return apiError(fmt.Sprintf("writing secret %q", req.RemoteKey), err)
-		}
-		return nil
+		return create(ctx, w, name, md, value, req.RemoteKey)
 	}
-	// Only what differs is written: the value, the tags, the description or
-	// key.
+	return update(ctx, w, name, desc, md, current, value, req.RemoteKey)
+}
+
+// create creates the secret, marked as eso's, with the metadata's tags,
+// description and key.
+func create(ctx context.Context, w WriteAPI, name *string, md pushMetadata, value []byte, remoteKey string) error {
+	in := &sm.CreateSecretInput{Name: name, Tags: append(missingTags(md.Tags, nil),
+		smtypes.Tag{Key: aws.String(plugin.ManagedByKey), Value: aws.String(plugin.ManagedByValue)})}
+	setValue(&in.SecretString, &in.SecretBinary, md, value)
+	if md.Description != "" {
+		in.Description = aws.String(md.Description)
+	}
+	if md.KMSKeyID != "" {
+		in.KmsKeyId = aws.String(md.KMSKeyID)
+	}
+	if _, err := w.CreateSecret(ctx, in); err != nil {
+		return apiError(fmt.Sprintf("writing secret %q", remoteKey), err)
+	}
+	return nil
+}
+
+// update writes only what differs of an existing secret: the value, the
+// tags, the description or key.
+func update(ctx context.Context, w WriteAPI, name *string, desc *sm.DescribeSecretOutput, md pushMetadata, current, value []byte, remoteKey string) error {
 	if tags := missingTags(md.Tags, desc.Tags); len(tags) > 0 {
 		if _, err := w.TagResource(ctx, &sm.TagResourceInput{SecretId: name, Tags: tags}); err != nil {
-			return apiError(fmt.Sprintf("tagging secret %q", req.RemoteKey), err)
+			return apiError(fmt.Sprintf("tagging secret %q", remoteKey), err)
 		}
 	}
 	if (md.Description != "" && md.Description != aws.ToString(desc.Description)) || (md.KMSKeyID != "" && md.KMSKeyID != aws.ToString(desc.KmsKeyId)) {
@@ -161,7 +171,7 @@ func (c *Client) PushSecret(ctx context.Context, req plugin.PushRequest) error {
 			in.KmsKeyId = aws.String(md.KMSKeyID)
 		}
 		if _, err := w.UpdateSecret(ctx, in); err != nil {
-			return apiError(fmt.Sprintf("updating secret %q", req.RemoteKey), err)
+			return apiError(fmt.Sprintf("updating secret %q", remoteKey), err)
 		}
 	}
 	if string(current) == string(value) {
@@ -170,7 +180,7 @@ func (c *Client) PushSecret(ctx context.Context, req plugin.PushRequest) error {
 	in := &sm.PutSecretValueInput{SecretId: name}
 	setValue(&in.SecretString, &in.SecretBinary, md, value)
 	if _, err := w.PutSecretValue(ctx, in); err != nil {
-		return apiError(fmt.Sprintf("writing secret %q", req.RemoteKey), err)
+		return apiError(fmt.Sprintf("writing secret %q", remoteKey), err)
 	}
 	return nil
 }
