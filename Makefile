@@ -150,7 +150,7 @@ generate: $(CONTROLLER_GEN) protoc-tools ## Regenerate deepcopy code and CRDs fr
 	rm -f charts/eso/files/crds/*.yaml && cp apis/crds/*.yaml charts/eso/files/crds/
 	$(GO) run ./build/wiring
 	$(CONTROLLER_GEN) rbac:roleName=eso-core paths=./app/manager/... output:rbac:dir=charts/eso/files/rbac
-	$(CONTROLLER_GEN) rbac:roleName=eso-provider paths=./app/grpcserver/... output:rbac:dir=charts/eso-provider/files/rbac
+	$(CONTROLLER_GEN) rbac:roleName=eso-provider paths=./app/providermode/... output:rbac:dir=charts/eso-provider/files/rbac
 	$(GO) run ./build/rbacdoc
 	protoc --plugin=protoc-gen-go=$(PROTOC_GEN_GO) --plugin=protoc-gen-go-grpc=$(PROTOC_GEN_GO_GRPC) \
 		--go_out=. --go_opt=paths=source_relative --go-grpc_out=. --go-grpc_opt=paths=source_relative $(PROTOS)
@@ -168,7 +168,7 @@ $(PROTOC_GEN_GO_GRPC):
 	GOBIN=$(dir $(PROTOC_GEN_GO_GRPC)) $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
 
 # GENERATED are the folders make generate writes.
-GENERATED := apis charts/eso/files charts/eso-provider/files app/wiring app/manager/zz_generated.rbac.go app/grpcserver/zz_generated.rbac.go README.md
+GENERATED := apis charts/eso/files charts/eso-provider/files app/wiring app/manager/zz_generated.rbac.go app/providermode/zz_generated.rbac.go README.md
 
 .PHONY: verify
 verify: generate ## Fail when generated code is stale, code is not gofmt-clean, go vet complains or go.mod is not tidy.

@@ -17,6 +17,7 @@ import (
 
 	"go.uber.org/dig"
 	"go.uber.org/fx"
+
 	// CA roots for images without a system bundle (eso's is built from
 	// scratch); a system bundle, where there is one, takes precedence.
 	_ "golang.org/x/crypto/x509roots/fallback"

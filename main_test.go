@@ -80,7 +80,7 @@ func TestCommandLine(t *testing.T) {
 
 // TestProviderModeServes runs `eso --mode=provider --insecure` as main does:
 // it answers a handshake, serves its probes and metrics, and stops cleanly on
-// SIGTERM. mTLS itself is tested in app/grpcserver.
+// SIGTERM. mTLS itself is tested in sdk/server.
 func TestProviderModeServes(t *testing.T) {
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := os.WriteFile(kubeconfig, []byte(unreachableKubeconfig), 0o600); err != nil {

@@ -21,15 +21,14 @@ import (
 	"github.com/eso-dev/eso/app/controllers/pushsecret"
 	"github.com/eso-dev/eso/app/controllers/secretstore"
 	"github.com/eso-dev/eso/app/generation"
-	"github.com/eso-dev/eso/app/logging"
 	"github.com/eso-dev/eso/app/manager"
 	"github.com/eso-dev/eso/app/provcerts"
 	"github.com/eso-dev/eso/app/referents"
-	"github.com/eso-dev/eso/app/registry"
 	"github.com/eso-dev/eso/app/stores"
 	"github.com/eso-dev/eso/app/version"
 	"github.com/eso-dev/eso/app/wiring"
 	"github.com/eso-dev/eso/providers/plugin"
+	"github.com/eso-dev/eso/sdk/logging"
 )
 
 // CoreModules are the modules of core mode: the manager, the compiled-in
@@ -37,7 +36,6 @@ import (
 func CoreModules() fx.Option {
 	return fx.Options(
 		wiring.Module(),
-		registry.Module,
 		manager.Module,
 		stores.Module,
 		referents.Module,
@@ -113,7 +111,7 @@ func PrintProvidersJSON(w io.Writer) error {
 // PrintProviders writes every provider, then every generator, compiled
 // into the binary.
 func PrintProviders(w io.Writer) error {
-	catalog, err := registry.NewCatalog(wiring.Plugins())
+	catalog, err := plugin.NewIndex(wiring.Plugins())
 	if err != nil {
 		return err
 	}

@@ -10,9 +10,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/eso-dev/eso/app/config"
-	"github.com/eso-dev/eso/app/grpcserver"
 	"github.com/eso-dev/eso/app/manager"
-	"github.com/eso-dev/eso/app/registry"
+	"github.com/eso-dev/eso/app/providermode"
 	"github.com/eso-dev/eso/app/wiring"
 	"github.com/eso-dev/eso/providers/plugin"
 )
@@ -23,9 +22,8 @@ import (
 func ProviderModules() fx.Option {
 	return fx.Options(
 		wiring.Module(),
-		registry.Module,
 		fx.Provide(manager.NewScheme, ProviderModeDeps),
-		grpcserver.Module,
+		providermode.Module,
 	)
 }
 

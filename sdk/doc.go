@@ -24,6 +24,10 @@
 // conformance.Remote. examples/provider-inmemory is a complete provider in
 // its own Go module.
 //
+// Underneath, sdk/server is the provider server and sdk/logging the log
+// setup, both shared with eso's own binary; sdk depends on nothing in eso's
+// app/, so no change there can break a provider built with it.
+//
 // Compatibility: this package follows semantic versioning with eso's
 // releases; the wire protocol underneath changes additively only.
 package sdk

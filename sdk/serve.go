@@ -19,12 +19,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
-	esoconfig "github.com/eso-dev/eso/app/config"
-	"github.com/eso-dev/eso/app/grpcserver"
-	"github.com/eso-dev/eso/app/logging"
-	"github.com/eso-dev/eso/app/manager"
-	"github.com/eso-dev/eso/app/registry"
 	"github.com/eso-dev/eso/providers/plugin"
+	"github.com/eso-dev/eso/sdk/logging"
+	"github.com/eso-dev/eso/sdk/server"
 )
 
 // Options say where a provider process listens, how it authenticates its
@@ -55,7 +52,7 @@ type Options struct {
 
 // Server is a provider process bound to its addresses.
 type Server struct {
-	running *grpcserver.Running
+	running *server.Running
 }
 
 // Listen binds the addresses of opts and starts serving the providers.
@@ -63,9 +60,9 @@ func Listen(opts Options, provs ...Registrar) (*Server, error) {
 	if len(provs) == 0 {
 		return nil, errors.New("sdk: no provider to serve")
 	}
-	tlsFiles := grpcserver.TLSFiles{CertFile: opts.TLSCertFile, KeyFile: opts.TLSKeyFile, ClientCAFile: opts.TLSClientCAFile}
+	tlsFiles := server.TLSFiles{CertFile: opts.TLSCertFile, KeyFile: opts.TLSKeyFile, ClientCAFile: opts.TLSClientCAFile}
 	switch {
-	case opts.Insecure && tlsFiles != (grpcserver.TLSFiles{}):
+	case opts.Insecure && tlsFiles != (server.TLSFiles{}):
 		return nil, errors.New("sdk: Insecure serves plaintext and cannot be combined with TLS files")
 	case !opts.Insecure && (tlsFiles.CertFile == "" || tlsFiles.KeyFile == "" || tlsFiles.ClientCAFile == ""):
 		return nil, errors.New("sdk: a provider serves mTLS only and needs TLSCertFile, TLSKeyFile and TLSClientCAFile; set Insecure to serve plaintext")
@@ -88,13 +85,13 @@ func Listen(opts Options, provs ...Registrar) (*Server, error) {
 	for _, p := range provs {
 		regs = append(regs, p.Registration())
 	}
-	catalog, err := registry.NewCatalog(regs)
+	index, err := plugin.NewIndex(regs)
 	if err != nil {
 		return nil, err
 	}
 	deps := plugin.Deps{Client: kube, APIReader: kube}
-	server, err := grpcserver.New(grpcserver.Options{
-		Plugins:      registry.NewPlugins(catalog, deps),
+	srv, err := server.New(server.Options{
+		Plugins:      plugin.NewPlugins(index, deps),
 		ConfigReader: kube,
 		Kinds:        opts.Kinds,
 		Log:          log,
@@ -104,13 +101,13 @@ func Listen(opts Options, provs ...Registrar) (*Server, error) {
 	}
 	var tlsConfig *tls.Config // nil: plaintext
 	if !opts.Insecure {
-		if tlsConfig, err = grpcserver.NewServerTLSConfig(tlsFiles, grpcserver.DefaultReloadInterval, log); err != nil {
+		if tlsConfig, err = server.NewServerTLSConfig(tlsFiles, server.DefaultReloadInterval, log); err != nil {
 			return nil, err
 		}
 	} else {
 		logging.Warn(log, "serving plaintext gRPC without client authentication (Insecure): anyone who reaches this port can read every secret the served configurations can")
 	}
-	running, err := grpcserver.Start(server, grpcserver.RunOptions{
+	running, err := server.Start(srv, server.RunOptions{
 		GRPCAddress:    opts.GRPCAddress,
 		Listener:       opts.Listener,
 		MetricsAddress: opts.MetricsAddress,
@@ -214,9 +211,9 @@ func parseFlags(name string, args []string) (Options, error) {
 
 // kubernetesClient reads objects straight from the API server: a provider
 // process caches and watches nothing. The configuration is found as eso
-// finds its own (manager.RESTConfig).
+// finds its own (server.RESTConfig).
 func kubernetesClient(kubeconfig string) (client.Client, error) {
-	rc, err := manager.RESTConfig(esoconfig.Config{Kubeconfig: kubeconfig})
+	rc, err := server.RESTConfig(kubeconfig)
 	if err != nil {
 		return nil, fmt.Errorf("sdk: %w", err)
 	}

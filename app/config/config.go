@@ -13,7 +13,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/eso-dev/eso/app/logging"
+	"github.com/eso-dev/eso/providers/plugin"
+	"github.com/eso-dev/eso/sdk/logging"
 )
 
 // Mode is what the binary runs as.
@@ -182,7 +183,7 @@ func Parse(args []string, out io.Writer) (Config, error) {
 	}
 	if fs.NArg() > 0 {
 		msg := fmt.Sprintf("unexpected argument %q (commands: providers, version)", fs.Arg(0))
-		if c := Closest(fs.Arg(0), Commands); c != "" {
+		if c := plugin.Closest(fs.Arg(0), Commands); c != "" {
 			msg = fmt.Sprintf("unknown command %q: did you mean %q?", fs.Arg(0), c)
 		}
 		return cfg, errors.New(msg)

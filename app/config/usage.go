@@ -7,6 +7,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // Commands are eso's subcommands.
@@ -65,7 +67,7 @@ func flagError(err error, fs *flag.FlagSet) error {
 	name := strings.TrimPrefix(msg, unknown)
 	var names []string
 	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
-	if c := Closest(strings.TrimLeft(name, "-"), names); c != "" {
+	if c := plugin.Closest(strings.TrimLeft(name, "-"), names); c != "" {
 		return fmt.Errorf("unknown flag --%s: did you mean --%s?", strings.TrimLeft(name, "-"), c)
 	}
 	return errors.New("unknown flag --" + strings.TrimLeft(name, "-") + " (eso --help lists the flags)")

@@ -6,7 +6,7 @@ import (
 
 	"github.com/eso-dev/eso/app/config"
 	"github.com/eso-dev/eso/app/grpcclient"
-	"github.com/eso-dev/eso/app/registry"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // Module provides the generatorRef Resolver and the Runner of rotations.
@@ -14,7 +14,7 @@ var Module = fx.Module("generation",
 	fx.Provide(
 		// The connections to provider processes are the stores module's,
 		// shared with stores.
-		func(mgr ctrl.Manager, plugins *registry.Plugins, remote *grpcclient.Remote, cfg config.Config) *Resolver {
+		func(mgr ctrl.Manager, plugins *plugin.Plugins, remote *grpcclient.Remote, cfg config.Config) *Resolver {
 			return NewResolver(mgr.GetClient(), plugins, cfg.ControllerClass).WithRemote(remote)
 		},
 		func(mgr ctrl.Manager, cfg config.Config) *Signer {

@@ -17,9 +17,7 @@ import (
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	genv2 "github.com/eso-dev/eso/apis/generator/v2alpha1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
-	"github.com/eso-dev/eso/app/config"
 	"github.com/eso-dev/eso/app/grpcclient"
-	"github.com/eso-dev/eso/app/registry"
 	"github.com/eso-dev/eso/app/stores"
 	"github.com/eso-dev/eso/providers/plugin"
 )
@@ -54,7 +52,7 @@ type Resolved struct {
 // Resolver resolves generatorRefs for one controller class.
 type Resolver struct {
 	reader  client.Reader
-	plugins *registry.Plugins
+	plugins *plugin.Plugins
 	class   string
 	// remote serves generators whose providerConfig.address is set; nil
 	// refuses them.
@@ -62,7 +60,7 @@ type Resolver struct {
 }
 
 // NewResolver returns a resolver reading through reader.
-func NewResolver(reader client.Reader, plugins *registry.Plugins, class string) *Resolver {
+func NewResolver(reader client.Reader, plugins *plugin.Plugins, class string) *Resolver {
 	return &Resolver{reader: reader, plugins: plugins, class: class}
 }
 
@@ -74,7 +72,7 @@ func (r *Resolver) WithRemote(remote *grpcclient.Remote) *Resolver {
 }
 
 // Generators are the compiled-in generators.
-func (r *Resolver) Plugins() *registry.Plugins { return r.plugins }
+func (r *Resolver) Plugins() *plugin.Plugins { return r.plugins }
 
 // Resolve finds the generator an ExternalSecret of namespace references and
 // checks it may be used now: class, a ClusterGenerator's namespace
@@ -162,7 +160,7 @@ func (r *Resolver) Resolve(ctx context.Context, namespace string, ref esv1.Gener
 // report. A configuration served by a provider process is that process's
 // to read.
 func (r *Resolver) classOf(ctx context.Context, kind string, key client.ObjectKey) (ours bool) {
-	cfg, ok := r.plugins.Catalog().NewConfig(plugin.RoleGenerator, kind)
+	cfg, ok := r.plugins.Index().NewConfig(plugin.RoleGenerator, kind)
 	if !ok {
 		return true
 	}
@@ -192,7 +190,7 @@ func (e *unknownKindError) Is(target error) bool {
 // serves: a near miss of a compiled-in kind (or of also) as the typo it
 // most likely is, anything else as not compiled in.
 func (r *Resolver) notServed(kind string, also ...string) error {
-	if near := config.Closest(kind, append(r.plugins.Catalog().Kinds(plugin.RoleGenerator), also...)); near != "" {
+	if near := plugin.Closest(kind, append(r.plugins.Index().Kinds(plugin.RoleGenerator), also...)); near != "" {
 		return &unknownKindError{kind: kind, near: near}
 	}
 	return fmt.Errorf("%w: generator kind %s (see `eso providers`)", stores.ErrNotCompiledIn, kind)

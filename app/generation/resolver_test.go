@@ -14,7 +14,6 @@ import (
 	genv2 "github.com/eso-dev/eso/apis/generator/v2alpha1"
 	genkinds "github.com/eso-dev/eso/apis/generatorproviders/v2alpha1"
 	"github.com/eso-dev/eso/app/outcomes"
-	"github.com/eso-dev/eso/app/registry"
 	"github.com/eso-dev/eso/app/stores"
 	"github.com/eso-dev/eso/providers/plugin"
 )
@@ -28,14 +27,14 @@ func TestMisspelledGeneratorKindNamesTheNearest(t *testing.T) {
 	if err := genv2.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
-	catalog, err := registry.NewCatalog([]plugin.Registration{
+	catalog, err := plugin.NewIndex([]plugin.Registration{
 		{Name: "password", Kind: "Password", NewGenerator: func(plugin.Deps) plugin.Generator { return nil }},
 		{Name: "uuid", Kind: "UUID", NewGenerator: func(plugin.Deps) plugin.Generator { return nil }},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := NewResolver(ctrlfake.NewClientBuilder().WithScheme(scheme).Build(), registry.NewPlugins(catalog, plugin.Deps{}), "")
+	r := NewResolver(ctrlfake.NewClientBuilder().WithScheme(scheme).Build(), plugin.NewPlugins(catalog, plugin.Deps{}), "")
 	for _, tc := range []struct {
 		ref  esv1.GeneratorRef
 		want string
@@ -79,7 +78,7 @@ func TestDirectKindWithAControllerClass(t *testing.T) {
 	}
 	reader := ctrlfake.NewClientBuilder().WithScheme(scheme).WithObjects(vault("default", ""), vault("blue", "blue"),
 		generator("via-default", "default"), generator("via-blue", "blue")).Build()
-	catalog, err := registry.NewCatalog([]plugin.Registration{
+	catalog, err := plugin.NewIndex([]plugin.Registration{
 		{Name: "vault-dynamic-secret", Kind: "VaultDynamicSecret", NewConfig: func() client.Object { return &genkinds.VaultDynamicSecret{} },
 			NewGenerator: func(plugin.Deps) plugin.Generator { return nil }},
 		{Name: "uuid", Kind: "UUID", NewConfig: func() client.Object { return &genkinds.UUID{} },
@@ -101,7 +100,7 @@ func TestDirectKindWithAControllerClass(t *testing.T) {
 		{"", "Generator", "via-default", true},
 		{"", "Generator", "via-blue", false},
 	} {
-		r := NewResolver(reader, registry.NewPlugins(catalog, plugin.Deps{}), tc.class)
+		r := NewResolver(reader, plugin.NewPlugins(catalog, plugin.Deps{}), tc.class)
 		_, ours, err := r.Resolve(context.Background(), "team-a", esv1.GeneratorRef{Kind: tc.kind, Name: tc.name})
 		if err != nil || ours != tc.ours {
 			t.Errorf("eso of class %q, %s %s: ours %v (%v), want %v", tc.class, tc.kind, tc.name, ours, err, tc.ours)

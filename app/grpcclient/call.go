@@ -4,14 +4,14 @@ import (
 	"context"
 	"time"
 
-	"github.com/eso-dev/eso/app/grpcwire"
 	"github.com/eso-dev/eso/providers/kit"
+	"github.com/eso-dev/eso/providers/plugin/wire"
 )
 
 // invoke makes a call of at most attempts attempts, each bounded by
 // CallTimeout, waiting Backoff (doubling) between them. Only what
-// grpcwire.Retryable allows is tried again: the provider was unreachable or
-// overloaded, not wrong. The error is the contract's (grpcwire.FromStatus).
+// wire.Retryable allows is tried again: the provider was unreachable or
+// overloaded, not wrong. The error is the contract's (wire.FromStatus).
 func invoke[T any](ctx context.Context, opts Options, attempts int, call func(context.Context) (T, error)) (T, error) {
 	wait := opts.Backoff
 	for attempt := 1; ; attempt++ {
@@ -21,15 +21,15 @@ func invoke[T any](ctx context.Context, opts Options, attempts int, call func(co
 		if tooLarge := kit.TooLargeMessage(err, MaxMessageSize); tooLarge != nil {
 			return resp, tooLarge // the same answer again: not worth a retry
 		}
-		if err == nil || attempt >= attempts || !grpcwire.Retryable(err) {
-			return resp, grpcwire.FromStatus(err)
+		if err == nil || attempt >= attempts || !wire.Retryable(err) {
+			return resp, wire.FromStatus(err)
 		}
 		timer := time.NewTimer(wait)
 		select {
 		case <-timer.C:
 		case <-ctx.Done():
 			timer.Stop()
-			return resp, grpcwire.FromStatus(err)
+			return resp, wire.FromStatus(err)
 		}
 		wait *= 2
 	}

@@ -4,8 +4,8 @@ import (
 	"context"
 
 	providerv1 "github.com/eso-dev/eso/apis/proto/provider/v1"
-	"github.com/eso-dev/eso/app/grpcwire"
 	"github.com/eso-dev/eso/providers/plugin"
+	"github.com/eso-dev/eso/providers/plugin/wire"
 )
 
 // generator is a plugin.Generator served by a provider process.
@@ -38,7 +38,7 @@ func (g *generator) with(ctx context.Context, call func(providerv1.GeneratorProv
 func (g *generator) Generate(ctx context.Context, ref plugin.Ref, scope plugin.Scope) (map[string][]byte, plugin.State, error) {
 	var resp *providerv1.GenerateResponse
 	err := g.with(ctx, func(stub providerv1.GeneratorProviderClient) error {
-		req := &providerv1.GenerateRequest{Target: grpcwire.ToTarget(ref, scope)}
+		req := &providerv1.GenerateRequest{Target: wire.ToTarget(ref, scope)}
 		var err error
 		resp, err = invoke(ctx, g.remote.opts, 1, func(ctx context.Context) (*providerv1.GenerateResponse, error) {
 			return stub.Generate(ctx, req)
@@ -57,7 +57,7 @@ func (g *generator) Generate(ctx context.Context, ref plugin.Ref, scope plugin.S
 
 func (g *generator) Cleanup(ctx context.Context, ref plugin.Ref, scope plugin.Scope, state plugin.State) error {
 	return g.with(ctx, func(stub providerv1.GeneratorProviderClient) error {
-		req := &providerv1.CleanupRequest{Target: grpcwire.ToTarget(ref, scope), State: state}
+		req := &providerv1.CleanupRequest{Target: wire.ToTarget(ref, scope), State: state}
 		_, err := invoke(ctx, g.remote.opts, g.remote.opts.Attempts, func(ctx context.Context) (*providerv1.CleanupResponse, error) {
 			return stub.Cleanup(ctx, req)
 		})
@@ -67,7 +67,7 @@ func (g *generator) Cleanup(ctx context.Context, ref plugin.Ref, scope plugin.Sc
 
 func (g *generator) Validate(ctx context.Context, ref plugin.Ref, scope plugin.Scope) error {
 	return g.with(ctx, func(stub providerv1.GeneratorProviderClient) error {
-		req := &providerv1.ValidateRequest{Target: grpcwire.ToTarget(ref, scope)}
+		req := &providerv1.ValidateRequest{Target: wire.ToTarget(ref, scope)}
 		_, err := invoke(ctx, g.remote.opts, g.remote.opts.Attempts, func(ctx context.Context) (*providerv1.ValidateResponse, error) {
 			return stub.ValidateGenerator(ctx, req)
 		})

@@ -22,7 +22,7 @@ type Options struct {
 	// CallTimeout bounds each attempt of a call. Default 30s.
 	CallTimeout time.Duration
 	// Attempts caps how often a call that failed with a retryable code
-	// (grpcwire.Retryable) is made in all. Default 3.
+	// (wire.Retryable) is made in all. Default 3.
 	Attempts int
 	// Backoff is the wait before the second attempt; it doubles after each.
 	// Default 200ms.

@@ -26,10 +26,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	providerv1 "github.com/eso-dev/eso/apis/proto/provider/v1"
-	"github.com/eso-dev/eso/app/grpcwire"
 	"github.com/eso-dev/eso/app/metrics"
 	"github.com/eso-dev/eso/app/version"
 	"github.com/eso-dev/eso/providers/plugin"
+	"github.com/eso-dev/eso/providers/plugin/wire"
 )
 
 // connKey identifies connections that may be shared: same address, same
@@ -161,7 +161,7 @@ func (p *pool) acquire(ctx context.Context, ep Endpoint) (*conn, error) {
 	case <-c.ready:
 	case <-ctx.Done():
 		p.release(c)
-		return nil, fmt.Errorf("%w: connecting to %s: %w", grpcwire.ErrUnavailable, ep.Address, ctx.Err())
+		return nil, fmt.Errorf("%w: connecting to %s: %w", wire.ErrUnavailable, ep.Address, ctx.Err())
 	}
 	if c.err != nil {
 		p.release(c)
@@ -306,19 +306,19 @@ func transportHint(err error, plaintext bool) error {
 // handshake asks the server what it serves and refuses one without this
 // core's protocol major.
 func handshake(ctx context.Context, opts Options, info providerv1.InfoClient, address string) (*providerv1.HandshakeResponse, error) {
-	req := &providerv1.HandshakeRequest{ProtocolMajors: []uint32{grpcwire.ProtocolMajor}, ClientVersion: version.Version}
+	req := &providerv1.HandshakeRequest{ProtocolMajors: []uint32{wire.ProtocolMajor}, ClientVersion: version.Version}
 	resp, err := invoke(ctx, opts, opts.Attempts, func(ctx context.Context) (*providerv1.HandshakeResponse, error) {
 		return info.Handshake(ctx, req)
 	})
 	if err != nil {
 		if errors.Is(err, plugin.ErrNotSupported) { // Unimplemented
-			return nil, fmt.Errorf("%w: the server at %s does not answer Info.Handshake: it is no eso provider, or one older than protocol major %d", ErrIncompatibleProvider, address, grpcwire.ProtocolMajor)
+			return nil, fmt.Errorf("%w: the server at %s does not answer Info.Handshake: it is no eso provider, or one older than protocol major %d", ErrIncompatibleProvider, address, wire.ProtocolMajor)
 		}
 		return nil, fmt.Errorf("handshake with the provider at %s: %w", address, err)
 	}
-	if !slices.Contains(resp.GetProtocolMajors(), grpcwire.ProtocolMajor) {
+	if !slices.Contains(resp.GetProtocolMajors(), wire.ProtocolMajor) {
 		return nil, fmt.Errorf("%w: the provider at %s (eso %s) speaks protocol majors %v, this eso core speaks %d: run core and providers of compatible versions",
-			ErrIncompatibleProvider, address, resp.GetServerVersion(), resp.GetProtocolMajors(), grpcwire.ProtocolMajor)
+			ErrIncompatibleProvider, address, resp.GetServerVersion(), resp.GetProtocolMajors(), wire.ProtocolMajor)
 	}
 	return resp, nil
 }

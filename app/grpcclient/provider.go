@@ -8,8 +8,8 @@ import (
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	providerv1 "github.com/eso-dev/eso/apis/proto/provider/v1"
-	"github.com/eso-dev/eso/app/grpcwire"
 	"github.com/eso-dev/eso/providers/plugin"
+	"github.com/eso-dev/eso/providers/plugin/wire"
 )
 
 // provider is a plugin.Provider served by a provider process.
@@ -41,7 +41,7 @@ func (p *provider) Validate(ctx context.Context, ref plugin.Ref, scope plugin.Sc
 	}
 	defer p.remote.pool.release(c)
 	stub := providerv1.NewSecretStoreProviderClient(c)
-	req := &providerv1.ValidateRequest{Target: grpcwire.ToTarget(ref, scope)}
+	req := &providerv1.ValidateRequest{Target: wire.ToTarget(ref, scope)}
 	_, err = invoke(ctx, p.remote.opts, p.remote.opts.Attempts, func(ctx context.Context) (*providerv1.ValidateResponse, error) {
 		return stub.Validate(ctx, req)
 	})
@@ -55,7 +55,7 @@ func (p *provider) NewClient(ctx context.Context, ref plugin.Ref, scope plugin.S
 	if err != nil {
 		return nil, err
 	}
-	cl := &secretsClient{remote: p.remote, conn: c, stub: providerv1.NewSecretStoreProviderClient(c), target: grpcwire.ToTarget(ref, scope)}
+	cl := &secretsClient{remote: p.remote, conn: c, stub: providerv1.NewSecretStoreProviderClient(c), target: wire.ToTarget(ref, scope)}
 	resp, err := invoke(ctx, p.remote.opts, p.remote.opts.Attempts, func(ctx context.Context) (*providerv1.CapabilitiesResponse, error) {
 		return cl.stub.Capabilities(ctx, &providerv1.CapabilitiesRequest{Target: cl.target})
 	})
@@ -107,7 +107,7 @@ var (
 )
 
 func (c *secretsClient) GetSecret(ctx context.Context, ref esv1.ExternalSecretDataRemoteRef) ([]byte, error) {
-	req := &providerv1.GetSecretRequest{Target: c.target, Ref: grpcwire.ToRemoteRef(ref)}
+	req := &providerv1.GetSecretRequest{Target: c.target, Ref: wire.ToRemoteRef(ref)}
 	resp, err := invoke(ctx, c.remote.opts, c.remote.opts.Attempts, func(ctx context.Context) (*providerv1.GetSecretResponse, error) {
 		return c.stub.GetSecret(ctx, req)
 	})
@@ -118,7 +118,7 @@ func (c *secretsClient) GetSecret(ctx context.Context, ref esv1.ExternalSecretDa
 }
 
 func (c *secretsClient) GetSecretMap(ctx context.Context, ref esv1.ExternalSecretDataRemoteRef) (map[string][]byte, error) {
-	req := &providerv1.GetSecretRequest{Target: c.target, Ref: grpcwire.ToRemoteRef(ref)}
+	req := &providerv1.GetSecretRequest{Target: c.target, Ref: wire.ToRemoteRef(ref)}
 	resp, err := invoke(ctx, c.remote.opts, c.remote.opts.Attempts, func(ctx context.Context) (*providerv1.SecretMapResponse, error) {
 		return c.stub.GetSecretMap(ctx, req)
 	})
@@ -129,7 +129,7 @@ func (c *secretsClient) GetSecretMap(ctx context.Context, ref esv1.ExternalSecre
 }
 
 func (c *secretsClient) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind) (map[string][]byte, error) {
-	req := &providerv1.GetAllSecretsRequest{Target: c.target, Find: grpcwire.ToFind(find)}
+	req := &providerv1.GetAllSecretsRequest{Target: c.target, Find: wire.ToFind(find)}
 	resp, err := invoke(ctx, c.remote.opts, c.remote.opts.Attempts, func(ctx context.Context) (*providerv1.SecretMapResponse, error) {
 		return c.stub.GetAllSecrets(ctx, req)
 	})

@@ -15,18 +15,17 @@ import (
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/grpcclient/grpcclienttest"
-	"github.com/eso-dev/eso/app/grpcserver"
 	"github.com/eso-dev/eso/app/manager"
-	"github.com/eso-dev/eso/app/registry"
 	"github.com/eso-dev/eso/generators/password"
 	fakeprovider "github.com/eso-dev/eso/providers/fake"
 	"github.com/eso-dev/eso/providers/plugin"
+	"github.com/eso-dev/eso/sdk/server"
 )
 
 // TestAgainstProviderModeServer runs the adapter against eso's own provider
 // mode serving the Fake provider and the Password generator over mTLS.
 func TestAgainstProviderModeServer(t *testing.T) {
-	catalog, err := registry.NewCatalog([]plugin.Registration{fakeprovider.Registration, password.Registration})
+	catalog, err := plugin.NewIndex([]plugin.Registration{fakeprovider.Registration, password.Registration})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +41,7 @@ func TestAgainstProviderModeServer(t *testing.T) {
 		grpcclienttest.ClientSecret(t, "team", "core-tls", "eso-core", clientCA, serverCA),
 	).Build()
 	deps := plugin.Deps{Client: kube, APIReader: kube}
-	server, err := grpcserver.New(grpcserver.Options{Plugins: registry.NewPlugins(catalog, deps),
+	srv, err := server.New(server.Options{Plugins: plugin.NewPlugins(catalog, deps),
 		ConfigReader: kube, Log: logr.Discard()})
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +50,7 @@ func TestAgainstProviderModeServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	endpoint := grpcserver.NewEndpoint(lis, server, grpcserver.ServeOptions{TLS: grpcclienttest.ServerTLS(t, serverCA, clientCA), Log: logr.Discard()})
+	endpoint := server.NewEndpoint(lis, srv, server.ServeOptions{TLS: grpcclienttest.ServerTLS(t, serverCA, clientCA), Log: logr.Discard()})
 	go func() { _ = endpoint.Serve() }()
 	t.Cleanup(func() { endpoint.Shutdown(context.Background()) })
 

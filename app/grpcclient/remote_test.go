@@ -20,8 +20,8 @@ import (
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/grpcclient/grpcclienttest"
-	"github.com/eso-dev/eso/app/grpcwire"
 	"github.com/eso-dev/eso/providers/plugin"
+	"github.com/eso-dev/eso/providers/plugin/wire"
 )
 
 var (
@@ -166,12 +166,12 @@ func TestNotFoundArrivesAsContractError(t *testing.T) {
 
 func TestIncompatibleServerRefused(t *testing.T) {
 	f := newFixture(t, Options{})
-	f.server.Majors = []uint32{grpcwire.ProtocolMajor + 1}
+	f.server.Majors = []uint32{wire.ProtocolMajor + 1}
 	_, err := f.remote.Provider(f.ep, "Fake").NewClient(context.Background(), fakeRef, teamScope)
 	if !errors.Is(err, ErrIncompatibleProvider) {
 		t.Fatalf("a server of another major was accepted: %v", err)
 	}
-	if !strings.Contains(err.Error(), fmt.Sprint(grpcwire.ProtocolMajor+1)) || !strings.Contains(err.Error(), "speaks") {
+	if !strings.Contains(err.Error(), fmt.Sprint(wire.ProtocolMajor+1)) || !strings.Contains(err.Error(), "speaks") {
 		t.Errorf("the error does not say which majors: %v", err)
 	}
 	if f.server.Calls("Capabilities") != 0 {
@@ -193,7 +193,7 @@ func TestReplacedByAnotherVersionAtTheSameAddress(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.server.Stop()
-	f.server.Majors = []uint32{grpcwire.ProtocolMajor + 1}
+	f.server.Majors = []uint32{wire.ProtocolMajor + 1}
 	f.server.Start(t)
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -238,7 +238,7 @@ func TestRetriesUnavailableThenSucceeds(t *testing.T) {
 
 	// The cap: three attempts in all, then the error.
 	f.server.FailNext("GetSecret", unavailable, unavailable, unavailable, unavailable)
-	if _, err := cl.GetSecret(context.Background(), esv1.ExternalSecretDataRemoteRef{Key: "k"}); !errors.Is(err, grpcwire.ErrUnavailable) {
+	if _, err := cl.GetSecret(context.Background(), esv1.ExternalSecretDataRemoteRef{Key: "k"}); !errors.Is(err, wire.ErrUnavailable) {
 		t.Fatalf("after the last attempt: %v", err)
 	}
 	if n := f.server.Calls("GetSecret"); n != 6 {
@@ -262,7 +262,7 @@ func TestGenerateIsNeverRetried(t *testing.T) {
 	g := f.remote.Generator(f.ep, "Password")
 	ref := plugin.Ref{Kind: "Password", Name: "pw", Namespace: "team"}
 	f.server.FailNext("Generate", status.Error(codes.Unavailable, "overloaded"))
-	if _, _, err := g.Generate(context.Background(), ref, teamScope); !errors.Is(err, grpcwire.ErrUnavailable) {
+	if _, _, err := g.Generate(context.Background(), ref, teamScope); !errors.Is(err, wire.ErrUnavailable) {
 		t.Fatalf("Generate: %v", err)
 	}
 	data, state, err := g.Generate(context.Background(), ref, teamScope)
@@ -289,7 +289,7 @@ func TestDeadlineExceededIsUnavailable(t *testing.T) {
 	f.server.Delay(2 * time.Second)
 	start := time.Now()
 	_, err := cl.GetSecret(context.Background(), esv1.ExternalSecretDataRemoteRef{Key: "k"})
-	if !errors.Is(err, grpcwire.ErrUnavailable) {
+	if !errors.Is(err, wire.ErrUnavailable) {
 		t.Fatalf("a call past its deadline: %v", err)
 	}
 	if d := time.Since(start); d > time.Second {
@@ -451,14 +451,14 @@ func TestTLSMismatchIsNamed(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = f.remote.Provider(plain, "Fake").NewClient(context.Background(), fakeRef, teamScope)
-	if !errors.Is(err, grpcwire.ErrUnavailable) || !strings.Contains(err.Error(), "probably serves mTLS") {
+	if !errors.Is(err, wire.ErrUnavailable) || !strings.Contains(err.Error(), "probably serves mTLS") {
 		t.Errorf("plaintext to an mTLS server: %v", err)
 	}
 
 	plainServer := grpcclienttest.NewServer(insecure.NewCredentials())
 	plainServer.Start(t)
 	_, err = f.remote.Provider(f.endpoint(plainServer.Addr()), "Fake").NewClient(context.Background(), fakeRef, teamScope)
-	if !errors.Is(err, grpcwire.ErrUnavailable) || !strings.Contains(err.Error(), "serves plaintext") {
+	if !errors.Is(err, wire.ErrUnavailable) || !strings.Contains(err.Error(), "serves plaintext") {
 		t.Errorf("TLS to a plaintext server: %v", err)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"time"
 
 	"go.uber.org/fx"
@@ -17,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -29,9 +27,9 @@ import (
 	genv2 "github.com/eso-dev/eso/apis/generator/v2alpha1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/config"
-	"github.com/eso-dev/eso/app/logging"
-	"github.com/eso-dev/eso/app/registry"
 	"github.com/eso-dev/eso/providers/plugin"
+	"github.com/eso-dev/eso/sdk/logging"
+	"github.com/eso-dev/eso/sdk/server"
 )
 
 // SchemeAdders are the API types optional modules register (fx value group
@@ -45,7 +43,7 @@ type SchemeAdders struct {
 // requests), eso's APIs, those of optional modules and the configuration
 // kinds of every compiled-in provider and generator. Registering only what is
 // used keeps start-up and memory small.
-func NewScheme(catalog *registry.Catalog, optional SchemeAdders) (*runtime.Scheme, error) {
+func NewScheme(catalog *plugin.Index, optional SchemeAdders) (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
 	adders := []func(*runtime.Scheme) error{
 		corev1.AddToScheme, coordinationv1.AddToScheme, authenticationv1.AddToScheme,
@@ -63,32 +61,10 @@ func NewScheme(catalog *registry.Catalog, optional SchemeAdders) (*runtime.Schem
 	return s, nil
 }
 
-// RESTConfig loads the API server connection: --kubeconfig, else $KUBECONFIG,
-// in-cluster config or ~/.kube/config.
-func RESTConfig(cfg config.Config) (*rest.Config, error) {
-	var rc *rest.Config
-	var err error
-	switch {
-	case cfg.Kubeconfig != "":
-		rc, err = clientcmd.BuildConfigFromFlags("", cfg.Kubeconfig)
-	case os.Getenv("KUBECONFIG") == "" && os.Getenv("KUBERNETES_SERVICE_HOST") != "":
-		rc, err = rest.InClusterConfig()
-	default:
-		// $KUBECONFIG, else ~/.kube/config.
-		rules := clientcmd.NewDefaultClientConfigLoadingRules()
-		rc, err = clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
-		if clientcmd.IsEmptyConfig(err) {
-			return nil, errNoKubeconfig
-		}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("loading kubeconfig: %w", err)
-	}
-	return rc, nil
-}
-
-// errNoKubeconfig: eso found no way to reach a cluster.
-var errNoKubeconfig = errors.New("no Kubernetes configuration found: pass --kubeconfig, set $KUBECONFIG or write ~/.kube/config, or run eso in a pod")
+// RESTConfig loads the API server connection as every eso process does
+// (server.RESTConfig): --kubeconfig, else $KUBECONFIG, in-cluster config or
+// ~/.kube/config.
+func RESTConfig(cfg config.Config) (*rest.Config, error) { return server.RESTConfig(cfg.Kubeconfig) }
 
 // WithClientLimits copies rc with userAgent and client-side rate
 // limits. As everywhere in client-go, the limit applies per resource client

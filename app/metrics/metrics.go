@@ -5,16 +5,11 @@
 package metrics
 
 import (
-	"context"
-	"fmt"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
-
-	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
-	"github.com/eso-dev/eso/providers/plugin"
 )
 
 var (
@@ -69,26 +64,6 @@ var (
 		Buckets: []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30},
 	}, []string{"method", "code"})
 
-	// ProviderCalls counts calls to providers.
-	ProviderCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "externalsecret_provider_api_calls_count",
-		Help: "Number of calls to providers, by provider kind, call and outcome.",
-	}, []string{"provider", "call", "status"})
-
-	// ProviderErrors counts failed provider calls by error class
-	// (plugin.Class), the taxonomy conditions and the gRPC wire use too.
-	ProviderErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "eso_provider_errors_total",
-		Help: "Failed calls to providers and logins (call NewClient), by provider kind, call and error class (AuthFailed, SecretNotFound, Throttled, Unavailable, ...).",
-	}, []string{"provider", "call", "class"})
-
-	// ProviderLogins counts provider clients built: each is a login or
-	// credential exchange with the provider.
-	ProviderLogins = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "eso_provider_client_builds_total",
-		Help: "Provider clients built (logins); clients are reused while their store is unchanged.",
-	}, []string{"provider", "status"})
-
 	// SecretWrites counts writes to target Secrets.
 	SecretWrites = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "eso_secret_writes_total",
@@ -104,7 +79,7 @@ var (
 
 func init() {
 	ctrlmetrics.Registry.MustRegister(SyncCalls, SyncErrors, ExternalSecretCondition, StoreCondition, PushSecretCondition,
-		ClusterStoreCondition, ReconcileDuration, ProviderCalls, ProviderErrors, ProviderLogins, SecretWrites, StatusWrites, RemoteCallDuration)
+		ClusterStoreCondition, ReconcileDuration, SecretWrites, StatusWrites, RemoteCallDuration)
 }
 
 var conditionStatuses = []metav1.ConditionStatus{metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionUnknown}
@@ -152,118 +127,6 @@ func ForgetStore(name, namespace string) {
 		return
 	}
 	StoreCondition.DeletePartialMatch(prometheus.Labels{"name": name, "namespace": namespace})
-}
-
-// InstrumentClient counts the calls made through c. What c promises about
-// its properties (plugin.JSONProperties) is kept.
-func InstrumentClient(kind string, c plugin.SecretsClient) plugin.SecretsClient {
-	ic := &instrumentedClient{SecretsClient: c, kind: kind}
-	if _, ok := c.(plugin.JSONProperties); ok {
-		return &instrumentedJSONClient{ic}
-	}
-	return ic
-}
-
-type instrumentedJSONClient struct{ *instrumentedClient }
-
-func (*instrumentedJSONClient) PropertiesAreJSONPaths() {}
-
-type instrumentedClient struct {
-	plugin.SecretsClient
-	kind string
-}
-
-func (c *instrumentedClient) GetSecret(ctx context.Context, ref esv1.ExternalSecretDataRemoteRef) ([]byte, error) {
-	v, err := c.SecretsClient.GetSecret(ctx, ref)
-	countCall(c.kind, "GetSecret", err)
-	return v, err
-}
-
-func (c *instrumentedClient) GetSecretMap(ctx context.Context, ref esv1.ExternalSecretDataRemoteRef) (map[string][]byte, error) {
-	v, err := c.SecretsClient.GetSecretMap(ctx, ref)
-	countCall(c.kind, "GetSecretMap", err)
-	return v, err
-}
-
-func (c *instrumentedClient) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind) (map[string][]byte, error) {
-	v, err := c.SecretsClient.GetAllSecrets(ctx, find)
-	countCall(c.kind, "GetAllSecrets", err)
-	return v, err
-}
-
-// PushSecret, DeleteSecret and SecretExists forward the write side of the
-// contract, counted; a read-only client answers ErrNotSupported, as its
-// Capabilities say.
-func (c *instrumentedClient) PushSecret(ctx context.Context, req plugin.PushRequest) error {
-	w, err := c.writer()
-	if err == nil {
-		err = w.PushSecret(ctx, req)
-	}
-	countCall(c.kind, "PushSecret", err)
-	return err
-}
-
-func (c *instrumentedClient) DeleteSecret(ctx context.Context, remoteKey, property string) error {
-	w, err := c.writer()
-	if err == nil {
-		err = w.DeleteSecret(ctx, remoteKey, property)
-	}
-	countCall(c.kind, "DeleteSecret", err)
-	return err
-}
-
-func (c *instrumentedClient) SecretExists(ctx context.Context, remoteKey string) (bool, error) {
-	w, err := c.writer()
-	exists := false
-	if err == nil {
-		exists, err = w.SecretExists(ctx, remoteKey)
-	}
-	countCall(c.kind, "SecretExists", err)
-	return exists, err
-}
-
-func (c *instrumentedClient) writer() (plugin.Writer, error) {
-	if w, ok := c.SecretsClient.(plugin.Writer); ok {
-		return w, nil
-	}
-	return nil, fmt.Errorf("%w: %s clients do not write", plugin.ErrNotSupported, c.kind)
-}
-
-// CheckAuth runs the provider's credential check (plugin.AuthChecker),
-// counted like any other call. A client without one has nothing to check.
-func (c *instrumentedClient) CheckAuth(ctx context.Context) error {
-	checker, ok := c.SecretsClient.(plugin.AuthChecker)
-	if !ok {
-		return nil
-	}
-	err := checker.CheckAuth(ctx)
-	countCall(c.kind, "CheckAuth", err)
-	return err
-}
-
-func outcome(err error) string {
-	if err != nil {
-		return "error"
-	}
-	return "success"
-}
-
-// CountLogin counts one provider client built (a login): success or
-// error, and a failure by its class.
-func CountLogin(kind string, err error) {
-	ProviderLogins.WithLabelValues(kind, outcome(err)).Inc()
-	if err != nil {
-		ProviderErrors.WithLabelValues(kind, "NewClient", string(plugin.ClassOf(err))).Inc()
-	}
-}
-
-// countCall counts one provider call: upstream's success/error count, and
-// failures by class.
-func countCall(kind, call string, err error) {
-	ProviderCalls.WithLabelValues(kind, call, outcome(err)).Inc()
-	if err != nil {
-		ProviderErrors.WithLabelValues(kind, call, string(plugin.ClassOf(err))).Inc()
-	}
 }
 
 // Since observes the duration of a reconcile that started at start.

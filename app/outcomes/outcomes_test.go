@@ -14,10 +14,10 @@ import (
 	"github.com/eso-dev/eso/apis/lenient"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/grpcclient"
-	"github.com/eso-dev/eso/app/grpcwire"
 	"github.com/eso-dev/eso/app/secrettemplate"
 	"github.com/eso-dev/eso/app/stores"
 	"github.com/eso-dev/eso/providers/plugin"
+	"github.com/eso-dev/eso/providers/plugin/wire"
 )
 
 // TestOutcomes: what eso says and does for the failures people meet,
@@ -41,7 +41,7 @@ func TestOutcomes(t *testing.T) {
 		{fmt.Errorf("%w: %w", plugin.ErrSecretNotFound, plugin.ErrPropertyNotFound), "", esv1.ReasonSecretNotFound, Wait, false, plugin.ClassPropertyNotFound, Wait},
 		{grpcclient.ErrIncompatibleProvider, ssv2.ReasonIncompatibleProvider, esv1.ReasonUnsupportedStore, Wait, true, plugin.ClassIncompatible, Wait},
 		{grpcclient.ErrKindNotServed, ssv2.ReasonIncompatibleProvider, esv1.ReasonUnsupportedStore, Wait, true, plugin.ClassIncompatible, Wait},
-		{grpcwire.ErrUnavailable, ssv2.ReasonValidationFailed, esv1.ReasonSecretSyncedError, Backoff, false, plugin.ClassUnavailable, Backoff},
+		{wire.ErrUnavailable, ssv2.ReasonValidationFailed, esv1.ReasonSecretSyncedError, Backoff, false, plugin.ClassUnavailable, Backoff},
 		{plugin.ErrThrottled, ssv2.ReasonValidationFailed, esv1.ReasonSecretSyncedError, Backoff, false, plugin.ClassThrottled, Backoff},
 		{errors.New("connection reset by peer"), ssv2.ReasonValidationFailed, esv1.ReasonSecretSyncedError, Backoff, false, plugin.ClassUnknown, Backoff},
 		{stores.ErrNotCompiledIn, ssv2.ReasonProviderNotCompiledIn, esv1.ReasonUnsupportedStore, Wait, false, plugin.ClassUnknown, Wait},

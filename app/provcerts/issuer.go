@@ -29,7 +29,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/eso-dev/eso/app/grpcwire"
+	"github.com/eso-dev/eso/providers/plugin/wire"
 )
 
 // Config says which Secrets to keep and for which names.
@@ -152,7 +152,7 @@ func (i *Issuer) ensureLeaf(ctx context.Context, cfg Config, name string, server
 		if leaf, err := parsePair(secret.Data[corev1.TLSCertKey], secret.Data[corev1.TLSPrivateKeyKey]); err == nil &&
 			now.Before(renewAt(leaf.cert)) && leaf.cert.CheckSignatureFrom(ca.cert) == nil &&
 			(!server || slices.Equal(leaf.cert.DNSNames, cfg.DNSNames)) &&
-			(server || grpcwire.IdentityOf(leaf.cert).Core) {
+			(server || wire.IdentityOf(leaf.cert).Core) {
 			return leaf.cert, nil
 		}
 	}
@@ -227,7 +227,7 @@ func newLeaf(cfg Config, server bool, ca *keyPair, now time.Time) (*keyPair, err
 		KeyUsage:    x509.KeyUsageDigitalSignature,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 		// Core's identity: a provider process lets it act for any namespace.
-		URIs: []*url.URL{grpcwire.CoreURI()},
+		URIs: []*url.URL{wire.CoreURI()},
 	}
 	if server {
 		tpl.Subject.CommonName = "eso-provider"

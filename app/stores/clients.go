@@ -5,8 +5,8 @@ import (
 	"sync"
 
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
-	"github.com/eso-dev/eso/app/clientcache"
 	"github.com/eso-dev/eso/providers/plugin"
+	"github.com/eso-dev/eso/providers/plugin/clientcache"
 )
 
 // maxClients bounds the provider clients core keeps at once (one per store

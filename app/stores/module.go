@@ -10,7 +10,7 @@ import (
 	"github.com/eso-dev/eso/app/config"
 	"github.com/eso-dev/eso/app/grpcclient"
 	"github.com/eso-dev/eso/app/provcerts"
-	"github.com/eso-dev/eso/app/registry"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // Module provides the Resolver, its ClientCache and the connections to
@@ -20,7 +20,7 @@ var Module = fx.Module("stores",
 	fx.Provide(
 		NewClientCache,
 		newRemote,
-		func(mgr ctrl.Manager, plugins *registry.Plugins, clients *ClientCache, remote *grpcclient.Remote, cfg config.Config, more moreAPIs) *Resolver {
+		func(mgr ctrl.Manager, plugins *plugin.Plugins, clients *ClientCache, remote *grpcclient.Remote, cfg config.Config, more moreAPIs) *Resolver {
 			return NewResolver(mgr.GetClient(), plugins, clients, cfg.ControllerClass).WithRemote(remote).WithAPIs(more.APIs...)
 		},
 	),

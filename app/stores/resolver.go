@@ -17,9 +17,8 @@ import (
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/grpcclient"
-	"github.com/eso-dev/eso/app/metrics"
-	"github.com/eso-dev/eso/app/registry"
 	"github.com/eso-dev/eso/providers/plugin"
+	"github.com/eso-dev/eso/providers/plugin/pluginmetrics"
 )
 
 // Errors of store resolution; callers map them to conditions.
@@ -36,7 +35,7 @@ var (
 // Resolver finds stores and hands out provider clients for them.
 type Resolver struct {
 	reader  client.Reader
-	plugins *registry.Plugins
+	plugins *plugin.Plugins
 	clients *ClientCache
 	class   string
 	// remote serves stores whose providerConfig.address is set; nil
@@ -49,7 +48,7 @@ type Resolver struct {
 
 // NewResolver returns a resolver reading stores through reader (the manager's
 // cache) and acting for controller class.
-func NewResolver(reader client.Reader, plugins *registry.Plugins, clients *ClientCache, class string) *Resolver {
+func NewResolver(reader client.Reader, plugins *plugin.Plugins, clients *ClientCache, class string) *Resolver {
 	return &Resolver{reader: reader, plugins: plugins, clients: clients, class: class, apis: V2APIs}
 }
 
@@ -83,7 +82,7 @@ func (r *Resolver) WithRemote(remote *grpcclient.Remote) *Resolver {
 func (r *Resolver) Clients() *ClientCache { return r.clients }
 
 // Plugins are the plugins compiled into this binary.
-func (r *Resolver) Plugins() *registry.Plugins { return r.plugins }
+func (r *Resolver) Plugins() *plugin.Plugins { return r.plugins }
 
 // Get finds the store an object of namespace refers to. An apiVersion names
 // the store's API; without one (as upstream manifests are written, meaning
@@ -308,7 +307,7 @@ func (r *Resolver) Fingerprint(ctx context.Context, s *Store) (string, error) {
 		// The configuration is part of the store's spec.
 		return fmt.Sprintf("%s/%d", s.UID, s.Generation), nil
 	}
-	reg, _ := r.plugins.Catalog().Lookup(plugin.RoleProvider, ref.Kind)
+	reg, _ := r.plugins.Index().Lookup(plugin.RoleProvider, ref.Kind)
 	cfg := reg.NewConfig()
 	if err := plugin.ReadConfig(ctx, r.reader, ref, cfg); err != nil {
 		return "", err
@@ -333,7 +332,7 @@ func (r *Resolver) remoteFingerprint(ctx context.Context, s *Store, ref plugin.R
 		return "", err
 	}
 	fp := fmt.Sprintf("%s/%d/%s/%s", s.UID, s.Generation, ep.Address, cert)
-	if reg, ok := r.plugins.Catalog().Lookup(plugin.RoleProvider, ref.Kind); ok {
+	if reg, ok := r.plugins.Index().Lookup(plugin.RoleProvider, ref.Kind); ok {
 		cfg := reg.NewConfig()
 		switch err := plugin.ReadConfig(ctx, r.reader, ref, cfg); {
 		case err == nil:
@@ -367,11 +366,11 @@ func (r *Resolver) Client(ctx context.Context, s *Store, namespace, fingerprint 
 		} else {
 			cl, err = prov.NewClient(ctx, ref, scope)
 		}
-		metrics.CountLogin(ref.Kind, err)
+		pluginmetrics.CountLogin(ref.Kind, err)
 		if err != nil {
 			return nil, err
 		}
-		return metrics.InstrumentClient(ref.Kind, cl), nil
+		return pluginmetrics.InstrumentClient(ref.Kind, cl), nil
 	}
 	var cl plugin.SecretsClient
 	release := func() {}

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/eso-dev/eso/app/registry"
 	"github.com/eso-dev/eso/providers/catalog"
 	"github.com/eso-dev/eso/providers/plugin"
 )
@@ -98,7 +97,7 @@ func TestDefaultBuildSelectsEverything(t *testing.T) {
 	if got, want := roles[plugin.RoleGenerator], len(catalog.Generators); got != want {
 		t.Errorf("%d generators compiled in, the catalog lists %d", got, want)
 	}
-	if _, err := registry.NewCatalog(Plugins()); err != nil {
+	if _, err := plugin.NewIndex(Plugins()); err != nil {
 		t.Errorf("the compiled-in plugins do not index: %v", err)
 	}
 }

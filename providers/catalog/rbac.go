@@ -31,7 +31,7 @@ var RBACRoles = []RBACRole{
 	{Dir: "app/manager", Verbs: []string{"get", "list", "watch"},
 		Why:         "Core watches the provider and generator configurations, never writes them.",
 		ClusterRole: "charts/eso/files/rbac/role.yaml"},
-	{Dir: "app/grpcserver", Verbs: []string{"get"},
+	{Dir: "app/providermode", Verbs: []string{"get"},
 		Why:         "The provider process reads the configurations it serves, by name.",
 		ClusterRole: "charts/eso-provider/files/rbac/role.yaml"},
 }

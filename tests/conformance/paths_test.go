@@ -12,9 +12,8 @@ import (
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/grpcclient"
 	"github.com/eso-dev/eso/app/grpcclient/grpcclienttest"
-	"github.com/eso-dev/eso/app/grpcserver"
-	"github.com/eso-dev/eso/app/registry"
 	"github.com/eso-dev/eso/providers/plugin"
+	"github.com/eso-dev/eso/sdk/server"
 )
 
 // backend is a provider with the backend behind it: the Subject that runs
@@ -43,12 +42,12 @@ func overGRPC(t *testing.T, b backend) Subject {
 	t.Helper()
 	reg := b.registration
 	reg.NewProvider = func(plugin.Deps) plugin.Provider { return b.Provider }
-	catalog, err := registry.NewCatalog([]plugin.Registration{reg})
+	catalog, err := plugin.NewIndex([]plugin.Registration{reg})
 	if err != nil {
 		t.Fatal(err)
 	}
-	server, err := grpcserver.New(grpcserver.Options{
-		Plugins:      registry.NewPlugins(catalog, plugin.Deps{}),
+	srv, err := server.New(server.Options{
+		Plugins:      plugin.NewPlugins(catalog, plugin.Deps{}),
 		ConfigReader: b.configs,
 		Log:          logr.Discard(),
 	})
@@ -60,7 +59,7 @@ func overGRPC(t *testing.T, b backend) Subject {
 	if err != nil {
 		t.Fatal(err)
 	}
-	endpoint := grpcserver.NewEndpoint(lis, server, grpcserver.ServeOptions{TLS: grpcclienttest.ServerTLS(t, serverCA, clientCA), Log: logr.Discard()})
+	endpoint := server.NewEndpoint(lis, srv, server.ServeOptions{TLS: grpcclienttest.ServerTLS(t, serverCA, clientCA), Log: logr.Discard()})
 	go func() { _ = endpoint.Serve() }()
 	t.Cleanup(func() { endpoint.Shutdown(context.Background()) })
 

@@ -1,5 +1,5 @@
 // Package faultprovider is a provider process for tests that misbehaves on
-// demand. It serves eso's own provider-mode server (app/grpcserver) behind
+// demand. It serves eso's own provider-mode server (sdk/server) behind
 // a gRPC front with mTLS, and can be told at runtime to delay calls, answer
 // them with an error code, drop every connection, present an expired or
 // untrusted server certificate, or claim another protocol major, until told
@@ -32,7 +32,7 @@ import (
 
 	providerv1 "github.com/eso-dev/eso/apis/proto/provider/v1"
 	"github.com/eso-dev/eso/app/grpcclient"
-	"github.com/eso-dev/eso/app/grpcserver"
+	"github.com/eso-dev/eso/sdk/server"
 )
 
 // Fault is what the provider does to every call while it is set. The zero
@@ -55,7 +55,7 @@ const certReloadInterval = 10 * time.Millisecond
 type Server struct {
 	addr     string
 	tls      *tls.Config
-	files    grpcserver.TLSFiles
+	files    server.TLSFiles
 	backend  *grpc.ClientConn
 	serverCA *authority
 	clientCA *authority
@@ -69,7 +69,7 @@ type Server struct {
 }
 
 // Start serves backend until the test ends, presenting a Good certificate.
-func Start(t testing.TB, backend *grpcserver.Server) *Server {
+func Start(t testing.TB, backend *server.Server) *Server {
 	t.Helper()
 	s := &Server{
 		serverCA: newAuthority(t, "provider-ca"),
@@ -79,11 +79,11 @@ func Start(t testing.TB, backend *grpcserver.Server) *Server {
 	s.startBackend(t, backend)
 
 	dir := t.TempDir()
-	s.files = grpcserver.TLSFiles{CertFile: filepath.Join(dir, "tls.crt"), KeyFile: filepath.Join(dir, "tls.key"), ClientCAFile: filepath.Join(dir, "ca.crt")}
+	s.files = server.TLSFiles{CertFile: filepath.Join(dir, "tls.crt"), KeyFile: filepath.Join(dir, "tls.key"), ClientCAFile: filepath.Join(dir, "ca.crt")}
 	writeFile(t, s.files.ClientCAFile, s.clientCA.pem)
 	s.Present(t, Good)
 	var err error
-	if s.tls, err = grpcserver.NewServerTLSConfig(s.files, certReloadInterval, logr.Discard()); err != nil {
+	if s.tls, err = server.NewServerTLSConfig(s.files, certReloadInterval, logr.Discard()); err != nil {
 		t.Fatal(err)
 	}
 	certPEM, keyPEM := s.clientCA.issue(t, "fault-probe", false, time.Now().Add(-time.Minute), time.Now().Add(time.Hour))
@@ -103,10 +103,10 @@ func Start(t testing.TB, backend *grpcserver.Server) *Server {
 
 // startBackend serves backend in memory, in plaintext: the front is what
 // core connects to, and what carries the TLS and the faults.
-func (s *Server) startBackend(t testing.TB, backend *grpcserver.Server) {
+func (s *Server) startBackend(t testing.TB, backend *server.Server) {
 	t.Helper()
 	lis := bufconn.Listen(1 << 20)
-	endpoint := grpcserver.NewEndpoint(lis, backend, grpcserver.ServeOptions{Log: logr.Discard()})
+	endpoint := server.NewEndpoint(lis, backend, server.ServeOptions{Log: logr.Discard()})
 	go func() { _ = endpoint.Serve() }()
 	conn, err := grpc.NewClient("passthrough:///provider",
 		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),

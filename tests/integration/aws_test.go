@@ -19,6 +19,7 @@ import (
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/metrics"
 	"github.com/eso-dev/eso/providers/aws/awstest"
+	"github.com/eso-dev/eso/providers/plugin/pluginmetrics"
 	"github.com/eso-dev/eso/tests/faultproxy"
 )
 
@@ -101,10 +102,10 @@ func TestAWSRefreshEconomy(t *testing.T) {
 
 	syncs := func() float64 { return testutil.ToFloat64(metrics.SyncCalls.WithLabelValues("app", ns)) }
 	calls := func() float64 {
-		return testutil.ToFloat64(metrics.ProviderCalls.WithLabelValues("AWSSecretManager", "GetSecret", "success"))
+		return testutil.ToFloat64(pluginmetrics.ProviderCalls.WithLabelValues("AWSSecretManager", "GetSecret", "success"))
 	}
 	logins := func() float64 {
-		return testutil.ToFloat64(metrics.ProviderLogins.WithLabelValues("AWSSecretManager", "success"))
+		return testutil.ToFloat64(pluginmetrics.ProviderLogins.WithLabelValues("AWSSecretManager", "success"))
 	}
 	s0, c0, l0 := syncs(), calls(), logins()
 	time.Sleep(3500 * time.Millisecond)

@@ -13,7 +13,6 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/eso-dev/eso/app/config"
-	"github.com/eso-dev/eso/app/registry"
 	"github.com/eso-dev/eso/providers/plugin"
 	"github.com/eso-dev/eso/tests/testenv"
 	"github.com/eso-dev/eso/tests/testeso"
@@ -34,14 +33,14 @@ func runEso(t testing.TB, cfg config.Config, extra ...fx.Option) {
 // constructors instead of the compiled-in ones: to reach test servers the
 // configurations alone could not (plaintext, a proxy).
 func withProviders(news map[string]func(plugin.Deps) plugin.Provider) fx.Option {
-	return fx.Decorate(func(c *registry.Catalog) (*registry.Catalog, error) {
+	return fx.Decorate(func(c *plugin.Index) (*plugin.Index, error) {
 		regs := c.All()
 		for i := range regs {
 			if n, ok := news[regs[i].Kind]; ok && regs[i].Role() == plugin.RoleProvider {
 				regs[i].NewProvider = n
 			}
 		}
-		return registry.NewCatalog(regs)
+		return plugin.NewIndex(regs)
 	})
 }
 

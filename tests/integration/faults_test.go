@@ -18,11 +18,10 @@ import (
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/grpcclient"
-	"github.com/eso-dev/eso/app/grpcserver"
-	"github.com/eso-dev/eso/app/grpcwire"
-	"github.com/eso-dev/eso/app/registry"
 	fakeprovider "github.com/eso-dev/eso/providers/fake"
 	"github.com/eso-dev/eso/providers/plugin"
+	"github.com/eso-dev/eso/providers/plugin/wire"
+	"github.com/eso-dev/eso/sdk/server"
 	"github.com/eso-dev/eso/tests/faultprovider"
 )
 
@@ -56,14 +55,14 @@ func fastRemote() fx.Option {
 
 // providerProcess is what `eso --mode=provider` serves: the Fake provider,
 // reading its configurations from the API server with its own client.
-func providerProcess(t *testing.T) *grpcserver.Server {
+func providerProcess(t *testing.T) *server.Server {
 	t.Helper()
-	catalog, err := registry.NewCatalog([]plugin.Registration{fakeprovider.Registration})
+	catalog, err := plugin.NewIndex([]plugin.Registration{fakeprovider.Registration})
 	if err != nil {
 		t.Fatal(err)
 	}
 	deps := plugin.Deps{Client: env.Client, APIReader: env.Client}
-	s, err := grpcserver.New(grpcserver.Options{Plugins: registry.NewPlugins(catalog, deps),
+	s, err := server.New(server.Options{Plugins: plugin.NewPlugins(catalog, deps),
 		ConfigReader: env.Client, Log: ctrl.Log.WithName("provider-process")})
 	if err != nil {
 		t.Fatal(err)
@@ -156,7 +155,7 @@ func TestRemoteProviderFaults(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	unavailable := grpcwire.ErrUnavailable.Error()
+	unavailable := wire.ErrUnavailable.Error()
 	cases := []faultCase{
 		{name: "latency above the call deadline", start: inject(faultprovider.Fault{Latency: latencyAbove}), stop: clear,
 			esReason: esv1.ReasonSecretSyncedError, message: unavailable + " (DeadlineExceeded)"},
@@ -175,7 +174,7 @@ func TestRemoteProviderFaults(t *testing.T) {
 		{name: "connections dropped", start: func(*testing.T) { fp.Disconnect() }, stop: func(t *testing.T) { fp.Reconnect(t) },
 			esReason: esv1.ReasonSecretSyncedError, message: unavailable + " (Unavailable)"},
 		{name: "another protocol major", start: func(t *testing.T) {
-			fp.Inject(faultprovider.Fault{ProtocolMajor: grpcwire.ProtocolMajor + 1})
+			fp.Inject(faultprovider.Fault{ProtocolMajor: wire.ProtocolMajor + 1})
 			rotateClientCertificate(t)
 		}, stop: clear, esReason: esv1.ReasonStoreNotReady, message: ssv2.ReasonIncompatibleProvider, storeReason: ssv2.ReasonIncompatibleProvider},
 		{name: "expired server certificate", start: present(faultprovider.Expired), stop: present(faultprovider.Good),

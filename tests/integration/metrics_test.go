@@ -11,6 +11,7 @@ import (
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	"github.com/eso-dev/eso/app/metrics"
+	"github.com/eso-dev/eso/providers/plugin/pluginmetrics"
 )
 
 // sum adds up every series of a counter vector.
@@ -65,7 +66,7 @@ func TestSteadyStateCostsNoWrites(t *testing.T) {
 	})
 
 	secretWrites, statusWrites := sum(t, metrics.SecretWrites), sum(t, metrics.StatusWrites)
-	calls, logins := sum(t, metrics.ProviderCalls), sum(t, metrics.ProviderLogins)
+	calls, logins := sum(t, pluginmetrics.ProviderCalls), sum(t, pluginmetrics.ProviderLogins)
 	time.Sleep(3500 * time.Millisecond)
 
 	if d := sum(t, metrics.SecretWrites) - secretWrites; d != 0 {
@@ -74,12 +75,12 @@ func TestSteadyStateCostsNoWrites(t *testing.T) {
 	if d := sum(t, metrics.StatusWrites) - statusWrites; d != 0 {
 		t.Errorf("steady state: %v status writes, want 0", d)
 	}
-	if d := sum(t, metrics.ProviderLogins) - logins; d != 0 {
+	if d := sum(t, pluginmetrics.ProviderLogins) - logins; d != 0 {
 		t.Errorf("steady state: %v provider logins, want 0 (clients are reused)", d)
 	}
-	t.Logf("steady 3.5s: %v provider calls, %v logins, %v Secret writes, %v status writes", sum(t, metrics.ProviderCalls)-calls,
-		sum(t, metrics.ProviderLogins)-logins, sum(t, metrics.SecretWrites)-secretWrites, sum(t, metrics.StatusWrites)-statusWrites)
-	if d := sum(t, metrics.ProviderCalls) - calls; d < 2*n {
+	t.Logf("steady 3.5s: %v provider calls, %v logins, %v Secret writes, %v status writes", sum(t, pluginmetrics.ProviderCalls)-calls,
+		sum(t, pluginmetrics.ProviderLogins)-logins, sum(t, metrics.SecretWrites)-secretWrites, sum(t, metrics.StatusWrites)-statusWrites)
+	if d := sum(t, pluginmetrics.ProviderCalls) - calls; d < 2*n {
 		t.Errorf("steady state: %v provider calls in 3.5s, want at least %d: the refreshes did not run", d, 2*n)
 	}
 }

@@ -15,7 +15,7 @@ import (
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
-	"github.com/eso-dev/eso/app/grpcserver"
+	"github.com/eso-dev/eso/sdk/server"
 )
 
 // TestCoreIssuedProviderCertificates: eso core started with
@@ -29,12 +29,12 @@ func TestCoreIssuedProviderCertificates(t *testing.T) {
 	cfg.ProviderCertsNamespace, cfg.ProviderCertsDNSNames = ns, []string{"localhost"}
 	runEso(t, cfg)
 
-	server := waitSecret(t, ns, "eso-provider-server-tls")
+	serverSecret := waitSecret(t, ns, "eso-provider-server-tls")
 	waitSecret(t, ns, "eso-provider-client-tls")
 	dir := t.TempDir()
-	files := grpcserver.TLSFiles{CertFile: filepath.Join(dir, "tls.crt"), KeyFile: filepath.Join(dir, "tls.key"), ClientCAFile: filepath.Join(dir, "ca.crt")}
+	files := server.TLSFiles{CertFile: filepath.Join(dir, "tls.crt"), KeyFile: filepath.Join(dir, "tls.key"), ClientCAFile: filepath.Join(dir, "ca.crt")}
 	for path, key := range map[string]string{files.CertFile: corev1.TLSCertKey, files.KeyFile: corev1.TLSPrivateKeyKey, files.ClientCAFile: "ca.crt"} {
-		if err := os.WriteFile(path, server.Data[key], 0o600); err != nil {
+		if err := os.WriteFile(path, serverSecret.Data[key], 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -62,10 +62,10 @@ func waitSecret(t *testing.T, ns, name string) *corev1.Secret {
 // serveFakeProvider runs a provider process (eso's gRPC server with the Fake
 // provider, reading configurations from the test's API server) with TLS from
 // files, and returns its address under the name "localhost".
-func serveFakeProvider(t *testing.T, files grpcserver.TLSFiles) string {
+func serveFakeProvider(t *testing.T, files server.TLSFiles) string {
 	t.Helper()
 	srv := providerProcess(t)
-	tlsConfig, err := grpcserver.NewServerTLSConfig(files, time.Second, logr.Discard())
+	tlsConfig, err := server.NewServerTLSConfig(files, time.Second, logr.Discard())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func serveFakeProvider(t *testing.T, files grpcserver.TLSFiles) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	endpoint := grpcserver.NewEndpoint(lis, srv, grpcserver.ServeOptions{TLS: tlsConfig, Log: logr.Discard()})
+	endpoint := server.NewEndpoint(lis, srv, server.ServeOptions{TLS: tlsConfig, Log: logr.Discard()})
 	go func() { _ = endpoint.Serve() }()
 	t.Cleanup(func() { endpoint.Shutdown(context.Background()) })
 	_, port, _ := net.SplitHostPort(lis.Addr().String())

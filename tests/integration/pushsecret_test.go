@@ -31,6 +31,7 @@ import (
 	"github.com/eso-dev/eso/providers/gcp/gcptest"
 	"github.com/eso-dev/eso/providers/gcp/secretmanager"
 	"github.com/eso-dev/eso/providers/plugin"
+	"github.com/eso-dev/eso/providers/plugin/pluginmetrics"
 	"github.com/eso-dev/eso/providers/vault/vaulttest"
 	"github.com/eso-dev/eso/tests/faultprovider"
 )
@@ -149,13 +150,13 @@ func TestPushSecretToVault(t *testing.T) {
 	t.Run("refreshes write nothing and repair drift", func(t *testing.T) {
 		patchPushSecret(t, ps, func(ps *esv1alpha1.PushSecret) { ps.Spec.RefreshInterval = &metav1.Duration{Duration: time.Second} })
 		time.Sleep(1500 * time.Millisecond) // the edit itself is synced and recorded
-		calls := testutil.ToFloat64(metrics.ProviderCalls.WithLabelValues("Vault", "PushSecret", "success"))
+		calls := testutil.ToFloat64(pluginmetrics.ProviderCalls.WithLabelValues("Vault", "PushSecret", "success"))
 		statuses := testutil.ToFloat64(metrics.StatusWrites.WithLabelValues("PushSecret"))
 		time.Sleep(3 * time.Second)
 		if _, now := kv(t, root, "push/whole"); now != version {
 			t.Fatalf("refreshes with nothing changed made Vault version %d, was %d", now, version)
 		}
-		if refreshed := testutil.ToFloat64(metrics.ProviderCalls.WithLabelValues("Vault", "PushSecret", "success")) - calls; refreshed < 3 {
+		if refreshed := testutil.ToFloat64(pluginmetrics.ProviderCalls.WithLabelValues("Vault", "PushSecret", "success")) - calls; refreshed < 3 {
 			t.Fatalf("%v pushes in 3 s at a 1 s refresh: the refreshes did not run", refreshed)
 		}
 		if wrote := testutil.ToFloat64(metrics.StatusWrites.WithLabelValues("PushSecret")) - statuses; wrote != 0 {

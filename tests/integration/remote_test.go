@@ -14,7 +14,7 @@ import (
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/grpcclient/grpcclienttest"
-	"github.com/eso-dev/eso/app/grpcwire"
+	"github.com/eso-dev/eso/providers/plugin/wire"
 )
 
 // TestRemoteProviderSync: a SecretStore whose providerConfig.address points
@@ -32,7 +32,7 @@ func TestRemoteProviderSync(t *testing.T) {
 	srv.Start(t)
 	srv.Set("db", []byte(`{"user":"app","password":"s3cr3t-value"}`))
 	future := grpcclienttest.NewServer(grpcclienttest.ServerCredentials(t, serverCA, clientCA))
-	future.Majors = []uint32{grpcwire.ProtocolMajor + 1}
+	future.Majors = []uint32{wire.ProtocolMajor + 1}
 	future.Start(t)
 
 	runEso(t, testConfig())
@@ -58,7 +58,7 @@ func TestRemoteProviderSync(t *testing.T) {
 	srv.Stop()
 	annotate(t, es, "force-sync", "outage")
 	msg := waitReady(t, es, metav1.ConditionFalse, esv1.ReasonSecretSyncedError)
-	if !strings.Contains(msg, grpcwire.ErrUnavailable.Error()) || strings.Contains(msg, "s3cr3t-value") {
+	if !strings.Contains(msg, wire.ErrUnavailable.Error()) || strings.Contains(msg, "s3cr3t-value") {
 		t.Fatalf("condition during the outage: %s", msg)
 	}
 	unchanged := func() {

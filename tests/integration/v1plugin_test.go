@@ -13,7 +13,7 @@ import (
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/apis/v1stores"
-	"github.com/eso-dev/eso/app/grpcwire"
+	"github.com/eso-dev/eso/providers/plugin/wire"
 	"github.com/eso-dev/eso/tests/faultprovider"
 )
 
@@ -90,7 +90,7 @@ spec:
 	fp.Disconnect()
 	annotate(t, es, "force-sync", "outage")
 	msg := waitReady(t, es, metav1.ConditionFalse, esv1.ReasonSecretSyncedError)
-	if !strings.Contains(msg, grpcwire.ErrUnavailable.Error()) || strings.Contains(msg, "rotated-value") {
+	if !strings.Contains(msg, wire.ErrUnavailable.Error()) || strings.Contains(msg, "rotated-value") {
 		t.Errorf("the ExternalSecret's condition during the outage: %s", msg)
 	}
 	requireUnchanged(t, synced)

@@ -31,8 +31,8 @@ import (
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/apis/v1stores"
 	"github.com/eso-dev/eso/app/manager"
-	"github.com/eso-dev/eso/app/registry"
 	"github.com/eso-dev/eso/app/wiring"
+	"github.com/eso-dev/eso/providers/plugin"
 )
 
 // Env is a running control plane.
@@ -67,7 +67,7 @@ func Start() (*Env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("starting envtest: %w", err)
 	}
-	catalog, err := registry.NewCatalog(wiring.Plugins())
+	catalog, err := plugin.NewIndex(wiring.Plugins())
 	if err != nil {
 		return nil, err
 	}

@@ -25,7 +25,6 @@ import (
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/outcomes"
 	"github.com/eso-dev/eso/app/refresh"
-	"github.com/eso-dev/eso/app/registry"
 	"github.com/eso-dev/eso/app/secrettemplate"
 	"github.com/eso-dev/eso/app/stores"
 	"github.com/eso-dev/eso/providers/fake"
@@ -129,11 +128,11 @@ func newHarness(t *testing.T) *harness {
 		h.provider = &countingProvider{Provider: fake.Registration.NewProvider(d)}
 		return h.provider
 	}
-	catalog, err := registry.NewCatalog([]plugin.Registration{reg})
+	catalog, err := plugin.NewIndex([]plugin.Registration{reg})
 	if err != nil {
 		t.Fatal(err)
 	}
-	provs := registry.NewPlugins(catalog, plugin.Deps{Client: c, APIReader: c})
+	provs := plugin.NewPlugins(catalog, plugin.Deps{Client: c, APIReader: c})
 	h.r = &Reconciler{
 		Client:    c,
 		APIReader: c,

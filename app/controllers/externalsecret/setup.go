@@ -24,7 +24,6 @@ import (
 	"github.com/eso-dev/eso/app/outcomes"
 	"github.com/eso-dev/eso/app/referents"
 	"github.com/eso-dev/eso/app/refresh"
-	"github.com/eso-dev/eso/app/registry"
 	"github.com/eso-dev/eso/app/stores"
 	"github.com/eso-dev/eso/providers/plugin"
 )
@@ -89,7 +88,7 @@ func setupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 
 // SetupWithManager registers the controller. Its queue is a priority queue: new
 // and edited objects go ahead of scheduled refreshes.
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, catalog *registry.Catalog, concurrency int) error {
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, catalog *plugin.Index, concurrency int) error {
 	if err := setupIndexes(context.Background(), mgr); err != nil {
 		return err
 	}
@@ -139,7 +138,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, catalog *registry.Catalo
 	// configuration: its creation or change requeues the ExternalSecrets
 	// naming it, so one created before its generator converges by itself.
 	if r.Generation != nil && r.Generation.Resolver != nil {
-		for _, reg := range r.Generation.Resolver.Plugins().Catalog().Registrations(plugin.RoleGenerator) {
+		for _, reg := range r.Generation.Resolver.Plugins().Index().Registrations(plugin.RoleGenerator) {
 			kind := reg.Kind
 			b = b.Watches(reg.NewConfig(), handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, cfg client.Object) []reconcile.Request {
 				return r.list(ctx, client.InNamespace(cfg.GetNamespace()),
@@ -214,7 +213,7 @@ var generatorChanged = stores.ReadyChanged(func(o client.Object) []metav1.Condit
 var Module = fx.Module("externalsecret-controller",
 	fx.Provide(refresh.NewScheduler),
 	fx.Invoke(func(mgr ctrl.Manager, resolver *stores.Resolver, runner *generation.Runner, scheduler *refresh.Scheduler, awaits *referents.Watcher,
-		catalog *registry.Catalog, cfg config.Config) error {
+		catalog *plugin.Index, cfg config.Config) error {
 		r := &Reconciler{
 			Client:         mgr.GetClient(),
 			APIReader:      mgr.GetAPIReader(),

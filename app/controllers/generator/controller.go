@@ -238,7 +238,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	b := ctrl.NewControllerManagedBy(mgr).Named(name).
 		For(obj, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WithOptions(manager.ControllerOptions(mgr, controller.Options{RateLimiter: outcomes.RetryLimiter()}))
-	for _, reg := range r.Resolver.Plugins().Catalog().Registrations(plugin.RoleGenerator) {
+	for _, reg := range r.Resolver.Plugins().Index().Registrations(plugin.RoleGenerator) {
 		b = b.Watches(reg.NewConfig(), handler.EnqueueRequestsFromMapFunc(r.usersOf(reg.Kind)),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{}))
 	}

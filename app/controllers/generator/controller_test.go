@@ -17,7 +17,6 @@ import (
 	genv2 "github.com/eso-dev/eso/apis/generator/v2alpha1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/generation"
-	"github.com/eso-dev/eso/app/registry"
 	"github.com/eso-dev/eso/providers/plugin"
 )
 
@@ -53,12 +52,12 @@ func reconciler(t *testing.T, cluster bool, objs ...client.Object) (*Reconciler,
 	c := ctrlfake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).
 		WithStatusSubresource(&genv2.Generator{}, &genv2.ClusterGenerator{}).Build()
 	rec := &recorder{}
-	catalog, err := registry.NewCatalog([]plugin.Registration{{Name: "recorder", Kind: "Recorder",
+	catalog, err := plugin.NewIndex([]plugin.Registration{{Name: "recorder", Kind: "Recorder",
 		NewGenerator: func(plugin.Deps) plugin.Generator { return rec }}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	resolver := generation.NewResolver(c, registry.NewPlugins(catalog, plugin.Deps{}), "")
+	resolver := generation.NewResolver(c, plugin.NewPlugins(catalog, plugin.Deps{}), "")
 	return &Reconciler{Client: c, Resolver: resolver, Cluster: cluster}, rec
 }
 

@@ -18,7 +18,6 @@ import (
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	genv2 "github.com/eso-dev/eso/apis/generator/v2alpha1"
 	"github.com/eso-dev/eso/app/generation"
-	"github.com/eso-dev/eso/app/registry"
 	"github.com/eso-dev/eso/providers/plugin"
 )
 
@@ -60,7 +59,7 @@ func newFixture(t *testing.T, objs ...client.Object) *fixture {
 	}
 	c := ctrlfake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).WithStatusSubresource(&genv2.GeneratorState{}).Build()
 	rec := &recorder{}
-	catalog, err := registry.NewCatalog([]plugin.Registration{{Name: "recorder", Kind: "Recorder",
+	catalog, err := plugin.NewIndex([]plugin.Registration{{Name: "recorder", Kind: "Recorder",
 		NewGenerator: func(plugin.Deps) plugin.Generator { return rec }}})
 	if err != nil {
 		t.Fatal(err)
@@ -69,7 +68,7 @@ func newFixture(t *testing.T, objs ...client.Object) *fixture {
 	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	return &fixture{client: c, rec: rec, signer: signer, deadline: now.Add(-time.Minute), r: &Reconciler{
 		Client: c, APIReader: c, Signer: signer, Now: func() time.Time { return now },
-		Resolver: generation.NewResolver(c, registry.NewPlugins(catalog, plugin.Deps{}), ""),
+		Resolver: generation.NewResolver(c, plugin.NewPlugins(catalog, plugin.Deps{}), ""),
 	}}
 }
 

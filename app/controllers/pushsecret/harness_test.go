@@ -20,7 +20,6 @@ import (
 	esv1alpha1 "github.com/eso-dev/eso/apis/externalsecrets/v1alpha1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
-	"github.com/eso-dev/eso/app/registry"
 	"github.com/eso-dev/eso/app/secrettemplate"
 	"github.com/eso-dev/eso/app/steps"
 	"github.com/eso-dev/eso/app/stores"
@@ -144,12 +143,12 @@ func newHarness(t *testing.T, objs ...client.Object) *harness {
 			return clusterKeyIndexValues(o.(*esv1alpha1.PushSecret))
 		}).Build()
 	h := &harness{c: c, backend: newMemBackend(), events: k8srecord.NewFakeRecorder(100), now: t0}
-	catalog, err := registry.NewCatalog([]plugin.Registration{{Name: "mem", Kind: "Fake", AddToScheme: provv1.AddToScheme,
+	catalog, err := plugin.NewIndex([]plugin.Registration{{Name: "mem", Kind: "Fake", AddToScheme: provv1.AddToScheme,
 		NewConfig: func() client.Object { return &provv1.Fake{} }, NewProvider: func(plugin.Deps) plugin.Provider { return h.backend }}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	resolver := stores.NewResolver(c, registry.NewPlugins(catalog, plugin.Deps{Client: c, APIReader: c}), stores.NewClientCache(), "")
+	resolver := stores.NewResolver(c, plugin.NewPlugins(catalog, plugin.Deps{Client: c, APIReader: c}), stores.NewClientCache(), "")
 	h.r = &Reconciler{Client: c, APIReader: c, Resolver: resolver, Recorder: h.events, Now: func() time.Time { return h.now }}
 	return h
 }

@@ -32,7 +32,6 @@ import (
 	"github.com/eso-dev/eso/app/metrics"
 	"github.com/eso-dev/eso/app/outcomes"
 	"github.com/eso-dev/eso/app/referents"
-	"github.com/eso-dev/eso/app/registry"
 	"github.com/eso-dev/eso/app/statuswrite"
 	"github.com/eso-dev/eso/app/stores"
 	"github.com/eso-dev/eso/providers/plugin"
@@ -145,7 +144,7 @@ func refreshInterval(s *stores.Store) time.Duration {
 
 // SetupWithManager watches the stores of c.API and every compiled-in provider
 // configuration kind, so a configuration change revalidates its stores at once.
-func (c *Reconciler) SetupWithManager(mgr ctrl.Manager, catalog *registry.Catalog, concurrency int) error {
+func (c *Reconciler) SetupWithManager(mgr ctrl.Manager, catalog *plugin.Index, concurrency int) error {
 	name := c.API.Kind
 	if c.API.APIVersion != esv1.StoreAPIVersionV2Alpha1 {
 		name += "-" + path.Base(c.API.APIVersion)
@@ -179,7 +178,7 @@ func (c *Reconciler) SetupWithManager(mgr ctrl.Manager, catalog *registry.Catalo
 
 // Module runs the SecretStore and ClusterSecretStore controllers.
 var Module = fx.Module("secretstore-controllers",
-	fx.Invoke(func(mgr ctrl.Manager, resolver *stores.Resolver, catalog *registry.Catalog, awaits *referents.Watcher, cfg config.Config) error {
+	fx.Invoke(func(mgr ctrl.Manager, resolver *stores.Resolver, catalog *plugin.Index, awaits *referents.Watcher, cfg config.Config) error {
 		for _, api := range resolver.APIs() {
 			r := &Reconciler{Client: mgr.GetClient(), Resolver: resolver, Recorder: mgr.GetEventRecorderFor("eso"), API: api,
 				Awaits: awaits.NewQueue()}

@@ -17,7 +17,6 @@ import (
 
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
-	"github.com/eso-dev/eso/app/registry"
 	"github.com/eso-dev/eso/app/stores"
 	"github.com/eso-dev/eso/providers/fake"
 	"github.com/eso-dev/eso/providers/plugin"
@@ -85,14 +84,14 @@ func reconciler(t *testing.T, objs ...client.Object) (*Reconciler, *recorder, *i
 	c := ctrlfake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).
 		WithStatusSubresource(&ssv2.SecretStore{}, &ssv2.ClusterSecretStore{}).Build()
 	rec := &recorder{Provider: fake.Registration.NewProvider(plugin.Deps{Client: c, APIReader: c})}
-	catalog, err := registry.NewCatalog([]plugin.Registration{{Name: "recorder", Kind: "Recorder",
+	catalog, err := plugin.NewIndex([]plugin.Registration{{Name: "recorder", Kind: "Recorder",
 		NewConfig:   func() client.Object { return &provv1.Fake{} },
 		NewProvider: func(plugin.Deps) plugin.Provider { return rec }}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	writes := new(int)
-	resolver := stores.NewResolver(c, registry.NewPlugins(catalog, plugin.Deps{}), stores.NewClientCache(), "")
+	resolver := stores.NewResolver(c, plugin.NewPlugins(catalog, plugin.Deps{}), stores.NewClientCache(), "")
 	return &Reconciler{Client: statusWrites{c, writes}, Resolver: resolver, Recorder: record.NewFakeRecorder(100),
 		API: stores.V2APIs[0]}, rec, writes
 }

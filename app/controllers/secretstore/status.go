@@ -10,7 +10,6 @@ import (
 
 	"github.com/eso-dev/eso/apis/lenient"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
-	"github.com/eso-dev/eso/app/config"
 	"github.com/eso-dev/eso/app/outcomes"
 	"github.com/eso-dev/eso/app/steps"
 	"github.com/eso-dev/eso/app/stores"
@@ -100,7 +99,7 @@ func (c *Reconciler) resolveProvider(_ context.Context, sc *storeScope) (*readin
 	prov, ref, err := c.Resolver.Provider(sc.store)
 	switch {
 	case errors.Is(err, stores.ErrNotCompiledIn):
-		if near := config.Closest(ref.Kind, c.Resolver.Plugins().Catalog().Kinds(plugin.RoleProvider)); near != "" {
+		if near := plugin.Closest(ref.Kind, c.Resolver.Plugins().Index().Kinds(plugin.RoleProvider)); near != "" {
 			return failed(err, "unknown provider kind "+ref.Kind+": did you mean "+near+"?"), nil
 		}
 		return failed(err, "provider kind "+ref.Kind+" is not compiled into this eso binary (see `eso providers`)"), nil

@@ -18,7 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/eso-dev/eso/app/grpcwire"
+	"github.com/eso-dev/eso/providers/plugin/wire"
 )
 
 // CA is a certificate authority made for one test.
@@ -90,7 +90,7 @@ func (ca *CA) IssueBetween(t testing.TB, cn string, server bool, notBefore, notA
 	t.Helper()
 	var uris []*url.URL
 	if !server {
-		uris = []*url.URL{grpcwire.CoreURI()}
+		uris = []*url.URL{wire.CoreURI()}
 	}
 	return ca.issue(t, cn, server, notBefore, notAfter, uris)
 }
@@ -101,7 +101,7 @@ func (ca *CA) IssueForNamespaces(t testing.TB, cn string, namespaces ...string) 
 	t.Helper()
 	uris := []*url.URL{}
 	for _, ns := range namespaces {
-		uris = append(uris, grpcwire.NamespaceURI(ns))
+		uris = append(uris, wire.NamespaceURI(ns))
 	}
 	return ca.issue(t, cn, false, time.Now().Add(-time.Minute), time.Now().Add(time.Hour), uris)
 }

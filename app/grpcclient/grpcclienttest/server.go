@@ -20,13 +20,13 @@ import (
 	"google.golang.org/grpc/peer"
 
 	providerv1 "github.com/eso-dev/eso/apis/proto/provider/v1"
-	"github.com/eso-dev/eso/app/grpcwire"
 	"github.com/eso-dev/eso/providers/plugin"
+	"github.com/eso-dev/eso/providers/plugin/wire"
 )
 
 // Server serves secrets from a map. Its fields may be set before Start.
 type Server struct {
-	// Majors are the protocol majors it claims; default grpcwire.ProtocolMajor.
+	// Majors are the protocol majors it claims; default wire.ProtocolMajor.
 	Majors []uint32
 	// ProviderKinds and GeneratorKinds it serves; default Fake and Password.
 	ProviderKinds, GeneratorKinds []string
@@ -52,7 +52,7 @@ func NewServer(creds credentials.TransportCredentials) *Server {
 		creds = insecure.NewCredentials()
 	}
 	return &Server{creds: creds, secrets: map[string][]byte{}, failures: map[string][]error{}, calls: map[string]int{},
-		Majors: []uint32{grpcwire.ProtocolMajor}, ProviderKinds: []string{"Fake"}, GeneratorKinds: []string{"Password"}}
+		Majors: []uint32{wire.ProtocolMajor}, ProviderKinds: []string{"Fake"}, GeneratorKinds: []string{"Password"}}
 }
 
 // Start serves on a loopback port (the same one again after Stop) until the
@@ -116,7 +116,7 @@ func (s *Server) Get(key string) ([]byte, bool) {
 }
 
 // FailNext makes the next calls of method (e.g. "GetSecret") fail with errs,
-// one each, as statuses (grpcwire.ToStatus).
+// one each, as statuses (wire.ToStatus).
 func (s *Server) FailNext(method string, errs ...error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -182,14 +182,14 @@ func (s *Server) intercept(ctx context.Context, req any, info *grpc.UnaryServerI
 		select {
 		case <-time.After(delay):
 		case <-ctx.Done():
-			return nil, grpcwire.ToStatus(ctx.Err())
+			return nil, wire.ToStatus(ctx.Err())
 		}
 	}
 	if fail != nil {
-		return nil, grpcwire.ToStatus(fail)
+		return nil, wire.ToStatus(fail)
 	}
 	resp, err := handler(ctx, req)
-	return resp, grpcwire.ToStatus(err)
+	return resp, wire.ToStatus(err)
 }
 
 func methodName(full string) string {
