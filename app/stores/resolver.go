@@ -312,6 +312,7 @@ func (r *Resolver) Fingerprint(ctx context.Context, s *Store) (string, error) {
 	if err := plugin.ReadConfig(ctx, r.reader, ref, cfg); err != nil {
 		return "", err
 	}
+	s.config = cfg
 	// Generation, not resourceVersion: label or annotation edits of the
 	// configuration must not rebuild clients and re-read every secret.
 	return fmt.Sprintf("%s/%d/%s/%d", s.UID, s.Generation, cfg.GetUID(), cfg.GetGeneration()), nil
@@ -359,13 +360,7 @@ func (r *Resolver) Client(ctx context.Context, s *Store, namespace, fingerprint 
 	policy := s.Spec.CachingPolicy
 	key := clientKey{storeKind: s.CacheKind(), storeNamespace: s.Namespace, storeName: s.Name, scope: scope}
 	build := func(ctx context.Context) (plugin.SecretsClient, error) {
-		var cl plugin.SecretsClient
-		var err error
-		if s.Inline != nil {
-			cl, err = prov.(plugin.ConfigClients).NewClientFromConfig(ctx, s.Inline, scope)
-		} else {
-			cl, err = prov.NewClient(ctx, ref, scope)
-		}
+		cl, err := newClient(ctx, s, prov, ref, scope)
 		pluginmetrics.CountLogin(ref.Kind, err)
 		if err != nil {
 			return nil, err
@@ -389,4 +384,18 @@ func (r *Resolver) Client(ctx context.Context, s *Store, namespace, fingerprint 
 		cl = newCachingClient(cl, r.clients.Values(key, fingerprint, s.Spec.CacheConfig))
 	}
 	return cl, release, nil
+}
+
+// newClient builds a client of the store's provider: from the configuration
+// a v1 store carries, or the one Fingerprint read, when the provider takes
+// a configuration in hand; else from its ref.
+func newClient(ctx context.Context, s *Store, prov plugin.Provider, ref plugin.Ref, scope plugin.Scope) (plugin.SecretsClient, error) {
+	cfg := s.Inline
+	if cfg == nil {
+		cfg = s.config
+	}
+	if cc, ok := prov.(plugin.ConfigClients); ok && cfg != nil {
+		return cc.NewClientFromConfig(ctx, cfg, scope)
+	}
+	return prov.NewClient(ctx, ref, scope)
 }

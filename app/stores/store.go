@@ -53,6 +53,11 @@ type Store struct {
 	// Shadows is set on a v1 store found for a reference without an
 	// apiVersion while a v2alpha1 store of the same name exists too.
 	Shadows bool
+
+	// config is the provider configuration Fingerprint read in this
+	// reconcile: a client built now is built from it, not read again, and
+	// matches the fingerprint it is cached under.
+	config client.Object
 }
 
 // FromSecretStore wraps a SecretStore.
