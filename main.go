@@ -24,6 +24,7 @@ import (
 
 	"github.com/eso-dev/eso/app"
 	"github.com/eso-dev/eso/app/config"
+	"github.com/eso-dev/eso/app/wiring"
 )
 
 func main() {
@@ -40,7 +41,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			app.PrintVersion(stdout)
 			return 0
 		case "migrate":
-			return app.Migrate(args[1:], stdout, stderr)
+			return wiring.Migrate(args[1:], stdout, stderr)
 		}
 	}
 	cfg, err := config.Parse(args, stdout)

@@ -232,7 +232,7 @@ func TestBuildWithoutV1(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	const layer, types = "github.com/eso-dev/eso/app/v1compat", "github.com/eso-dev/eso/apis/v1stores"
+	const layer, types = "github.com/eso-dev/eso/app/v1compat", "github.com/eso-dev/eso/apis/upstreamv1/v1stores"
 	for _, tc := range []struct {
 		tags   string
 		linked bool

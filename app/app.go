@@ -48,7 +48,7 @@ func CoreModules() fx.Option {
 		generator.Module,
 		generatorstate.Module,
 		provcerts.Module,
-		v1Layer(),
+		wiring.V1Layer(),
 	)
 }
 
@@ -149,5 +149,5 @@ func tagOrAlways(tag string) string {
 // PrintVersion writes the build's identity.
 func PrintVersion(w io.Writer) {
 	fmt.Fprintf(w, "eso %s\ncommit: %s\ngo: %s\nbuild tags: %s\nexternal-secrets.io/v1 stores: %s\n",
-		version.Version, version.Commit, version.GoVersion(), wiring.Selection(), servedOrNot(V1Served))
+		version.Version, version.Commit, version.GoVersion(), wiring.Selection(), servedOrNot(wiring.V1Served))
 }

@@ -6,7 +6,7 @@ import (
 	"go.uber.org/fx"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/eso-dev/eso/apis/v1stores"
+	"github.com/eso-dev/eso/apis/upstreamv1/v1stores"
 	"github.com/eso-dev/eso/app/stores"
 )
 

@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
-	"github.com/eso-dev/eso/apis/v1stores"
+	"github.com/eso-dev/eso/apis/upstreamv1/v1stores"
 	"github.com/eso-dev/eso/app/stores"
 	"github.com/eso-dev/eso/providers/plugin"
 )

@@ -10,7 +10,7 @@ import (
 
 	provv2 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
-	"github.com/eso-dev/eso/apis/v1stores"
+	"github.com/eso-dev/eso/apis/upstreamv1/v1stores"
 )
 
 // provider decodes a provider block written as in a manifest.

@@ -6,6 +6,9 @@
 // SDK-backed component carries a tag (catalog.Tags). A build with no
 // selection tag gets every component; a build with any selection tag gets
 // exactly the tagged ones; the tag "minimal" selects none of them.
+//
+// The upstream v1 store layer (app/v1compat) is compiled in the same way,
+// by v1layer.go, unless the tag nov1 leaves it out (v1layer_off.go).
 package wiring
 
 import (

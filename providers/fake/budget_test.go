@@ -14,7 +14,7 @@ import (
 	ctrlfake "sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
-	"github.com/eso-dev/eso/apis/v1stores"
+	"github.com/eso-dev/eso/apis/upstreamv1/v1stores"
 	"github.com/eso-dev/eso/providers/plugin"
 )
 

@@ -35,7 +35,7 @@ import (
 	genv2 "github.com/eso-dev/eso/apis/generator/v2alpha1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
-	"github.com/eso-dev/eso/apis/v1stores"
+	"github.com/eso-dev/eso/apis/upstreamv1/v1stores"
 	"github.com/eso-dev/eso/tests/testenv"
 )
 

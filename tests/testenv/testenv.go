@@ -29,7 +29,7 @@ import (
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
-	"github.com/eso-dev/eso/apis/v1stores"
+	"github.com/eso-dev/eso/apis/upstreamv1/v1stores"
 	"github.com/eso-dev/eso/app/manager"
 	"github.com/eso-dev/eso/app/wiring"
 	"github.com/eso-dev/eso/providers/plugin"

@@ -24,7 +24,7 @@ import (
 	esv1alpha1 "github.com/eso-dev/eso/apis/externalsecrets/v1alpha1"
 	provv2 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
-	"github.com/eso-dev/eso/apis/v1stores"
+	"github.com/eso-dev/eso/apis/upstreamv1/v1stores"
 	"github.com/eso-dev/eso/app/grpcclient"
 	"github.com/eso-dev/eso/app/stores"
 	"github.com/eso-dev/eso/app/v1compat"

@@ -12,7 +12,7 @@ import (
 
 	provv2 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
-	"github.com/eso-dev/eso/apis/v1stores"
+	"github.com/eso-dev/eso/apis/upstreamv1/v1stores"
 )
 
 // TestPlanOfUpstreamManifests: from an upstream user's files, each store

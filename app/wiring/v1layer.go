@@ -1,6 +1,6 @@
 //go:build !nov1
 
-package app
+package wiring
 
 import (
 	"io"
@@ -15,9 +15,9 @@ import (
 	"github.com/eso-dev/eso/app/v1compat/migrate"
 )
 
-// v1Layer serves upstream's external-secrets.io/v1 stores; a build with the
+// V1Layer serves upstream's external-secrets.io/v1 stores; a build with the
 // tag nov1 leaves it out.
-func v1Layer() fx.Option { return v1compat.Module }
+func V1Layer() fx.Option { return v1compat.Module }
 
 // V1Served reports whether this build serves v1 stores.
 const V1Served = true

@@ -1,6 +1,6 @@
 //go:build nov1
 
-package app
+package wiring
 
 import (
 	"fmt"
@@ -9,9 +9,9 @@ import (
 	"go.uber.org/fx"
 )
 
-// v1Layer is left out of builds with the tag nov1: ExternalSecrets naming an
+// V1Layer is left out of builds with the tag nov1: ExternalSecrets naming an
 // external-secrets.io/v1 store are told this build does not serve it.
-func v1Layer() fx.Option { return fx.Options() }
+func V1Layer() fx.Option { return fx.Options() }
 
 // V1Served reports whether this build serves v1 stores.
 const V1Served = false
