@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
@@ -117,10 +118,19 @@ func (e Env) SecretValue(ctx context.Context, name, key string) ([]byte, error) 
 	return kit.CredentialValue(ctx, e.deps.APIReader, e.Namespace, name, key)
 }
 
-// Registrar is what Serve takes: a Provider of any spec type.
+// Registrar is what Serve takes: a Provider of any spec type, or a
+// Definition.
 type Registrar interface {
 	Registration() plugin.Registration
 }
+
+// Definition is the one way eso's own providers and generators are
+// written (package plugin): a configuration type C and what is done with a
+// configuration once read, against the whole contract (SecretsClient,
+// Writer, find, push metadata). Provider is the simpler front over it for
+// stores that read and write whole values by key; a provider that outgrows
+// it writes a Definition, as in eso's tree, and is served the same way.
+type Definition[C client.Object] = plugin.Definition[C]
 
 // Registration is p as eso's registry lists it. A provider moved into
 // eso's tree exports it as its package's Registration and takes one line

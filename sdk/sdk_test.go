@@ -123,3 +123,7 @@ func TestFlags(t *testing.T) {
 		}
 	}
 }
+
+// A Definition, the type eso's in-tree providers are written with, is served
+// like a Provider.
+var _ Registrar = Definition[*unstructured.Unstructured]{}
