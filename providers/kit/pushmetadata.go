@@ -42,8 +42,13 @@ func DecodePushMetadata(raw []byte, spec any) error {
 	if err := dec.Decode(spec); err != nil {
 		return fmt.Errorf("%w: metadata: %v", plugin.ErrInvalidConfig, err)
 	}
+	// The marks are read from the whole body, as strictly as spec: input
+	// spec's decoder stops short of (trailing data) or labels and tags that
+	// are not maps are refused rather than left unchecked.
 	var marks struct{ Labels, Tags map[string]string }
-	_ = json.Unmarshal(body, &marks) // what spec took; other shapes are not marks
+	if err := json.Unmarshal(body, &marks); err != nil {
+		return fmt.Errorf("%w: metadata: %v", plugin.ErrInvalidConfig, err)
+	}
 	if err := notOwnMark(marks.Labels, "label"); err != nil {
 		return err
 	}

@@ -17,12 +17,13 @@ func TestDecodePushMetadata(t *testing.T) {
 		want string
 		ok   bool
 	}{
-		"upstream's document":   {`{"apiVersion":"kubernetes.external-secrets.io/v1alpha1","kind":"PushSecretMetadata","spec":{"tags":{"a":"b"}}}`, "b", true},
-		"a bare spec":           {`{"tags":{"a":"c"}}`, "c", true},
-		"another kind":          {`{"apiVersion":"v1","kind":"ConfigMap","spec":{}}`, "", false},
-		"a field not applied":   {`{"tags":{},"replicationLocations":["eu-west-1"]}`, "", false},
-		"a tag of eso's mark":   {`{"tags":{"a":"b","managed-by":"external-secrets"}}`, "b", false},
-		"a label of eso's mark": {`{"labels":{"managed-by":"someone"},"tags":{"a":"b"}}`, "b", false},
+		"upstream's document":             {`{"apiVersion":"kubernetes.external-secrets.io/v1alpha1","kind":"PushSecretMetadata","spec":{"tags":{"a":"b"}}}`, "b", true},
+		"a bare spec":                     {`{"tags":{"a":"c"}}`, "c", true},
+		"another kind":                    {`{"apiVersion":"v1","kind":"ConfigMap","spec":{}}`, "", false},
+		"a field not applied":             {`{"tags":{},"replicationLocations":["eu-west-1"]}`, "", false},
+		"a tag of eso's mark":             {`{"tags":{"a":"b","managed-by":"external-secrets"}}`, "b", false},
+		"a label of eso's mark":           {`{"labels":{"managed-by":"someone"},"tags":{"a":"b"}}`, "b", false},
+		"eso's mark before trailing data": {`{"tags":{"a":"b","managed-by":"external-secrets"}} {}`, "b", false},
 	} {
 		var s spec
 		err := DecodePushMetadata([]byte(tc.raw), &s)
