@@ -105,10 +105,11 @@ type Watches struct {
 	NewList func() client.ObjectList
 }
 
-// Setup registers the controller of a parent kind with mgr.
-func Setup(mgr ctrl.Manager, name string, w Watches, r reconcile.Reconciler) error {
+// Setup registers the controller of a parent kind with mgr, named after
+// the kind.
+func Setup(mgr ctrl.Manager, w Watches, r reconcile.Reconciler) error {
 	passed := predicate.Or(append([]predicate.Predicate{predicate.GenerationChangedPredicate{}}, w.Passed...)...)
-	return ctrl.NewControllerManagedBy(mgr).Named(name).
+	return ctrl.NewControllerManagedBy(mgr).
 		For(w.Parent, builder.WithPredicates(passed)).
 		Owns(w.Child, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{},
 			predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).

@@ -67,24 +67,16 @@ func decodePkcs12(spend func(int64) error, password, input string) (any, *x509.C
 	return key, cert, chain, nil
 }
 
-// pkcs12KeyOf and pkcs12CertOf build pkcs12key and pkcs12cert (pass ""),
-// or their Pass variants: functions whose cost is the key derivation their
-// input asks for, charged to the render's budget with spend first.
-func pkcs12KeyOf(pass string) func(spend func(int64) error) any {
+// pkcs12Reader builds pkcs12key and pkcs12cert from read (readPkcs12Key or
+// readPkcs12Cert), or with password their Pass variants: functions whose
+// cost is the key derivation their input asks for, charged to the render's
+// budget with spend first.
+func pkcs12Reader(read func(spend func(int64) error, password, input string) (string, error), password bool) func(spend func(int64) error) any {
 	return func(spend func(int64) error) any {
-		if pass == "" {
-			return func(input string) (string, error) { return readPkcs12Key(spend, "", input) }
+		if !password {
+			return func(input string) (string, error) { return read(spend, "", input) }
 		}
-		return func(password, input string) (string, error) { return readPkcs12Key(spend, password, input) }
-	}
-}
-
-func pkcs12CertOf(pass string) func(spend func(int64) error) any {
-	return func(spend func(int64) error) any {
-		if pass == "" {
-			return func(input string) (string, error) { return readPkcs12Cert(spend, "", input) }
-		}
-		return func(password, input string) (string, error) { return readPkcs12Cert(spend, password, input) }
+		return func(password, input string) (string, error) { return read(spend, password, input) }
 	}
 }
 

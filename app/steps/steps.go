@@ -9,9 +9,6 @@ package steps
 
 import (
 	"context"
-	"reflect"
-	"runtime"
-	"strings"
 )
 
 // Step is one stage of a run over a scope of type S. It returns the zero
@@ -31,12 +28,4 @@ func Run[S any, O comparable](ctx context.Context, scope S, steps ...Step[S, O])
 		}
 	}
 	return zero, nil
-}
-
-// Name is a step's name, its function's without package or receiver
-// (e.g. "resolveStore"), for logs and test messages.
-func Name[S any, O comparable](step Step[S, O]) string {
-	name := runtime.FuncForPC(reflect.ValueOf(step).Pointer()).Name()
-	name = strings.TrimSuffix(name, "-fm") // a method value
-	return name[strings.LastIndex(name, ".")+1:]
 }

@@ -30,13 +30,13 @@ func Constraint(tag string) string {
 // names.
 func Wiring() (map[string][]byte, error) {
 	files := map[string][]byte{}
-	builtin, err := render(wiringFile{Providers: untagged(Providers), Generators: untagged(Generators)})
+	builtin, err := render(wiringFile{Components: tagged(Components(), "")})
 	if err != nil {
 		return nil, err
 	}
 	files["zz_generated.builtin.go"] = builtin
 	for _, tag := range TagNames() {
-		f := wiringFile{Tag: tag, Constraint: Constraint(tag), Providers: tagged(Providers, tag), Generators: tagged(Generators, tag)}
+		f := wiringFile{Tag: tag, Constraint: Constraint(tag), Components: tagged(Components(), tag)}
 		b, err := render(f)
 		if err != nil {
 			return nil, err
@@ -47,11 +47,10 @@ func Wiring() (map[string][]byte, error) {
 }
 
 type wiringFile struct {
-	Tag, Constraint       string
-	Providers, Generators []Component
+	Tag, Constraint string
+	// Components are the providers, then the generators, of Tag.
+	Components []Component
 }
-
-func untagged(cs []Component) []Component { return tagged(cs, "") }
 
 func tagged(cs []Component, tag string) []Component {
 	var out []Component
@@ -85,38 +84,28 @@ package wiring
 import (
 	"github.com/eso-dev/eso/providers/plugin"
 
-{{- range .Providers}}
-	{{.Alias}} "{{.ImportPath}}"
-{{- end}}
-{{- range .Generators}}
+{{- range .Components}}
 	{{.Alias}} "{{.ImportPath}}"
 {{- end}}
 )
 {{if .Tag}}
 func init() {
-	addTagged("{{.Tag}}", []plugin.Registration{
-{{- range .Providers}}
-		{{.Alias}}.Registration,
-{{- end}}
-{{- range .Generators}}
-		{{.Alias}}.Registration,
-{{- end}}
+	addTagged("{{.Tag}}", []plugin.Registration{ {{- template "registrations" .}}
 	})
 }
 {{else}}
 // builtin needs no SDK: always compiled in.
-var builtin = []plugin.Registration{
-{{- range .Providers}}
-	{{.Alias}}.Registration,
-{{- end}}
-{{- range .Generators}}
-	{{.Alias}}.Registration,
-{{- end}}
+var builtin = []plugin.Registration{ {{- template "registrations" .}}
 }
+{{end}}
+{{- define "registrations"}}
+{{- range .Components}}
+	{{.Alias}}.Registration,
+{{- end}}
 {{end}}`))
 
 func render(f wiringFile) ([]byte, error) {
-	for _, c := range append(f.Providers, f.Generators...) {
+	for _, c := range f.Components {
 		if top, _, _ := strings.Cut(c.Package, "/"); top != "providers" && top != "generators" || path.Clean(c.Package) != c.Package {
 			return nil, fmt.Errorf("catalog: %q is not a package below providers/ or generators/", c.Package)
 		}

@@ -104,7 +104,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, ces *esv1.ClusterExternalS
 // SetupWithManager watches ClusterExternalSecrets (their force-sync
 // annotation too), the ExternalSecrets they own and namespaces.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return fanout.Setup(mgr, "clusterexternalsecret", fanout.Watches{
+	return fanout.Setup(mgr, fanout.Watches{
 		Parent: &esv1.ClusterExternalSecret{}, Passed: []predicate.Predicate{forceSyncChanged}, Child: &esv1.ExternalSecret{},
 		NewList: func() client.ObjectList { return &esv1.ClusterExternalSecretList{} },
 	}, r)

@@ -100,7 +100,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, cps *esv1alpha1.ClusterPus
 // SetupWithManager watches ClusterPushSecrets, the PushSecrets they own and
 // namespaces.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return fanout.Setup(mgr, "clusterpushsecret", fanout.Watches{
+	return fanout.Setup(mgr, fanout.Watches{
 		Parent: &esv1alpha1.ClusterPushSecret{}, Child: &esv1alpha1.PushSecret{},
 		NewList: func() client.ObjectList { return &esv1alpha1.ClusterPushSecretList{} },
 	}, r)

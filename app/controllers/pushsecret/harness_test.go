@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"reflect"
+	goruntime "runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -21,7 +24,6 @@ import (
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/secrettemplate"
-	"github.com/eso-dev/eso/app/steps"
 	"github.com/eso-dev/eso/app/stores"
 	"github.com/eso-dev/eso/providers/plugin"
 )
@@ -167,11 +169,18 @@ func (h *harness) run(t *testing.T, sc *syncScope, last string) {
 		if end != next || err != nil {
 			t.Fatalf("a step before %s ended the sync: %v, %v", last, end, err)
 		}
-		if steps.Name(st) == last {
+		if stepName(st) == last {
 			return
 		}
 	}
 	t.Fatalf("no step %s", last)
+}
+
+// stepName is a step's name: its method's, as steps() lists it.
+func stepName(st step) string {
+	name := goruntime.FuncForPC(reflect.ValueOf(st).Pointer()).Name()
+	name = strings.TrimSuffix(name, "-fm") // a method value
+	return name[strings.LastIndex(name, ".")+1:]
 }
 
 // Fixtures: team-a's config, its stores and the Secrets it pushes.

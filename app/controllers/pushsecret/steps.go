@@ -38,7 +38,6 @@ type syncScope struct {
 	wait time.Duration
 	// data is what is pushed: the sources through the template.
 	data map[string][]byte
-	plan *planner
 	// planned are each usable store's entries by remote ID, keyed by the
 	// store's status key.
 	planned map[string]map[string]entry
@@ -177,14 +176,14 @@ func (r *Reconciler) render(ctx context.Context, sc *syncScope) (end, error) {
 // until it can be asked.
 func planEntries(_ context.Context, sc *syncScope) (end, error) {
 	old := sc.ps.Status.SyncedPushSecrets
-	sc.plan = newPlanner(&sc.ps.Spec, sc.data, sc.budget)
+	plan := newPlanner(&sc.ps.Spec, sc.data, sc.budget)
 	sc.planned, sc.holds = map[string]map[string]entry{}, map[string]synced{}
 	total := 0
 	for _, s := range sc.stores {
 		key := s.target.key()
 		err := s.err
 		if err == nil {
-			sc.planned[key], err = sc.plan.entries(s.target)
+			sc.planned[key], err = plan.entries(s.target)
 		}
 		if err == nil {
 			err = checkPolicy(sc.ps, s, sc.planned[key])
@@ -204,7 +203,7 @@ func planEntries(_ context.Context, sc *syncScope) (end, error) {
 			sc.holds[key][id] = e.data
 		}
 	}
-	return next, sc.plan.build(sc.planned)
+	return next, plan.build(sc.planned)
 }
 
 // deleteDropped deletes, under deletionPolicy Delete, what the PushSecret
