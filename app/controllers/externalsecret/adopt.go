@@ -69,8 +69,7 @@ func adoptedAsWritten(es *esv1.ExternalSecret, target, desired *corev1.Secret) b
 	if owner := metav1.GetControllerOf(target); owner == nil || owner.UID != es.UID {
 		return false
 	}
-	hash := target.Annotations[esv1.AnnotationDataHash]
-	if len(hash) != upstreamDataHashLen || hash != upstreamDataHash(target.Data) {
+	if hash := target.Annotations[esv1.AnnotationDataHash]; len(hash) != upstreamDataHashLen || !hashMatches(hash, target.Data) {
 		return false
 	}
 	probe := desired.DeepCopy()
