@@ -2,6 +2,7 @@ package fanout
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -37,6 +38,25 @@ type Spread struct {
 	// Provisioned hold the child as the parent says; Failed could not get it.
 	Provisioned []string
 	Failed      []Failure
+}
+
+// SpreadOver spreads the child over the namespaces that selectors and
+// names select, and returns the parent's Ready condition after it. A
+// selector that cannot be read selects nothing: no spread, and a Ready
+// condition that says why (only an edit of the parent helps).
+func (ch Children[C]) SpreadOver(ctx context.Context, c client.Client, selectors []*metav1.LabelSelector, names []string) (*Spread, metav1.Condition, error) {
+	namespaces, err := MatchingNamespaces(ctx, c, selectors, names)
+	if errors.Is(err, ErrInvalidSelector) {
+		return nil, NotReady(ch.Parent, esv1.ReasonInvalidSelector, err.Error()), nil
+	}
+	if err != nil {
+		return nil, metav1.Condition{}, err
+	}
+	spread, err := ch.Spread(ctx, c, namespaces)
+	if err != nil {
+		return nil, metav1.Condition{}, err
+	}
+	return &spread, ch.Ready(spread), nil
 }
 
 // Spread makes every namespace of selected hold the child and deletes the

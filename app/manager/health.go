@@ -109,7 +109,8 @@ func (h *Health) watch(name string, q workqueue.TypedRateLimitingInterface[recon
 	h.queues = append(h.queues, p)
 	h.mu.Unlock()
 	if pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request]); ok {
-		return &watchedPriorityQueue{PriorityQueue: newStopSafeQueue(pq), progress: p}
+		safe := newStopSafeQueue(pq)
+		return &watchedPriorityQueue{PriorityQueue: safe, watched: &watchedQueue{TypedRateLimitingInterface: safe, progress: p}}
 	}
 	return &watchedQueue{TypedRateLimitingInterface: q, progress: p}
 }
@@ -153,28 +154,22 @@ func (q *watchedQueue) Done(item reconcile.Request) {
 	q.progress.moved()
 }
 
+// watchedPriorityQueue is a priority queue watched the same way: Get and
+// Done go through a watchedQueue over the same queue.
 type watchedPriorityQueue struct {
 	priorityqueue.PriorityQueue[reconcile.Request]
-	progress *queueProgress
+	watched *watchedQueue
 }
 
-func (q *watchedPriorityQueue) Get() (reconcile.Request, bool) {
-	q.progress.asking()
-	item, shutdown := q.PriorityQueue.Get()
-	q.progress.moved()
-	return item, shutdown
-}
+func (q *watchedPriorityQueue) Get() (reconcile.Request, bool) { return q.watched.Get() }
+
+func (q *watchedPriorityQueue) Done(item reconcile.Request) { q.watched.Done(item) }
 
 func (q *watchedPriorityQueue) GetWithPriority() (reconcile.Request, int, bool) {
-	q.progress.asking()
+	q.watched.progress.asking()
 	item, priority, shutdown := q.PriorityQueue.GetWithPriority()
-	q.progress.moved()
+	q.watched.progress.moved()
 	return item, priority, shutdown
-}
-
-func (q *watchedPriorityQueue) Done(item reconcile.Request) {
-	q.PriorityQueue.Done(item)
-	q.progress.moved()
 }
 
 // healthManager is the manager eso's controllers register with: it counts

@@ -25,29 +25,13 @@ var (
 		Help: "Total number of failed ExternalSecret syncs.",
 	}, []string{"name", "namespace"})
 
-	// ExternalSecretCondition is 1 for the status of each condition an ExternalSecret has.
-	ExternalSecretCondition = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "externalsecret_status_condition",
-		Help: "The status of an ExternalSecret's conditions: 1 for the current status, 0 for the others.",
-	}, []string{"name", "namespace", "condition", "status"})
-
-	// StoreCondition is the same for SecretStores.
-	StoreCondition = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "secretstore_status_condition",
-		Help: "The status of a SecretStore's conditions: 1 for the current status, 0 for the others.",
-	}, []string{"name", "namespace", "condition", "status"})
-
-	// ClusterStoreCondition is the same for ClusterSecretStores.
-	ClusterStoreCondition = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "clustersecretstore_status_condition",
-		Help: "The status of a ClusterSecretStore's conditions: 1 for the current status, 0 for the others.",
-	}, []string{"name", "condition", "status"})
-
-	// PushSecretCondition is the same for PushSecrets (upstream's name).
-	PushSecretCondition = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "pushsecret_status_condition",
-		Help: "The status of a PushSecret's conditions: 1 for the current status, 0 for the others.",
-	}, []string{"name", "namespace", "condition", "status"})
+	// ExternalSecretCondition, StoreCondition, ClusterStoreCondition and
+	// PushSecretCondition are 1 for the current status of each condition an
+	// object of that kind has, 0 for the others.
+	ExternalSecretCondition = conditionGauge("externalsecret", "an ExternalSecret", "namespace")
+	StoreCondition          = conditionGauge("secretstore", "a SecretStore", "namespace")
+	ClusterStoreCondition   = conditionGauge("clustersecretstore", "a ClusterSecretStore")
+	PushSecretCondition     = conditionGauge("pushsecret", "a PushSecret", "namespace")
 
 	// ReconcileDuration is how long ExternalSecret reconciles take.
 	ReconcileDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -136,4 +120,14 @@ func Since(start time.Time, synced bool) {
 		label = "true"
 	}
 	ReconcileDuration.WithLabelValues(label).Observe(time.Since(start).Seconds())
+}
+
+// conditionGauge is upstream's <object>_status_condition gauge, labelled by
+// name, the given scope labels, condition and status.
+func conditionGauge(object, which string, scope ...string) *prometheus.GaugeVec {
+	labels := append(append([]string{"name"}, scope...), "condition", "status")
+	return prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: object + "_status_condition",
+		Help: "The status of " + which + "'s conditions: 1 for the current status, 0 for the others.",
+	}, labels)
 }

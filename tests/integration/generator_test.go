@@ -55,7 +55,11 @@ func waitGenerated(t *testing.T, ns, name, key string, differentFrom string) *co
 			return err
 		}
 		if v, ok := s.Data[key]; !ok || string(v) == differentFrom {
-			return fmt.Errorf("has keys %v", keys(s.Data))
+			// Say what the ExternalSecret of the same name reports, so a
+			// timeout shows why no new value came.
+			var es esv1.ExternalSecret
+			_ = env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &es)
+			return fmt.Errorf("has keys %v; ExternalSecret Ready: %+v", keys(s.Data), readyOf(&es))
 		}
 		return nil
 	})

@@ -5,7 +5,6 @@ package clusterexternalsecret
 
 import (
 	"context"
-	"errors"
 	"maps"
 	"slices"
 
@@ -41,18 +40,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if ces.Spec.NamespaceSelector != nil {
 		selectors = append(selectors, ces.Spec.NamespaceSelector)
 	}
-	namespaces, err := fanout.MatchingNamespaces(ctx, r.Client, selectors, ces.Spec.Namespaces)
-	if errors.Is(err, fanout.ErrInvalidSelector) {
-		meta.SetStatusCondition(&ces.Status.Conditions, fanout.NotReady(&ces, esv1.ReasonInvalidSelector, err.Error()))
-		return ctrl.Result{}, r.writeStatus(ctx, &ces, before)
-	}
-	if err != nil {
-		return ctrl.Result{}, err
-	}
 	ch := children(&ces)
-	spread, err := ch.Spread(ctx, r.Client, namespaces)
+	spread, ready, err := ch.SpreadOver(ctx, r.Client, selectors, ces.Spec.Namespaces)
 	if err != nil {
 		return ctrl.Result{}, err
+	}
+	meta.SetStatusCondition(&ces.Status.Conditions, ready)
+	if spread == nil {
+		return ctrl.Result{}, r.writeStatus(ctx, &ces, before)
 	}
 	ces.Status.ExternalSecretName = ch.Name
 	ces.Status.ProvisionedNamespaces = spread.Provisioned
@@ -60,7 +55,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	for _, f := range spread.Failed {
 		ces.Status.FailedNamespaces = append(ces.Status.FailedNamespaces, esv1.ClusterExternalSecretNamespaceFailure{Namespace: f.Namespace, Reason: f.Reason})
 	}
-	meta.SetStatusCondition(&ces.Status.Conditions, ch.Ready(spread))
 	if err := r.writeStatus(ctx, &ces, before); err != nil {
 		return ctrl.Result{}, err
 	}

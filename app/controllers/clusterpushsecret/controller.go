@@ -5,7 +5,6 @@ package clusterpushsecret
 
 import (
 	"context"
-	"errors"
 	"maps"
 
 	"go.uber.org/fx"
@@ -14,7 +13,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	esv1alpha1 "github.com/eso-dev/eso/apis/externalsecrets/v1alpha1"
 	"github.com/eso-dev/eso/apis/lenient"
 	"github.com/eso-dev/eso/app/fanout"
@@ -40,18 +38,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		meta.SetStatusCondition(&cps.Status.Conditions, fanout.NotReady(&cps, esv1alpha1.ReasonInvalidSpec, err.Error()))
 		return ctrl.Result{}, r.writeStatus(ctx, &cps, before)
 	}
-	namespaces, err := fanout.MatchingNamespaces(ctx, r.Client, cps.Spec.NamespaceSelectors, nil)
-	if errors.Is(err, fanout.ErrInvalidSelector) {
-		meta.SetStatusCondition(&cps.Status.Conditions, fanout.NotReady(&cps, esv1.ReasonInvalidSelector, err.Error()))
-		return ctrl.Result{}, r.writeStatus(ctx, &cps, before)
-	}
-	if err != nil {
-		return ctrl.Result{}, err
-	}
 	ch := children(&cps)
-	spread, err := ch.Spread(ctx, r.Client, namespaces)
+	spread, ready, err := ch.SpreadOver(ctx, r.Client, cps.Spec.NamespaceSelectors, nil)
 	if err != nil {
 		return ctrl.Result{}, err
+	}
+	meta.SetStatusCondition(&cps.Status.Conditions, ready)
+	if spread == nil {
+		return ctrl.Result{}, r.writeStatus(ctx, &cps, before)
 	}
 	cps.Status.PushSecretName = ch.Name
 	cps.Status.ProvisionedNamespaces = spread.Provisioned
@@ -59,7 +53,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	for _, f := range spread.Failed {
 		cps.Status.FailedNamespaces = append(cps.Status.FailedNamespaces, esv1alpha1.ClusterPushSecretNamespaceFailure{Namespace: f.Namespace, Reason: f.Reason})
 	}
-	meta.SetStatusCondition(&cps.Status.Conditions, ch.Ready(spread))
 	if err := r.writeStatus(ctx, &cps, before); err != nil {
 		return ctrl.Result{}, err
 	}

@@ -40,13 +40,8 @@ func nextSerial() *big.Int {
 // NewCA makes a CA named name.
 func NewCA(t testing.TB, name string) *CA {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: nextSerial(),
-		Subject:      pkix.Name{CommonName: name},
+	der, key := sign(t, &x509.Certificate{
+		Subject: pkix.Name{CommonName: name},
 		// A day either side, so it is current for leaves with any window
 		// IssueBetween is given, expired ones included.
 		NotBefore:             time.Now().Add(-24 * time.Hour),
@@ -54,16 +49,31 @@ func NewCA(t testing.TB, name string) *CA {
 		IsCA:                  true,
 		BasicConstraintsValid: true,
 		KeyUsage:              x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	}, nil)
 	cert, err := x509.ParseCertificate(der)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return &CA{cert: cert, key: key, PEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
+}
+
+// sign makes a key and a certificate of tmpl for it, signed by issuer (nil:
+// self-signed) and numbered by nextSerial.
+func sign(t testing.TB, tmpl *x509.Certificate, issuer *CA) (der []byte, key *ecdsa.PrivateKey) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl.SerialNumber = nextSerial()
+	parent, signer := tmpl, key
+	if issuer != nil {
+		parent, signer = issuer.cert, issuer.key
+	}
+	if der, err = x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, signer); err != nil {
+		t.Fatal(err)
+	}
+	return der, key
 }
 
 // Pool is a certificate pool of the certificates of cas.
@@ -108,28 +118,20 @@ func (ca *CA) IssueForNamespaces(t testing.TB, cn string, namespaces ...string) 
 
 func (ca *CA) issue(t testing.TB, cn string, server bool, notBefore, notAfter time.Time, uris []*url.URL) (certPEM, keyPEM []byte) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
 	tmpl := &x509.Certificate{
-		SerialNumber: nextSerial(),
-		Subject:      pkix.Name{CommonName: cn},
-		NotBefore:    notBefore,
-		NotAfter:     notAfter,
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-		URIs:         uris,
+		Subject:     pkix.Name{CommonName: cn},
+		NotBefore:   notBefore,
+		NotAfter:    notAfter,
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+		URIs:        uris,
 	}
 	if server {
 		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
 		tmpl.DNSNames = []string{"localhost"}
 		tmpl.IPAddresses = []net.IP{net.IPv4(127, 0, 0, 1)}
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	der, key := sign(t, tmpl, ca)
 	keyDER, err := x509.MarshalECPrivateKey(key)
 	if err != nil {
 		t.Fatal(err)

@@ -267,13 +267,22 @@ func (s *Server) AccessSecretVersion(_ context.Context, req *smpb.AccessSecretVe
 	return &smpb.AccessSecretVersionResponse{Name: name, Payload: &smpb.SecretPayload{Data: sec.versions[n-1].data}}, nil
 }
 
+// secret is the secret named name, or the API's NotFound; s.mu is held.
+func (s *Server) secret(name string) (*secret, error) {
+	sec, ok := s.secrets[name]
+	if !ok {
+		return nil, status.Errorf(codes.NotFound, "Secret [%s] not found.", name)
+	}
+	return sec, nil
+}
+
 // GetSecret implements the API.
 func (s *Server) GetSecret(_ context.Context, req *smpb.GetSecretRequest) (*smpb.Secret, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sec, ok := s.secrets[req.Name]
-	if !ok {
-		return nil, status.Errorf(codes.NotFound, "Secret [%s] not found.", req.Name)
+	sec, err := s.secret(req.Name)
+	if err != nil {
+		return nil, err
 	}
 	return sec.proto(req.Name), nil
 }
@@ -310,9 +319,9 @@ func (s *Server) CreateSecret(_ context.Context, req *smpb.CreateSecretRequest) 
 func (s *Server) AddSecretVersion(_ context.Context, req *smpb.AddSecretVersionRequest) (*smpb.SecretVersion, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sec, ok := s.secrets[req.Parent]
-	if !ok {
-		return nil, status.Errorf(codes.NotFound, "Secret [%s] not found.", req.Parent)
+	sec, err := s.secret(req.Parent)
+	if err != nil {
+		return nil, err
 	}
 	sec.versions = append(sec.versions, &version{data: req.GetPayload().GetData()})
 	return sec.versionProto(req.Parent, len(sec.versions)), nil
@@ -323,9 +332,9 @@ func (s *Server) AddSecretVersion(_ context.Context, req *smpb.AddSecretVersionR
 func (s *Server) DeleteSecret(_ context.Context, req *smpb.DeleteSecretRequest) (*emptypb.Empty, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sec, ok := s.secrets[req.Name]
-	if !ok {
-		return nil, status.Errorf(codes.NotFound, "Secret [%s] not found.", req.Name)
+	sec, err := s.secret(req.Name)
+	if err != nil {
+		return nil, err
 	}
 	if req.Etag != "" && req.Etag != sec.etag {
 		return nil, status.Errorf(codes.FailedPrecondition, "The etag provided in the request does not match the etag of Secret [%s].", req.Name)
@@ -377,9 +386,9 @@ func (s *Server) ListSecretVersions(_ context.Context, req *smpb.ListSecretVersi
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sec, ok := s.secrets[req.Parent]
-	if !ok {
-		return nil, status.Errorf(codes.NotFound, "Secret [%s] not found.", req.Parent)
+	sec, err := s.secret(req.Parent)
+	if err != nil {
+		return nil, err
 	}
 	res := &smpb.ListSecretVersionsResponse{}
 	for n := len(sec.versions); n >= 1; n-- {
