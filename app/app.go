@@ -24,6 +24,7 @@ import (
 	"github.com/eso-dev/eso/app/manager"
 	"github.com/eso-dev/eso/app/provcerts"
 	"github.com/eso-dev/eso/app/referents"
+	"github.com/eso-dev/eso/app/rollout"
 	"github.com/eso-dev/eso/app/stores"
 	"github.com/eso-dev/eso/app/version"
 	"github.com/eso-dev/eso/app/wiring"
@@ -47,6 +48,7 @@ func CoreModules() fx.Option {
 		clusterpushsecret.Module,
 		generator.Module,
 		generatorstate.Module,
+		rollout.Module,
 		provcerts.Module,
 		wiring.V1Layer(),
 	)

@@ -73,6 +73,10 @@ type Config struct {
 	// eso's own cloud identity.
 	AllowAmbientCredentials bool
 
+	// RolloutRestarts restarts the workloads that ask for it when eso
+	// changes a Secret's data (app/rollout).
+	RolloutRestarts bool
+
 	// RemoteProvidersInsecure lets core reach out-of-process providers
 	// without TLS when a store gives no client certificate. Only for
 	// development: anything on the network path can read the secrets.
@@ -151,6 +155,8 @@ func Parse(args []string, out io.Writer) (Config, error) {
 	fs.IntVar(&cfg.StoreConcurrency, "store-concurrent", cfg.StoreConcurrency, "stores reconciled at once")
 	fs.BoolVar(&cfg.AllowAmbientCredentials, "allow-ambient-credentials", false,
 		"let provider configurations without auth use eso's own cloud identity (IRSA, workload identity, instance role); any namespace able to create one could then use it")
+	fs.BoolVar(&cfg.RolloutRestarts, "rollout-restarts", false,
+		"core mode: restart the Deployments, StatefulSets and DaemonSets that ask for it (Reloader's annotations, or an ExternalSecret's rolloutRestartTargets) when eso changes a Secret's data; needs get, list, watch and patch on them")
 	fs.StringVar(&cfg.GRPCAddr, "grpc-bind-address", cfg.GRPCAddr, "provider mode: address of the gRPC server")
 	fs.StringVar(&cfg.TLSCertFile, "tls-cert-file", "", "provider mode: PEM file of the server certificate (reloaded when it changes)")
 	fs.StringVar(&cfg.TLSKeyFile, "tls-key-file", "", "provider mode: PEM file of the server certificate's private key")

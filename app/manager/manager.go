@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"go.uber.org/fx"
+	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -27,6 +28,7 @@ import (
 	genv2 "github.com/eso-dev/eso/apis/generator/v2alpha1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/config"
+	"github.com/eso-dev/eso/app/workloads"
 	"github.com/eso-dev/eso/providers/plugin"
 	"github.com/eso-dev/eso/sdk/logging"
 	"github.com/eso-dev/eso/sdk/server"
@@ -46,7 +48,7 @@ type SchemeAdders struct {
 func NewScheme(catalog *plugin.Index, optional SchemeAdders) (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
 	adders := []func(*runtime.Scheme) error{
-		corev1.AddToScheme, coordinationv1.AddToScheme, authenticationv1.AddToScheme,
+		corev1.AddToScheme, appsv1.AddToScheme, coordinationv1.AddToScheme, authenticationv1.AddToScheme,
 		esv1.AddToScheme, esv1alpha1.AddToScheme, ssv2.AddToScheme, genv2.AddToScheme,
 	}
 	adders = append(adders, optional.Adders...)
@@ -95,6 +97,11 @@ func CacheOptions(cfg config.Config) cache.Options {
 				Transform: TrimSecret,
 			},
 		},
+	}
+	if cfg.RolloutRestarts {
+		for _, k := range workloads.Kinds {
+			opts.ByObject[k.New()] = cache.ByObject{Transform: workloads.Trim}
+		}
 	}
 	if namespaces := cfg.Namespaces(); len(namespaces) > 0 {
 		opts.DefaultNamespaces = map[string]cache.Config{}

@@ -48,6 +48,11 @@ package manager
 // Cluster kinds' namespace conditions; clients of deleted namespaces are dropped.
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 // +kubebuilder:rbac:groups="";events.k8s.io,resources=events,verbs=create;patch
+// --rollout-restarts: the workloads that ask to be restarted when a Secret
+// changes are watched and patched (spec.template's restartedAt annotation,
+// as `kubectl rollout restart`). The chart grants this rule only when
+// rolloutRestarts.enabled, in the namespaces of its scope.
+// +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets;daemonsets,verbs=get;list;watch;patch
 // Leader election.
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update
 // --metrics-secure: who may scrape.

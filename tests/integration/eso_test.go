@@ -72,7 +72,7 @@ func installChartRBAC() (*rest.Config, error) {
 	if err := env.Client.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, err
 	}
-	objs, err := renderObjects(coreChart, chartRelease, chartNamespace, "crds.install=false", "serviceAccountTokens.enabled=true")
+	objs, err := renderObjects(coreChart, chartRelease, chartNamespace, "crds.install=false", "serviceAccountTokens.enabled=true", "rolloutRestarts.enabled=true")
 	if err != nil {
 		return nil, err
 	}

@@ -602,6 +602,26 @@ type ExternalSecretSpec struct {
 	// +listType=atomic
 	// +optional
 	DataFrom []ExternalSecretDataFromRemoteRef `json:"dataFrom,omitempty"`
+
+	// RolloutRestartTargets are workloads of this namespace that eso
+	// restarts, as `kubectl rollout restart` does, each time it changes the
+	// target Secret's data (not when it creates it, nor on a refresh that
+	// changes nothing). Served only when eso runs with --rollout-restarts.
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=atomic
+	// +optional
+	RolloutRestartTargets []RolloutRestartTarget `json:"rolloutRestartTargets,omitempty"`
+}
+
+// RolloutRestartTarget names a workload in the ExternalSecret's namespace.
+type RolloutRestartTarget struct {
+	// Kind is Deployment, StatefulSet or DaemonSet (group apps).
+	// +kubebuilder:validation:Enum=Deployment;StatefulSet;DaemonSet
+	Kind string `json:"kind"`
+	// Name is the workload's name.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
 }
 
 // ExternalSecretStatus is the observed state of an ExternalSecret.
