@@ -105,6 +105,9 @@ func TestBundleInstall(t *testing.T) {
 	}) {
 		t.FailNow()
 	}
+	t.Run("rollout restarts: one new ReplicaSet per change, none for a refresh", func(t *testing.T) {
+		checkRolloutRestarts(t, ctx, root)
+	})
 	t.Run("metrics only for the metrics-reader role", func(t *testing.T) {
 		checkMetricsAuthorization(t, ctx)
 	})
