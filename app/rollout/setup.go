@@ -79,7 +79,7 @@ func (r *Reconciler) askingFor(ctx context.Context, secret client.Object) []reco
 		if err := r.Client.List(ctx, list, in, client.MatchingFields{indexAsked: secret.GetName()}); err != nil {
 			continue // the cache is stopping
 		}
-		for _, o := range k.Items(list) {
+		for _, o := range workloads.Items(list) {
 			reqs = append(reqs, request(k.Name, o.GetNamespace(), o.GetName()))
 		}
 	}

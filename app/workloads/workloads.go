@@ -19,6 +19,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -50,8 +51,6 @@ type Kind struct {
 	Name    string
 	New     func() client.Object
 	NewList func() client.ObjectList
-	// Items are a list's workloads.
-	Items func(client.ObjectList) []client.Object
 	// Template is the workload's Pod template.
 	Template func(client.Object) *corev1.PodTemplateSpec
 	// Paused: `kubectl rollout restart` refuses a paused Deployment, and so
@@ -61,33 +60,45 @@ type Kind struct {
 
 // Kinds are the workloads eso restarts, by name.
 var Kinds = []Kind{
-	{
-		Name: "Deployment", New: func() client.Object { return &appsv1.Deployment{} },
-		NewList: func() client.ObjectList { return &appsv1.DeploymentList{} },
-		Items:   func(l client.ObjectList) []client.Object { return pointers(l.(*appsv1.DeploymentList).Items) },
-		Template: func(o client.Object) *corev1.PodTemplateSpec {
-			return &o.(*appsv1.Deployment).Spec.Template
-		},
-		Paused: func(o client.Object) bool { return o.(*appsv1.Deployment).Spec.Paused },
-	},
-	{
-		Name: "StatefulSet", New: func() client.Object { return &appsv1.StatefulSet{} },
-		NewList: func() client.ObjectList { return &appsv1.StatefulSetList{} },
-		Items:   func(l client.ObjectList) []client.Object { return pointers(l.(*appsv1.StatefulSetList).Items) },
-		Template: func(o client.Object) *corev1.PodTemplateSpec {
-			return &o.(*appsv1.StatefulSet).Spec.Template
-		},
-		Paused: func(client.Object) bool { return false },
-	},
-	{
-		Name: "DaemonSet", New: func() client.Object { return &appsv1.DaemonSet{} },
-		NewList: func() client.ObjectList { return &appsv1.DaemonSetList{} },
-		Items:   func(l client.ObjectList) []client.Object { return pointers(l.(*appsv1.DaemonSetList).Items) },
-		Template: func(o client.Object) *corev1.PodTemplateSpec {
-			return &o.(*appsv1.DaemonSet).Spec.Template
-		},
-		Paused: func(client.Object) bool { return false },
-	},
+	kindOf[appsv1.Deployment, appsv1.DeploymentList]("Deployment",
+		func(d *appsv1.Deployment) *corev1.PodTemplateSpec { return &d.Spec.Template },
+		func(d *appsv1.Deployment) bool { return d.Spec.Paused }),
+	kindOf[appsv1.StatefulSet, appsv1.StatefulSetList]("StatefulSet",
+		func(s *appsv1.StatefulSet) *corev1.PodTemplateSpec { return &s.Spec.Template }, nil),
+	kindOf[appsv1.DaemonSet, appsv1.DaemonSetList]("DaemonSet",
+		func(d *appsv1.DaemonSet) *corev1.PodTemplateSpec { return &d.Spec.Template }, nil),
+}
+
+// kindOf is the Kind of workload type W, listed as L; paused nil means
+// the kind cannot be paused.
+func kindOf[W, L any, PW interface {
+	*W
+	client.Object
+}, PL interface {
+	*L
+	client.ObjectList
+}](name string, template func(PW) *corev1.PodTemplateSpec, paused func(PW) bool) Kind {
+	k := Kind{
+		Name:     name,
+		New:      func() client.Object { return PW(new(W)) },
+		NewList:  func() client.ObjectList { return PL(new(L)) },
+		Template: func(o client.Object) *corev1.PodTemplateSpec { return template(o.(PW)) },
+		Paused:   func(client.Object) bool { return false },
+	}
+	if paused != nil {
+		k.Paused = func(o client.Object) bool { return paused(o.(PW)) }
+	}
+	return k
+}
+
+// Items are the workloads of a list of any Kind.
+func Items(list client.ObjectList) []client.Object {
+	objs, _ := meta.ExtractList(list) // every Kind's list has Items
+	out := make([]client.Object, 0, len(objs))
+	for _, o := range objs {
+		out = append(out, o.(client.Object))
+	}
+	return out
 }
 
 // Named is the Kind called name, or false.
@@ -97,17 +108,6 @@ func Named(name string) (Kind, bool) {
 		return Kind{}, false
 	}
 	return Kinds[i], true
-}
-
-func pointers[T any, P interface {
-	*T
-	client.Object
-}](items []T) []client.Object {
-	out := make([]client.Object, len(items))
-	for i := range items {
-		out[i] = P(&items[i])
-	}
-	return out
 }
 
 // Asked are the names of the Secrets obj asks to be restarted for through
