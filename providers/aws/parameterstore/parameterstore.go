@@ -60,10 +60,6 @@ const getBatch = 10
 // then the decrypted values in batches of 10. Keys are parameter names
 // without the configuration's prefix.
 func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind) (map[string][]byte, error) {
-	re, err := kit.NameRegexp(find)
-	if err != nil {
-		return nil, err
-	}
 	var filters []ssmtypes.ParameterStringFilter
 	prefix := c.prefix + ptrValue(find.Path)
 	switch {
@@ -75,40 +71,34 @@ func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind
 	for k, v := range find.Tags {
 		filters = append(filters, ssmtypes.ParameterStringFilter{Key: aws.String("tag:" + k), Values: []string{v}})
 	}
-	var names []string
-	var budget kit.FindBudget
 	pages := ssm.NewDescribeParametersPaginator(c.api, &ssm.DescribeParametersInput{ParameterFilters: filters})
-	for pages.HasMorePages() {
-		page, err := pages.NextPage(ctx)
-		if err != nil {
-			return nil, awsauth.APIError("listing parameters", err)
-		}
-		if err := budget.Listed(len(page.Parameters)); err != nil {
-			return nil, fmt.Errorf("find: %w", err)
-		}
-		for _, p := range page.Parameters {
-			name := aws.ToString(p.Name)
-			if !strings.HasPrefix(name, prefix) && !strings.HasPrefix(name, "/"+strings.TrimPrefix(prefix, "/")) {
-				continue
+	return kit.BatchFind{Prefix: c.prefix, Batch: getBatch,
+		NextPage: func(ctx context.Context) (int, []string, bool, error) {
+			page, err := pages.NextPage(ctx)
+			if err != nil {
+				return 0, nil, false, awsauth.APIError("listing parameters", err)
 			}
-			if re == nil || re.MatchString(strings.TrimPrefix(name, c.prefix)) {
-				names = append(names, name)
+			var names []string
+			for _, p := range page.Parameters {
+				if name := aws.ToString(p.Name); strings.HasPrefix(name, prefix) || strings.HasPrefix(name, "/"+strings.TrimPrefix(prefix, "/")) {
+					names = append(names, name)
+				}
 			}
-		}
+			return len(page.Parameters), names, pages.HasMorePages(), nil
+		},
+		Read: c.readBatch,
+	}.Run(ctx, find)
+}
+
+// readBatch reads parameters by name, SecureStrings decrypted.
+func (c *Client) readBatch(ctx context.Context, names []string) (map[string][]byte, error) {
+	res, err := c.api.GetParameters(ctx, &ssm.GetParametersInput{Names: names, WithDecryption: aws.Bool(true)})
+	if err != nil {
+		return nil, awsauth.APIError("reading found parameters", err)
 	}
-	out := make(map[string][]byte, len(names))
-	for start := 0; start < len(names); start += getBatch {
-		res, err := c.api.GetParameters(ctx, &ssm.GetParametersInput{Names: names[start:min(start+getBatch, len(names))], WithDecryption: aws.Bool(true)})
-		if err != nil {
-			return nil, awsauth.APIError("reading found parameters", err)
-		}
-		for _, p := range res.Parameters {
-			value := []byte(aws.ToString(p.Value))
-			if err := budget.Result(value); err != nil {
-				return nil, fmt.Errorf("find: %w", err)
-			}
-			out[strings.TrimPrefix(aws.ToString(p.Name), c.prefix)] = value
-		}
+	out := make(map[string][]byte, len(res.Parameters))
+	for _, p := range res.Parameters {
+		out[aws.ToString(p.Name)] = []byte(aws.ToString(p.Value))
 	}
 	return out, nil
 }

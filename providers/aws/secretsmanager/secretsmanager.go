@@ -59,10 +59,6 @@ const batchSize = 20
 // path (name prefix) and tags on the server, the name regexp here, then the
 // values in batches of 20.
 func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind) (map[string][]byte, error) {
-	re, err := kit.NameRegexp(find)
-	if err != nil {
-		return nil, err
-	}
 	var filters []smtypes.Filter
 	prefix := c.prefix
 	if find.Path != nil {
@@ -76,46 +72,39 @@ func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind
 			smtypes.Filter{Key: smtypes.FilterNameStringTypeTagKey, Values: []string{k}},
 			smtypes.Filter{Key: smtypes.FilterNameStringTypeTagValue, Values: []string{v}})
 	}
-	var names []string
-	var budget kit.FindBudget
 	pages := sm.NewListSecretsPaginator(c.api, &sm.ListSecretsInput{Filters: filters})
-	for pages.HasMorePages() {
-		page, err := pages.NextPage(ctx)
-		if err != nil {
-			return nil, apiError("listing secrets", err)
-		}
-		if err := budget.Listed(len(page.SecretList)); err != nil {
-			return nil, fmt.Errorf("find: %w", err)
-		}
-		for _, s := range page.SecretList {
-			name := aws.ToString(s.Name)
-			if !strings.HasPrefix(name, prefix) || !kit.HasTags(tagMap(s.Tags), find.Tags) {
-				continue // filters match prefixes and keys/values loosely; be exact
+	return kit.BatchFind{Prefix: c.prefix, Batch: batchSize,
+		NextPage: func(ctx context.Context) (int, []string, bool, error) {
+			page, err := pages.NextPage(ctx)
+			if err != nil {
+				return 0, nil, false, apiError("listing secrets", err)
 			}
-			key := strings.TrimPrefix(name, c.prefix)
-			if re == nil || re.MatchString(key) {
-				names = append(names, name)
+			var names []string
+			for _, s := range page.SecretList {
+				// The filters match prefixes and keys/values loosely; be exact.
+				if name := aws.ToString(s.Name); strings.HasPrefix(name, prefix) && kit.HasTags(tagMap(s.Tags), find.Tags) {
+					names = append(names, name)
+				}
 			}
-		}
+			return len(page.SecretList), names, pages.HasMorePages(), nil
+		},
+		Read: c.readBatch,
+	}.Run(ctx, find)
+}
+
+// readBatch reads the values of secrets by name.
+func (c *Client) readBatch(ctx context.Context, names []string) (map[string][]byte, error) {
+	res, err := c.api.BatchGetSecretValue(ctx, &sm.BatchGetSecretValueInput{SecretIdList: names})
+	if err != nil {
+		return nil, apiError("reading found secrets", err)
 	}
-	out := make(map[string][]byte, len(names))
-	for start := 0; start < len(names); start += batchSize {
-		batch := names[start:min(start+batchSize, len(names))]
-		res, err := c.api.BatchGetSecretValue(ctx, &sm.BatchGetSecretValueInput{SecretIdList: batch})
-		if err != nil {
-			return nil, apiError("reading found secrets", err)
-		}
-		if len(res.Errors) > 0 {
-			e := res.Errors[0]
-			return nil, fmt.Errorf("reading secret %q: %s", aws.ToString(e.SecretId), aws.ToString(e.ErrorCode))
-		}
-		for _, v := range res.SecretValues {
-			value := valueOf(v.SecretString, v.SecretBinary)
-			if err := budget.Result(value); err != nil {
-				return nil, fmt.Errorf("find: %w", err)
-			}
-			out[strings.TrimPrefix(aws.ToString(v.Name), c.prefix)] = value
-		}
+	if len(res.Errors) > 0 {
+		e := res.Errors[0]
+		return nil, fmt.Errorf("reading secret %q: %s", aws.ToString(e.SecretId), aws.ToString(e.ErrorCode))
+	}
+	out := make(map[string][]byte, len(res.SecretValues))
+	for _, v := range res.SecretValues {
+		out[aws.ToString(v.Name)] = valueOf(v.SecretString, v.SecretBinary)
 	}
 	return out, nil
 }
