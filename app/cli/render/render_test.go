@@ -314,9 +314,13 @@ func TestRenderUsage(t *testing.T) {
 		{[]string{"-f", "@cm.yaml", "--data", "@data.yaml"}, 1, "the files hold no ExternalSecret or PushSecret"},
 		{[]string{"-f", "@data.yaml", "--data", "@data.yaml"}, 1, "Object 'Kind' is missing"},
 		{[]string{"-f", "@es.yaml", "--data", "@missing.yaml"}, 1, "missing.yaml"},
+		{[]string{"-f", "@push.yaml", "--from-cluster", "--kubeconfig", "@no-kubeconfig"}, 1, "a PushSecret renders only offline (--data): through the cluster's stores it would push"},
+		{[]string{"-f", "@gen.yaml", "--data", "@data.yaml"}, 1, "dataFrom[0] names generator Password pw: eso render does not run generators"},
 		{[]string{"--help"}, 0, ""},
 	} {
-		code, _, errOut := render(t, map[string]string{"es.yaml": es, "data.yaml": "k: v\n", "cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"}, tc.args...)
+		code, _, errOut := render(t, map[string]string{"es.yaml": es, "data.yaml": "k: v\n", "cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+			"push.yaml": "apiVersion: external-secrets.io/v1alpha1\nkind: PushSecret\nmetadata: {name: p}\nspec: {secretStoreRefs: [{name: s}], selector: {secret: {name: x}}}\n",
+			"gen.yaml":  "apiVersion: external-secrets.io/v1\nkind: ExternalSecret\nmetadata: {name: g}\nspec: {dataFrom: [{sourceRef: {generatorRef: {kind: Password, name: pw}}}]}\n"}, tc.args...)
 		if code != tc.code || !strings.Contains(errOut, tc.says) {
 			t.Errorf("%v: exit %d, stderr %q; want %d and %q", tc.args, code, errOut, tc.code, tc.says)
 		}
