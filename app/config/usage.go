@@ -59,7 +59,6 @@ func usage(out io.Writer, fs *flag.FlagSet, commands []Command) {
 	for _, l := range lines {
 		fmt.Fprintf(out, "  %-*s  %s\n", width, l[0], l[1])
 	}
-	fmt.Fprintln(out, "\nEach command's --help tells more.")
 	for _, group := range []struct {
 		title string
 		in    func(name string) bool
