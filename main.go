@@ -2,9 +2,16 @@
 //
 //	eso [flags]            run (--mode=core, the default: controllers + in-process providers)
 //	eso --mode=provider    serve the compiled-in providers and generators over gRPC with mTLS
-//	eso providers [-o json] list the providers compiled into this binary
+//	eso providers          list the providers and generators compiled into this binary
 //	eso version            print version, commit, Go version and build tags (also --version)
-//	eso migrate [--apply]  move external-secrets.io/v1 stores and their users to v2alpha1 stores
+//	eso migrate            move external-secrets.io/v1 stores and their users to v2alpha1 stores
+//	eso render             print the Secret an ExternalSecret would sync, offline
+//	eso explain            explain an object's state and what eso would do with it
+//	eso check              check manifests for what eso would refuse, before applying them
+//
+// The commands are one table, commands below: dispatch, --help and the
+// unknown-command error all read it, and main_test.go checks this comment
+// against it.
 package main
 
 import (
@@ -14,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"go.uber.org/dig"
 	"go.uber.org/fx"
@@ -23,6 +31,7 @@ import (
 	_ "golang.org/x/crypto/x509roots/fallback"
 
 	"github.com/eso-dev/eso/app"
+	"github.com/eso-dev/eso/app/cli/render"
 	"github.com/eso-dev/eso/app/config"
 	"github.com/eso-dev/eso/app/wiring"
 )
@@ -31,20 +40,71 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// command is one of eso's subcommands: how --help shows it and the
+// function it runs (args without the command's name), which returns the
+// exit code.
+type command struct {
+	config.Command
+	// aliases also run it (version: --version).
+	aliases []string
+	run     func(args []string, stdout, stderr io.Writer) int
+}
+
+// commands are eso's subcommands, in the order --help lists them.
+var commands = []command{
+	{Command: config.Command{Name: "providers", Args: "[-o json]", Summary: "list the providers and generators compiled in"},
+		run: providers},
+	{Command: config.Command{Name: "version", Summary: "print the version, commit, Go version and build tags (also --version)"},
+		aliases: []string{"--version"},
+		run: func(_ []string, stdout, _ io.Writer) int {
+			app.PrintVersion(stdout)
+			return 0
+		}},
+	{Command: config.Command{Name: "migrate", Args: "[--apply]", Summary: "move external-secrets.io/v1 stores and their users to v2alpha1 stores"},
+		run: wiring.Migrate},
+	{Command: config.Command{Name: "render", Args: "-f FILE --data FILE", Summary: "print the Secret an ExternalSecret would sync, or what a PushSecret would push"},
+		run: func(args []string, stdout, stderr io.Writer) int {
+			return render.Run(args, os.Stdin, stdout, stderr, wiring.Plugins())
+		}},
+	// explain and check are being built in package app/cli/explain
+	// (explain.Explain and explain.Check). Until it is in the tree they
+	// say so; then their run becomes explain.Explain and explain.Check.
+	{Command: config.Command{Name: "explain", Summary: "explain an object's state and what eso would do with it"},
+		run: notYet("explain")},
+	{Command: config.Command{Name: "check", Summary: "check manifests for what eso would refuse, before applying them"},
+		run: notYet("check")},
+}
+
+// notYet is the run of a command listed before it is built.
+func notYet(name string) func([]string, io.Writer, io.Writer) int {
+	return func(_ []string, _, stderr io.Writer) int {
+		fmt.Fprintf(stderr, "eso %s: not in this build of eso yet\n", name)
+		return 2
+	}
+}
+
+// lookup finds the command name runs.
+func lookup(name string) (command, bool) {
+	for _, c := range commands {
+		if c.Name == name || slices.Contains(c.aliases, name) {
+			return c, true
+		}
+	}
+	return command{}, false
+}
+
 // run is main without the process: it returns the exit code.
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
-		switch args[0] {
-		case "providers":
-			return providers(args[1:], stdout, stderr)
-		case "version", "--version":
-			app.PrintVersion(stdout)
-			return 0
-		case "migrate":
-			return wiring.Migrate(args[1:], stdout, stderr)
+		if c, ok := lookup(args[0]); ok {
+			return c.run(args[1:], stdout, stderr)
 		}
 	}
-	cfg, err := config.Parse(args, stdout)
+	listed := make([]config.Command, len(commands))
+	for i, c := range commands {
+		listed[i] = c.Command
+	}
+	cfg, err := config.Parse(args, stdout, listed...)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"debug/elf"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io"
 	"net"
 	"net/http"
@@ -51,6 +54,9 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"--concurent=3"}, 2, "", "unknown flag --concurent: did you mean --concurrent?"},
 		{[]string{"provders"}, 2, "", `unknown command "provders": did you mean "providers"?`},
 		{[]string{"--help"}, 0, "Provider mode (--mode=provider):\n  --grpc-bind-address", ""},
+		{[]string{"--help"}, 0, "\n  eso migrate [--apply] ", ""},
+		{[]string{"render"}, 2, "", "eso render: -f names no manifest"},
+		{[]string{"rendr"}, 2, "", `unknown command "rendr": did you mean "render"? (commands: providers, version, migrate, render, explain, check)`},
 		{[]string{"--mode=provider", "--insecure", "--kubeconfig=" + kubeconfig, "--provider-kinds=Fakee"}, 1, "", "unknown kind Fakee: did you mean Fake?"},
 		{[]string{"providers", "-o", "json"}, 0, `"kind": "Fake"`, ""},
 		{[]string{"providers", "-o", "yaml"}, 2, "", "usage: eso providers [-o table|json]"},
@@ -75,6 +81,69 @@ func TestCommandLine(t *testing.T) {
 				t.Errorf("stderr %q does not contain %q", stderr.String(), tc.errOut)
 			}
 		})
+	}
+}
+
+// TestCommandsListed: the command table is the one list of commands. Each
+// is dispatched (it does not fall through to the modes' flags), listed by
+// --help, named by the unknown-command error and by main.go's doc comment;
+// the doc comment names no other, and run dispatches through the table
+// only.
+func TestCommandsListed(t *testing.T) {
+	var help, unknown bytes.Buffer
+	if code := run([]string{"--help"}, &help, io.Discard); code != 0 {
+		t.Fatalf("--help: exit %d", code)
+	}
+	if code := run([]string{"no-such-command"}, io.Discard, &unknown); code != 2 {
+		t.Fatalf("an unknown command: exit %d", code)
+	}
+	src, err := os.ReadFile("main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	file, err := parser.ParseFile(token.NewFileSet(), "main.go", src, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The doc comment's lines "eso <command> ...", modes aside.
+	var documented []string
+	for _, line := range strings.Split(file.Doc.Text(), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) > 1 && fields[0] == "eso" && !strings.HasPrefix(fields[1], "-") && !strings.HasPrefix(fields[1], "[") {
+			documented = append(documented, fields[1])
+		}
+	}
+	var names []string
+	for _, c := range commands {
+		names = append(names, c.Name)
+		if c.run == nil || c.Summary == "" {
+			t.Errorf("command %s has no run or no summary", c.Name)
+		}
+		if !strings.Contains(help.String(), "\n  eso "+c.Name+" ") {
+			t.Errorf("eso --help does not list %s:\n%s", c.Name, help.String())
+		}
+		if !strings.Contains(unknown.String(), c.Name) {
+			t.Errorf("the unknown-command error does not name %s: %s", c.Name, unknown.String())
+		}
+		var out bytes.Buffer
+		run([]string{c.Name, "--help"}, &out, io.Discard)
+		if strings.Contains(out.String(), "Flags of both modes") {
+			t.Errorf("eso %s is not dispatched: it reached the modes' flags", c.Name)
+		}
+	}
+	if !slices.Equal(documented, names) {
+		t.Errorf("main.go's doc comment lists %v, the command table %v", documented, names)
+	}
+	// Dispatch is the table's: run switches on no command name of its own.
+	for _, decl := range file.Decls {
+		if fn, ok := decl.(*ast.FuncDecl); ok && fn.Name.Name == "run" {
+			ast.Inspect(fn.Body, func(n ast.Node) bool {
+				if _, ok := n.(*ast.SwitchStmt); ok {
+					t.Errorf("run dispatches with a switch: add the command to the table instead")
+				}
+				return true
+			})
+		}
 	}
 }
 

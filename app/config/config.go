@@ -127,8 +127,10 @@ func Default() Config {
 }
 
 // Parse parses command-line flags (without the program name). Usage and
-// errors are written to out.
-func Parse(args []string, out io.Writer) (Config, error) {
+// errors are written to out. commands are eso's subcommands (main's
+// table): --help lists them, and an argument that is none of them is
+// reported with their names.
+func Parse(args []string, out io.Writer, commands ...Command) (Config, error) {
 	cfg := Default()
 	fs := flag.NewFlagSet("eso", flag.ContinueOnError)
 	fs.SetOutput(out)
@@ -182,15 +184,16 @@ func Parse(args []string, out io.Writer) (Config, error) {
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			usage(out, fs)
+			usage(out, fs, commands)
 			return cfg, err
 		}
 		return cfg, flagError(err, fs)
 	}
 	if fs.NArg() > 0 {
-		msg := fmt.Sprintf("unexpected argument %q (commands: providers, version)", fs.Arg(0))
-		if c := plugin.Closest(fs.Arg(0), Commands); c != "" {
-			msg = fmt.Sprintf("unknown command %q: did you mean %q?", fs.Arg(0), c)
+		names := commandNames(commands)
+		msg := fmt.Sprintf("unexpected argument %q (commands: %s)", fs.Arg(0), strings.Join(names, ", "))
+		if c := plugin.Closest(fs.Arg(0), names); c != "" {
+			msg = fmt.Sprintf("unknown command %q: did you mean %q? (commands: %s)", fs.Arg(0), c, strings.Join(names, ", "))
 		}
 		return cfg, errors.New(msg)
 	}

@@ -11,8 +11,26 @@ import (
 	"github.com/eso-dev/eso/providers/plugin"
 )
 
-// Commands are eso's subcommands.
-var Commands = []string{"providers", "version", "migrate"}
+// Command is one of eso's subcommands as --help and the unknown-command
+// error name it. main's command table is the one list of them; Parse is
+// given it.
+type Command struct {
+	// Name is what follows eso on the command line.
+	Name string
+	// Args are its arguments in brief, for --help.
+	Args string
+	// Summary is one line saying what it does.
+	Summary string
+}
+
+// commandNames lists the names of commands, for an error message.
+func commandNames(commands []Command) []string {
+	names := make([]string, len(commands))
+	for i, c := range commands {
+		names[i] = c.Name
+	}
+	return names
+}
 
 // providerModeFlags and coreModeFlags are the flags of one mode only; the
 // others apply to both.
@@ -24,14 +42,23 @@ var (
 		"remote-providers-insecure", "provider-certificates-namespace", "provider-certificates-dns-names"}
 )
 
-// usage writes eso --help: the commands, then the flags by mode.
-func usage(out io.Writer, fs *flag.FlagSet) {
-	fmt.Fprint(out, `Usage:
-  eso [flags]                 run core mode: controllers with the providers in process
-  eso --mode=provider [flags] serve the compiled-in providers over gRPC with mTLS
-  eso providers [-o json]     list the providers and generators compiled in
-  eso version                 print the version, commit, Go version and build tags (also --version)
-`)
+// usage writes eso --help: the modes and commands, then the flags by mode.
+func usage(out io.Writer, fs *flag.FlagSet, commands []Command) {
+	lines := [][2]string{
+		{"eso [flags]", "run core mode: controllers with the providers in process"},
+		{"eso --mode=provider [flags]", "serve the compiled-in providers over gRPC with mTLS"},
+	}
+	for _, c := range commands {
+		lines = append(lines, [2]string{strings.TrimSpace("eso " + c.Name + " " + c.Args), c.Summary})
+	}
+	width := 0
+	for _, l := range lines {
+		width = max(width, len(l[0]))
+	}
+	fmt.Fprintln(out, "Usage:")
+	for _, l := range lines {
+		fmt.Fprintf(out, "  %-*s  %s\n", width, l[0], l[1])
+	}
 	for _, group := range []struct {
 		title string
 		in    func(name string) bool

@@ -39,6 +39,18 @@ func storeIndexValues(ps *esv1alpha1.PushSecret) []string {
 	return out
 }
 
+// Indexes are the PushSecret field indexes the controller registers, by
+// field: a reconcile lists through indexClusterKeys, so whatever runs one
+// (eso render's in-memory API server too) needs them.
+func Indexes() map[string]client.IndexerFunc {
+	return map[string]client.IndexerFunc{
+		indexStores: func(o client.Object) []string { return storeIndexValues(o.(*esv1alpha1.PushSecret)) },
+		indexClusterKeys: func(o client.Object) []string {
+			return clusterKeyIndexValues(o.(*esv1alpha1.PushSecret))
+		},
+	}
+}
+
 // changed passes what can change what a PushSecret pushes: its spec, labels
 // and annotations, and its deletion.
 var changed = predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{},
@@ -51,15 +63,10 @@ var changed = predicate.Or(predicate.GenerationChangedPredicate{}, predicate.Lab
 // SetupWithManager registers the controller: PushSecrets, the stores they
 // push to (by index) and, through Sources, the Secrets they push.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &esv1alpha1.PushSecret{}, indexStores, func(o client.Object) []string {
-		return storeIndexValues(o.(*esv1alpha1.PushSecret))
-	}); err != nil {
-		return err
-	}
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &esv1alpha1.PushSecret{}, indexClusterKeys, func(o client.Object) []string {
-		return clusterKeyIndexValues(o.(*esv1alpha1.PushSecret))
-	}); err != nil {
-		return err
+	for field, extract := range Indexes() {
+		if err := mgr.GetFieldIndexer().IndexField(context.Background(), &esv1alpha1.PushSecret{}, field, extract); err != nil {
+			return err
+		}
 	}
 	usersOf := func(kind string) handler.TypedMapFunc[client.Object, reconcile.Request] {
 		return func(ctx context.Context, s client.Object) []reconcile.Request {
