@@ -168,6 +168,16 @@ manifests: $(HELM) ## Write the whole install as one file, rendered from charts/
 	build/manifests.sh $(HELM) $(IMAGE_REPOSITORY) $(IMAGE_TAG) $(MANIFEST_NAMESPACE) $(MANIFEST_ARGS) > $(INSTALL_FILE)
 	@echo $(INSTALL_FILE)
 
+# The charts' appVersion in the tree is a placeholder; packaged, it is the
+# tag make image writes, so an install needs no image.tag (the bundle's
+# charts are packaged the same way).
+.PHONY: charts
+charts: $(HELM) ## Package charts/eso and charts/eso-provider into dist/charts, their appVersion (the default image tag) the tag make image writes.
+	mkdir -p $(DIST)/charts
+	for chart in charts/eso charts/eso-provider; do \
+		$(HELM) package $$chart --app-version $(IMAGE_TAG) --destination $(DIST)/charts; \
+	done
+
 # The bundle's install file never pulls: its image comes in the bundle.
 BUNDLE_INSTALL_FILE := $(DIST)/eso-$(VERSION)-airgapped-install.yaml
 
