@@ -39,7 +39,9 @@ for arch in $archs; do
 done
 
 chart_version=$(sed -n 's/^version: *//p' charts/eso/Chart.yaml)
-sed "s/@VERSION@/${version}/g; s/@TAG@/${tag}/g; s/@CHART_VERSION@/${chart_version}/g; s|@IMAGE@|${image_ref}|g" build/bundle-README.md > "$root/README.md"
+provider_chart_version=$(sed -n 's/^version: *//p' charts/eso-provider/Chart.yaml)
+arch_list=$(echo $archs | sed 's/ /, /g')
+sed "s/@VERSION@/${version}/g; s/@TAG@/${tag}/g; s/@CHART_VERSION@/${chart_version}/g; s/@PROVIDER_CHART_VERSION@/${provider_chart_version}/g; s|@IMAGE@|${image_ref}|g; s/@ARCHS@/${arch_list}/g" build/bundle-README.md > "$root/README.md"
 
 (cd "$root" && find . -type f ! -name SHA256SUMS -printf '%P\n' | LC_ALL=C sort | xargs sha256sum > SHA256SUMS)
 mkdir -p "$(dirname "$out")"
