@@ -39,15 +39,20 @@ CYCLONEDX_VERSION := v1.10.0
 CYCLONEDX := $(CACHE_DIR)/tools/cyclonedx-gomod-$(CYCLONEDX_VERSION)/cyclonedx-gomod
 PROTOS := $(wildcard apis/proto/*/v*/*.proto)
 
-BIN := bin/eso
+BIN_DIR ?= bin
+BIN := $(BIN_DIR)/eso
 
 export CGO_ENABLED := 0
 
 ##@ General
 
+# The variables the help texts name, printed with their values.
+HELP_VARS := VAULT_VERSION K8S_VERSION ETCD_VERSION HELM_VERSION CACHE_DIR
+
 .PHONY: help
 help: ## Show this help.
-	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) }' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) }' $(MAKEFILE_LIST) \
+		| sed $(foreach v,$(HELP_VARS),-e 's|\$$($(v))|$($(v))|g')
 
 ##@ Main jobs
 
@@ -108,14 +113,49 @@ IMAGE_DIR ?= $(DIST)/image
 comma := ,
 SOURCE_DATE_EPOCH ?= $(eval SOURCE_DATE_EPOCH := $$(shell git log -1 --format=%ct 2>/dev/null || echo 0))$(SOURCE_DATE_EPOCH)
 
+IMAGE_BINARIES = $(foreach arch,$(IMAGE_ARCHS),$(BIN_DIR)/linux-$(arch)/eso)
+IMAGE_LAYOUT = $(IMAGE_DIR)/eso-$(IMAGE_TAG)-oci/index.json
+IMAGE_ARCHIVES = $(foreach arch,$(IMAGE_ARCHS),$(IMAGE_DIR)/eso-$(IMAGE_TAG)-linux-$(arch).tar)
+
 .PHONY: image
-image: ## Write eso's OCI image (linux/amd64 + linux/arm64) to dist/image: an OCI layout and a docker-archive per arch (TAGS=aws,vault selects providers).
-	for arch in $(IMAGE_ARCHS); do \
-		GOOS=linux GOARCH=$$arch $(GO) build -trimpath -tags '$(TAGS)' -ldflags '$(LDFLAGS) -buildid=' -o bin/linux-$$arch/eso . ; \
-	done
+image: $(IMAGE_LAYOUT) $(IMAGE_ARCHIVES) ## Write eso's OCI image (linux/amd64 + linux/arm64) to dist/image: an OCI layout and a docker-archive per arch (TAGS=aws,vault selects providers); only what changed is rebuilt.
+	@echo "image $(IMAGE_REPOSITORY):$(IMAGE_TAG) ($(IMAGE_ARCHS)) in $(IMAGE_DIR)"
+
+# make image rebuilds only what its inputs changed: a binary when a Go
+# source, go.mod/go.sum or its build flags changed (a binary without build
+# ID gives go build no way to tell), the image when a binary or the image's
+# settings did.
+GO_SOURCES := $(shell find . \( -path ./.git -o -path ./dist -o -path ./bin -o -path ./examples -o -path ./tests \) -prune -o \
+	-type f \( \( -name '*.go' ! -name '*_test.go' \) -o -name go.mod -o -name go.sum \) -print)
+IMAGE_GOFLAGS = -trimpath -tags '$(TAGS)' -ldflags '$(LDFLAGS) -buildid='
+
+$(BIN_DIR)/linux-%/eso: $(GO_SOURCES) $(BIN_DIR)/linux-%/build-flags
+	GOOS=linux GOARCH=$* $(GO) build $(IMAGE_GOFLAGS) -o $@ .
+
+$(BIN_DIR)/linux-%/build-flags: export ESO_STAMP = GOOS=linux GOARCH=$* $(GO) build $(IMAGE_GOFLAGS)
+$(BIN_DIR)/linux-%/build-flags: FORCE
+	@$(write-stamp)
+# Kept: make would delete it as an intermediate file, losing what was built.
+.PRECIOUS: $(BIN_DIR)/linux-%/build-flags
+
+$(IMAGE_LAYOUT) $(IMAGE_ARCHIVES) &: $(IMAGE_BINARIES) $(IMAGE_DIR)/.eso-$(IMAGE_TAG)-settings build/image/main.go go.mod go.sum
 	$(GO) run ./build/image -out $(IMAGE_DIR) -repository $(IMAGE_REPOSITORY) -tag $(IMAGE_TAG) \
 		-version $(VERSION) -commit $(COMMIT) -tags '$(TAGS)' -created $(SOURCE_DATE_EPOCH) \
-		$(foreach arch,$(IMAGE_ARCHS),-binary $(arch)=bin/linux-$(arch)/eso)
+		$(foreach arch,$(IMAGE_ARCHS),-binary $(arch)=$(BIN_DIR)/linux-$(arch)/eso)
+
+$(IMAGE_DIR)/.eso-$(IMAGE_TAG)-settings: export ESO_STAMP = $(IMAGE_REPOSITORY) $(IMAGE_TAG) $(VERSION) $(COMMIT) $(TAGS) $(SOURCE_DATE_EPOCH) $(IMAGE_BINARIES)
+$(IMAGE_DIR)/.eso-$(IMAGE_TAG)-settings: FORCE
+	@$(write-stamp)
+
+# write-stamp writes $ESO_STAMP to the target only when it differs from what
+# the file holds, so the file is newer than what depends on it only after a
+# change.
+define write-stamp
+mkdir -p $(@D); printf '%s\n' "$$ESO_STAMP" | cmp -s - $@ || printf '%s\n' "$$ESO_STAMP" > $@
+endef
+
+.PHONY: FORCE
+FORCE:
 
 DIST ?= dist
 MANIFEST_NAMESPACE ?= eso-system
@@ -128,6 +168,16 @@ manifests: $(HELM) ## Write the whole install as one file, rendered from charts/
 	build/manifests.sh $(HELM) $(IMAGE_REPOSITORY) $(IMAGE_TAG) $(MANIFEST_NAMESPACE) $(MANIFEST_ARGS) > $(INSTALL_FILE)
 	@echo $(INSTALL_FILE)
 
+# The charts' appVersion in the tree is a placeholder; packaged, it is the
+# tag make image writes, so an install needs no image.tag (the bundle's
+# charts are packaged the same way).
+.PHONY: charts
+charts: $(HELM) ## Package charts/eso and charts/eso-provider into dist/charts, their appVersion (the default image tag) the tag make image writes.
+	mkdir -p $(DIST)/charts
+	for chart in charts/eso charts/eso-provider; do \
+		$(HELM) package $$chart --app-version $(IMAGE_TAG) --destination $(DIST)/charts; \
+	done
+
 # The bundle's install file never pulls: its image comes in the bundle.
 BUNDLE_INSTALL_FILE := $(DIST)/eso-$(VERSION)-airgapped-install.yaml
 
@@ -136,7 +186,7 @@ bundle: image $(HELM) $(CYCLONEDX) ## Write dist/eso-<version>-bundle.tar.gz: im
 	mkdir -p $(DIST)
 	build/manifests.sh $(HELM) $(IMAGE_REPOSITORY) $(IMAGE_TAG) $(MANIFEST_NAMESPACE) --set image.airgapped=true > $(BUNDLE_INSTALL_FILE)
 	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) build/bundle.sh $(BUNDLE) $(VERSION) $(IMAGE_DIR) $(IMAGE_REPOSITORY):$(IMAGE_TAG) \
-		$(BUNDLE_INSTALL_FILE) $(HELM) $(CYCLONEDX) bin
+		$(BUNDLE_INSTALL_FILE) $(HELM) $(CYCLONEDX) $(BIN_DIR) '$(IMAGE_ARCHS)'
 
 .PHONY: sizes
 sizes: ## Print binary size and linked module count for each build-tag selection.
@@ -220,5 +270,5 @@ $(CYCLONEDX):
 	GOBIN=$(dir $(CYCLONEDX)) $(GO) install github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod@$(CYCLONEDX_VERSION)
 
 .PHONY: clean
-clean: ## Remove build outputs (the tool cache under CACHE_DIR stays).
-	rm -rf bin
+clean: ## Remove build outputs, bin/ and dist/ (the tool cache under CACHE_DIR stays).
+	rm -rf $(BIN_DIR) $(DIST)

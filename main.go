@@ -29,6 +29,9 @@ import (
 	// CA roots for images without a system bundle (eso's is built from
 	// scratch); a system bundle, where there is one, takes precedence.
 	_ "golang.org/x/crypto/x509roots/fallback"
+	// Go's time zone database, for the same images: templates' dateInZone
+	// needs it, and a system database, where there is one, takes precedence.
+	_ "time/tzdata"
 
 	"github.com/eso-dev/eso/app"
 	"github.com/eso-dev/eso/app/cli/render"

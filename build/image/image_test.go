@@ -110,8 +110,10 @@ func TestImage(t *testing.T) {
 	if err != nil || len(outer.Manifests) != 1 {
 		t.Fatalf("OCI layout index: %+v, %v; want one image index", outer, err)
 	}
-	if ref := outer.Manifests[0].Annotations["org.opencontainers.image.ref.name"]; ref != "ghcr.io/eso-dev/eso:"+version {
-		t.Errorf("OCI layout names the image %q", ref)
+	// The layout spec's ref.name is the tag alone: `skopeo copy
+	// oci:<dir>:<tag>` finds the image by it.
+	if ref := outer.Manifests[0].Annotations["org.opencontainers.image.ref.name"]; ref != version {
+		t.Errorf("OCI layout names the image %q, want the tag %q", ref, version)
 	}
 	images, err := index.ImageIndex(outer.Manifests[0].Digest)
 	if err != nil {
@@ -169,6 +171,17 @@ func TestImage(t *testing.T) {
 		if h := fs[binaryPath]; h == nil || h.Mode != 0o755 || h.Uid != 0 {
 			t.Errorf("%s binary header %+v", arch, h)
 		}
+		// The user's home is its own, the rest root's.
+		home := fs["home/nonroot/"]
+		if home == nil {
+			home = fs["home/nonroot"]
+		}
+		if h := home; h == nil || h.Uid != 65532 || h.Gid != 65532 || h.Mode != 0o700 {
+			t.Errorf("%s /home/nonroot header %+v, want uid and gid 65532, mode 0700", arch, h)
+		}
+		if h := fs["etc/passwd"]; h == nil || h.Uid != 0 || h.Gid != 0 {
+			t.Errorf("%s /etc/passwd header %+v, want root's", arch, h)
+		}
 		f, err := elf.NewFile(bytes.NewReader(bin))
 		if err != nil {
 			t.Fatalf("%s: the binary is no ELF file: %v", arch, err)
@@ -185,6 +198,34 @@ func TestImage(t *testing.T) {
 			if err != nil || !strings.Contains(string(out), version) {
 				t.Errorf("the %s binary from the image: eso --version = %q, %v", arch, out, err)
 			}
+		}
+	}
+}
+
+// TestReportOrder: what `make image` prints names the architectures in the
+// same order every run.
+func TestReportOrder(t *testing.T) {
+	res := &Result{Images: map[string]v1.Hash{}, Archives: map[string]string{}}
+	archs := []string{"s390x", "amd64", "ppc64le", "arm64", "riscv64", "386", "arm"}
+	for _, arch := range archs {
+		res.Images[arch] = v1.Hash{Algorithm: "sha256", Hex: strings.Repeat("0", 64)}
+		res.Archives[arch] = "eso-v1-linux-" + arch + ".tar"
+	}
+	var first string
+	for i := range 20 {
+		var out bytes.Buffer
+		report(&out, Spec{Repository: "r", Tag: "v1"}, res)
+		if i == 0 {
+			first = out.String()
+			var got []string
+			for _, line := range strings.Split(strings.TrimSpace(first), "\n")[1:] {
+				got = append(got, strings.TrimPrefix(strings.Fields(line)[0], "linux/"))
+			}
+			if !slices.IsSorted(got) || len(got) != len(archs) {
+				t.Fatalf("architectures printed as %v, want sorted", got)
+			}
+		} else if out.String() != first {
+			t.Fatalf("two reports differ:\n%s\n%s", first, out.String())
 		}
 	}
 }

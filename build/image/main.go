@@ -20,6 +20,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -117,8 +118,10 @@ func Build(spec Spec, out string) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The image-layout spec's ref.name is the tag alone, not the
+	// repository: `skopeo copy oci:<dir>:<tag>` and `oras` look it up so.
 	if err := p.AppendIndex(index, layout.WithAnnotations(map[string]string{
-		"org.opencontainers.image.ref.name": ref.String(),
+		"org.opencontainers.image.ref.name": spec.Tag,
 	})); err != nil {
 		return nil, err
 	}
@@ -178,8 +181,10 @@ func tagsLabel(tags string) string {
 type file struct {
 	name string
 	mode int64
-	dir  bool
-	data []byte
+	// owner is the uid and gid the entry belongs to (0: root).
+	owner int
+	dir   bool
+	data  []byte
 }
 
 // baseFiles is what the binary needs from a filesystem: a passwd and group
@@ -192,7 +197,9 @@ func baseFiles() []file {
 		{name: "etc/group", mode: 0o644, data: []byte(group)},
 		{name: "etc/passwd", mode: 0o644, data: []byte(passwd)},
 		{name: "home", mode: 0o755, dir: true},
-		{name: "home/nonroot", mode: 0o700, dir: true},
+		// The user's home is its own, as in distroless: tools that write
+		// there (a debug shell, ~/.cache) must not fail on a root-owned 0700.
+		{name: "home/nonroot", mode: 0o700, owner: uid, dir: true},
 		{name: "tmp", mode: 0o1777, dir: true},
 	}
 }
@@ -213,19 +220,19 @@ func layer(files []file, modTime time.Time) (v1.Layer, error) {
 			}
 			dirs[dir] = true
 			if !slices.ContainsFunc(files, func(g file) bool { return g.dir && g.name == dir }) {
-				if err := tw.WriteHeader(header(dir+"/", 0o755, tar.TypeDir, 0, modTime)); err != nil {
+				if err := tw.WriteHeader(header(dir+"/", 0o755, 0, tar.TypeDir, 0, modTime)); err != nil {
 					return nil, err
 				}
 			}
 		}
 		if f.dir {
 			dirs[f.name] = true
-			if err := tw.WriteHeader(header(f.name+"/", f.mode, tar.TypeDir, 0, modTime)); err != nil {
+			if err := tw.WriteHeader(header(f.name+"/", f.mode, f.owner, tar.TypeDir, 0, modTime)); err != nil {
 				return nil, err
 			}
 			continue
 		}
-		if err := tw.WriteHeader(header(f.name, f.mode, tar.TypeReg, int64(len(f.data)), modTime)); err != nil {
+		if err := tw.WriteHeader(header(f.name, f.mode, f.owner, tar.TypeReg, int64(len(f.data)), modTime)); err != nil {
 			return nil, err
 		}
 		if _, err := tw.Write(f.data); err != nil {
@@ -240,8 +247,8 @@ func layer(files []file, modTime time.Time) (v1.Layer, error) {
 		tarball.WithMediaType(types.OCILayer))
 }
 
-func header(name string, mode int64, typ byte, size int64, modTime time.Time) *tar.Header {
-	return &tar.Header{Name: name, Mode: mode, Typeflag: typ, Size: size, ModTime: modTime.UTC(), Format: tar.FormatUSTAR}
+func header(name string, mode int64, owner int, typ byte, size int64, modTime time.Time) *tar.Header {
+	return &tar.Header{Name: name, Mode: mode, Uid: owner, Gid: owner, Typeflag: typ, Size: size, ModTime: modTime.UTC(), Format: tar.FormatUSTAR}
 }
 
 type binaries map[string]string
@@ -285,8 +292,14 @@ func main() {
 		fmt.Fprintln(os.Stderr, "image:", err)
 		os.Exit(1)
 	}
-	fmt.Printf("%s:%s index %s (OCI layout %s)\n", spec.Repository, spec.Tag, res.Index, res.Layout)
-	for arch, digest := range res.Images {
-		fmt.Printf("  linux/%s %s %s\n", arch, digest, res.Archives[arch])
+	report(os.Stdout, spec, res)
+}
+
+// report prints what Build wrote, the architectures in order, so that two
+// runs print the same lines.
+func report(w io.Writer, spec Spec, res *Result) {
+	fmt.Fprintf(w, "%s:%s index %s (OCI layout %s)\n", spec.Repository, spec.Tag, res.Index, res.Layout)
+	for _, arch := range slices.Sorted(maps.Keys(res.Images)) {
+		fmt.Fprintf(w, "  linux/%s %s %s\n", arch, res.Images[arch], res.Archives[arch])
 	}
 }

@@ -88,22 +88,7 @@ func TestBundle(t *testing.T) {
 		if cfg, err := img.ConfigFile(); err != nil || cfg.Architecture != arch {
 			t.Errorf("%s archive: %v, %v", arch, cfg, err)
 		}
-		var sbom struct {
-			BOMFormat  string `json:"bomFormat"`
-			Components []struct {
-				Name string `json:"name"`
-			} `json:"components"`
-		}
-		if err := json.Unmarshal(readFile(t, files[root+"sbom/eso-"+version+"-linux-"+arch+".cdx.json"]), &sbom); err != nil {
-			t.Fatalf("%s SBOM: %v", arch, err)
-		}
-		found := false
-		for _, c := range sbom.Components {
-			found = found || c.Name == "sigs.k8s.io/controller-runtime"
-		}
-		if sbom.BOMFormat != "CycloneDX" || !found {
-			t.Errorf("%s SBOM: format %q, %d components, controller-runtime listed: %v", arch, sbom.BOMFormat, len(sbom.Components), found)
-		}
+		checkSBOM(t, arch, readFile(t, files[root+"sbom/eso-"+version+"-linux-"+arch+".cdx.json"]))
 	}
 	for _, chart := range []string{"charts/eso-0.1.0.tgz", "charts/eso-provider-0.1.0.tgz"} {
 		if _, ok := files[root+chart]; !ok {
@@ -137,6 +122,128 @@ func TestBundle(t *testing.T) {
 		t.Errorf("the install file starts with %s %s, want its Namespace", objs[0].GetKind(), objs[0].GetName())
 	}
 	dryRun(t, objs)
+
+	t.Run("the README's commands as written", func(t *testing.T) {
+		runBundleREADME(t, filepath.Dir(files[root+"README.md"]), ref)
+	})
+}
+
+// checkSBOM: an architecture's SBOM is CycloneDX, lists eso's modules,
+// names that architecture in every purl (cyclonedx-gomod takes it from its
+// environment, not from the binary) and carries the licences detected in
+// the module cache.
+func checkSBOM(t *testing.T, arch string, data []byte) {
+	t.Helper()
+	type component struct {
+		Name     string `json:"name"`
+		Purl     string `json:"purl"`
+		Evidence struct {
+			Licenses []struct {
+				License struct {
+					ID string `json:"id"`
+				} `json:"license"`
+			} `json:"licenses"`
+		} `json:"evidence"`
+	}
+	var sbom struct {
+		BOMFormat string `json:"bomFormat"`
+		Metadata  struct {
+			Component component `json:"component"`
+		} `json:"metadata"`
+		Components []component `json:"components"`
+	}
+	if err := json.Unmarshal(data, &sbom); err != nil {
+		t.Fatalf("%s SBOM: %v", arch, err)
+	}
+	licensed := map[string]string{}
+	for _, c := range append(sbom.Components, sbom.Metadata.Component) {
+		if c.Purl != "" && !strings.Contains(c.Purl, "goarch="+arch+"&") {
+			t.Errorf("%s SBOM: %s has purl %s", arch, c.Name, c.Purl)
+		}
+		if len(c.Evidence.Licenses) > 0 {
+			licensed[c.Name] = c.Evidence.Licenses[0].License.ID
+		}
+	}
+	if sbom.BOMFormat != "CycloneDX" || len(sbom.Components) < 20 {
+		t.Errorf("%s SBOM: format %q, %d components", arch, sbom.BOMFormat, len(sbom.Components))
+	}
+	// Modules every build links, and in the module cache of any machine
+	// that built eso.
+	for name, id := range map[string]string{"sigs.k8s.io/controller-runtime": "Apache-2.0", "google.golang.org/grpc": "Apache-2.0", "go.uber.org/fx": "MIT"} {
+		if licensed[name] != id {
+			t.Errorf("%s SBOM: %s has licence %q, want %s", arch, name, licensed[name], id)
+		}
+	}
+}
+
+// runBundleREADME runs every sh block of the bundle's README in dir, word
+// for word, with the commands that need a node stood in for: ctr and cp
+// (into the k3s/RKE2 directories) check that the files they are given are
+// exactly one existing file each; helm install renders with helm template
+// (the same arguments; the test's API server already has eso's CRDs, which
+// an install would refuse to adopt) and kubectl applies with
+// --dry-run=server against the test's API server. A glob matching two
+// files, a wrong name or a chart that does not render fails the command
+// and so the test.
+func runBundleREADME(t *testing.T, dir, image string) {
+	readme := string(readFile(t, filepath.Join(dir, "README.md")))
+	var blocks []string
+	inBlock := false
+	var block []string
+	for _, line := range strings.Split(readme, "\n") {
+		switch {
+		case !inBlock && line == "```sh":
+			inBlock, block = true, nil
+		case inBlock && line == "```":
+			inBlock = false
+			blocks = append(blocks, strings.Join(block, "\n"))
+		case inBlock:
+			block = append(block, line)
+		}
+	}
+	if len(blocks) < 3 {
+		t.Fatalf("the bundle README has %d sh blocks", len(blocks))
+	}
+	kubectlBin := filepath.Join(os.Getenv("KUBEBUILDER_ASSETS"), "kubectl")
+	stubs, state := t.TempDir(), t.TempDir()
+	log := filepath.Join(state, "commands")
+	for name, script := range map[string]string{
+		"ctr": `[ $# -eq 5 ] && [ "$1 $2 $3 $4" = "-n k8s.io images import" ] || { echo "ctr: unexpected arguments: $*" >&2; exit 2; }
+[ -f "$5" ] || { echo "ctr: no file $5" >&2; exit 1; }`,
+		"cp": `[ $# -eq 2 ] || { echo "cp: want one file and a directory, got: $*" >&2; exit 2; }
+[ -f "$1" ] || { echo "cp: no file $1" >&2; exit 1; }
+case "$2" in /var/lib/rancher/k3s/*/ | /var/lib/rancher/rke2/*/) ;; *) echo "cp: unexpected destination $2" >&2; exit 2;; esac`,
+		"helm": `[ "$1" = install ] || { echo "helm: unexpected command $1" >&2; exit 2; }
+shift
+"$REAL_HELM" template "$@" > "$STUB_STATE/helm-install.yaml"`,
+		"kubectl": `exec "$REAL_KUBECTL" "$@" --dry-run=server`,
+	} {
+		stub := "#!/bin/sh\necho \"" + name + " $*\" >> \"$STUB_STATE/commands\"\n" + script + "\n"
+		if err := os.WriteFile(filepath.Join(stubs, name), []byte(stub), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	helmHome := t.TempDir()
+	for _, script := range blocks {
+		cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "PATH="+stubs+":"+os.Getenv("PATH"), "STUB_STATE="+state,
+			"REAL_HELM="+os.Getenv("HELM_BIN"), "REAL_KUBECTL="+kubectlBin, "KUBECONFIG="+writeKubeconfig(t, state, env.Config),
+			"HELM_CACHE_HOME="+helmHome+"/cache", "HELM_CONFIG_HOME="+helmHome+"/config", "HELM_DATA_HOME="+helmHome+"/data")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("the bundle README's\n%s\nfails: %v\n%s", script, err, out)
+		}
+	}
+	ran := string(readFile(t, log))
+	for _, want := range []string{"ctr -n k8s.io images import images/", "helm install ", "cp images/", "kubectl apply "} {
+		if !strings.Contains(ran, want) {
+			t.Errorf("the README never ran %q; it ran:\n%s", want, ran)
+		}
+	}
+	rendered := string(readFile(t, filepath.Join(state, "helm-install.yaml")))
+	if !strings.Contains(rendered, "image: "+image+"\n") || !strings.Contains(rendered, "imagePullPolicy: Never") {
+		t.Errorf("the README's helm install does not run %s without pulling", image)
+	}
 }
 
 // untar extracts a .tar.gz into dir and returns its regular files by name.

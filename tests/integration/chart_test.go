@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -525,5 +526,152 @@ func TestNamespacesScope(t *testing.T) {
 	for _, ns := range []string{a, b} {
 		waitSecretData(t, ns, "app", map[string]string{"k": "in-" + ns})
 		waitGenerated(t, ns, "generated", "password", "")
+	}
+}
+
+// TestChartValuesLintAgreesWithTemplate: for each chart, a table of values
+// `helm lint --strict` and `helm template` both accept or both refuse.
+// helm lint renders templates leniently (fail and required only warn), so
+// whatever a template refuses the values schema must refuse too.
+func TestChartValuesLintAgreesWithTemplate(t *testing.T) {
+	cases := []struct {
+		chart string
+		set   []string
+		ok    bool
+	}{
+		{coreChart, nil, true},
+		{coreChart, []string{"log.format=text"}, true},
+		{coreChart, []string{"log.format=console"}, true},
+		{coreChart, []string{"log.format=xml"}, false},
+		{coreChart, []string{"log.level=verbose"}, false},
+		{coreChart, []string{"bogus=1"}, false},
+		{coreChart, []string{"replicas=2"}, true},
+		{coreChart, []string{"replicas=2", "leaderElection.enabled=false"}, false},
+		{coreChart, []string{"replicas=1", "leaderElection.enabled=false"}, true},
+		{coreChart, []string{"scope=namespaces"}, false},
+		{coreChart, []string{"scope=namespaces", "namespaces={team-a}"}, true},
+		{coreChart, []string{"scope=namespaces", "namespaces={Team_A}"}, false},
+		{coreChart, []string{"providerCertificates.namespace=eso-system"}, false},
+		{coreChart, []string{"providerCertificates.namespace=eso-system", "providerCertificates.dnsNames={}"}, false},
+		{coreChart, []string{"providerCertificates.namespace=eso-system", "providerCertificates.dnsNames={eso-aws.eso-system.svc}"}, true},
+		{coreChart, []string{"serviceAccount.create=false"}, false},
+		{coreChart, []string{"serviceAccount.create=false", "serviceAccount.name=existing"}, true},
+		{coreChart, []string{"metrics.port=0"}, false},
+		{providerChart, nil, true},
+		{providerChart, []string{"log.format=text"}, true},
+		{providerChart, []string{"log.format=xml"}, false},
+		{providerChart, []string{"tls.certManager.enabled=true"}, false},
+		{providerChart, []string{"tls.certManager.enabled=true", "tls.certManager.issuerRef.name=eso-ca"}, true},
+		{providerChart, []string{"serviceAccount.create=false"}, false},
+		{providerChart, []string{"serviceAccount.create=false", "serviceAccount.name=existing"}, true},
+		{providerChart, []string{"scope=namespaces"}, false},
+		{providerChart, []string{"scope=namespaces", "namespaces={team-a,team-b}"}, true},
+		{providerChart, []string{"scope=everywhere"}, false},
+		{providerChart, []string{"rbac.extraRules[0].apiGroups={x}", "rbac.extraRules[0].resources={y}", "rbac.extraRules[0].verbs={delete}"}, false},
+	}
+	for _, c := range cases {
+		name := filepath.Base(c.chart) + " " + strings.Join(c.set, " ")
+		t.Run(name, func(t *testing.T) {
+			lint, template := []string{"lint", c.chart, "--strict"}, []string{"template", "eso", c.chart}
+			for _, s := range c.set {
+				lint, template = append(lint, "--set", s), append(template, "--set", s)
+			}
+			_, lintErr := runHelm(lint...)
+			_, templateErr := runHelm(template...)
+			if (lintErr == nil) != c.ok || (templateErr == nil) != c.ok {
+				t.Errorf("want accepted=%v; helm lint: %v; helm template: %v", c.ok, lintErr, templateErr)
+			}
+		})
+	}
+}
+
+// TestPackagedChartsInstallTheImageMakeImageWrites: `make charts` sets
+// each chart's appVersion to the tag `make image` writes, so the packaged
+// charts render that image without image.tag.
+func TestPackagedChartsInstallTheImageMakeImageWrites(t *testing.T) {
+	dist := t.TempDir()
+	for _, build := range []struct{ tags, tag string }{{"", "v0.0.0-charts"}, {"aws,vault", "v0.0.0-charts-aws-vault"}} {
+		cmd := exec.Command("make", "--no-print-directory", "charts", "DIST="+filepath.Join(dist, build.tag), "VERSION=v0.0.0-charts",
+			"TAGS="+build.tags, "HELM="+os.Getenv("HELM_BIN"))
+		cmd.Dir = testenv.RepoRoot()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("make charts: %v\n%s", err, out)
+		}
+		for _, chart := range []string{"eso", "eso-provider"} {
+			packaged, err := filepath.Glob(filepath.Join(dist, build.tag, "charts", chart+"-[0-9]*.tgz"))
+			if err != nil || len(packaged) != 1 {
+				t.Fatalf("make charts wrote %v for %s", packaged, chart)
+			}
+			deploy := typed[appsv1.Deployment](t, renderChart(t, packaged[0], "eso", "eso-system"), "Deployment")
+			if image := deploy.Spec.Template.Spec.Containers[0].Image; image != "ghcr.io/eso-dev/eso:"+build.tag {
+				t.Errorf("%s packaged with TAGS=%q renders image %s, want the tag make image writes, %s", chart, build.tags, image, build.tag)
+			}
+		}
+	}
+}
+
+// TestProviderChartNamespacesScope installs the provider chart's RBAC with
+// scope: namespaces and acts as its ServiceAccount: it reads Secrets and
+// requests tokens in the listed namespaces only, and lists no Secrets
+// cluster-wide.
+func TestProviderChartNamespacesScope(t *testing.T) {
+	ctx := context.Background()
+	system := env.Namespace(t, "provider-scoped", nil)
+	a, b := env.Namespace(t, "provider-scoped-a", nil), env.Namespace(t, "provider-scoped-b", nil)
+	outside := env.Namespace(t, "provider-scoped-outside", nil)
+	release := "eso-aws"
+	objs := renderChart(t, providerChart, release, system, "scope=namespaces", "namespaces={"+a+","+b+"}")
+	got := kinds(objs)
+	if got["ClusterRoleBinding"] != 0 || got["RoleBinding"] != 2 {
+		t.Errorf("objects %v, want two RoleBindings and no ClusterRoleBinding", got)
+	}
+	var account string
+	for _, obj := range objs {
+		switch obj.GetKind() {
+		case "ServiceAccount", "ClusterRole", "RoleBinding":
+			if obj.GetKind() == "ServiceAccount" {
+				account = obj.GetName()
+			}
+			if obj.GetKind() == "RoleBinding" && obj.GetNamespace() != a && obj.GetNamespace() != b {
+				t.Errorf("a RoleBinding in %q", obj.GetNamespace())
+			}
+			if obj.GetNamespace() == "" && obj.GetKind() == "ServiceAccount" {
+				obj.SetNamespace(system)
+			}
+			create(t, obj)
+			t.Cleanup(func() { _ = env.Client.Delete(context.Background(), obj) })
+		}
+	}
+	asProvider := rest.CopyConfig(env.Config)
+	asProvider.Impersonate = rest.ImpersonationConfig{
+		UserName: "system:serviceaccount:" + system + ":" + account,
+		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + system, "system:authenticated"},
+	}
+	provider, err := client.New(asProvider, client.Options{Scheme: env.Client.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range []string{a, b, outside} {
+		create(t, plainSecret(ns, "creds", map[string]string{"k": "v"}), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tenant"}})
+	}
+	for _, ns := range []string{a, b} {
+		eventually(t, "the provider to read a Secret in "+ns, func() error {
+			return provider.Get(ctx, client.ObjectKey{Namespace: ns, Name: "creds"}, &corev1.Secret{})
+		})
+	}
+	if err := provider.Get(ctx, client.ObjectKey{Namespace: outside, Name: "creds"}, &corev1.Secret{}); !apierrors.IsForbidden(err) {
+		t.Errorf("reading a Secret outside the scope: %v, want Forbidden", err)
+	}
+	if err := provider.List(ctx, &corev1.SecretList{}); !apierrors.IsForbidden(err) {
+		t.Errorf("listing Secrets cluster-wide: %v, want Forbidden", err)
+	}
+	token := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{Audiences: []string{"vault"}}}
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: outside, Name: "tenant"}}
+	if err := provider.SubResource("token").Create(ctx, sa, token); !apierrors.IsForbidden(err) {
+		t.Errorf("a token outside the scope: %v, want Forbidden", err)
+	}
+	sa.Namespace = a
+	if err := provider.SubResource("token").Create(ctx, sa, token); err != nil {
+		t.Errorf("a token in %s: %v", a, err)
 	}
 }
