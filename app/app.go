@@ -30,6 +30,7 @@ import (
 	"github.com/eso-dev/eso/app/wiring"
 	"github.com/eso-dev/eso/providers/plugin"
 	"github.com/eso-dev/eso/sdk/logging"
+	"github.com/eso-dev/eso/sdk/server"
 )
 
 // CoreModules are the modules of core mode: the manager, the compiled-in
@@ -54,9 +55,14 @@ func CoreModules() fx.Option {
 	)
 }
 
-// New returns the application for cfg.Mode.
+// New returns the application for cfg.Mode. Its error is always a mistake
+// of the command line (exit code 2); what fails later, while the
+// application is built or started, is not (exit code 1).
 func New(cfg config.Config) (*fx.App, error) {
 	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := checkProviderKinds(cfg.ProviderKinds); err != nil {
 		return nil, err
 	}
 	setupLogging(cfg)
@@ -73,10 +79,23 @@ func New(cfg config.Config) (*fx.App, error) {
 	), nil
 }
 
+// checkProviderKinds refuses a --provider-kinds kind this binary lacks
+// before anything starts: config cannot, it does not know the catalog.
+func checkProviderKinds(kinds []string) error {
+	if len(kinds) == 0 {
+		return nil
+	}
+	idx, err := plugin.NewIndex(wiring.Plugins())
+	if err != nil {
+		return err
+	}
+	return server.CheckKinds(idx, kinds)
+}
+
 // setupLogging logs at --log-level in --log-format (config.Validate has
-// checked both).
+// checked both), klog's lines (client-go, leader election) included.
 func setupLogging(cfg config.Config) {
-	if log, err := logging.New(cfg.LogLevel, cfg.LogFormat); err == nil {
+	if log, err := logging.Setup(cfg.LogLevel, cfg.LogFormat); err == nil {
 		ctrl.SetLogger(log)
 	}
 }

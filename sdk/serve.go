@@ -201,7 +201,7 @@ func parseFlags(name string, args []string) (Options, error) {
 	if *kinds != "" {
 		opts.Kinds = strings.Split(*kinds, ",")
 	}
-	log, err := logging.New(*level, *format)
+	log, err := logging.Setup(*level, *format)
 	if err != nil {
 		return Options{}, err
 	}

@@ -81,6 +81,12 @@ func usage(out io.Writer, fs *flag.FlagSet, commands []Command) {
 			fmt.Fprintf(out, "  --%s\n      %s%s\n", f.Name, f.Usage, def)
 		})
 	}
+	fmt.Fprint(out, `
+Exit codes:
+  0  stopped by SIGTERM or SIGINT, or --help
+  1  eso could not start or stopped on an error: a file a flag names, the API server, an address in use
+  2  the command line is wrong: a flag, its value or a command; nothing was started
+`)
 }
 
 // flagError is a parse error in one line: an unknown flag names the

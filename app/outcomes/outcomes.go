@@ -103,6 +103,9 @@ var table = []struct {
 	// build or configuration of eso serves them, with no edit of the object.
 	{stores.ErrNotCompiledIn, Outcome{StoreReason: ssv2.ReasonProviderNotCompiledIn, ExternalSecretReason: esv1.ReasonUnsupportedStore}},
 	{stores.ErrRemoteNotEnabled, Outcome{StoreReason: ssv2.ReasonRemoteProviderNotEnabled, ExternalSecretReason: esv1.ReasonUnsupportedStore}},
+	// A configuration in a namespace this eso does not watch: retrying
+	// cannot read it; an edit of the store or eso's --namespace can.
+	{stores.ErrNamespaceNotWatched, Outcome{StoreReason: ssv2.ReasonInvalidProviderConfig, ExternalSecretReason: esv1.ReasonProviderError}},
 	// An apiVersion (or a generator kind of one) no eso serves, named by
 	// the object itself.
 	{stores.ErrUnsupportedVersion, Outcome{ExternalSecretReason: esv1.ReasonUnsupportedStore, Stalls: true}},

@@ -90,6 +90,7 @@ func TestStalls(t *testing.T) {
 		stores.ErrCrossNamespace:          false, // the store's spec, not the object's
 		stores.ErrNotCompiledIn:           false, // another build of eso serves it
 		stores.ErrRemoteNotEnabled:        false, // eso's configuration
+		stores.ErrNamespaceNotWatched:     false, // eso's configuration, or the store's
 		secrettemplate.ErrSourceNotFound:  false,
 		secrettemplate.ErrTemplate:        false, // failed on the values, or a source's template
 		plugin.ErrPropertyNotFound:        false,

@@ -21,7 +21,8 @@ var Module = fx.Module("stores",
 		NewClientCache,
 		newRemote,
 		func(mgr ctrl.Manager, plugins *plugin.Plugins, clients *ClientCache, remote *grpcclient.Remote, cfg config.Config, more moreAPIs) *Resolver {
-			return NewResolver(mgr.GetClient(), plugins, clients, cfg.ControllerClass).WithRemote(remote).WithAPIs(more.APIs...)
+			return NewResolver(mgr.GetClient(), plugins, clients, cfg.ControllerClass).WithRemote(remote).WithAPIs(more.APIs...).
+				WithWatchedNamespaces(cfg.Namespaces())
 		},
 	),
 	fx.Invoke(func(mgr ctrl.Manager) error { return SetupIndexes(context.Background(), mgr) }),

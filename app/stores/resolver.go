@@ -30,6 +30,9 @@ var (
 	ErrStoreNotReady      = errors.New("store is not ready")
 	ErrNotCompiledIn      = errors.New("provider not compiled into this binary")
 	ErrRemoteNotEnabled   = errors.New("out-of-process providers (providerConfig.address) are not enabled")
+	// ErrNamespaceNotWatched: the configuration is in a namespace this eso
+	// does not watch (--namespace), so its cache cannot read it.
+	ErrNamespaceNotWatched = errors.New("configuration namespace not watched")
 )
 
 // Resolver finds stores and hands out provider clients for them.
@@ -44,6 +47,9 @@ type Resolver struct {
 	// apis are the store kinds served: V2APIs, then those of the v1
 	// compatibility layer when it is compiled in.
 	apis []API
+	// watched are the namespaces eso's cache holds (--namespace); empty:
+	// all.
+	watched []string
 }
 
 // NewResolver returns a resolver reading stores through reader (the manager's
@@ -69,6 +75,14 @@ func (r *Resolver) api(apiVersion, kind string) (API, bool) {
 		}
 	}
 	return API{}, false
+}
+
+// WithWatchedNamespaces tells the resolver that eso's cache holds only
+// these namespaces (empty: all), so a configuration elsewhere is refused
+// with a message saying so rather than the cache's error.
+func (r *Resolver) WithWatchedNamespaces(namespaces []string) *Resolver {
+	r.watched = namespaces
+	return r
 }
 
 // WithRemote lets the resolver serve stores whose providerConfig.address is
@@ -254,6 +268,13 @@ func (r *Resolver) Provider(s *Store) (plugin.Provider, plugin.Ref, error) {
 			return nil, ref, err
 		}
 		return r.remote.Provider(ep, ref.Kind), ref, nil
+	}
+	if s.Inline == nil && len(r.watched) > 0 && !slices.Contains(r.watched, ref.Namespace) {
+		// An in-process provider reads its configuration through eso's
+		// cache; a change of the store or of --namespace ends this.
+		return nil, ref, fmt.Errorf("%w: eso watches only namespace(s) %s (--namespace) and the configuration %s %s/%s is in none of them: "+
+			"move it into one of them or add %s to --namespace", ErrNamespaceNotWatched, strings.Join(r.watched, ", "),
+			ref.Kind, ref.Namespace, ref.Name, ref.Namespace)
 	}
 	prov, ok := r.plugins.Provider(ref.Kind)
 	if !ok {

@@ -8,6 +8,7 @@ import (
 	"github.com/go-logr/zapr"
 	uberzap "go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 )
 
@@ -55,4 +56,16 @@ func New(level, format string) (logr.Logger, error) {
 	zl := zap.NewRaw(zap.UseFlagOptions(&opts))
 	SetWarner(zl.Sugar().Warnw)
 	return zapr.NewLogger(zl), nil
+}
+
+// Setup is New for a process's own log: klog, which client-go and leader
+// election write through, is routed through the same logger, so no klog
+// text line lands among the JSON ones.
+func Setup(level, format string) (logr.Logger, error) {
+	l, err := New(level, format)
+	if err != nil {
+		return l, err
+	}
+	klog.SetLogger(l)
+	return l, nil
 }

@@ -83,34 +83,43 @@ func New(opts Options) (*Server, error) {
 		version:    opts.Version,
 		log:        opts.Log,
 	}
+	if err := CheckKinds(opts.Plugins.Index(), opts.Kinds); err != nil {
+		return nil, err
+	}
 	selected := func(kind string) bool { return len(opts.Kinds) == 0 || slices.Contains(opts.Kinds, kind) }
-	var compiled []string
 	for _, r := range opts.Plugins.Index().Registrations(plugin.RoleProvider) {
-		compiled = append(compiled, r.Kind)
 		if prov, ok := opts.Plugins.Provider(r.Kind); ok && selected(r.Kind) {
 			s.providers[r.Kind] = servedProvider{provider: prov, reg: r}
 			s.providerKinds = append(s.providerKinds, r.Kind)
 		}
 	}
 	for _, r := range opts.Plugins.Index().Registrations(plugin.RoleGenerator) {
-		compiled = append(compiled, r.Kind)
 		if gen, ok := opts.Plugins.Generator(r.Kind); ok && selected(r.Kind) {
 			s.generators[r.Kind] = gen
 			s.generatorKinds = append(s.generatorKinds, r.Kind)
 		}
 	}
-	for _, k := range opts.Kinds {
-		if !slices.Contains(compiled, k) {
-			if near := plugin.Closest(k, compiled); near != "" {
-				return nil, fmt.Errorf("--provider-kinds: unknown kind %s: did you mean %s?", k, near)
-			}
-			slices.Sort(compiled)
-			return nil, fmt.Errorf("--provider-kinds: %s is not compiled into this binary (compiled in: %s)", k, strings.Join(compiled, ", "))
-		}
-	}
 	slices.Sort(s.providerKinds)
 	slices.Sort(s.generatorKinds)
 	return s, nil
+}
+
+// CheckKinds refuses a selected kind (--provider-kinds) that idx does not
+// hold, naming the nearest one: a mistake of the command line, which a
+// process can report before it starts anything.
+func CheckKinds(idx *plugin.Index, kinds []string) error {
+	compiled := slices.Concat(idx.Kinds(plugin.RoleProvider), idx.Kinds(plugin.RoleGenerator))
+	for _, k := range kinds {
+		if slices.Contains(compiled, k) {
+			continue
+		}
+		if near := plugin.Closest(k, compiled); near != "" {
+			return fmt.Errorf("--provider-kinds: unknown kind %s: did you mean %s?", k, near)
+		}
+		slices.Sort(compiled)
+		return fmt.Errorf("--provider-kinds: %s is not compiled into this binary (compiled in: %s)", k, strings.Join(compiled, ", "))
+	}
+	return nil
 }
 
 // ProviderKinds are the provider kinds served, sorted.

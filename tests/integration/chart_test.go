@@ -28,6 +28,7 @@ import (
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	genv2 "github.com/eso-dev/eso/apis/generator/v2alpha1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
+	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/generation"
 	"github.com/eso-dev/eso/tests/testenv"
 	"github.com/eso-dev/eso/tests/testeso"
@@ -527,6 +528,31 @@ func TestNamespacesScope(t *testing.T) {
 		waitSecretData(t, ns, "app", map[string]string{"k": "in-" + ns})
 		waitGenerated(t, ns, "generated", "password", "")
 	}
+
+	// A ClusterSecretStore whose configuration is in a namespace eso does
+	// not watch says so, and not as a transient failure; its Event, like
+	// every cluster-scoped object's, is recorded in namespace default, the
+	// only one the API server accepts it in.
+	css := clusterStore(outside, ssv2.ClusterSecretStoreSpec{SecretStoreSpec: storeSpec("Fake", "values", outside)})
+	create(t, fakeConfig(outside, "values", map[string]string{"k": "outside"}), css)
+	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), css) })
+	msg := waitReady(t, css, metav1.ConditionFalse, ssv2.ReasonInvalidProviderConfig)
+	if want := "eso watches only namespace(s) " + a + ", " + b + " (--namespace) and the configuration Fake " + outside + "/values is in none of them"; !strings.Contains(msg, want) {
+		t.Errorf("Ready message %q does not contain %q", msg, want)
+	}
+	eventually(t, "the ClusterSecretStore's Warning event in namespace default", func() error {
+		var events corev1.EventList
+		if err := env.Client.List(ctx, &events, client.InNamespace(metav1.NamespaceDefault)); err != nil {
+			return err
+		}
+		for _, e := range events.Items {
+			if e.InvolvedObject.Kind == "ClusterSecretStore" && e.InvolvedObject.Name == css.Name &&
+				e.Type == corev1.EventTypeWarning && e.Reason == ssv2.ReasonInvalidProviderConfig {
+				return nil
+			}
+		}
+		return fmt.Errorf("none among %d events", len(events.Items))
+	})
 }
 
 // TestChartValuesLintAgreesWithTemplate: for each chart, a table of values

@@ -2,11 +2,13 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
@@ -391,5 +393,80 @@ func TestRefusedSecretDoesNotLeak(t *testing.T) {
 	msg := waitReady(t, es, metav1.ConditionFalse, esv1.ReasonSecretSyncedError)
 	if strings.Contains(msg, "s3cr3t") || !strings.Contains(msg, "metadata.labels") {
 		t.Errorf("message = %q: want the field, never the value", msg)
+	}
+}
+
+// TestMergeTargetGetsTheExternalSecretsMetadata: as upstream's "should merge
+// with existing secret using creationPolicy=Merge", a Secret merged into
+// gets the ExternalSecret's labels and annotations beside its own; a label
+// the ExternalSecret drops goes, the Secret's own stay, and a refresh that
+// changes nothing writes nothing.
+func TestMergeTargetGetsTheExternalSecretsMetadata(t *testing.T) {
+	ctx := context.Background()
+	runEso(t, testConfig())
+	ns := env.Namespace(t, "merge-metadata", nil)
+	existing := plainSecret(ns, "existing", map[string]string{"mine": "kept"})
+	existing.Labels = map[string]string{"existing-label": "own"}
+	existing.Annotations = map[string]string{"existing-annotation": "own"}
+	es := externalSecret(ns, "merge", "SecretStore", "store", map[string]esv1.ExternalSecretDataRemoteRef{"k": ref("k", "")})
+	es.Spec.Target = esv1.ExternalSecretTarget{Name: "existing", CreationPolicy: esv1.CreatePolicyMerge}
+	es.Labels = map[string]string{"es-label": "es", "dropped-later": "es"}
+	es.Annotations = map[string]string{"es-annotation": "es"}
+	create(t,
+		fakeConfig(ns, "fake", map[string]string{"k": "remote"}),
+		secretStore(ns, "store", storeSpec("Fake", "fake", "")),
+		existing, es,
+	)
+	waitSecretData(t, ns, "existing", map[string]string{"mine": "kept", "k": "remote"})
+	waitReady(t, es, metav1.ConditionTrue, esv1.ReasonSecretSynced)
+	var s corev1.Secret
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "existing"}, &s); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range map[string]string{"existing-label": "own", "es-label": "es", "dropped-later": "es"} {
+		if s.Labels[k] != v {
+			t.Errorf("label %s = %q, want %q (labels: %v)", k, s.Labels[k], v, s.Labels)
+		}
+	}
+	for k, v := range map[string]string{"existing-annotation": "own", "es-annotation": "es"} {
+		if s.Annotations[k] != v {
+			t.Errorf("annotation %s = %q, want %q", k, s.Annotations[k], v)
+		}
+	}
+
+	// A refresh that finds nothing changed writes nothing.
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(es), es); err != nil {
+		t.Fatal(err)
+	}
+	was := es.Status.SyncedResourceVersion
+	annotate(t, es, esv1.AnnotationForceSync, "refresh")
+	eventually(t, "the forced refresh", func() error {
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(es), es); err != nil {
+			return err
+		}
+		if es.Status.SyncedResourceVersion == was {
+			return fmt.Errorf("not refreshed yet")
+		}
+		return nil
+	})
+	requireUnchanged(t, &s)
+
+	// The ExternalSecret drops a label: it goes from the Secret, the
+	// Secret's own stay.
+	patch := []byte(`{"metadata":{"labels":{"dropped-later":null}}}`)
+	if err := env.Client.Patch(ctx, es, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the dropped label removed", func() error {
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "existing"}, &s); err != nil {
+			return err
+		}
+		if _, ok := s.Labels["dropped-later"]; ok {
+			return fmt.Errorf("labels %v", s.Labels)
+		}
+		return nil
+	})
+	if s.Labels["existing-label"] != "own" || s.Labels["es-label"] != "es" || s.Annotations["existing-annotation"] != "own" {
+		t.Errorf("the Secret's own or the kept metadata went: labels %v, annotations %v", s.Labels, s.Annotations)
 	}
 }

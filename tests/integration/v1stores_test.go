@@ -14,8 +14,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"go.uber.org/fx"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -398,4 +400,72 @@ spec:
 	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "gated"}, &leaked); err == nil {
 		t.Errorf("a gated ExternalSecret wrote a Secret")
 	}
+}
+
+// TestShadowingV1StoreIsNamed: upstream's fake-store example (a v1
+// SecretStore named fake) applied beside eso's store of that name takes
+// over an ExternalSecret whose storeRef has no apiVersion, as the README
+// says. The failure that follows names the store it now uses, apiVersion
+// and all, in Ready and in the Warning event, and the message says that
+// both exist and how to pin eso's.
+func TestShadowingV1StoreIsNamed(t *testing.T) {
+	ctx := context.Background()
+	runEso(t, testConfig())
+	ns := env.Namespace(t, "shadowed", nil)
+	es := externalSecret(ns, "app", "SecretStore", "fake", map[string]esv1.ExternalSecretDataRemoteRef{"k": ref("k", "")})
+	create(t, fakeConfig(ns, "fake", map[string]string{"k": "from-v2"}), secretStore(ns, "fake", storeSpec("Fake", "fake", "")), es)
+	waitSecretData(t, ns, "app", map[string]string{"k": "from-v2"})
+
+	applyYAML(t, ns, `
+apiVersion: external-secrets.io/v1
+kind: SecretStore
+metadata: {name: fake}
+spec:
+  provider:
+    fake: {data: [{key: other, value: upstream-example}]}
+`)
+	msg := waitReady(t, es, metav1.ConditionFalse, esv1.ReasonSecretSyncedError)
+	for _, want := range []string{
+		"SecretStore fake (external-secrets.io/v1): ",
+		"SecretStore fake exists as external-secrets.io/v1 and as secretstore.external-secrets.io/v2alpha1",
+		"set secretStoreRef.apiVersion to secretstore.external-secrets.io/v2alpha1",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("Ready message %q does not contain %q", msg, want)
+		}
+	}
+	eventually(t, "a Warning event naming the store", func() error {
+		var events corev1.EventList
+		if err := env.Client.List(ctx, &events, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		var newEvents eventsv1.EventList
+		if err := env.Client.List(ctx, &newEvents, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		var seen []string
+		for _, e := range events.Items {
+			if e.InvolvedObject.Name == es.Name && e.Type == corev1.EventTypeWarning {
+				seen = append(seen, e.Message)
+			}
+		}
+		for _, e := range newEvents.Items {
+			if e.Regarding.Name == es.Name && e.Type == corev1.EventTypeWarning {
+				seen = append(seen, e.Note)
+			}
+		}
+		for _, m := range seen {
+			if strings.Contains(m, "SecretStore fake (external-secrets.io/v1): ") && strings.Contains(m, "exists as external-secrets.io/v1 and as") {
+				return nil
+			}
+		}
+		return fmt.Errorf("warnings: %q", seen)
+	})
+
+	// Pinned with apiVersion, it is eso's store again.
+	patch := []byte(`{"spec":{"secretStoreRef":{"apiVersion":"secretstore.external-secrets.io/v2alpha1"}}}`)
+	if err := env.Client.Patch(ctx, es, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		t.Fatal(err)
+	}
+	waitReady(t, es, metav1.ConditionTrue, esv1.ReasonSecretSynced)
 }

@@ -42,7 +42,7 @@ type ClusterExternalSecret struct {
 // SecretStore as stored by upstream under v1beta1: read as v1.
 // +kubebuilder:object:root=true
 // +kubebuilder:unservedversion
-// +kubebuilder:resource:scope=Namespaced,categories={external-secrets},shortName=ss
+// +kubebuilder:resource:scope=Namespaced,categories={external-secrets,external-secrets-stores},shortName=ss
 type SecretStore struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -53,7 +53,7 @@ type SecretStore struct {
 // ClusterSecretStore as stored by upstream under v1beta1: read as v1.
 // +kubebuilder:object:root=true
 // +kubebuilder:unservedversion
-// +kubebuilder:resource:scope=Cluster,categories={external-secrets},shortName=css
+// +kubebuilder:resource:scope=Cluster,categories={external-secrets,external-secrets-stores},shortName=css
 type ClusterSecretStore struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

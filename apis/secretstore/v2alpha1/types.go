@@ -268,7 +268,7 @@ const (
 
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:scope=Namespaced,shortName=ss,categories={external-secrets}
+// +kubebuilder:resource:scope=Namespaced,shortName=ssv2,categories={external-secrets,external-secrets-stores}
 // +kubebuilder:printcolumn:name="Provider",type=string,JSONPath=`.spec.providerConfig.providerRef.kind`
 // +kubebuilder:printcolumn:name="Config",type=string,JSONPath=`.spec.providerConfig.providerRef.name`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
@@ -340,7 +340,7 @@ type ClusterSecretStoreCondition struct {
 
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:scope=Cluster,shortName=css,categories={external-secrets}
+// +kubebuilder:resource:scope=Cluster,shortName=cssv2,categories={external-secrets,external-secrets-stores}
 // +kubebuilder:printcolumn:name="Provider",type=string,JSONPath=`.spec.providerConfig.providerRef.kind`
 // +kubebuilder:printcolumn:name="Config",type=string,JSONPath=`.spec.providerConfig.providerRef.name`
 // +kubebuilder:printcolumn:name="Namespace",type=string,JSONPath=`.spec.providerConfig.providerRef.namespace`

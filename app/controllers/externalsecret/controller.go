@@ -6,6 +6,7 @@ package externalsecret
 import (
 	"context"
 	"errors"
+	"fmt"
 	"hash/fnv"
 	"sync"
 	"time"
@@ -108,6 +109,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	case errors.As(err, &unrecorded):
 		return ctrl.Result{}, unrecorded.err
 	case err != nil:
+		if note := sc.srcs.shadowNote(); note != "" {
+			// Which store a failing sync used matters most when two could be meant.
+			err = fmt.Errorf("%w; %s", err, note)
+		}
 		return r.fail(ctx, sc.es, sc.before, err)
 	case end == endQuietly:
 		return ctrl.Result{}, nil

@@ -33,12 +33,18 @@ func fetch(ctx context.Context, srcs *sources, b *secrettemplate.Budget, es *esv
 	var notFound []error
 	for i, df := range es.Spec.DataFrom {
 		fields, err := fetchDataFrom(ctx, srcs, b, es, &df, generated[i])
+		if err != nil {
+			err = fmt.Errorf("dataFrom[%d]: %w", i, err)
+			if df.SourceRef == nil || df.SourceRef.GeneratorRef == nil {
+				err = srcs.inStore(es, stores.DataFromRef(df), err)
+			}
+		}
 		if isGone(err) {
-			notFound = append(notFound, fmt.Errorf("dataFrom[%d]: %w", i, err))
+			notFound = append(notFound, err)
 			continue
 		}
 		if err != nil {
-			return res, fmt.Errorf("dataFrom[%d]: %w", i, err)
+			return res, err
 		}
 		for k, v := range fields {
 			res.data[k] = v
@@ -54,11 +60,11 @@ func fetch(ctx context.Context, srcs *sources, b *secrettemplate.Budget, es *esv
 			err = b.Read(fmt.Sprintf("data[%d] (%s)", i, d.SecretKey), int64(len(value)))
 		}
 		if isGone(err) {
-			notFound = append(notFound, fmt.Errorf("data[%d] (%s): %w", i, d.SecretKey, err))
+			notFound = append(notFound, srcs.inStore(es, stores.DataRef(d), fmt.Errorf("data[%d] (%s): %w", i, d.SecretKey, err)))
 			continue
 		}
 		if err != nil {
-			return res, fmt.Errorf("data[%d] (%s, key %q): %w", i, d.SecretKey, d.RemoteRef.Key, err)
+			return res, srcs.inStore(es, stores.DataRef(d), fmt.Errorf("data[%d] (%s, key %q): %w", i, d.SecretKey, d.RemoteRef.Key, err))
 		}
 		if value, err = finishValue(d.RemoteRef.DecodingStrategy, d.RemoteRef.NullBytePolicy, d.SecretKey, value); err != nil {
 			return res, fmt.Errorf("data[%d]: %w", i, err)

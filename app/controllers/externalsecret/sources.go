@@ -3,6 +3,7 @@ package externalsecret
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
@@ -60,17 +61,25 @@ func resolveSources(ctx context.Context, resolver *stores.Resolver, es *esv1.Ext
 			return nil, false, nil
 		}
 		if err := resolver.CheckUsable(ctx, store, es.Namespace); err != nil {
-			return nil, true, err
+			return nil, true, withShadowNote(store, err)
 		}
 		fp, err := resolver.Fingerprint(ctx, store)
 		if err != nil {
-			return nil, true, err
+			return nil, true, withShadowNote(store, err)
 		}
 		k := sourceKey(es.Namespace, ref)
 		s.byKey[k] = &source{store: store, fingerprint: fp}
 		s.order = append(s.order, k)
 	}
 	return s, true, nil
+}
+
+// withShadowNote adds the store's shadowNote to err, when it has one.
+func withShadowNote(st *stores.Store, err error) error {
+	if !st.Shadows {
+		return err
+	}
+	return fmt.Errorf("%w; %s", err, shadowNote(st))
 }
 
 // forget drops the cached clients of these stores, so the next sync logs in
@@ -93,22 +102,53 @@ func (s *sources) release() {
 	}
 }
 
-// fingerprint changes whenever any of the stores or their configurations does.
-// shadowed names the v1 stores used for references without an apiVersion
-// while a v2alpha1 store of the same name exists.
-func (s *sources) shadowed() []string {
+// shadowNote says, for the condition message, which store a reference
+// without an apiVersion uses while stores of its name exist under both
+// APIs, and how to pin the other; "" when no reference is in that case.
+// Routing changed when v1 stores came to be served: it is never silent.
+func (s *sources) shadowNote() string {
 	if s == nil {
-		return nil
+		return ""
 	}
-	var out []string
+	var notes []string
 	for _, k := range s.order {
 		if st := s.byKey[k].store; st.Shadows {
-			out = append(out, st.Kind+" "+st.Name)
+			notes = append(notes, shadowNote(st))
 		}
 	}
-	return out
+	return strings.Join(notes, "; ")
 }
 
+func shadowNote(st *stores.Store) string {
+	return st.Kind + " " + st.Name + " exists as " + stores.StoreAPIVersionV1 + " and as " + esv1.StoreAPIVersionV2Alpha1 +
+		"; without secretStoreRef.apiVersion the " + stores.StoreAPIVersionV1 + " one is used: set secretStoreRef.apiVersion to " +
+		esv1.StoreAPIVersionV2Alpha1 + " to use the other"
+}
+
+// storeName names a resolved store for a message about the ExternalSecret:
+// kind, name and apiVersion (a SecretStore is of the ExternalSecret's own
+// namespace), e.g. "SecretStore fake (external-secrets.io/v1)".
+func storeName(st *stores.Store) string {
+	return st.Kind + " " + st.Name + " (" + st.APIVersion + ")"
+}
+
+// inStore prefixes err, from reading through the store ref resolves to,
+// with that store's name, keeping what err is.
+func (s *sources) inStore(es *esv1.ExternalSecret, ref *esv1.SecretStoreRef, err error) error {
+	if ref == nil {
+		ref = es.Spec.SecretStoreRef
+	}
+	if err == nil || ref == nil {
+		return err
+	}
+	src := s.byKey[sourceKey(s.namespace, *ref)]
+	if src == nil {
+		return err
+	}
+	return fmt.Errorf("%s: %w", storeName(src.store), err)
+}
+
+// fingerprint changes whenever any of the stores or their configurations does.
 func (s *sources) fingerprint() string {
 	parts := make([]string, len(s.order))
 	for i, k := range s.order {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -380,11 +379,8 @@ func (r *Reconciler) applyData(ctx context.Context, sc *syncScope, out *secrette
 		return err
 	}
 	setSynced(es, wrote, stamp)
-	if names := sc.srcs.shadowed(); len(names) > 0 {
-		// Routing changed when v1 stores came to be served: say which store
-		// is used, so the change is never silent.
-		appendToMessages(es, "; "+strings.Join(names, ", ")+" exists as external-secrets.io/v1 and as v2alpha1, and without "+
-			"secretStoreRef.apiVersion the v1 store is used: set apiVersion to choose")
+	if note := sc.srcs.shadowNote(); note != "" {
+		appendToMessages(es, "; "+note)
 	}
 	return nil
 }

@@ -15,16 +15,11 @@ import (
 // Without a template the Secret carries the ExternalSecret's own labels
 // and annotations, as upstream, except those that instruct eso or kubectl:
 // a force-sync would otherwise rewrite the Secret (and restart whatever
-// watches it) on every forced read.
+// watches it) on every forced read. A Secret merged into gets them too, as
+// upstream; applyMetadata leaves its own labels and annotations in place.
 // The render charges b, the sync's budget.
 func (r *Reconciler) render(ctx context.Context, b *secrettemplate.Budget, es *esv1.ExternalSecret, data map[string][]byte) (*secrettemplate.Result, error) {
 	if es.Spec.Target.Template == nil {
-		if es.Spec.Target.Merges() {
-			// A Secret eso merges into is someone else's: its labels and
-			// annotations stay theirs (and two ExternalSecrets merging
-			// into it would fight over them).
-			return &secrettemplate.Result{Type: corev1.SecretTypeOpaque, Data: data}, nil
-		}
 		annotations := notEsos(es.Annotations)
 		for _, k := range notCopied {
 			delete(annotations, k)
