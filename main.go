@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"go.uber.org/dig"
 	"go.uber.org/fx"
@@ -23,12 +25,35 @@ import (
 	_ "golang.org/x/crypto/x509roots/fallback"
 
 	"github.com/eso-dev/eso/app"
+	"github.com/eso-dev/eso/app/cli/explain"
 	"github.com/eso-dev/eso/app/config"
 	"github.com/eso-dev/eso/app/wiring"
 )
 
 func main() {
+	if isKubectlPlugin(os.Args[0]) {
+		os.Exit(kubectlPlugin(os.Args[1:], os.Stdout, os.Stderr))
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// isKubectlPlugin reports whether eso runs as `kubectl eso` (kubectl runs
+// the kubectl-eso on PATH).
+func isKubectlPlugin(argv0 string) bool {
+	return strings.TrimSuffix(filepath.Base(argv0), ".exe") == "kubectl-eso"
+}
+
+// kubectlPlugin is eso as `kubectl eso`: its commands, but never the
+// operator, which `kubectl eso` without a command would otherwise start.
+func kubectlPlugin(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "explain", "check", "providers", "version", "--version", "migrate":
+			return run(args, stdout, stderr)
+		}
+	}
+	fmt.Fprintln(stderr, "usage: kubectl eso explain KIND/NAME | check store|clusterstore NAME | providers | version | migrate")
+	return 2
 }
 
 // run is main without the process: it returns the exit code.
@@ -42,6 +67,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 0
 		case "migrate":
 			return wiring.Migrate(args[1:], stdout, stderr)
+		case "explain":
+			return explain.Explain(args[1:], stdout, stderr)
+		case "check":
+			return explain.Check(args[1:], stdout, stderr)
 		}
 	}
 	cfg, err := config.Parse(args, stdout)
