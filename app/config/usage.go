@@ -12,7 +12,7 @@ import (
 )
 
 // Commands are eso's subcommands.
-var Commands = []string{"providers", "version", "migrate"}
+var Commands = []string{"providers", "version", "migrate", "explain", "check"}
 
 // providerModeFlags and coreModeFlags are the flags of one mode only; the
 // others apply to both.
@@ -31,6 +31,8 @@ func usage(out io.Writer, fs *flag.FlagSet) {
   eso --mode=provider [flags] serve the compiled-in providers over gRPC with mTLS
   eso providers [-o json]     list the providers and generators compiled in
   eso version                 print the version, commit, Go version and build tags (also --version)
+  eso explain KIND/NAME -n NS explain an ExternalSecret, PushSecret or store: its chain, state and what to change
+  eso check store NAME -n NS  validate a store's configuration and credentials once (also: check clusterstore NAME)
 `)
 	for _, group := range []struct {
 		title string

@@ -19,6 +19,7 @@ import (
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	esv1alpha1 "github.com/eso-dev/eso/apis/externalsecrets/v1alpha1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
+	"github.com/eso-dev/eso/app/controllers/externalsecret"
 	"github.com/eso-dev/eso/app/outcomes"
 	"github.com/eso-dev/eso/app/stores"
 )
@@ -192,15 +193,20 @@ func (s *session) targetLink(ctx context.Context, es *esv1.ExternalSecret) Link 
 
 func externalSecretLastDid(es *esv1.ExternalSecret, now time.Time) []string {
 	st := es.Status
-	lines := []string{"last wrote the target Secret: " + when(st.RefreshTime, now) + " (a refresh that changes nothing writes nothing)"}
+	wrote := "last wrote the target Secret: " + when(st.RefreshTime, now)
+	if !st.RefreshTime.IsZero() {
+		wrote += " (a refresh that finds nothing changed writes nothing)"
+	}
+	lines := []string{wrote}
 	switch {
 	case st.SyncedResourceVersion == "":
 		lines = append(lines, "has not synced any generation of this ExternalSecret yet")
-	case st.SyncedResourceVersion != fmt.Sprint(es.Generation):
-		lines = append(lines, fmt.Sprintf("last synced generation %s; the ExternalSecret is at generation %d (its latest edit is not synced yet)",
-			st.SyncedResourceVersion, es.Generation))
+	case st.SyncedResourceVersion != externalsecret.SyncedVersion(es):
+		synced, _, _ := strings.Cut(st.SyncedResourceVersion, "-")
+		lines = append(lines, fmt.Sprintf("last synced generation %s; the ExternalSecret is at generation %d, or its labels or annotations changed since: its latest edit is not synced yet",
+			synced, es.Generation))
 	default:
-		lines = append(lines, fmt.Sprintf("synced the current generation (%s)", st.SyncedResourceVersion))
+		lines = append(lines, fmt.Sprintf("synced the current generation (%d) and metadata (syncedResourceVersion %s)", es.Generation, st.SyncedResourceVersion))
 	}
 	if t := readyTime(st.Conditions, esv1.ConditionReady); !t.IsZero() {
 		lines = append(lines, "Ready last changed: "+when(t, now))
