@@ -7,8 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
@@ -124,6 +126,19 @@ func TestExplain(t *testing.T) {
 		t.Errorf("explain printed a secret value:\n%s", out)
 	}
 
+	// A user who may read the eso objects but no Secret learns what it
+	// may not read, not a wrong verdict.
+	viewer := writeKubeconfig(t, t.TempDir(), explainViewer(t, ns))
+	code, out, errOut = cli(explainCmd, "es/gated", "-n", ns, "--kubeconfig", viewer)
+	if code != 1 {
+		t.Errorf("explain es/gated as a viewer: exit %d, want 1; stderr: %s\n%s", code, errOut, out)
+	}
+	wantLines(t, "explain es/gated as a viewer", out,
+		"[FAIL] SecretStore "+ns+"/vault (secretstore.external-secrets.io/v2alpha1)",
+		"[?]    Secret "+ns+"/vault-token",
+		"cannot read it with your kubeconfig: Forbidden",
+		"[?]    target Secret "+ns+"/gated")
+
 	code, out, _ = cli(explainCmd, "ss/vault", "-n", ns)
 	if code != 1 {
 		t.Errorf("explain ss/vault exit %d, want 1", code)
@@ -136,6 +151,23 @@ func TestExplain(t *testing.T) {
 	if code, _, _ := cli(explainCmd, "deployment/x"); code != 2 {
 		t.Errorf("explain deployment/x exit %d, want 2 (usage)", code)
 	}
+}
+
+// explainViewer is a user who may read ExternalSecrets, stores and Vault
+// configurations in ns, and no Secret.
+func explainViewer(t *testing.T, ns string) *rest.Config {
+	t.Helper()
+	const user = "explain-viewer"
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: user}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{esv1.GroupVersion.Group}, Resources: []string{"externalsecrets", "secretstores"}, Verbs: []string{"get"}},
+		{APIGroups: []string{ssv2.GroupVersion.Group}, Resources: []string{"secretstores"}, Verbs: []string{"get"}},
+		{APIGroups: []string{provv1.GroupVersion.Group}, Resources: []string{"vaults"}, Verbs: []string{"get"}},
+	}}
+	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: user},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: user},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}}}
+	create(t, role, binding)
+	return env.UserConfig(t, user)
 }
 
 // conditionReasonOf waits for a store's Ready condition to be False and

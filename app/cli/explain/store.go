@@ -110,7 +110,14 @@ func (s *session) storeChain(ctx context.Context, r *Report, st *stores.Store, d
 		l.Details = append(l.Details, "without effect in eso: "+n)
 	}
 	if requester != "" && s.resolver.OwnsClass(st) {
-		if err := s.resolver.CheckUsable(ctx, st, requester); err != nil && !errors.Is(err, stores.ErrStoreNotReady) {
+		// Gating shows in the Ready condition above; the namespace
+		// conditions may need the namespace's labels, which the user may
+		// not read.
+		switch err := s.resolver.CheckUsable(ctx, st, requester); {
+		case err == nil || errors.Is(err, stores.ErrStoreNotReady):
+		case apierrors.IsForbidden(err):
+			l.Details = append(l.Details, "cannot tell whether namespace "+requester+" may use it: "+shortError(err))
+		default:
 			l.State = Failing
 			l.Details = append(l.Details, "refused to namespace "+requester+": "+err.Error())
 			l.Hint = hint(externalSecretHints, outcomes.Of(err).ExternalSecretReason)
