@@ -31,13 +31,13 @@ func Check(args []string, stdout, stderr io.Writer) int {
 	ambient := fs.Bool("allow-ambient-credentials", false, "let configurations without auth use your own cloud identity, as eso's flag of that name lets them use eso's")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return usageError(stderr, fs, checkUsage, err)
+		return usageError(stdout, stderr, fs, checkUsage, err)
 	}
 	if len(pos) == 1 && strings.Contains(pos[0], "/") {
 		pos = strings.SplitN(pos[0], "/", 2)
 	}
 	if len(pos) != 2 || pos[1] == "" {
-		return usageError(stderr, fs, checkUsage, fmt.Errorf("want store NAME or clusterstore NAME, got %q", strings.Join(pos, " ")))
+		return usageError(stdout, stderr, fs, checkUsage, fmt.Errorf("want store NAME or clusterstore NAME, got %q", strings.Join(pos, " ")))
 	}
 	ref := esv1.SecretStoreRef{Name: pos[1], APIVersion: *apiVersion}
 	namespace := ""
@@ -47,7 +47,7 @@ func Check(args []string, stdout, stderr io.Writer) int {
 	case "clusterstore", "clustersecretstore", "css":
 		ref.Kind = stores.KindClusterSecretStore
 	default:
-		return usageError(stderr, fs, checkUsage, fmt.Errorf("unknown kind %q", pos[0]))
+		return usageError(stdout, stderr, fs, checkUsage, fmt.Errorf("unknown kind %q", pos[0]))
 	}
 	s, err := connect(conn, *ambient)
 	if err != nil {

@@ -146,17 +146,21 @@ func withTimeout() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), timeout)
 }
 
-// usageError prints a usage line and returns exit code 2.
-func usageError(stderr io.Writer, fs *flag.FlagSet, usage string, err error) int {
-	if err != nil && !errors.Is(err, flag.ErrHelp) {
+// usageError prints the usage, to stdout when it was asked for (--help,
+// exit 0), else with err to stderr (exit 2).
+func usageError(stdout, stderr io.Writer, fs *flag.FlagSet, usage string, err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(stdout, "usage:", usage)
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
+		return 0
+	}
+	if err != nil {
 		fmt.Fprintln(stderr, "eso:", err)
 	}
 	fmt.Fprintln(stderr, "usage:", usage)
 	fs.SetOutput(stderr)
 	fs.PrintDefaults()
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
 	return 2
 }
 

@@ -40,15 +40,15 @@ func Explain(args []string, stdout, stderr io.Writer) int {
 		"); default: resolved as a storeRef without apiVersion is")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return usageError(stderr, fs, explainUsage, err)
+		return usageError(stdout, stderr, fs, explainUsage, err)
 	}
 	kind, name, ok := splitKindName(pos)
 	if !ok {
-		return usageError(stderr, fs, explainUsage, fmt.Errorf("want one KIND/NAME, got %q", strings.Join(pos, " ")))
+		return usageError(stdout, stderr, fs, explainUsage, fmt.Errorf("want one KIND/NAME, got %q", strings.Join(pos, " ")))
 	}
 	build, ok := explainers[kind]
 	if !ok {
-		return usageError(stderr, fs, explainUsage, fmt.Errorf("unknown kind %q", kind))
+		return usageError(stdout, stderr, fs, explainUsage, fmt.Errorf("unknown kind %q", kind))
 	}
 	s, err := connect(conn, false)
 	if err != nil {
