@@ -64,6 +64,7 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"explan"}, 2, "", `unknown command "explan": did you mean "explain"?`},
 		{[]string{"explain"}, 2, "", "usage: eso explain KIND/NAME"},
 		{[]string{"explain", "deployment/x"}, 2, "", `unknown kind "deployment"`},
+		{[]string{"explain", "es.v1alpha1.external-secrets.io/x"}, 2, "", "es is served as external-secrets.io/v1 only, not external-secrets.io/v1alpha1"},
 		{[]string{"explain", "es/x", "--kubeconfig=/nonexistent/kubeconfig"}, 1, "", "/nonexistent/kubeconfig"},
 		{[]string{"check", "store"}, 2, "", "usage: eso check store NAME"},
 		{[]string{"check", "store", "x", "--kubeconfig=/nonexistent/kubeconfig"}, 1, "", "/nonexistent/kubeconfig"},

@@ -261,6 +261,12 @@ spec:
 		t.Errorf("explain ss/shared --api-version v2alpha1 exit %d\n%s", code, out)
 	}
 	wantLines(t, "explain ss/shared", out, "SecretStore "+ns+"/shared (secretstore.external-secrets.io/v2alpha1)", "names it with apiVersion")
+	code, out, _ = cli(explainCmd, "secretstore.v1.external-secrets.io/shared", "-n", ns, "--kubeconfig", kubeconfig)
+	if code != 0 {
+		t.Errorf("explain secretstore.v1.external-secrets.io/shared exit %d\n%s", code, out)
+	}
+	wantLines(t, "explain secretstore.v1.external-secrets.io/shared", out,
+		"SecretStore "+ns+"/shared (external-secrets.io/v1)", "the name given names it with apiVersion external-secrets.io/v1")
 	for _, v := range []string{"v1-value", "v2-value"} {
 		if strings.Contains(out, v) {
 			t.Errorf("explain printed a secret value:\n%s", out)

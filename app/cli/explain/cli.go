@@ -165,12 +165,21 @@ func usageError(stdout, stderr io.Writer, fs *flag.FlagSet, usage string, err er
 }
 
 // splitKindName splits "kind/name" (or "kind name" given as two args).
-func splitKindName(args []string) (kind, name string, ok bool) {
+// A kind may carry its version and group as kubectl writes them
+// ("secretstore.v1.external-secrets.io"): apiVersion is then
+// "external-secrets.io/v1".
+func splitKindName(args []string) (kind, apiVersion, name string, ok bool) {
 	switch len(args) {
 	case 1:
 		kind, name, ok = strings.Cut(args[0], "/")
 	case 2:
 		kind, name, ok = args[0], args[1], true
 	}
-	return strings.ToLower(kind), name, ok && kind != "" && name != ""
+	kind = strings.ToLower(kind)
+	if k, versionGroup, qualified := strings.Cut(kind, "."); qualified {
+		version, group, _ := strings.Cut(versionGroup, ".")
+		kind, apiVersion = k, group+"/"+version
+		ok = ok && group != "" && version != ""
+	}
+	return kind, apiVersion, name, ok && kind != "" && name != ""
 }

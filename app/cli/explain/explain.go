@@ -25,7 +25,8 @@ import (
 )
 
 const explainUsage = "eso explain KIND/NAME [-n NAMESPACE] [--api-version V] [--kubeconfig FILE] [--context NAME]\n" +
-	"  KIND: externalsecret|es, pushsecret|ps, secretstore|ss, clustersecretstore|css"
+	"  KIND: externalsecret|es, pushsecret|ps, secretstore|ss, clustersecretstore|css;\n" +
+	"  a store kind may name its API as kubectl does: secretstore.v1.external-secrets.io/NAME"
 
 // Explain is `eso explain KIND/NAME`: it prints the chain eso follows for
 // one object, each link's state, what eso last did, when it acts next and
@@ -42,13 +43,22 @@ func Explain(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(stdout, stderr, fs, explainUsage, err)
 	}
-	kind, name, ok := splitKindName(pos)
+	kind, qualified, name, ok := splitKindName(pos)
 	if !ok {
 		return usageError(stdout, stderr, fs, explainUsage, fmt.Errorf("want one KIND/NAME, got %q", strings.Join(pos, " ")))
 	}
-	build, ok := explainers[kind]
+	switch {
+	case qualified != "" && *apiVersion != "" && qualified != *apiVersion:
+		return usageError(stdout, stderr, fs, explainUsage, fmt.Errorf("%s names apiVersion %s, --api-version %s", pos[0], qualified, *apiVersion))
+	case qualified != "":
+		*apiVersion = qualified
+	}
+	e, ok := explainers[kind]
 	if !ok {
 		return usageError(stdout, stderr, fs, explainUsage, fmt.Errorf("unknown kind %q", kind))
+	}
+	if e.apiVersion != "" && *apiVersion != "" && *apiVersion != e.apiVersion {
+		return usageError(stdout, stderr, fs, explainUsage, fmt.Errorf("%s is served as %s only, not %s", kind, e.apiVersion, *apiVersion))
 	}
 	s, err := connect(conn, false)
 	if err != nil {
@@ -57,7 +67,7 @@ func Explain(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := withTimeout()
 	defer cancel()
-	report, err := build(ctx, s, name, *apiVersion)
+	report, err := e.build(ctx, s, name, *apiVersion)
 	if err != nil {
 		fmt.Fprintln(stderr, "eso explain:", err)
 		return 1
@@ -72,15 +82,26 @@ func Explain(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// explainers build the report of each kind, by every name it is written as.
-var explainers = map[string]func(context.Context, *session, string, string) (*Report, error){
-	"externalsecret": explainExternalSecret, "externalsecrets": explainExternalSecret, "es": explainExternalSecret,
-	"pushsecret": explainPushSecret, "pushsecrets": explainPushSecret, "ps": explainPushSecret,
-	"secretstore": explainStore(stores.KindSecretStore), "secretstores": explainStore(stores.KindSecretStore),
-	"ss":                 explainStore(stores.KindSecretStore),
-	"clustersecretstore": explainStore(stores.KindClusterSecretStore), "clustersecretstores": explainStore(stores.KindClusterSecretStore),
-	"css": explainStore(stores.KindClusterSecretStore),
+// explainer builds the report of one kind; apiVersion is the kind's own,
+// empty for the store kinds, which eso serves under two.
+type explainer struct {
+	build      func(ctx context.Context, s *session, name, apiVersion string) (*Report, error)
+	apiVersion string
 }
+
+// explainers are the kinds explained, by every name they are written as.
+var explainers = func() map[string]explainer {
+	es := explainer{explainExternalSecret, esv1.GroupVersion.String()}
+	ps := explainer{explainPushSecret, esv1alpha1.GroupVersion.String()}
+	ss := explainer{build: explainStore(stores.KindSecretStore)}
+	css := explainer{build: explainStore(stores.KindClusterSecretStore)}
+	return map[string]explainer{
+		"externalsecret": es, "externalsecrets": es, "es": es,
+		"pushsecret": ps, "pushsecrets": ps, "ps": ps,
+		"secretstore": ss, "secretstores": ss, "ss": ss,
+		"clustersecretstore": css, "clustersecretstores": css, "css": css,
+	}
+}()
 
 // readObject reads what the user named; a missing object is an error that
 // says where it was looked for.

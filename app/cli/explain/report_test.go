@@ -158,18 +158,21 @@ func TestParseInterspersed(t *testing.T) {
 		t.Errorf("parse = %v, %v, %+v", pos, err, conn)
 	}
 	for _, tc := range []struct {
-		args       []string
-		kind, name string
-		ok         bool
+		args                   []string
+		kind, apiVersion, name string
+		ok                     bool
 	}{
-		{[]string{"ES/app"}, "es", "app", true},
-		{[]string{"secretstore", "fake"}, "secretstore", "fake", true},
-		{[]string{"es/"}, "", "", false},
-		{[]string{"app"}, "", "", false},
+		{[]string{"ES/app"}, "es", "", "app", true},
+		{[]string{"secretstore", "fake"}, "secretstore", "", "fake", true},
+		{[]string{"ss.v1.external-secrets.io/fake"}, "ss", "external-secrets.io/v1", "fake", true},
+		{[]string{"SecretStore.v2alpha1.secretstore.external-secrets.io/fake"}, "secretstore", "secretstore.external-secrets.io/v2alpha1", "fake", true},
+		{[]string{"ss.v1/fake"}, "", "", "", false},
+		{[]string{"es/"}, "", "", "", false},
+		{[]string{"app"}, "", "", "", false},
 	} {
-		kind, name, ok := splitKindName(tc.args)
-		if ok != tc.ok || (ok && (kind != tc.kind || name != tc.name)) {
-			t.Errorf("splitKindName(%v) = %q %q %v", tc.args, kind, name, ok)
+		kind, apiVersion, name, ok := splitKindName(tc.args)
+		if ok != tc.ok || (ok && (kind != tc.kind || apiVersion != tc.apiVersion || name != tc.name)) {
+			t.Errorf("splitKindName(%v) = %q %q %q %v", tc.args, kind, apiVersion, name, ok)
 		}
 	}
 }
