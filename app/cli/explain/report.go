@@ -58,11 +58,8 @@ type Report struct {
 	Next    []string
 }
 
-// add appends a link and returns its index.
-func (r *Report) add(l Link) int {
-	r.Links = append(r.Links, l)
-	return len(r.Links) - 1
-}
+// add appends a link to the chain.
+func (r *Report) add(l Link) { r.Links = append(r.Links, l) }
 
 // Failing reports whether any link fails.
 func (r *Report) Failing() bool {
@@ -163,4 +160,12 @@ func when(t metav1.Time, now time.Time) string {
 		return "never"
 	}
 	return fmt.Sprintf("%s (%s ago)", t.UTC().Format(time.RFC3339), now.Sub(t.Time).Round(time.Second))
+}
+
+// readyTime is when a condition last changed, zero when absent.
+func readyTime(conds []metav1.Condition, typ string) metav1.Time {
+	if c := meta.FindStatusCondition(conds, typ); c != nil {
+		return c.LastTransitionTime
+	}
+	return metav1.Time{}
 }

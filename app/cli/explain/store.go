@@ -9,8 +9,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
@@ -152,13 +150,14 @@ func (s *session) configChain(ctx context.Context, r *Report, st *stores.Store, 
 		cfg = st.Inline
 		l.What, l.State, l.Status = ref.Kind+" (inline in the v1 store's spec.provider)", OK, "translated from the store's spec"
 	case !known && st.Spec.ProviderConfig.Address == "":
-		l.State, l.Status = Failing, "provider kind "+ref.Kind+" is not compiled into this eso binary"
+		// This command's build, which may differ from the cluster's eso:
+		// the store's Ready condition says whether that one has the kind.
+		l.State, l.Status = Unknown, "this eso command is built without provider kind "+ref.Kind+", so it cannot read the configuration"
 		if near := plugin.Closest(ref.Kind, s.index.Kinds(plugin.RoleProvider)); near != "" {
-			l.Status += ": did you mean " + near + "?"
+			l.Status += " (did you mean " + near + "?)"
 		}
-		l.Hint = hint(storeHints, ssv2.ReasonProviderNotCompiledIn)
 	case !known:
-		l.State, l.Status = Unknown, "kind not compiled into this binary: only the provider process reads it"
+		l.State, l.Status = Unknown, "kind not compiled into this eso command: only the provider process reads it"
 	default:
 		err := plugin.ReadConfig(ctx, s.client, ref, obj)
 		switch {
@@ -244,12 +243,4 @@ func shortError(err error) string {
 		return string(status.Status().Reason) + ": " + status.Status().Message
 	}
 	return err.Error()
-}
-
-// readyTime is when a condition last changed, zero when absent.
-func readyTime(conds []metav1.Condition, typ string) metav1.Time {
-	if c := meta.FindStatusCondition(conds, typ); c != nil {
-		return c.LastTransitionTime
-	}
-	return metav1.Time{}
 }
