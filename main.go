@@ -21,7 +21,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 
 	"go.uber.org/dig"
 	"go.uber.org/fx"
@@ -34,12 +36,16 @@ import (
 	_ "time/tzdata"
 
 	"github.com/eso-dev/eso/app"
+	"github.com/eso-dev/eso/app/cli/explain"
 	"github.com/eso-dev/eso/app/cli/render"
 	"github.com/eso-dev/eso/app/config"
 	"github.com/eso-dev/eso/app/wiring"
 )
 
 func main() {
+	if isKubectlPlugin(os.Args[0]) {
+		os.Exit(kubectlPlugin(os.Args[1:], os.Stdout, os.Stderr))
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -69,21 +75,10 @@ var commands = []command{
 		run: func(args []string, stdout, stderr io.Writer) int {
 			return render.Run(args, os.Stdin, stdout, stderr, wiring.Plugins())
 		}},
-	// explain and check are being built in package app/cli/explain
-	// (explain.Explain and explain.Check). Until it is in the tree they
-	// say so; then their run becomes explain.Explain and explain.Check.
-	{Command: config.Command{Name: "explain", Summary: "explain an object's state and what eso would do with it"},
-		run: notYet("explain")},
-	{Command: config.Command{Name: "check", Summary: "check manifests for what eso would refuse, before applying them"},
-		run: notYet("check")},
-}
-
-// notYet is the run of a command listed before it is built.
-func notYet(name string) func([]string, io.Writer, io.Writer) int {
-	return func(_ []string, _, stderr io.Writer) int {
-		fmt.Fprintf(stderr, "eso %s: not in this build of eso yet\n", name)
-		return 2
-	}
+	{Command: config.Command{Name: "explain", Args: "KIND/NAME [-n NS]", Summary: "explain an object's chain (store, configuration, credentials), each link's state and what to change"},
+		run: explain.Explain},
+	{Command: config.Command{Name: "check", Args: "store|clusterstore NAME", Summary: "validate a store's configuration and credentials once, as the controller does"},
+		run: explain.Check},
 }
 
 // lookup finds the command name runs.
@@ -94,6 +89,28 @@ func lookup(name string) (command, bool) {
 		}
 	}
 	return command{}, false
+}
+
+// isKubectlPlugin reports whether eso runs as `kubectl eso` (kubectl runs
+// the kubectl-eso on PATH).
+func isKubectlPlugin(argv0 string) bool {
+	return strings.TrimSuffix(filepath.Base(argv0), ".exe") == "kubectl-eso"
+}
+
+// kubectlPlugin is eso as `kubectl eso`: its commands, but never the
+// operator, which `kubectl eso` without a command would otherwise start.
+func kubectlPlugin(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		if c, ok := lookup(args[0]); ok {
+			return c.run(args[1:], stdout, stderr)
+		}
+	}
+	names := make([]string, len(commands))
+	for i, c := range commands {
+		names[i] = c.Name
+	}
+	fmt.Fprintln(stderr, "usage: kubectl eso COMMAND, one of: "+strings.Join(names, ", ")+" (eso --help says what each does)")
+	return 2
 }
 
 // run is main without the process: it returns the exit code.

@@ -69,6 +69,13 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"providers"}, 0, "GENERATOR", ""},
 		{[]string{"providers"}, 0, "Password.provider.generator.external-secrets.io/v2alpha1", ""},
 		{[]string{"version"}, 0, "build tags: " + strings.Join(catalog.TagNames(), ","), ""},
+		{[]string{"explan"}, 2, "", `unknown command "explan": did you mean "explain"?`},
+		{[]string{"explain"}, 2, "", "usage: eso explain KIND/NAME"},
+		{[]string{"explain", "deployment/x"}, 2, "", `unknown kind "deployment"`},
+		{[]string{"explain", "es.v1alpha1.external-secrets.io/x"}, 2, "", "es is served as external-secrets.io/v1 only, not external-secrets.io/v1alpha1"},
+		{[]string{"explain", "es/x", "--kubeconfig=/nonexistent/kubeconfig"}, 1, "", "/nonexistent/kubeconfig"},
+		{[]string{"check", "store"}, 2, "", "usage: eso check store NAME"},
+		{[]string{"check", "store", "x", "--kubeconfig=/nonexistent/kubeconfig"}, 1, "", "/nonexistent/kubeconfig"},
 	}
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
@@ -146,6 +153,27 @@ func TestCommandsListed(t *testing.T) {
 				return true
 			})
 		}
+	}
+}
+
+// TestKubectlPlugin: as kubectl-eso, eso runs its commands and never the
+// operator: `kubectl eso` alone prints its usage.
+func TestKubectlPlugin(t *testing.T) {
+	for argv0, want := range map[string]bool{"/usr/local/bin/kubectl-eso": true, "kubectl-eso.exe": true, "/bin/eso": false, "kubectl-esox": false} {
+		if got := isKubectlPlugin(argv0); got != want {
+			t.Errorf("isKubectlPlugin(%q) = %v, want %v", argv0, got, want)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	if code := kubectlPlugin(nil, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "usage: kubectl eso COMMAND, one of: providers, version, migrate, render, explain, check") {
+		t.Errorf("kubectl eso: exit %d, stderr %q", code, stderr.String())
+	}
+	stderr.Reset()
+	if code := kubectlPlugin([]string{"--leader-elect"}, &stdout, &stderr); code != 2 {
+		t.Errorf("kubectl eso --leader-elect: exit %d, want 2 (the operator is not started)", code)
+	}
+	if code := kubectlPlugin([]string{"version"}, &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), "build tags: ") {
+		t.Errorf("kubectl eso version: exit %d, stdout %q", code, stdout.String())
 	}
 }
 

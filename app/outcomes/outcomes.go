@@ -158,3 +158,25 @@ func Of(err error) Outcome {
 	}
 	return transient
 }
+
+// Reasons lists, once each, every Ready reason the table gives a store or
+// generator (store) and an ExternalSecret (externalSecret), so that what
+// explains a reason to users can be checked to cover them all.
+func Reasons() (store, externalSecret []string) {
+	rows := []Outcome{transient}
+	for _, row := range table {
+		rows = append(rows, row.out)
+	}
+	storeSeen, esSeen := map[string]bool{}, map[string]bool{}
+	for _, o := range rows {
+		if r := o.ForStore().StoreReason; !storeSeen[r] {
+			storeSeen[r] = true
+			store = append(store, r)
+		}
+		if r := o.ExternalSecretReason; !esSeen[r] {
+			esSeen[r] = true
+			externalSecret = append(externalSecret, r)
+		}
+	}
+	return store, externalSecret
+}

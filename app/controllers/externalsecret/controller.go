@@ -208,11 +208,11 @@ func (r *Reconciler) refreshDue(es *esv1.ExternalSecret, fingerprint string, now
 	}
 	last := rec.at
 	if remembered {
-		if rec.version != syncedVersion(es) || rec.fingerprint != fingerprint {
+		if rec.version != SyncedVersion(es) || rec.fingerprint != fingerprint {
 			return true, 0, false // edited, or store or provider configuration changed
 		}
 	} else {
-		if es.Status.SyncedResourceVersion != syncedVersion(es) {
+		if es.Status.SyncedResourceVersion != SyncedVersion(es) {
 			return true, 0, false // edited
 		}
 		if ready := readyCondition(es); ready == nil || ready.Status != metav1.ConditionTrue {

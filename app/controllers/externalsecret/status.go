@@ -18,10 +18,10 @@ import (
 	"github.com/eso-dev/eso/app/outcomes"
 )
 
-// syncedVersion is what status.syncedResourceVersion records: the spec
+// SyncedVersion is what status.syncedResourceVersion records: the spec
 // generation and a digest of the labels and annotations the target reflects,
 // as upstream ESO does, so that an annotation change (e.g. force-sync) resyncs.
-func syncedVersion(es *esv1.ExternalSecret) string {
+func SyncedVersion(es *esv1.ExternalSecret) string {
 	h := sha256.New()
 	for _, m := range []map[string]string{es.Labels, es.Annotations} {
 		for _, k := range slices.Sorted(maps.Keys(m)) {
@@ -40,7 +40,7 @@ func setSynced(es *esv1.ExternalSecret, wrote bool, now metav1.Time) {
 		msg = "provider read successfully; creationPolicy None writes no Secret"
 	}
 	setReady(es, metav1.ConditionTrue, esv1.ReasonSecretSynced, msg)
-	es.Status.SyncedResourceVersion = syncedVersion(es)
+	es.Status.SyncedResourceVersion = SyncedVersion(es)
 	if es.Spec.Target.CreationPolicy != esv1.CreatePolicyNone {
 		es.Status.Binding.Name = es.TargetName()
 	}
@@ -63,7 +63,7 @@ func setDeleted(es *esv1.ExternalSecret, wrote bool, now metav1.Time) {
 		readyReason = esv1.ReasonSecretSynced
 	}
 	setOutcome(es, metav1.ConditionTrue, readyReason, esv1.ReasonSecretDeleted, msg)
-	es.Status.SyncedResourceVersion = syncedVersion(es)
+	es.Status.SyncedResourceVersion = SyncedVersion(es)
 	if wrote {
 		es.Status.RefreshTime = now
 	}
@@ -74,7 +74,7 @@ func setDeleted(es *esv1.ExternalSecret, wrote bool, now metav1.Time) {
 func setRetained(es *esv1.ExternalSecret, now metav1.Time) {
 	setReady(es, metav1.ConditionTrue, esv1.ReasonSecretSynced,
 		"nothing matched; Secret "+es.TargetName()+" is left as it is (deletionPolicy Retain)")
-	es.Status.SyncedResourceVersion = syncedVersion(es)
+	es.Status.SyncedResourceVersion = SyncedVersion(es)
 	if es.Status.RefreshTime.IsZero() {
 		es.Status.RefreshTime = now
 	}

@@ -80,7 +80,7 @@ func (sc *syncScope) record() syncRecord {
 	if at.IsZero() {
 		at = sc.now
 	}
-	return syncRecord{at: at, uid: sc.es.UID, version: syncedVersion(sc.es), fingerprint: sc.fingerprint}
+	return syncRecord{at: at, uid: sc.es.UID, version: SyncedVersion(sc.es), fingerprint: sc.fingerprint}
 }
 
 // end is how a step ends the sync early.
@@ -197,7 +197,7 @@ func (r *Reconciler) checkDue(_ context.Context, sc *syncScope) (end, error) {
 		sc.wait = wait
 		// What this process synced at this very state its status already
 		// says, whatever the cache shows yet.
-		if rec, ok := r.lastSync(sc.es); !ok || rec.version != syncedVersion(sc.es) {
+		if rec, ok := r.lastSync(sc.es); !ok || rec.version != SyncedVersion(sc.es) {
 			acknowledge(sc.es)
 		}
 		return endUntil, nil

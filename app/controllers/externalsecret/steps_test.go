@@ -42,7 +42,7 @@ func stepES(mutate func(*esv1.ExternalSecret)) *esv1.ExternalSecret {
 // would say.
 func synced(at time.Time) func(*esv1.ExternalSecret) {
 	return func(es *esv1.ExternalSecret) {
-		es.Status.SyncedResourceVersion = syncedVersion(es)
+		es.Status.SyncedResourceVersion = SyncedVersion(es)
 		es.Status.RefreshTime = metav1.NewTime(at)
 		setReady(es, metav1.ConditionTrue, esv1.ReasonSecretSynced, "")
 	}
@@ -225,7 +225,7 @@ func TestCheckDueAcknowledges(t *testing.T) {
 			r := &Reconciler{}
 			if tc.remembered {
 				r.synced.Store(types.NamespacedName{Namespace: tc.es.Namespace, Name: tc.es.Name},
-					syncRecord{at: t0, uid: tc.es.UID, version: syncedVersion(tc.es)})
+					syncRecord{at: t0, uid: tc.es.UID, version: SyncedVersion(tc.es)})
 			}
 			sc := &syncScope{es: tc.es, target: writtenTarget(), now: t0}
 			got, err := r.checkDue(context.Background(), sc)

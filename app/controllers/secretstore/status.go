@@ -84,6 +84,23 @@ func (c *Reconciler) checkReady(ctx context.Context, s *stores.Store) readiness 
 	return readiness{reason: ssv2.ReasonValid, message: msg}
 }
 
+// Verdict is what one validation of a store concludes: its Ready reason
+// and message, as the controller would write them.
+type Verdict struct {
+	Reason  string
+	Message string
+	// Valid: the store is Ready. Transient: validation could not finish
+	// (the controller keeps a Ready store Ready and retries with backoff).
+	Valid, Transient bool
+}
+
+// Validate runs the controller's validation steps on s once, without
+// writing anything to the store (what `eso check store` shows).
+func (c *Reconciler) Validate(ctx context.Context, s *stores.Store) Verdict {
+	r := c.checkReady(ctx, s)
+	return Verdict{Reason: r.reason, Message: r.message, Valid: r.ready(), Transient: r.transient != nil}
+}
+
 // decodeStore refuses a store whose spec did not decode: nothing of it is
 // validated.
 func decodeStore(_ context.Context, sc *storeScope) (*readiness, error) {
