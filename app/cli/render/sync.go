@@ -62,16 +62,9 @@ func syncExternalSecret(ctx context.Context, w *world, apiReader client.Reader, 
 		res.failed = err.Error()
 		return res
 	}
-	ready := meta.FindStatusCondition(after.Status.Conditions, esv1.ConditionReady)
-	switch {
-	case ready == nil && syncErr != nil:
-		res.failed = syncErr.Error()
-		return res
-	case ready == nil:
-		res.note = "the controller leaves it alone: a store it names belongs to another controller class"
-		return res
-	case ready.Status != metav1.ConditionTrue:
-		res.failed = ready.Reason + ": " + ready.Message
+	ready, failed, note := outcome(after.Status.Conditions, esv1.ConditionReady, syncErr)
+	if ready == nil {
+		res.failed, res.note = failed, note
 		return res
 	}
 	var secret corev1.Secret
@@ -136,16 +129,9 @@ func syncPushSecret(ctx context.Context, w *world, ps *esv1alpha1.PushSecret, sh
 		res.failed = err.Error()
 		return res
 	}
-	ready := meta.FindStatusCondition(after.Status.Conditions, esv1alpha1.ConditionReady)
-	switch {
-	case ready == nil && syncErr != nil:
-		res.failed = syncErr.Error()
-		return res
-	case ready == nil:
-		res.note = "the controller leaves it alone: a store it names belongs to another controller class"
-		return res
-	case ready.Status != metav1.ConditionTrue:
-		res.failed = ready.Reason + ": " + ready.Message
+	ready, failed, note := outcome(after.Status.Conditions, esv1alpha1.ConditionReady, syncErr)
+	if ready == nil {
+		res.failed, res.note = failed, note
 		return res
 	}
 	report := pushReport{PushSecret: ps.Namespace + "/" + ps.Name, Pushes: []pushEntry{}}
@@ -168,4 +154,20 @@ func syncPushSecret(ctx context.Context, w *world, ps *esv1alpha1.PushSecret, sh
 	}
 	res.out = report
 	return res
+}
+
+// outcome is what a reconcile left in an object's Ready condition (of type
+// readyType): the condition of a success, else a failure's message, or a
+// note when the controller left the object alone.
+func outcome(conditions []metav1.Condition, readyType string, syncErr error) (ready *metav1.Condition, failed, note string) {
+	ready = meta.FindStatusCondition(conditions, readyType)
+	switch {
+	case ready == nil && syncErr != nil:
+		return nil, syncErr.Error(), ""
+	case ready == nil:
+		return nil, "", "the controller leaves it alone: a store it names belongs to another controller class"
+	case ready.Status != metav1.ConditionTrue:
+		return nil, ready.Reason + ": " + ready.Message, ""
+	}
+	return ready, "", ""
 }
