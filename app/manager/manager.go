@@ -12,6 +12,7 @@ import (
 	"go.uber.org/fx"
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -48,7 +49,7 @@ type SchemeAdders struct {
 func NewScheme(catalog *plugin.Index, optional SchemeAdders) (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
 	adders := []func(*runtime.Scheme) error{
-		corev1.AddToScheme, appsv1.AddToScheme, coordinationv1.AddToScheme, authenticationv1.AddToScheme,
+		corev1.AddToScheme, appsv1.AddToScheme, coordinationv1.AddToScheme, authenticationv1.AddToScheme, authorizationv1.AddToScheme,
 		esv1.AddToScheme, esv1alpha1.AddToScheme, ssv2.AddToScheme, genv2.AddToScheme,
 	}
 	adders = append(adders, optional.Adders...)

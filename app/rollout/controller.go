@@ -27,8 +27,10 @@ import (
 	"time"
 
 	"go.uber.org/fx"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -43,13 +45,15 @@ import (
 // Reconciler brings one workload's restarts up to date with the Secrets it
 // asks for. A request names the workload as "Kind/name" in its namespace.
 type Reconciler struct {
-	// Client reads workloads, ExternalSecrets and Secrets' metadata from
-	// eso's cache, and patches workloads.
+	// Client reads workloads and ExternalSecrets from eso's cache, and
+	// patches workloads.
 	Client client.Client
-	// APIReader reads a Secret's metadata the cache holds only in part.
-	APIReader client.Reader
-	Recorder  record.EventRecorder
-	Now       func() time.Time
+	// SecretMetadata reads eso's Secrets' metadata from its cache;
+	// APIReader a Secret's the cache holds only in part.
+	SecretMetadata client.Reader
+	APIReader      client.Reader
+	Recorder       record.EventRecorder
+	Now            func() time.Time
 }
 
 // request is the reconcile request of a workload.
@@ -89,13 +93,22 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			after[s] = before[s]
 		}
 		r.Recorder.Eventf(obj, corev1.EventTypeWarning, "RolloutRestartPaused",
-			"not restarted while paused: Secret %s changed; resume the rollout to restart it", strings.Join(changed, ", "))
+			"not restarted while paused: Secret %s changed; resume the rollout to restart it", listed(changed))
 		changed = nil
 	}
 	if maps.Equal(after, before) {
 		return ctrl.Result{}, nil
 	}
-	if err := r.patch(ctx, obj, after, len(changed) > 0); err != nil {
+	restartedAt := ""
+	if len(changed) > 0 {
+		// kubectl's format, to the second: a restart within the second of
+		// the last one would change nothing, so it waits for the next.
+		restartedAt = r.Now().Format(time.RFC3339)
+		if restartedAt == kind.Template(obj).Annotations[workloads.AnnotationRestartedAt] {
+			return ctrl.Result{RequeueAfter: time.Second}, nil
+		}
+	}
+	if err := r.patch(ctx, obj, after, restartedAt); err != nil {
 		if apierrors.IsConflict(err) {
 			return ctrl.Result{Requeue: true}, nil // a stale cache: read it again
 		}
@@ -103,19 +116,33 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if len(changed) > 0 {
 		r.Recorder.Eventf(obj, corev1.EventTypeNormal, "RolloutRestarted",
-			"restarted as kubectl rollout restart does: eso changed Secret %s", strings.Join(changed, ", "))
+			"restarted as kubectl rollout restart does: eso changed Secret %s", listed(changed))
 	}
 	return ctrl.Result{}, nil
 }
 
-// asked are the Secrets obj asks for: through its annotations, and as a
-// target of ExternalSecrets of its namespace that name it; at most
+// asked are the Secrets obj asks for: through its annotations (names, and
+// eso's Secrets of its namespace that its patterns match), and as a target
+// of ExternalSecrets of its namespace that name it; at most
 // workloads.MaxAsked.
 func (r *Reconciler) asked(ctx context.Context, kind workloads.Kind, obj client.Object) ([]string, error) {
-	names := workloads.Asked(kind, obj)
+	ask := workloads.AskOf(kind, obj)
+	names := slices.Clone(ask.Names)
+	in := client.InNamespace(obj.GetNamespace())
+	if len(ask.Patterns) > 0 {
+		list := &metav1.PartialObjectMetadataList{}
+		list.SetGroupVersionKind(manager.SecretGVK.GroupVersion().WithKind("SecretList"))
+		if err := r.SecretMetadata.List(ctx, list, in); err != nil {
+			return nil, err
+		}
+		for _, s := range list.Items {
+			if ask.Matches(s.Name) {
+				names = append(names, s.Name)
+			}
+		}
+	}
 	var naming esv1.ExternalSecretList
-	if err := r.Client.List(ctx, &naming, client.InNamespace(obj.GetNamespace()),
-		client.MatchingFields{indexTargetWorkload: kind.Name + "/" + obj.GetName()}); err != nil {
+	if err := r.Client.List(ctx, &naming, in, client.MatchingFields{indexTargetWorkload: kind.Name + "/" + obj.GetName()}); err != nil {
 		return nil, err
 	}
 	for i := range naming.Items {
@@ -157,7 +184,7 @@ func (r *Reconciler) compare(ctx context.Context, namespace string, asked []stri
 func (r *Reconciler) dataHash(ctx context.Context, namespace, name string) (string, error) {
 	key := types.NamespacedName{Namespace: namespace, Name: name}
 	s := manager.NewSecretMetadata()
-	if err := r.Client.Get(ctx, key, s); err != nil {
+	if err := r.SecretMetadata.Get(ctx, key, s); err != nil {
 		return "", client.IgnoreNotFound(err)
 	}
 	if manager.CacheTrimmed(s) {
@@ -168,23 +195,25 @@ func (r *Reconciler) dataHash(ctx context.Context, namespace, name string) (stri
 	return s.Annotations[esv1.AnnotationDataHash], nil
 }
 
-// patch writes the record, and with restart a new restartedAt on the Pod
-// template, in one merge patch that holds only if the workload is still at
-// the resourceVersion read.
-func (r *Reconciler) patch(ctx context.Context, obj client.Object, rec map[string]string, restart bool) error {
-	recorded, err := json.Marshal(rec)
-	if err != nil {
-		return err
+// patch writes the record (none when it is empty), and with restartedAt a
+// new restartedAt on the Pod template, in one merge patch that holds only
+// if the workload is still at the resourceVersion read.
+func (r *Reconciler) patch(ctx context.Context, obj client.Object, rec map[string]string, restartedAt string) error {
+	var recorded any // null removes the annotation
+	if len(rec) > 0 {
+		raw, err := json.Marshal(rec)
+		if err != nil {
+			return err
+		}
+		recorded = string(raw)
 	}
 	body := map[string]any{"metadata": map[string]any{
 		"resourceVersion": obj.GetResourceVersion(),
-		"annotations":     map[string]any{workloads.AnnotationRestartedFor: string(recorded)},
+		"annotations":     map[string]any{workloads.AnnotationRestartedFor: recorded},
 	}}
-	if restart {
-		// Nanoseconds, unlike kubectl's seconds: two changes within one
-		// second must still make two rollouts.
+	if restartedAt != "" {
 		body["spec"] = map[string]any{"template": map[string]any{"metadata": map[string]any{
-			"annotations": map[string]any{workloads.AnnotationRestartedAt: r.Now().UTC().Format(time.RFC3339Nano)},
+			"annotations": map[string]any{workloads.AnnotationRestartedAt: restartedAt},
 		}}}
 	}
 	raw, err := json.Marshal(body)
@@ -192,6 +221,14 @@ func (r *Reconciler) patch(ctx context.Context, obj client.Object, rec map[strin
 		return err
 	}
 	return r.Client.Patch(ctx, obj, client.RawPatch(types.MergePatchType, raw))
+}
+
+// listed names at most five Secrets, for an event.
+func listed(names []string) string {
+	if len(names) <= 5 {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:5], ", "), len(names)-5)
 }
 
 // readRecord is eso's record on obj; one that does not parse (someone
@@ -207,15 +244,52 @@ func readRecord(obj client.Object) map[string]string {
 }
 
 // Module runs the rollout controller when eso runs with --rollout-restarts.
+// It refuses to start without the permissions the feature needs: a cache
+// that cannot list workloads would keep every controller from starting.
 var Module = fx.Module("rollout-controller",
 	fx.Invoke(func(mgr ctrl.Manager, cfg config.Config) error {
 		if !cfg.RolloutRestarts {
 			return nil
 		}
-		r := &Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorderFor("eso"), Now: time.Now}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := permitted(ctx, mgr.GetClient(), cfg.Namespaces()); err != nil {
+			return fmt.Errorf("--rollout-restarts: %w", err)
+		}
+		r := &Reconciler{Client: mgr.GetClient(), SecretMetadata: mgr.GetCache(), APIReader: mgr.GetAPIReader(),
+			Recorder: mgr.GetEventRecorderFor("eso"), Now: time.Now}
 		if err := r.SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("rollout restarts: %w", err)
 		}
 		return nil
 	}),
 )
+
+// permitted checks that eso may list, watch and patch every workload kind
+// in namespaces (none: the cluster), as the chart grants with
+// rolloutRestarts.enabled.
+func permitted(ctx context.Context, c client.Client, namespaces []string) error {
+	if len(namespaces) == 0 {
+		namespaces = []string{""}
+	}
+	for _, ns := range namespaces {
+		for _, k := range workloads.Kinds {
+			resource := strings.ToLower(k.Name) + "s"
+			for _, verb := range []string{"list", "watch", "patch"} {
+				review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+					ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: ns, Verb: verb, Group: "apps", Resource: resource}}}
+				if err := c.Create(ctx, review); err != nil {
+					return fmt.Errorf("checking eso's permissions: %w", err)
+				}
+				if !review.Status.Allowed {
+					where := "cluster-wide"
+					if ns != "" {
+						where = "in namespace " + ns
+					}
+					return fmt.Errorf("eso may not %s %s.apps %s: grant it (the chart does with rolloutRestarts.enabled) or drop the flag", verb, resource, where)
+				}
+			}
+		}
+	}
+	return nil
+}

@@ -2,8 +2,8 @@ package rollout
 
 import (
 	"context"
+	"slices"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,8 +21,10 @@ import (
 // The cache's indexes, so that a changed Secret finds the workloads asking
 // for it without listing a namespace's workloads.
 const (
-	// indexAsked: a workload, by the Secrets its annotations ask for.
+	// indexAsked: a workload, by the Secrets its annotations ask for by
+	// name, and by anyPattern when they ask by pattern too.
 	indexAsked = "rollout.asked"
+	anyPattern = "*"
 	// indexTargetSecret: an ExternalSecret that names workloads, by its
 	// target Secret.
 	indexTargetSecret = "rollout.targetSecret"
@@ -36,27 +38,16 @@ const (
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	ctx := context.Background()
 	idx := mgr.GetFieldIndexer()
-	if err := idx.IndexField(ctx, &esv1.ExternalSecret{}, indexTargetSecret, func(o client.Object) []string {
-		if es := o.(*esv1.ExternalSecret); len(es.Spec.RolloutRestartTargets) > 0 {
-			return []string{es.TargetName()}
-		}
-		return nil
-	}); err != nil {
+	if err := idx.IndexField(ctx, &esv1.ExternalSecret{}, indexTargetSecret, targetSecretOf); err != nil {
 		return err
 	}
-	if err := idx.IndexField(ctx, &esv1.ExternalSecret{}, indexTargetWorkload, func(o client.Object) []string {
-		var out []string
-		for _, t := range o.(*esv1.ExternalSecret).Spec.RolloutRestartTargets {
-			out = append(out, t.Kind+"/"+t.Name)
-		}
-		return out
-	}); err != nil {
+	if err := idx.IndexField(ctx, &esv1.ExternalSecret{}, indexTargetWorkload, targetWorkloadsOf); err != nil {
 		return err
 	}
 	b := ctrl.NewControllerManagedBy(mgr).Named("rollout").
-		WithOptions(manager.ControllerOptions(mgr, controller.Options{}))
+		WithOptions(manager.ControllerOptions(mgr, controller.Options{MaxConcurrentReconciles: 2}))
 	for _, k := range workloads.Kinds {
-		if err := idx.IndexField(ctx, k.New(), indexAsked, func(o client.Object) []string { return workloads.Asked(k, o) }); err != nil {
+		if err := idx.IndexField(ctx, k.New(), indexAsked, func(o client.Object) []string { return askedKeys(k, o) }); err != nil {
 			return err
 		}
 		b = b.Watches(k.New(), handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
@@ -70,17 +61,38 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return b.Complete(r)
 }
 
+// targetSecretOf indexes an ExternalSecret naming workloads by its target.
+func targetSecretOf(o client.Object) []string {
+	if es := o.(*esv1.ExternalSecret); len(es.Spec.RolloutRestartTargets) > 0 {
+		return []string{es.TargetName()}
+	}
+	return nil
+}
+
+// targetWorkloadsOf indexes an ExternalSecret by the workloads it names.
+func targetWorkloadsOf(o client.Object) []string {
+	var out []string
+	for _, t := range o.(*esv1.ExternalSecret).Spec.RolloutRestartTargets {
+		out = append(out, t.Kind+"/"+t.Name)
+	}
+	return out
+}
+
 // askingFor maps one of eso's Secrets to the workloads asking for it.
 func (r *Reconciler) askingFor(ctx context.Context, secret client.Object) []reconcile.Request {
 	var reqs []reconcile.Request
 	in := client.InNamespace(secret.GetNamespace())
 	for _, k := range workloads.Kinds {
 		list := k.NewList()
-		if err := r.Client.List(ctx, list, in, client.MatchingFields{indexAsked: secret.GetName()}); err != nil {
-			continue // the cache is stopping
-		}
-		for _, o := range workloads.Items(list) {
-			reqs = append(reqs, request(k.Name, o.GetNamespace(), o.GetName()))
+		for _, key := range []string{secret.GetName(), anyPattern} {
+			if err := r.Client.List(ctx, list, in, client.MatchingFields{indexAsked: key}); err != nil {
+				continue // the cache is stopping
+			}
+			for _, o := range workloads.Items(list) {
+				if ask := workloads.AskOf(k, o); key == secret.GetName() || ask.Matches(secret.GetName()) {
+					reqs = append(reqs, request(k.Name, o.GetNamespace(), o.GetName()))
+				}
+			}
 		}
 	}
 	var naming esv1.ExternalSecretList
@@ -101,25 +113,39 @@ func targetsOf(_ context.Context, o client.Object) []reconcile.Request {
 	return reqs
 }
 
+// askedKeys are a workload's index keys: the names it asks for, and
+// anyPattern if it asks by pattern.
+func askedKeys(k workloads.Kind, o client.Object) []string {
+	ask := workloads.AskOf(k, o)
+	if len(ask.Patterns) > 0 {
+		return append(slices.Clone(ask.Names), anyPattern)
+	}
+	return ask.Names
+}
+
 // dataHashChanged passes a Secret eso now holds with other data: created,
-// or updated with another data-hash; not a deletion (nothing to restart
-// for) nor a change of anything else.
+// or updated with another data-hash (or one the cache may not show, past
+// its metadata bound); not a deletion (nothing to restart for) nor a
+// change of anything else.
 var dataHashChanged = predicate.Funcs{
 	UpdateFunc: func(e event.UpdateEvent) bool {
-		return e.ObjectOld.GetAnnotations()[esv1.AnnotationDataHash] != e.ObjectNew.GetAnnotations()[esv1.AnnotationDataHash]
+		return manager.CacheTrimmed(e.ObjectOld) || manager.CacheTrimmed(e.ObjectNew) ||
+			e.ObjectOld.GetAnnotations()[esv1.AnnotationDataHash] != e.ObjectNew.GetAnnotations()[esv1.AnnotationDataHash]
 	},
 	DeleteFunc: func(event.DeleteEvent) bool { return false },
 }
 
 // askChanged passes a workload whose asking may have changed: created,
-// or updated in its annotations, Pod template Secrets or pause (the cache
-// keeps nothing else of it, so a rollout's status updates pass nothing).
+// or updated in what it asks or whether it is paused. The cache keeps
+// nothing else of it, so a rollout's status updates pass nothing; nor
+// does eso's own patch (its record, restartedAt).
 func askChanged(k workloads.Kind) predicate.Predicate {
 	return predicate.Funcs{
 		UpdateFunc: func(e event.UpdateEvent) bool {
 			o, n := e.ObjectOld, e.ObjectNew
-			return !equality.Semantic.DeepEqual(o.GetAnnotations(), n.GetAnnotations()) ||
-				!equality.Semantic.DeepEqual(k.Template(o), k.Template(n)) || k.Paused(o) != k.Paused(n)
+			return !slices.Equal(askedKeys(k, o), askedKeys(k, n)) ||
+				!slices.Equal(workloads.AskOf(k, o).PatternSources(), workloads.AskOf(k, n).PatternSources()) ||
+				k.Paused(o) != k.Paused(n)
 		},
 		DeleteFunc: func(event.DeleteEvent) bool { return false },
 	}

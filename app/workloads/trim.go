@@ -1,93 +1,87 @@
 package workloads
 
 import (
+	"slices"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// maxAnnotation is the most bytes of one kept annotation's value the cache
-// holds: far more than MaxAsked names need.
+// maxAnnotation is the most bytes of one Reloader annotation's value the
+// cache holds, cut at a comma: far more than MaxAsked names need.
 const maxAnnotation = 16 << 10
 
-// Trim is the cache's transform for workloads: of each it keeps the name,
-// namespace, UID, resourceVersion, generation and deletion time, the
-// annotations that ask for restarts and eso's record, the Secret
-// references of its Pod template and whether it is paused. Everything else
-// (containers' images, commands, resources, status, ...) is dropped: eso
-// never writes a cached workload back, it patches.
+// maxRecord is the most bytes of eso's record the cache holds: a record eso
+// writes (MaxAsked names of at most 253 bytes with their hashes) is smaller.
+// A longer one was not written by eso and is dropped: it counts as none.
+const maxRecord = 32 << 10
+
+// Trim is the cache's transform for workloads, which anyone who may create
+// one controls. Of each it keeps the name, namespace, UID, resourceVersion,
+// generation and deletion time; the annotations that ask (on it and on its
+// Pod template, each at most maxAnnotation) and eso's record (at most
+// maxRecord); the Pod template's restartedAt; whether it is paused; and,
+// only when it asks for every Secret it uses, the names of those Secrets
+// (at most MaxAsked). Everything else is dropped: eso never writes a cached
+// workload back, it patches.
 func Trim(obj any) (any, error) {
 	switch o := obj.(type) {
 	case *appsv1.Deployment:
-		trimMeta(&o.ObjectMeta)
-		o.Spec = appsv1.DeploymentSpec{Paused: o.Spec.Paused, Template: trimTemplate(o.Spec.Template)}
+		o.Spec = appsv1.DeploymentSpec{Paused: o.Spec.Paused, Template: trimTemplate("Deployment", o)}
 		o.Status = appsv1.DeploymentStatus{}
+		trimMeta(&o.ObjectMeta)
 	case *appsv1.StatefulSet:
-		trimMeta(&o.ObjectMeta)
-		o.Spec = appsv1.StatefulSetSpec{Template: trimTemplate(o.Spec.Template)}
+		o.Spec = appsv1.StatefulSetSpec{Template: trimTemplate("StatefulSet", o)}
 		o.Status = appsv1.StatefulSetStatus{}
-	case *appsv1.DaemonSet:
 		trimMeta(&o.ObjectMeta)
-		o.Spec = appsv1.DaemonSetSpec{Template: trimTemplate(o.Spec.Template)}
+	case *appsv1.DaemonSet:
+		o.Spec = appsv1.DaemonSetSpec{Template: trimTemplate("DaemonSet", o)}
 		o.Status = appsv1.DaemonSetStatus{}
+		trimMeta(&o.ObjectMeta)
 	}
 	return obj, nil
 }
 
 func trimMeta(m *metav1.ObjectMeta) {
+	kept := keep(m.Annotations, asking)
+	if v, ok := m.Annotations[AnnotationRestartedFor]; ok && len(v) <= maxRecord {
+		kept[AnnotationRestartedFor] = v
+	}
+	*m = metav1.ObjectMeta{Name: m.Name, Namespace: m.Namespace, UID: m.UID, ResourceVersion: m.ResourceVersion,
+		Generation: m.Generation, DeletionTimestamp: m.DeletionTimestamp, Annotations: kept}
+}
+
+// keep are the annotations of keys, each cut to maxAnnotation at a comma.
+func keep(annotations map[string]string, keys []string) map[string]string {
 	kept := map[string]string{}
-	for _, k := range []string{AnnotationReload, AnnotationAuto, AnnotationSecretAuto, AnnotationRestartedFor} {
-		if v, ok := m.Annotations[k]; ok {
+	for _, k := range keys {
+		if v, ok := annotations[k]; ok {
 			if len(v) > maxAnnotation {
 				v = v[:strings.LastIndexByte(v[:maxAnnotation], ',')+1]
 			}
 			kept[k] = v
 		}
 	}
-	*m = metav1.ObjectMeta{Name: m.Name, Namespace: m.Namespace, UID: m.UID, ResourceVersion: m.ResourceVersion,
-		Generation: m.Generation, DeletionTimestamp: m.DeletionTimestamp, Annotations: kept}
+	return kept
 }
 
-// trimTemplate keeps the Pod template's Secret references only.
-func trimTemplate(t corev1.PodTemplateSpec) corev1.PodTemplateSpec {
-	var out corev1.PodSpec
-	for _, v := range t.Spec.Volumes {
-		switch {
-		case v.Secret != nil:
-			out.Volumes = append(out.Volumes, corev1.Volume{VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: v.Secret.SecretName}}})
-		case v.Projected != nil:
-			p := &corev1.ProjectedVolumeSource{}
-			for _, s := range v.Projected.Sources {
-				if s.Secret != nil {
-					p.Sources = append(p.Sources, corev1.VolumeProjection{Secret: &corev1.SecretProjection{LocalObjectReference: s.Secret.LocalObjectReference}})
-				}
-			}
-			out.Volumes = append(out.Volumes, corev1.Volume{VolumeSource: corev1.VolumeSource{Projected: p}})
-		}
-	}
-	out.InitContainers = trimContainers(t.Spec.InitContainers)
-	out.Containers = trimContainers(t.Spec.Containers)
-	return corev1.PodTemplateSpec{Spec: out}
-}
-
-func trimContainers(cs []corev1.Container) []corev1.Container {
-	var out []corev1.Container
-	for _, c := range cs {
-		var kept corev1.Container
-		for _, e := range c.Env {
-			if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
-				kept.Env = append(kept.Env, corev1.EnvVar{ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: e.ValueFrom.SecretKeyRef.LocalObjectReference}}})
-			}
-		}
-		for _, e := range c.EnvFrom {
-			if e.SecretRef != nil {
-				kept.EnvFrom = append(kept.EnvFrom, corev1.EnvFromSource{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: e.SecretRef.LocalObjectReference}})
-			}
-		}
-		if kept.Env != nil || kept.EnvFrom != nil {
-			out = append(out, kept)
+// trimTemplate is the part of obj's Pod template eso reads: the asking
+// annotations and restartedAt, and the names of the Secrets it uses only
+// when it asks for all of them (as Secret volumes, the shortest form).
+func trimTemplate(kind string, obj client.Object) corev1.PodTemplateSpec {
+	k, _ := Named(kind)
+	t := k.Template(obj)
+	out := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{
+		Annotations: keep(t.Annotations, append(slices.Clone(asking), AnnotationRestartedAt))}}
+	if auto(annotation(k, obj, AnnotationAuto)) || auto(annotation(k, obj, AnnotationSecretAuto)) {
+		names := used(&t.Spec)
+		slices.Sort(names)
+		names = slices.Compact(names)
+		for _, n := range names[:min(len(names), MaxAsked)] {
+			out.Spec.Volumes = append(out.Spec.Volumes, corev1.Volume{VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: n}}})
 		}
 	}
 	return out

@@ -2,19 +2,24 @@
 // use changes (Deployments, StatefulSets, DaemonSets): which Secrets each
 // asks to be restarted for, and what of them eso's cache keeps.
 //
-// A workload asks with Reloader's annotations, so that manifests written
-// for Reloader keep working unchanged:
-//   - secret.reloader.stakater.com/reload: "a,b" names Secrets;
+// A workload asks with Reloader's annotations, on itself or on its Pod
+// template, so that manifests written for Reloader keep working:
+//   - secret.reloader.stakater.com/reload: "a,b" names Secrets; an entry
+//     with regular-expression syntax is a pattern, matched whole, as
+//     Reloader matches every entry;
 //   - reloader.stakater.com/auto or secret.reloader.stakater.com/auto:
 //     "true" asks for every Secret its Pod template uses (volumes,
-//     projected volumes, env and envFrom of every container).
+//     projected volumes, env and envFrom of every container), but those
+//     secrets.exclude.reloader.stakater.com/reload lists.
 //
 // An ExternalSecret may also name workloads (spec.rolloutRestartTargets);
 // that side is the rollout controller's.
 package workloads
 
 import (
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -28,7 +33,12 @@ const (
 	AnnotationReload     = "secret.reloader.stakater.com/reload"
 	AnnotationAuto       = "reloader.stakater.com/auto"
 	AnnotationSecretAuto = "secret.reloader.stakater.com/auto"
+	AnnotationExclude    = "secrets.exclude.reloader.stakater.com/reload"
 )
+
+// asking are the annotations that ask, read on the workload and, where it
+// has none of a key, on its Pod template.
+var asking = []string{AnnotationReload, AnnotationAuto, AnnotationSecretAuto, AnnotationExclude}
 
 // AnnotationRestartedFor is eso's record on a workload: the data-hash of
 // each Secret it asks for, as of its last restart (or as first seen). A
@@ -110,25 +120,91 @@ func Named(name string) (Kind, bool) {
 	return Kinds[i], true
 }
 
-// Asked are the names of the Secrets obj asks to be restarted for through
-// its own annotations, sorted, without repeats, at most MaxAsked.
-func Asked(k Kind, obj client.Object) []string {
-	ann := obj.GetAnnotations()
-	var names []string
-	for _, n := range strings.Split(ann[AnnotationReload], ",") {
-		if n = strings.TrimSpace(n); n != "" {
-			names = append(names, n)
-		}
-	}
-	if isTrue(ann[AnnotationAuto]) || isTrue(ann[AnnotationSecretAuto]) {
-		names = append(names, used(&k.Template(obj).Spec)...)
-	}
-	slices.Sort(names)
-	names = slices.Compact(names)
-	return names[:min(len(names), MaxAsked)]
+// Ask is what a workload asks to be restarted for: Secrets by name, and by
+// pattern.
+type Ask struct {
+	// Names are sorted, without repeats.
+	Names []string
+	// Patterns match a Secret's whole name.
+	Patterns []*regexp.Regexp
 }
 
-func isTrue(v string) bool { return strings.EqualFold(strings.TrimSpace(v), "true") }
+// Matches reports whether the Secret called name is asked for.
+func (a Ask) Matches(name string) bool {
+	if _, found := slices.BinarySearch(a.Names, name); found {
+		return true
+	}
+	return slices.ContainsFunc(a.Patterns, func(re *regexp.Regexp) bool { return re.MatchString(name) })
+}
+
+// PatternSources are the patterns as written.
+func (a Ask) PatternSources() []string {
+	out := make([]string, len(a.Patterns))
+	for i, re := range a.Patterns {
+		out[i] = re.String()
+	}
+	return out
+}
+
+// AskOf is what obj asks for through its annotations, at most MaxAsked
+// names and patterns together.
+func AskOf(k Kind, obj client.Object) Ask {
+	var ask Ask
+	for _, entry := range split(annotation(k, obj, AnnotationReload)) {
+		if len(ask.Names)+len(ask.Patterns) == MaxAsked {
+			break
+		}
+		if !strings.ContainsAny(entry, regexSyntax) {
+			ask.Names = append(ask.Names, entry)
+		} else if re, err := regexp.Compile("^(?:" + entry + ")$"); err == nil && len(entry) <= maxPattern {
+			ask.Patterns = append(ask.Patterns, re)
+		}
+	}
+	if auto(annotation(k, obj, AnnotationAuto)) || auto(annotation(k, obj, AnnotationSecretAuto)) {
+		excluded := split(annotation(k, obj, AnnotationExclude))
+		for _, n := range used(&k.Template(obj).Spec) {
+			if !slices.Contains(excluded, n) {
+				ask.Names = append(ask.Names, n)
+			}
+		}
+	}
+	slices.Sort(ask.Names)
+	ask.Names = slices.Compact(ask.Names)
+	ask.Names = ask.Names[:min(len(ask.Names), max(0, MaxAsked-len(ask.Patterns)))]
+	return ask
+}
+
+// regexSyntax are the characters that make a reload entry a pattern. A dot
+// does not: it is common in names, and as a name it matches itself.
+const regexSyntax = `*+?()|[]{}^$\`
+
+// maxPattern is the longest pattern read: a Secret name's limit.
+const maxPattern = 253
+
+// annotation is the workload's annotation key, else its Pod template's.
+func annotation(k Kind, obj client.Object, key string) string {
+	if v, ok := obj.GetAnnotations()[key]; ok {
+		return v
+	}
+	return k.Template(obj).Annotations[key]
+}
+
+// split is a comma-separated list without blanks.
+func split(list string) []string {
+	var out []string
+	for _, n := range strings.Split(list, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// auto reads a boolean as Reloader does (strconv.ParseBool).
+func auto(v string) bool {
+	b, _ := strconv.ParseBool(strings.TrimSpace(v))
+	return b
+}
 
 // used are the Secrets a Pod spec reads: secret and projected volumes, env
 // valueFrom.secretKeyRef and envFrom.secretRef of every container.

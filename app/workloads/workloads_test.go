@@ -1,7 +1,9 @@
 package workloads
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -34,43 +36,64 @@ func podSpec() corev1.PodSpec {
 	}
 }
 
-func TestAsked(t *testing.T) {
+func TestAskOf(t *testing.T) {
 	k, _ := Named("Deployment")
 	for _, tc := range []struct {
-		name        string
-		annotations map[string]string
-		want        []string
+		name                  string
+		annotations, template map[string]string
+		want                  []string
+		matches, misses       []string
 	}{
-		{"none", nil, nil},
-		{"reload lists names", map[string]string{AnnotationReload: " b, a ,,a"}, []string{"a", "b"}},
-		{"auto reads the Pod template", map[string]string{AnnotationAuto: "true"},
-			[]string{"env", "init-env", "projected", "volume"}},
-		{"secret auto too, with reload", map[string]string{AnnotationSecretAuto: "TRUE", AnnotationReload: "extra"},
-			[]string{"env", "extra", "init-env", "projected", "volume"}},
-		{"auto false", map[string]string{AnnotationAuto: "false"}, nil},
+		{name: "none"},
+		{name: "reload lists names", annotations: map[string]string{AnnotationReload: " b, a ,,a"}, want: []string{"a", "b"}},
+		{name: "auto reads the Pod template", annotations: map[string]string{AnnotationAuto: "true"},
+			want: []string{"env", "init-env", "projected", "volume"}},
+		{name: "secret auto too, as ParseBool reads it, with reload", annotations: map[string]string{AnnotationSecretAuto: "1", AnnotationReload: "extra"},
+			want: []string{"env", "extra", "init-env", "projected", "volume"}},
+		{name: "auto false", annotations: map[string]string{AnnotationAuto: "false"}},
+		{name: "auto but excluded", annotations: map[string]string{AnnotationAuto: "true", AnnotationExclude: "env, volume"},
+			want: []string{"init-env", "projected"}},
+		{name: "on the Pod template when the workload has none", template: map[string]string{AnnotationReload: "a"}, want: []string{"a"}},
+		{name: "the workload's own first", annotations: map[string]string{AnnotationReload: "a"}, template: map[string]string{AnnotationReload: "b"}, want: []string{"a"}},
+		{name: "patterns match whole names", annotations: map[string]string{AnnotationReload: "db-.*, api"}, want: []string{"api"},
+			matches: []string{"db-one", "api"}, misses: []string{"xdb-one", "apis"}},
+		{name: "a pattern that does not compile is ignored", annotations: map[string]string{AnnotationReload: "db-(, api"}, want: []string{"api"},
+			misses: []string{"db-("}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Annotations: tc.annotations}, Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{Spec: podSpec()}}}
-			if got := Asked(k, d); !slices.Equal(got, tc.want) {
-				t.Errorf("Asked = %v, want %v", got, tc.want)
+			d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Annotations: tc.annotations}, Spec: appsv1.DeploymentSpec{
+				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Annotations: tc.template}, Spec: podSpec()}}}
+			ask := AskOf(k, d)
+			if !slices.Equal(ask.Names, tc.want) {
+				t.Errorf("Names = %v, want %v", ask.Names, tc.want)
+			}
+			for _, n := range tc.matches {
+				if !ask.Matches(n) {
+					t.Errorf("%s not matched", n)
+				}
+			}
+			for _, n := range tc.misses {
+				if ask.Matches(n) {
+					t.Errorf("%s matched", n)
+				}
 			}
 		})
 	}
 }
 
-func TestAskedIsBounded(t *testing.T) {
+func TestAskIsBounded(t *testing.T) {
 	var names []string
 	for i := range 10 * MaxAsked {
-		names = append(names, fmt.Sprintf("s%04d", i))
+		names = append(names, fmt.Sprintf("s%04d", i), fmt.Sprintf("p%04d-.*", i))
 	}
 	k, _ := Named("StatefulSet")
 	s := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{AnnotationReload: strings.Join(names, ",")}}}
-	if got := Asked(k, s); len(got) != MaxAsked {
-		t.Errorf("%d names asked, want the bound %d", len(got), MaxAsked)
+	if ask := AskOf(k, s); len(ask.Names)+len(ask.Patterns) != MaxAsked {
+		t.Errorf("%d names and %d patterns asked, want the bound %d together", len(ask.Names), len(ask.Patterns), MaxAsked)
 	}
 }
 
-// TestTrimKeepsWhatAskingReads: what Asked reads is the same before and
+// TestTrimKeepsWhatAskingReads: what AskOf reads is the same before and
 // after Trim; images, commands, labels, other annotations and status go.
 func TestTrimKeepsWhatAskingReads(t *testing.T) {
 	for _, k := range Kinds {
@@ -80,22 +103,74 @@ func TestTrimKeepsWhatAskingReads(t *testing.T) {
 			obj.SetResourceVersion("7")
 			obj.SetLabels(map[string]string{"team": "a"})
 			obj.SetAnnotations(map[string]string{AnnotationAuto: "true", AnnotationRestartedFor: `{"env":"h"}`, "other": strings.Repeat("x", 1<<20)})
-			*k.Template(obj) = corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "w"}}, Spec: podSpec()}
-			before := Asked(k, obj)
+			*k.Template(obj) = corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "w"},
+				Annotations: map[string]string{AnnotationRestartedAt: "2026-01-01T00:00:00Z", "other": "x"}}, Spec: podSpec()}
+			before := AskOf(k, obj)
 			if _, err := Trim(obj); err != nil {
 				t.Fatal(err)
 			}
-			if after := Asked(k, obj); !slices.Equal(before, after) {
-				t.Errorf("asked %v before Trim, %v after", before, after)
+			if after := AskOf(k, obj); !slices.Equal(before.Names, after.Names) {
+				t.Errorf("asked %v before Trim, %v after", before.Names, after.Names)
 			}
 			if obj.GetResourceVersion() != "7" || obj.GetLabels() != nil || len(obj.GetAnnotations()) != 2 {
 				t.Errorf("metadata after Trim: rv %q labels %v annotations %v", obj.GetResourceVersion(), obj.GetLabels(), obj.GetAnnotations())
 			}
 			tpl := k.Template(obj)
-			if tpl.Labels != nil || tpl.Spec.Containers[0].Image != "" || tpl.Spec.Containers[0].Command != nil || len(tpl.Spec.Volumes) != 2 {
-				t.Errorf("template after Trim keeps more than Secret references: %+v", tpl)
+			if tpl.Labels != nil || len(tpl.Spec.Containers) != 0 || len(tpl.Spec.Volumes) != 4 ||
+				!maps.Equal(tpl.Annotations, map[string]string{AnnotationRestartedAt: "2026-01-01T00:00:00Z"}) {
+				t.Errorf("template after Trim keeps more than what asking reads: %+v", tpl)
 			}
 		})
+	}
+}
+
+// TestTrimDropsTheTemplateOfWhatDoesNotAskForAll: a workload that does not
+// ask for every Secret it uses keeps none of its template's references,
+// however many it has.
+func TestTrimDropsTheTemplateOfWhatDoesNotAskForAll(t *testing.T) {
+	spec := corev1.PodSpec{Containers: []corev1.Container{{Name: "c"}}}
+	for i := range 20000 {
+		spec.Containers[0].Env = append(spec.Containers[0].Env, corev1.EnvVar{Name: "E", ValueFrom: &corev1.EnvVarSource{
+			SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: ref(fmt.Sprint("s", i)), Key: "k"}}})
+	}
+	d := &appsv1.Deployment{Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{Spec: spec}}}
+	auto := d.DeepCopy()
+	auto.Annotations = map[string]string{AnnotationAuto: "true"}
+	for _, o := range []*appsv1.Deployment{d, auto} {
+		if _, err := Trim(o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(d.Spec.Template.Spec.Volumes) + len(d.Spec.Template.Spec.Containers); n != 0 {
+		t.Errorf("a workload not asking for all keeps %d references", n)
+	}
+	if n := len(auto.Spec.Template.Spec.Volumes); n != MaxAsked || len(auto.Spec.Template.Spec.Containers) != 0 {
+		t.Errorf("a workload asking for all keeps %d names, want the bound %d", n, MaxAsked)
+	}
+}
+
+// TestTrimKeepsWholeRecords: eso's record is never cut (a cut record does
+// not parse, and would stop every restart): the longest eso writes is kept
+// whole, a longer one dropped.
+func TestTrimKeepsWholeRecords(t *testing.T) {
+	rec := map[string]string{}
+	for i := range MaxAsked {
+		rec[fmt.Sprintf("%0253d", i)] = strings.Repeat("h", 64)
+	}
+	raw, _ := json.Marshal(rec)
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{AnnotationRestartedFor: string(raw)}}}
+	if _, err := Trim(d); err != nil {
+		t.Fatal(err)
+	}
+	if got := d.Annotations[AnnotationRestartedFor]; got != string(raw) {
+		t.Errorf("the longest record eso writes (%d bytes) was not kept whole: %d bytes", len(raw), len(got))
+	}
+	d.Annotations[AnnotationRestartedFor] = strings.Repeat("x", maxRecord+1)
+	if _, err := Trim(d); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := d.Annotations[AnnotationRestartedFor]; ok {
+		t.Error("a record longer than eso writes was kept")
 	}
 }
 

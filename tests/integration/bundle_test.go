@@ -182,7 +182,8 @@ func checkSBOM(t *testing.T, arch string, data []byte) {
 // exactly one existing file each; helm install renders with helm template
 // (the same arguments; the test's API server already has eso's CRDs, which
 // an install would refuse to adopt) and kubectl applies with
-// --dry-run=server against the test's API server. A glob matching two
+// --dry-run=server (forcing conflicts with what the harness installed)
+// against the test's API server. A glob matching two
 // files, a wrong name or a chart that does not render fails the command
 // and so the test.
 func runBundleREADME(t *testing.T, dir, image string) {
@@ -216,7 +217,10 @@ case "$2" in /var/lib/rancher/k3s/*/ | /var/lib/rancher/rke2/*/) ;; *) echo "cp:
 		"helm": `[ "$1" = install ] || { echo "helm: unexpected command $1" >&2; exit 2; }
 shift
 "$REAL_HELM" template "$@" > "$STUB_STATE/helm-install.yaml"`,
-		"kubectl": `exec "$REAL_KUBECTL" "$@" --dry-run=server`,
+		// --force-conflicts: the objects the test harness installed as the
+		// chart (ClusterRoleBinding eso, ...) are another field manager's;
+		// a fresh cluster has none.
+		"kubectl": `exec "$REAL_KUBECTL" "$@" --dry-run=server --force-conflicts`,
 	} {
 		stub := "#!/bin/sh\necho \"" + name + " $*\" >> \"$STUB_STATE/commands\"\n" + script + "\n"
 		if err := os.WriteFile(filepath.Join(stubs, name), []byte(stub), 0o755); err != nil {

@@ -701,3 +701,59 @@ func TestProviderChartNamespacesScope(t *testing.T) {
 		t.Errorf("a token in %s: %v", a, err)
 	}
 }
+
+// TestRolloutRestartsOnlyWhenEnabled: the chart grants rules on workloads
+// only with rolloutRestarts.enabled, and passes the flag then; with scope
+// namespaces, only by RoleBindings in those namespaces.
+func TestRolloutRestartsOnlyWhenEnabled(t *testing.T) {
+	workloadRules := func(objs []*unstructured.Unstructured) (roles []string) {
+		for _, o := range objs {
+			if o.GetKind() != "ClusterRole" && o.GetKind() != "Role" {
+				continue
+			}
+			rules, _, _ := unstructured.NestedSlice(o.Object, "rules")
+			for _, r := range rules {
+				groups, _, _ := unstructured.NestedStringSlice(r.(map[string]any), "apiGroups")
+				if slices.Contains(groups, "apps") {
+					roles = append(roles, o.GetName())
+				}
+			}
+		}
+		return roles
+	}
+	bindings := func(objs []*unstructured.Unstructured, role string) (where []string) {
+		for _, o := range objs {
+			if name, _, _ := unstructured.NestedString(o.Object, "roleRef", "name"); name == role {
+				where = append(where, o.GetKind()+" "+o.GetNamespace())
+			}
+		}
+		slices.Sort(where)
+		return where
+	}
+	flagged := func(objs []*unstructured.Unstructured) bool {
+		for _, o := range objs {
+			if o.GetKind() == "Deployment" {
+				containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+				args, _, _ := unstructured.NestedStringSlice(containers[0].(map[string]any), "args")
+				return slices.Contains(args, "--rollout-restarts")
+			}
+		}
+		t.Fatal("the chart rendered no Deployment")
+		return false
+	}
+	off := render(t, "eso", "eso-system")
+	if roles := workloadRules(off); len(roles) != 0 || flagged(off) {
+		t.Errorf("disabled: rules on workloads in %v, flag %v", roles, flagged(off))
+	}
+	on := render(t, "eso", "eso-system", "rolloutRestarts.enabled=true")
+	if roles := workloadRules(on); !slices.Equal(roles, []string{"eso-rollout-restarts"}) || !flagged(on) {
+		t.Errorf("enabled: rules on workloads in %v, flag %v", roles, flagged(on))
+	}
+	if got := bindings(on, "eso-rollout-restarts"); !slices.Equal(got, []string{"ClusterRoleBinding "}) {
+		t.Errorf("enabled, scope cluster: bound by %v", got)
+	}
+	scoped := render(t, "eso", "eso-system", "rolloutRestarts.enabled=true", "scope=namespaces", "namespaces={a,b}")
+	if got := bindings(scoped, "eso-rollout-restarts"); !slices.Equal(got, []string{"RoleBinding a", "RoleBinding b"}) {
+		t.Errorf("enabled, scope namespaces a and b: bound by %v", got)
+	}
+}

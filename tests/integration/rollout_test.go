@@ -47,6 +47,8 @@ func restartedAt(t *testing.T, obj client.Object) (string, int64) {
 		tpl = &o.Spec.Template
 	case *appsv1.StatefulSet:
 		tpl = &o.Spec.Template
+	case *appsv1.DaemonSet:
+		tpl = &o.Spec.Template
 	}
 	return tpl.Annotations[workloads.AnnotationRestartedAt], obj.GetGeneration()
 }
@@ -83,8 +85,19 @@ func TestRolloutRestarts(t *testing.T) {
 			}},
 		},
 	}
-	create(t, reload, auto, named, bystander, elsewhere, stateful)
-	asking := []client.Object{reload, auto, named, stateful}
+	daemon := &appsv1.DaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "agent"},
+		Spec: appsv1.DaemonSetSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "agent"}},
+			// Asking on the Pod template, as Reloader also reads it.
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "agent"},
+				Annotations: map[string]string{workloads.AnnotationReload: "ap+"}}, Spec: corev1.PodSpec{
+				Containers: []corev1.Container{{Name: "agent", Image: "agent:1"}},
+			}},
+		},
+	}
+	create(t, reload, auto, named, bystander, elsewhere, stateful, daemon)
+	asking := []client.Object{reload, auto, named, stateful, daemon}
 	quiet := []client.Object{bystander, elsewhere}
 
 	fake := fakeConfig(ns, "fake", map[string]string{"password": "one"})
@@ -119,9 +132,57 @@ func TestRolloutRestarts(t *testing.T) {
 	}
 	noRestart("creating the Secret restarts nothing", append(asking, quiet...), map[string]string{})
 
-	// A refresh that changes nothing restarts nothing.
-	annotate(t, es, esv1.AnnotationForceSync, "1")
-	noRestart("a refresh without change restarts nothing", append(asking, quiet...), map[string]string{})
+	// A workload that asks after the Secret exists is recorded, not
+	// restarted, and then restarted with the others.
+	late := deployment(ns, "late", map[string]string{workloads.AnnotationReload: "app"})
+	create(t, late)
+	asking = append(asking, late)
+	eventually(t, "the late workload to record Secret app", func() error {
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(late), late); err != nil {
+			return err
+		}
+		if late.Annotations[workloads.AnnotationRestartedFor] == "" {
+			return fmt.Errorf("no record yet")
+		}
+		return nil
+	})
+
+	// A refresh that changes nothing restarts nothing; nor does a write of
+	// the Secret's metadata only (the ExternalSecret's labels follow it).
+	refreshed := func(value string) {
+		t.Helper()
+		before := es.Status.SyncedResourceVersion
+		annotate(t, es, esv1.AnnotationForceSync, value)
+		eventually(t, "the ExternalSecret to sync again", func() error {
+			if err := env.Client.Get(ctx, client.ObjectKeyFromObject(es), es); err != nil {
+				return err
+			}
+			if es.Status.SyncedResourceVersion == before {
+				return fmt.Errorf("still at %s", before)
+			}
+			return nil
+		})
+	}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(es), es); err != nil {
+		t.Fatal(err)
+	}
+	refreshed("1")
+	patch := client.MergeFrom(es.DeepCopy())
+	es.Labels = map[string]string{"team": "shop"}
+	if err := env.Client.Patch(ctx, es, patch); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the Secret to carry the ExternalSecret's new label", func() error {
+		var s corev1.Secret
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "app"}, &s); err != nil {
+			return err
+		}
+		if s.Labels["team"] != "shop" {
+			return fmt.Errorf("labels %v", s.Labels)
+		}
+		return nil
+	})
+	noRestart("a refresh without change, or a metadata write, restarts nothing", append(asking, quiet...), map[string]string{})
 
 	// A change restarts every asking workload once, and nothing else.
 	change := func(value string) map[string]string {
@@ -156,7 +217,7 @@ func TestRolloutRestarts(t *testing.T) {
 		return at
 	}
 	first := change("two")
-	annotate(t, es, esv1.AnnotationForceSync, "2")
+	refreshed("2")
 	noRestart("a refresh without change after a restart restarts nothing", append(asking, quiet...), first)
 	second := change("three")
 	for k, v := range second {

@@ -371,7 +371,7 @@ func (r *Reconciler) desiredTarget(es *esv1.ExternalSecret, target *corev1.Secre
 	}
 	setData(es, desired, out.Data)
 	metav1.SetMetaDataLabel(&desired.ObjectMeta, esv1.LabelManaged, esv1.LabelManagedValue)
-	metav1.SetMetaDataAnnotation(&desired.ObjectMeta, esv1.AnnotationDataHash, dataHash(desired.Data))
+	setDataHash(desired)
 	if es.Spec.Target.CreationPolicy == esv1.CreatePolicyOwner {
 		if err := controllerutil.SetControllerReference(es, desired, r.Client.Scheme()); err != nil {
 			return nil, err
@@ -480,7 +480,7 @@ func (r *Reconciler) removeKeys(ctx context.Context, es *esv1.ExternalSecret, ta
 	} else {
 		desired.Data = nil
 	}
-	metav1.SetMetaDataAnnotation(&desired.ObjectMeta, esv1.AnnotationDataHash, dataHash(desired.Data))
+	setDataHash(desired)
 	if equality.Semantic.DeepEqual(target, desired) {
 		return false, nil
 	}
@@ -571,4 +571,13 @@ func dataHash(data map[string][]byte) string {
 		h.Write(data[k])
 	}
 	return hex.EncodeToString(h.Sum(nil))[:32]
+}
+
+// setDataHash records the hash of s's data. A hash that still describes the
+// data (upstream's, on a Secret taken over from upstream ESO) stays: the
+// hash changes only with the data, which is what rollout restarts read.
+func setDataHash(s *corev1.Secret) {
+	if !hashMatches(s.Annotations[esv1.AnnotationDataHash], s.Data) {
+		metav1.SetMetaDataAnnotation(&s.ObjectMeta, esv1.AnnotationDataHash, dataHash(s.Data))
+	}
 }
