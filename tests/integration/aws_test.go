@@ -18,6 +18,7 @@ import (
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/metrics"
+	"github.com/eso-dev/eso/app/outcomes"
 	"github.com/eso-dev/eso/providers/aws/awstest"
 	"github.com/eso-dev/eso/providers/plugin/pluginmetrics"
 	"github.com/eso-dev/eso/tests/faultproxy"
@@ -187,7 +188,9 @@ func TestAWSRefusedCredentialsAndOutages(t *testing.T) {
 			}
 			requireUnchanged(t, synced)
 			proxy.Pass()
-			waitReady(t, es, metav1.ConditionTrue, esv1.ReasonSecretSynced)
+			// Retries back off per failure, up to outcomes.MaxBackoff: a
+			// slow machine fails more often before the test sees it.
+			waitReadyWithin(t, outcomes.MaxBackoff+waitTimeout, es, metav1.ConditionTrue, esv1.ReasonSecretSynced)
 		})
 	}
 }
