@@ -76,9 +76,19 @@ var commands = []command{
 			return render.Run(args, os.Stdin, stdout, stderr, wiring.Plugins())
 		}},
 	{Command: config.Command{Name: "explain", Args: "KIND/NAME [-n NS]", Summary: "explain an object's chain (store, configuration, credentials), each link's state and what to change"},
-		run: explain.Explain},
+		run: func(args []string, stdout, stderr io.Writer) int {
+			return explain.Explain(thisBuild(), args, stdout, stderr)
+		}},
 	{Command: config.Command{Name: "check", Args: "store|clusterstore NAME", Summary: "validate a store's configuration and credentials once, as the controller does"},
-		run: explain.Check},
+		run: func(args []string, stdout, stderr io.Writer) int {
+			return explain.Check(thisBuild(), args, stdout, stderr)
+		}},
+}
+
+// thisBuild is what the command line resolves and validates stores with:
+// this binary's plugins and v1 store layer.
+func thisBuild() explain.Build {
+	return explain.Build{Plugins: wiring.Plugins(), V1Layer: wiring.V1Layer()}
 }
 
 // lookup finds the command name runs.

@@ -10,8 +10,7 @@ import (
 
 // corePackages are eso's core, derived from the tree: every package but
 // the composition roots (main, this package, app/wiring, which reach the
-// build-tagged wiring, and the command line below app/cli, which validates
-// stores with the compiled-in providers), the provider and generator packages themselves, and
+// build-tagged wiring), the provider and generator packages themselves, and
 // the build and test tooling. The shared plugin packages below providers/
 // are core, and so is sdk: a provider built with it must not link eso's
 // cloud SDKs either.
@@ -26,7 +25,7 @@ func corePackages(t *testing.T) []string {
 		rel, _ := strings.CutPrefix(strings.TrimPrefix(pkg, catalog.Module), "/")
 		top, _, _ := strings.Cut(rel, "/")
 		switch {
-		case rel == "" || rel == "app" || rel == "app/wiring" || strings.HasPrefix(rel, "app/cli/"):
+		case rel == "" || rel == "app" || rel == "app/wiring":
 		case (top == "providers" || top == "generators") && !shared(rel):
 		case top == "build" || top == "tests":
 		default:

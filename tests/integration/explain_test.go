@@ -17,6 +17,7 @@ import (
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/cli/explain"
+	"github.com/eso-dev/eso/app/wiring"
 )
 
 // cli runs one of eso's commands and returns its exit code and output.
@@ -26,7 +27,16 @@ func cli(cmd func([]string, io.Writer, io.Writer) int, args ...string) (int, str
 	return code, out.String(), errOut.String()
 }
 
-var explainCmd, checkCmd = explain.Explain, explain.Check
+// build is this binary's plugins and v1 layer, as main passes them.
+var build = explain.Build{Plugins: wiring.Plugins(), V1Layer: wiring.V1Layer()}
+
+func explainCmd(args []string, stdout, stderr io.Writer) int {
+	return explain.Explain(build, args, stdout, stderr)
+}
+
+func checkCmd(args []string, stdout, stderr io.Writer) int {
+	return explain.Check(build, args, stdout, stderr)
+}
 
 // waitSynced waits for an ExternalSecret's Synced condition to have reason.
 func waitSynced(t *testing.T, es *esv1.ExternalSecret, reason string) {

@@ -21,7 +21,7 @@ const checkUsage = "eso check store NAME [-n NAMESPACE] | eso check clusterstore
 // verdict and exits 0 when the store is valid, 1 when it is not (or the
 // store cannot be read), 2 on a usage error or a store it cannot check
 // from here.
-func Check(args []string, stdout, stderr io.Writer) int {
+func Check(build Build, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("eso check", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var conn connFlags
@@ -49,7 +49,7 @@ func Check(args []string, stdout, stderr io.Writer) int {
 	default:
 		return usageError(stdout, stderr, fs, checkUsage, fmt.Errorf("unknown kind %q", pos[0]))
 	}
-	s, err := connect(conn, *ambient)
+	s, err := connect(build, conn, *ambient)
 	if err != nil {
 		fmt.Fprintln(stderr, "eso check:", err)
 		return 1

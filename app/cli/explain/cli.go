@@ -27,7 +27,6 @@ import (
 
 	"github.com/eso-dev/eso/app/manager"
 	"github.com/eso-dev/eso/app/stores"
-	"github.com/eso-dev/eso/app/wiring"
 	"github.com/eso-dev/eso/providers/plugin"
 )
 
@@ -81,7 +80,7 @@ type session struct {
 // builds a client and a store resolver reading straight from the API server
 // with the user's rights; ambient lends the providers the user's own cloud
 // identity, as eso's --allow-ambient-credentials lends eso's.
-func connect(f connFlags, ambient bool) (*session, error) {
+func connect(build Build, f connFlags, ambient bool) (*session, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	rules.ExplicitPath = f.kubeconfig
 	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: f.context})
@@ -100,11 +99,11 @@ func connect(f connFlags, ambient bool) (*session, error) {
 	}
 	rc = rest.CopyConfig(rc)
 	rc.UserAgent = "eso-cli"
-	index, err := plugin.NewIndex(wiring.Plugins())
+	index, err := plugin.NewIndex(build.Plugins)
 	if err != nil {
 		return nil, err
 	}
-	v1, err := v1Layer()
+	v1, err := v1Layer(build.V1Layer)
 	if err != nil {
 		return nil, err
 	}
@@ -124,6 +123,15 @@ func connect(f connFlags, ambient bool) (*session, error) {
 	return &session{client: c, namespace: namespace, resolver: resolver, index: index}, nil
 }
 
+// Build is what the running binary was built with (app/wiring): the
+// plugins check validates stores with, and the v1 store layer (none in
+// builds with the tag nov1) both commands resolve stores with. main passes
+// it, so the command line links no provider of its own.
+type Build struct {
+	Plugins []plugin.Registration
+	V1Layer fx.Option
+}
+
 // v1Parts are what the v1 store layer adds when this build serves it
 // (app/wiring leaves it out of builds with the tag nov1).
 type v1Parts struct {
@@ -134,9 +142,9 @@ type v1Parts struct {
 
 // v1Layer collects the v1 store layer's scheme and store kinds through the
 // same module eso composes, so the CLI resolves stores as eso does.
-func v1Layer() (v1Parts, error) {
+func v1Layer(layer fx.Option) (v1Parts, error) {
 	var parts v1Parts
-	app := fx.New(wiring.V1Layer(), fx.WithLogger(func() fxevent.Logger { return fxevent.NopLogger }),
+	app := fx.New(layer, fx.WithLogger(func() fxevent.Logger { return fxevent.NopLogger }),
 		fx.Invoke(func(p v1Parts) { parts = p }))
 	return parts, app.Err()
 }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"go.uber.org/fx"
 )
 
 // twoContexts is a kubeconfig with two contexts of their own namespaces;
@@ -30,6 +32,9 @@ current-context: a
 // TestConnectFollowsKubeconfig: the namespace is -n, else the chosen
 // context's (--context, else the current one), as kubectl does; an unknown
 // context is an error.
+// testBuild has no plugins and no v1 layer: enough to connect.
+var testBuild = Build{V1Layer: fx.Options()}
+
 func TestConnectFollowsKubeconfig(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := os.WriteFile(path, []byte(twoContexts), 0o600); err != nil {
@@ -43,7 +48,7 @@ func TestConnectFollowsKubeconfig(t *testing.T) {
 		{connFlags{kubeconfig: path, context: "b"}, "team-b"},
 		{connFlags{kubeconfig: path, context: "b", namespace: "mine"}, "mine"},
 	} {
-		s, err := connect(tc.flags, false)
+		s, err := connect(testBuild, tc.flags, false)
 		if err != nil {
 			t.Fatalf("connect(%+v): %v", tc.flags, err)
 		}
@@ -52,10 +57,10 @@ func TestConnectFollowsKubeconfig(t *testing.T) {
 		}
 	}
 	t.Setenv("KUBECONFIG", path)
-	if s, err := connect(connFlags{context: "b"}, false); err != nil || s.namespace != "team-b" {
+	if s, err := connect(testBuild, connFlags{context: "b"}, false); err != nil || s.namespace != "team-b" {
 		t.Errorf("connect with $KUBECONFIG: %v, %+v", err, s)
 	}
-	if _, err := connect(connFlags{kubeconfig: path, context: "nope"}, false); err == nil || !strings.Contains(err.Error(), "nope") {
+	if _, err := connect(testBuild, connFlags{kubeconfig: path, context: "nope"}, false); err == nil || !strings.Contains(err.Error(), "nope") {
 		t.Errorf("connect with an unknown context: %v", err)
 	}
 }

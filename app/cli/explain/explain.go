@@ -32,7 +32,7 @@ const explainUsage = "eso explain KIND/NAME [-n NAMESPACE] [--api-version V] [--
 // one object, each link's state, what eso last did, when it acts next and
 // what to change. It exits 0 when every link is ready, 1 when one fails or
 // the object cannot be read, 2 on a usage error.
-func Explain(args []string, stdout, stderr io.Writer) int {
+func Explain(build Build, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("eso explain", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var conn connFlags
@@ -60,7 +60,7 @@ func Explain(args []string, stdout, stderr io.Writer) int {
 	if e.apiVersion != "" && *apiVersion != "" && *apiVersion != e.apiVersion {
 		return usageError(stdout, stderr, fs, explainUsage, fmt.Errorf("%s is served as %s only, not %s", kind, e.apiVersion, *apiVersion))
 	}
-	s, err := connect(conn, false)
+	s, err := connect(build, conn, false)
 	if err != nil {
 		fmt.Fprintln(stderr, "eso explain:", err)
 		return 1
