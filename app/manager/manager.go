@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -132,6 +133,13 @@ const readyWait = time.Second
 // controllers, /healthz fails when a controller's workers are stuck (see
 // Health); controllers join both through ControllerOptions.
 func New(cfg config.Config, rc *rest.Config, scheme *runtime.Scheme) (ctrl.Manager, error) {
+	dc, err := discovery.NewDiscoveryClientForConfig(rc)
+	if err != nil {
+		return nil, err
+	}
+	if err := waitForKinds(context.Background(), dc, scheme, crdWait); err != nil {
+		return nil, err
+	}
 	mgr, err := ctrl.NewManager(WithClientLimits(rc, cfg, "eso"), ctrl.Options{
 		Scheme:                        scheme,
 		Cache:                         CacheOptions(cfg),
