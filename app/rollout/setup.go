@@ -89,7 +89,9 @@ func (r *Reconciler) askingFor(ctx context.Context, secret client.Object) []reco
 				continue // the cache is stopping
 			}
 			for _, o := range workloads.Items(list) {
-				if ask := workloads.AskOf(k, o); key == secret.GetName() || ask.Matches(secret.GetName()) {
+				// Listed by name, it asks; listed as asking by pattern, it
+				// asks if a pattern matches.
+				if key != anyPattern || workloads.AskOf(k, o).Matches(secret.GetName()) {
 					reqs = append(reqs, request(k.Name, o.GetNamespace(), o.GetName()))
 				}
 			}
@@ -136,17 +138,12 @@ var dataHashChanged = predicate.Funcs{
 }
 
 // askChanged passes a workload whose asking may have changed: created,
-// or updated in what it asks or whether it is paused. The cache keeps
-// nothing else of it, so a rollout's status updates pass nothing; nor
-// does eso's own patch (its record, restartedAt).
+// or updated in what asks (see workloads.AsksAlike) or whether it is
+// paused. The cache keeps nothing else of it, so a rollout's status updates
+// pass nothing; nor does eso's own patch (its record, restartedAt).
 func askChanged(k workloads.Kind) predicate.Predicate {
 	return predicate.Funcs{
-		UpdateFunc: func(e event.UpdateEvent) bool {
-			o, n := e.ObjectOld, e.ObjectNew
-			return !slices.Equal(askedKeys(k, o), askedKeys(k, n)) ||
-				!slices.Equal(workloads.AskOf(k, o).PatternSources(), workloads.AskOf(k, n).PatternSources()) ||
-				k.Paused(o) != k.Paused(n)
-		},
+		UpdateFunc: func(e event.UpdateEvent) bool { return !workloads.AsksAlike(k, e.ObjectOld, e.ObjectNew) },
 		DeleteFunc: func(event.DeleteEvent) bool { return false },
 	}
 }

@@ -17,6 +17,7 @@
 package workloads
 
 import (
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -24,6 +25,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -137,13 +139,15 @@ func (a Ask) Matches(name string) bool {
 	return slices.ContainsFunc(a.Patterns, func(re *regexp.Regexp) bool { return re.MatchString(name) })
 }
 
-// PatternSources are the patterns as written.
-func (a Ask) PatternSources() []string {
-	out := make([]string, len(a.Patterns))
-	for i, re := range a.Patterns {
-		out[i] = re.String()
-	}
-	return out
+// AsksAlike reports whether a and b, two versions of one workload, ask
+// alike: the same asking annotations on them and on their Pod templates,
+// the same Secret references (what the cache keeps of a template's spec)
+// and the same pause.
+func AsksAlike(k Kind, a, b client.Object) bool {
+	ta, tb := k.Template(a), k.Template(b)
+	return maps.Equal(keep(a.GetAnnotations(), asking), keep(b.GetAnnotations(), asking)) &&
+		maps.Equal(keep(ta.Annotations, asking), keep(tb.Annotations, asking)) &&
+		equality.Semantic.DeepEqual(ta.Spec, tb.Spec) && k.Paused(a) == k.Paused(b)
 }
 
 // AskOf is what obj asks for through its annotations, at most MaxAsked

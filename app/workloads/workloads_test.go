@@ -194,3 +194,32 @@ func TestPausedAndNamed(t *testing.T) {
 		t.Error("a Pod is no workload eso restarts")
 	}
 }
+
+// TestAsksAlike: eso's own patch (its record, restartedAt) and labels
+// change nothing that asks; an asking annotation, on the workload or its
+// template, a Secret reference or a pause does.
+func TestAsksAlike(t *testing.T) {
+	k, _ := Named("Deployment")
+	base := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{AnnotationAuto: "true"}},
+		Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{Spec: podSpec()}}}
+	for name, tc := range map[string]struct {
+		edit  func(*appsv1.Deployment)
+		alike bool
+	}{
+		"eso's patch": {func(d *appsv1.Deployment) {
+			d.Annotations[AnnotationRestartedFor] = `{"env":"h"}`
+			d.Spec.Template.Annotations = map[string]string{AnnotationRestartedAt: "now"}
+		}, true},
+		"labels":             {func(d *appsv1.Deployment) { d.Labels = map[string]string{"a": "b"} }, true},
+		"reload on it":       {func(d *appsv1.Deployment) { d.Annotations[AnnotationReload] = "x" }, false},
+		"reload on template": {func(d *appsv1.Deployment) { d.Spec.Template.Annotations = map[string]string{AnnotationReload: "x"} }, false},
+		"a Secret reference": {func(d *appsv1.Deployment) { d.Spec.Template.Spec.Volumes = nil }, false},
+		"paused":             {func(d *appsv1.Deployment) { d.Spec.Paused = true }, false},
+	} {
+		edited := base.DeepCopy()
+		tc.edit(edited)
+		if got := AsksAlike(k, base, edited); got != tc.alike {
+			t.Errorf("%s: AsksAlike = %v, want %v", name, got, tc.alike)
+		}
+	}
+}

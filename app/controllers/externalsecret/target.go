@@ -573,11 +573,12 @@ func dataHash(data map[string][]byte) string {
 	return hex.EncodeToString(h.Sum(nil))[:32]
 }
 
-// setDataHash records the hash of s's data. A hash that still describes the
-// data (upstream's, on a Secret taken over from upstream ESO) stays: the
-// hash changes only with the data, which is what rollout restarts read.
+// setDataHash records the hash of s's data. Upstream's hash of a Secret
+// taken over from upstream ESO stays while it still describes the data:
+// the hash changes only with the data, which is what rollout restarts read.
 func setDataHash(s *corev1.Secret) {
-	if !hashMatches(s.Annotations[esv1.AnnotationDataHash], s.Data) {
-		metav1.SetMetaDataAnnotation(&s.ObjectMeta, esv1.AnnotationDataHash, dataHash(s.Data))
+	if h := s.Annotations[esv1.AnnotationDataHash]; len(h) == upstreamDataHashLen && h == upstreamDataHash(s.Data) {
+		return
 	}
+	metav1.SetMetaDataAnnotation(&s.ObjectMeta, esv1.AnnotationDataHash, dataHash(s.Data))
 }
