@@ -125,8 +125,8 @@ image: $(IMAGE_LAYOUT) $(IMAGE_ARCHIVES) ## Write eso's OCI image (linux/amd64 +
 # source, go.mod/go.sum or its build flags changed (a binary without build
 # ID gives go build no way to tell), the image when a binary or the image's
 # settings did.
-GO_SOURCES := $(shell find . \( -path ./.git -o -path ./dist -o -path ./bin -o -path ./examples -o -path ./tests \) -prune -o \
-	-type f \( \( -name '*.go' ! -name '*_test.go' \) -o -name go.mod -o -name go.sum \) -print)
+GO_SOURCES := $(shell find . \( -path ./.git -o -path ./dist -o -path ./bin -o -path ./examples -o -path ./tests -o -path ./build \) -prune -o \
+	-type f \( \( -name '*.go' ! -name '*_test.go' \) -o -name go.mod -o -name go.sum -o -path './apis/crds/*.yaml' \) -print)
 IMAGE_GOFLAGS = -trimpath -tags '$(TAGS)' -ldflags '$(LDFLAGS) -buildid='
 
 $(BIN_DIR)/linux-%/eso: $(GO_SOURCES) $(BIN_DIR)/linux-%/build-flags

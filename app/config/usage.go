@@ -39,7 +39,7 @@ var (
 	coreModeFlags     = []string{"metrics-secure", "leader-elect", "leader-election-id", "leader-election-namespace",
 		"leader-election-lease-duration", "leader-election-renew-deadline", "leader-election-retry-period", "controller-class",
 		"namespace", "system-namespace", "client-qps", "client-burst", "concurrent", "store-concurrent",
-		"remote-providers-insecure", "provider-certificates-namespace", "provider-certificates-dns-names"}
+		"remote-providers-insecure", "provider-certificates-namespace", "provider-certificates-dns-names", "rollout-restarts"}
 )
 
 // usage writes eso --help: the modes and commands, then the flags by mode.

@@ -9,6 +9,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	ctrl "sigs.k8s.io/controller-runtime"
 )
@@ -22,24 +23,25 @@ const crdWait = time.Minute
 // and its Deployment together: started before the CRDs are established,
 // eso could not set up its watches and would exit and be restarted. A kind
 // still missing after wait is an error that names it.
-func waitForKinds(ctx context.Context, dc discovery.DiscoveryInterface, scheme *runtime.Scheme, wait time.Duration) error {
+func waitForKinds(ctx context.Context, dc discovery.DiscoveryInterface, scheme *runtime.Scheme, timeout time.Duration) error {
 	want := esoKinds(scheme)
-	deadline := time.Now().Add(wait)
+	var missing []string
 	var logged time.Time
-	for ; ; time.Sleep(time.Second) {
-		missing, err := unserved(dc, want)
-		switch {
-		case err != nil:
-			return err
-		case len(missing) == 0:
-			return nil
-		case time.Now().After(deadline) || ctx.Err() != nil:
-			return fmt.Errorf("the API server does not serve %s: are eso's CRDs installed?", strings.Join(missing, ", "))
-		case time.Since(logged) > 10*time.Second:
+	err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(context.Context) (bool, error) {
+		var err error
+		if missing, err = unserved(dc, want); err != nil || len(missing) == 0 {
+			return err == nil, err
+		}
+		if time.Since(logged) > 10*time.Second {
 			ctrl.Log.WithName("eso").Info("waiting for the API server to serve eso's kinds", "missing", missing)
 			logged = time.Now()
 		}
+		return false, nil
+	})
+	if err != nil && len(missing) > 0 {
+		return fmt.Errorf("the API server does not serve %s: are eso's CRDs installed?", strings.Join(missing, ", "))
 	}
+	return err
 }
 
 // esoKinds are the kinds of eso's groups in scheme, by group version:

@@ -7,6 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"go.uber.org/fx"
@@ -137,7 +140,11 @@ func New(cfg config.Config, rc *rest.Config, scheme *runtime.Scheme) (ctrl.Manag
 	if err != nil {
 		return nil, err
 	}
-	if err := waitForKinds(context.Background(), dc, scheme, crdWait); err != nil {
+	// A signal while waiting stops eso at once, not after the wait.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err = waitForKinds(ctx, dc, scheme, crdWait)
+	stop()
+	if err != nil {
 		return nil, err
 	}
 	mgr, err := ctrl.NewManager(WithClientLimits(rc, cfg, "eso"), ctrl.Options{

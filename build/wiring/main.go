@@ -18,13 +18,12 @@ import (
 
 func main() {
 	listTags := flag.Bool("tags", false, "print the SDK selection tags and exit")
-	crds := flag.String("crds", "apis/crds", "the directory of eso's CustomResourceDefinitions, for the kinds' resource names")
 	flag.Parse()
 	if *listTags {
 		fmt.Println(strings.Join(catalog.TagNames(), "\n"))
 		return
 	}
-	if err := write(*crds); err != nil {
+	if err := write("apis/crds"); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}

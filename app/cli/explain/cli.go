@@ -72,7 +72,6 @@ type session struct {
 	client    client.Client
 	namespace string
 	resolver  *stores.Resolver
-	index     *plugin.Index
 }
 
 // connect loads the kubeconfig as kubectl does (--kubeconfig, else
@@ -120,7 +119,7 @@ func connect(build Build, f connFlags, ambient bool) (*session, error) {
 	// provider process connection, a store with providerConfig.address is
 	// explained from its status, not validated here.
 	resolver := stores.NewResolver(c, plugin.NewPlugins(index, d), stores.NewClientCache(), f.class).WithAPIs(v1.APIs...)
-	return &session{client: c, namespace: namespace, resolver: resolver, index: index}, nil
+	return &session{client: c, namespace: namespace, resolver: resolver}, nil
 }
 
 // Build is what the running binary was built with (app/wiring): the

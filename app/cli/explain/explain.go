@@ -13,7 +13,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
@@ -311,7 +310,7 @@ func (s *session) pushSecretReport(ctx context.Context, ps *esv1alpha1.PushSecre
 			continue
 		}
 		for _, st := range found {
-			s.storeChain(ctx, r, st, 1, ps.Namespace, field+" selects it by labels "+labels.Set(ref.LabelSelector.MatchLabels).String())
+			s.storeChain(ctx, r, st, 1, ps.Namespace, field+" selects it by labels "+metav1.FormatLabelSelector(ref.LabelSelector))
 		}
 	}
 	r.LastDid = []string{"last checked the remote secrets and found them as they should be: " + when(ps.Status.RefreshTime, now)}

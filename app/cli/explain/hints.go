@@ -4,6 +4,7 @@ import (
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	esv1alpha1 "github.com/eso-dev/eso/apis/externalsecrets/v1alpha1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
+	"github.com/eso-dev/eso/app/outcomes"
 )
 
 // storeHints say what to change for each Ready reason a store gets (the
@@ -18,7 +19,7 @@ var storeHints = map[string]string{
 	ssv2.ReasonRemoteProviderNotEnabled: "start eso with --provider-certificates-namespace (or --remote-providers-insecure in a lab) to reach provider processes, or clear spec.providerConfig.address to serve the provider in process",
 	ssv2.ReasonInvalidConditions:        "fix spec.conditions: a namespaceSelector or namespaceRegexes entry does not parse",
 	ssv2.ReasonValidationFailed:         "the provider or the API server could not be reached; eso retries with backoff. Check the provider's address and network reach if it lasts",
-	ssv2.ReasonAuthenticationFailed:     "the provider refused the credentials: rotate or fix the credentials Secret (eso checks again within 30s)",
+	ssv2.ReasonAuthenticationFailed:     "the provider refused the credentials: rotate or fix the credentials Secret (eso checks again within " + outcomes.RecheckInterval.String() + ")",
 	ssv2.ReasonIncompatibleProvider:     "the provider process at spec.providerConfig.address does not serve this kind or protocol: upgrade it or point the address at a matching one",
 }
 

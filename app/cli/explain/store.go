@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	provv2 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/outcomes"
 	"github.com/eso-dev/eso/app/stores"
@@ -145,7 +146,7 @@ func (s *session) configChain(ctx context.Context, r *Report, st *stores.Store, 
 	}
 	var cfg client.Object
 	l := Link{Depth: depth, What: configName(ref), Details: details}
-	switch obj, known := s.index.NewConfig(plugin.RoleProvider, ref.Kind); {
+	switch obj, known := s.resolver.Plugins().Index().NewConfig(plugin.RoleProvider, ref.Kind); {
 	case st.Inline != nil:
 		cfg = st.Inline
 		l.What, l.State, l.Status = ref.Kind+" (inline in the v1 store's spec.provider)", OK, "translated from the store's spec"
@@ -153,7 +154,7 @@ func (s *session) configChain(ctx context.Context, r *Report, st *stores.Store, 
 		// This command's build, which may differ from the cluster's eso:
 		// the store's Ready condition says whether that one has the kind.
 		l.State, l.Status = Unknown, "this eso command is built without provider kind "+ref.Kind+", so it cannot read the configuration"
-		if near := plugin.Closest(ref.Kind, s.index.Kinds(plugin.RoleProvider)); near != "" {
+		if near := plugin.Closest(ref.Kind, s.resolver.Plugins().Index().Kinds(plugin.RoleProvider)); near != "" {
 			l.Status += " (did you mean " + near + "?)"
 		}
 	case !known:
@@ -178,7 +179,7 @@ func (s *session) configChain(ctx context.Context, r *Report, st *stores.Store, 
 }
 
 func configName(ref plugin.Ref) string {
-	return fmt.Sprintf("%s %s/%s (%s)", ref.Kind, ref.Namespace, ref.Name, "provider.secretstore.external-secrets.io/v2alpha1")
+	return fmt.Sprintf("%s %s/%s (%s)", ref.Kind, ref.Namespace, ref.Name, provv2.GroupVersion)
 }
 
 // credentialLinks adds a link per credentials Secret key cfg names, read in
@@ -217,10 +218,7 @@ func (s *session) credentialLinks(ctx context.Context, r *Report, st *stores.Sto
 }
 
 func hasKey(s *corev1.Secret, key string) bool {
-	if _, ok := s.Data[key]; ok {
-		return true
-	}
-	_, ok := s.StringData[key]
+	_, ok := s.Data[key]
 	return ok
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/eso-dev/eso/app/controllers/pushsecret"
 	"github.com/eso-dev/eso/app/stores"
 	"github.com/eso-dev/eso/providers/plugin"
+	"k8s.io/apimachinery/pkg/util/uuid"
 )
 
 // fakeKind is the provider kind every store resolves to offline: the
@@ -80,7 +81,7 @@ func offlineWorld(scheme *runtime.Scheme, objs []client.Object, data provv1.Fake
 			Spec:       *data.DeepCopy(),
 		}
 		// The Fake provider keeps what is pushed per configuration UID.
-		cfg.UID = types.UID(cfg.Name)
+		cfg.UID = uuid.NewUUID() // the Fake provider keeps pushes per UID: one render's are not another's
 		*pc = ssv2.ProviderConfig{ProviderRef: ssv2.ProviderRef{Kind: fakeKind, Name: cfg.Name, Namespace: namespace}}
 		w.storeOf[client.ObjectKeyFromObject(cfg)] = what
 		out = append(out, cfg)

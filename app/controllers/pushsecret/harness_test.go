@@ -139,11 +139,12 @@ func newHarness(t *testing.T, objs ...client.Object) *harness {
 			t.Fatal(err)
 		}
 	}
-	c := ctrlfake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).
-		WithStatusSubresource(&esv1alpha1.PushSecret{}).
-		WithIndex(&esv1alpha1.PushSecret{}, indexClusterKeys, func(o client.Object) []string {
-			return clusterKeyIndexValues(o.(*esv1alpha1.PushSecret))
-		}).Build()
+	b := ctrlfake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).
+		WithStatusSubresource(&esv1alpha1.PushSecret{})
+	for field, extract := range Indexes() {
+		b = b.WithIndex(&esv1alpha1.PushSecret{}, field, extract)
+	}
+	c := b.Build()
 	h := &harness{c: c, backend: newMemBackend(), events: k8srecord.NewFakeRecorder(100), now: t0}
 	catalog, err := plugin.NewIndex([]plugin.Registration{{Name: "mem", Kind: "Fake", AddToScheme: provv1.AddToScheme,
 		NewConfig: func() client.Object { return &provv1.Fake{} }, NewProvider: func(plugin.Deps) plugin.Provider { return h.backend }}})
