@@ -36,6 +36,7 @@ import (
 	_ "time/tzdata"
 
 	"github.com/eso-dev/eso/app"
+	"github.com/eso-dev/eso/app/cli/binary"
 	"github.com/eso-dev/eso/app/cli/explain"
 	"github.com/eso-dev/eso/app/cli/render"
 	"github.com/eso-dev/eso/app/config"
@@ -73,7 +74,7 @@ var commands = []command{
 		run: wiring.Migrate},
 	{Command: config.Command{Name: "render", Args: "-f FILE --data FILE", Summary: "print the Secret an ExternalSecret would sync, or what a PushSecret would push"},
 		run: func(args []string, stdout, stderr io.Writer) int {
-			return render.Run(args, os.Stdin, stdout, stderr, wiring.Plugins())
+			return render.Run(args, os.Stdin, stdout, stderr, thisBuild())
 		}},
 	{Command: config.Command{Name: "explain", Args: "KIND/NAME [-n NS]", Summary: "explain an object's chain (store, configuration, credentials), each link's state and what to change"},
 		run: func(args []string, stdout, stderr io.Writer) int {
@@ -87,8 +88,8 @@ var commands = []command{
 
 // thisBuild is what the command line resolves and validates stores with:
 // this binary's plugins and v1 store layer.
-func thisBuild() explain.Build {
-	return explain.Build{Plugins: wiring.Plugins(), V1Layer: wiring.V1Layer()}
+func thisBuild() binary.Build {
+	return binary.Build{Plugins: wiring.Plugins(), V1Layer: wiring.V1Layer()}
 }
 
 // lookup finds the command name runs.

@@ -16,6 +16,7 @@ import (
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
+	"github.com/eso-dev/eso/app/cli/binary"
 	"github.com/eso-dev/eso/app/cli/explain"
 	"github.com/eso-dev/eso/app/wiring"
 )
@@ -28,7 +29,7 @@ func cli(cmd func([]string, io.Writer, io.Writer) int, args ...string) (int, str
 }
 
 // build is this binary's plugins and v1 layer, as main passes them.
-var build = explain.Build{Plugins: wiring.Plugins(), V1Layer: wiring.V1Layer()}
+var build = binary.Build{Plugins: wiring.Plugins(), V1Layer: wiring.V1Layer()}
 
 func explainCmd(args []string, stdout, stderr io.Writer) int {
 	return explain.Explain(build, args, stdout, stderr)

@@ -3,6 +3,7 @@ package integration
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	"github.com/eso-dev/eso/app/cli/binary"
 	esorender "github.com/eso-dev/eso/app/cli/render"
 	"github.com/eso-dev/eso/app/wiring"
 )
@@ -68,7 +70,7 @@ spec:
 		t.Fatal(err)
 	}
 	var out, errOut bytes.Buffer
-	code := esorender.Run([]string{"-f", manifest, "--from-cluster", "--kubeconfig", kubeconfig, "-n", ns}, nil, &out, &errOut, wiring.Plugins())
+	code := esorender.Run([]string{"-f", manifest, "--from-cluster", "--kubeconfig", kubeconfig, "-n", ns}, nil, &out, &errOut, binary.Build{Plugins: wiring.Plugins(), V1Layer: wiring.V1Layer()})
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
@@ -92,9 +94,31 @@ spec:
 	}
 	out.Reset()
 	errOut.Reset()
-	code = esorender.Run([]string{"-f", manifest, "--from-cluster", "--kubeconfig", kubeconfig, "-n", ns}, nil, &out, &errOut, wiring.Plugins())
+	code = esorender.Run([]string{"-f", manifest, "--from-cluster", "--kubeconfig", kubeconfig, "-n", ns}, nil, &out, &errOut, binary.Build{Plugins: wiring.Plugins(), V1Layer: wiring.V1Layer()})
 	want := "eso render: ExternalSecret " + ns + "/app: SecretSyncedError: store not found: SecretStore " + ns + "/absent"
 	if code != 1 || out.Len() != 0 || !strings.HasPrefix(errOut.String(), want) {
 		t.Errorf("a missing store: exit %d, stdout %q, stderr %q; want 1 and %q", code, out.String(), errOut.String(), want)
+	}
+
+	// A v1 store of the same name is the one a storeRef without apiVersion
+	// names, for eso and so for the render.
+	applyYAML(t, ns, `
+apiVersion: external-secrets.io/v1
+kind: SecretStore
+metadata: {name: store}
+spec:
+  provider:
+    fake:
+      data:
+      - {key: db, value: '{"user":"app","password":"from-the-v1-store"}'}
+`)
+	if err := os.WriteFile(manifest, []byte(es), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	errOut.Reset()
+	if code := esorender.Run([]string{"-f", manifest, "--from-cluster", "--kubeconfig", kubeconfig, "-n", ns}, nil, &out, &errOut, binary.Build{Plugins: wiring.Plugins(), V1Layer: wiring.V1Layer()}); code != 0 ||
+		!strings.Contains(out.String(), base64.StdEncoding.EncodeToString([]byte("postgres://app:from-the-v1-store@db/app"))) {
+		t.Errorf("beside a v1 store of the same name: exit %d, stdout %s, stderr %s", code, out.String(), errOut.String())
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
+	"github.com/eso-dev/eso/app/cli/binary"
 	"github.com/eso-dev/eso/app/controllers/secretstore"
 	"github.com/eso-dev/eso/app/stores"
 )
@@ -21,7 +22,7 @@ const checkUsage = "eso check store NAME [-n NAMESPACE] | eso check clusterstore
 // verdict and exits 0 when the store is valid, 1 when it is not (or the
 // store cannot be read), 2 on a usage error or a store it cannot check
 // from here.
-func Check(build Build, args []string, stdout, stderr io.Writer) int {
+func Check(build binary.Build, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("eso check", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var conn connFlags

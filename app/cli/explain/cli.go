@@ -18,14 +18,11 @@ import (
 	"strings"
 	"time"
 
-	"go.uber.org/fx"
-	"go.uber.org/fx/fxevent"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/eso-dev/eso/app/manager"
+	"github.com/eso-dev/eso/app/cli/binary"
 	"github.com/eso-dev/eso/app/stores"
 	"github.com/eso-dev/eso/providers/plugin"
 )
@@ -79,7 +76,7 @@ type session struct {
 // builds a client and a store resolver reading straight from the API server
 // with the user's rights; ambient lends the providers the user's own cloud
 // identity, as eso's --allow-ambient-credentials lends eso's.
-func connect(build Build, f connFlags, ambient bool) (*session, error) {
+func connect(build binary.Build, f connFlags, ambient bool) (*session, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	rules.ExplicitPath = f.kubeconfig
 	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: f.context})
@@ -98,19 +95,11 @@ func connect(build Build, f connFlags, ambient bool) (*session, error) {
 	}
 	rc = rest.CopyConfig(rc)
 	rc.UserAgent = "eso-cli"
-	index, err := plugin.NewIndex(build.Plugins)
+	parts, err := build.Parts()
 	if err != nil {
 		return nil, err
 	}
-	v1, err := v1Layer(build.V1Layer)
-	if err != nil {
-		return nil, err
-	}
-	scheme, err := manager.NewScheme(index, manager.SchemeAdders{Adders: v1.Schemes})
-	if err != nil {
-		return nil, err
-	}
-	c, err := client.New(rc, client.Options{Scheme: scheme})
+	c, err := client.New(rc, client.Options{Scheme: parts.Scheme})
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the cluster: %w", err)
 	}
@@ -118,34 +107,8 @@ func connect(build Build, f connFlags, ambient bool) (*session, error) {
 	// Read straight from the API server: the CLI has no cache. Without a
 	// provider process connection, a store with providerConfig.address is
 	// explained from its status, not validated here.
-	resolver := stores.NewResolver(c, plugin.NewPlugins(index, d), stores.NewClientCache(), f.class).WithAPIs(v1.APIs...)
+	resolver := stores.NewResolver(c, plugin.NewPlugins(parts.Index, d), stores.NewClientCache(), f.class).WithAPIs(parts.StoreAPIs...)
 	return &session{client: c, namespace: namespace, resolver: resolver}, nil
-}
-
-// Build is what the running binary was built with (app/wiring): the
-// plugins check validates stores with, and the v1 store layer (none in
-// builds with the tag nov1) both commands resolve stores with. main passes
-// it, so the command line links no provider of its own.
-type Build struct {
-	Plugins []plugin.Registration
-	V1Layer fx.Option
-}
-
-// v1Parts are what the v1 store layer adds when this build serves it
-// (app/wiring leaves it out of builds with the tag nov1).
-type v1Parts struct {
-	fx.In
-	Schemes []func(*runtime.Scheme) error `group:"scheme"`
-	APIs    []stores.API                  `group:"storeapis"`
-}
-
-// v1Layer collects the v1 store layer's scheme and store kinds through the
-// same module eso composes, so the CLI resolves stores as eso does.
-func v1Layer(layer fx.Option) (v1Parts, error) {
-	var parts v1Parts
-	app := fx.New(layer, fx.WithLogger(func() fxevent.Logger { return fxevent.NopLogger }),
-		fx.Invoke(func(p v1Parts) { parts = p }))
-	return parts, app.Err()
 }
 
 // withTimeout is a context for one command.

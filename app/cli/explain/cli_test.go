@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"go.uber.org/fx"
+	"github.com/eso-dev/eso/app/cli/binary"
 )
 
 // twoContexts is a kubeconfig with two contexts of their own namespaces;
@@ -33,7 +33,7 @@ current-context: a
 // context's (--context, else the current one), as kubectl does; an unknown
 // context is an error.
 // testBuild has no plugins and no v1 layer: enough to connect.
-var testBuild = Build{V1Layer: fx.Options()}
+var testBuild = binary.Build{}
 
 func TestConnectFollowsKubeconfig(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "kubeconfig")

@@ -18,6 +18,7 @@ import (
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	esv1alpha1 "github.com/eso-dev/eso/apis/externalsecrets/v1alpha1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
+	"github.com/eso-dev/eso/app/cli/binary"
 	"github.com/eso-dev/eso/app/controllers/externalsecret"
 	"github.com/eso-dev/eso/app/outcomes"
 	"github.com/eso-dev/eso/app/stores"
@@ -31,7 +32,7 @@ const explainUsage = "eso explain KIND/NAME [-n NAMESPACE] [--api-version V] [--
 // one object, each link's state, what eso last did, when it acts next and
 // what to change. It exits 0 when every link is ready, 1 when one fails or
 // the object cannot be read, 2 on a usage error.
-func Explain(build Build, args []string, stdout, stderr io.Writer) int {
+func Explain(build binary.Build, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("eso explain", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var conn connFlags

@@ -26,6 +26,7 @@ import (
 	esv1alpha1 "github.com/eso-dev/eso/apis/externalsecrets/v1alpha1"
 	genv2 "github.com/eso-dev/eso/apis/generator/v2alpha1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
+	"github.com/eso-dev/eso/app/cli/binary"
 	"github.com/eso-dev/eso/app/config"
 	"github.com/eso-dev/eso/app/manager"
 	"github.com/eso-dev/eso/app/stores"
@@ -71,9 +72,10 @@ cluster. Generators are not run: their values differ on every run.
 Flags:
 `
 
-// Run is `eso render`. plugins are the providers compiled into the binary:
-// offline only the Fake provider is used; --from-cluster any of them.
-func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, plugins []plugin.Registration) int {
+// Run is `eso render`. build is what the binary was built with: offline
+// only its Fake provider is used; --from-cluster any of its providers, and
+// its v1 store layer resolves stores as eso does.
+func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, build binary.Build) int {
 	fs := flag.NewFlagSet("eso render", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var files stringList
@@ -108,14 +110,11 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, plugins []plu
 		return usageError(stderr, "--kubeconfig and --controller-class go with --from-cluster")
 	}
 
-	index, err := plugin.NewIndex(plugins)
+	parts, err := build.Parts()
 	if err != nil {
 		return fail(stderr, err)
 	}
-	scheme, err := manager.NewScheme(index, manager.SchemeAdders{})
-	if err != nil {
-		return fail(stderr, err)
-	}
+	scheme, index := parts.Scheme, parts.Index
 	objs, err := readManifests(scheme, files, stdin)
 	if err != nil {
 		return fail(stderr, err)
@@ -128,7 +127,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, plugins []plu
 	ctx := context.Background()
 	var run func(client.Object) result
 	if *fromCluster {
-		run, err = clusterRun(ctx, scheme, index, objs, *kubeconfig, *class)
+		run, err = clusterRun(ctx, parts, objs, *kubeconfig, *class)
 	} else {
 		run, err = offlineRun(scheme, index, objs, *data, *showValues)
 	}
@@ -233,7 +232,8 @@ func offlineRun(scheme *runtime.Scheme, index *plugin.Index, objs []client.Objec
 // clusterRun syncs through the stores of the cluster kubeconfig names,
 // reading only: the objects of the files, and the Secret written, stay in
 // memory.
-func clusterRun(ctx context.Context, scheme *runtime.Scheme, index *plugin.Index, objs []client.Object, kubeconfig, class string) (func(client.Object) result, error) {
+func clusterRun(ctx context.Context, parts binary.Parts, objs []client.Object, kubeconfig, class string) (func(client.Object) result, error) {
+	scheme := parts.Scheme
 	rc, err := manager.RESTConfig(config.Config{Kubeconfig: kubeconfig})
 	if err != nil {
 		return nil, err
@@ -246,8 +246,9 @@ func clusterRun(ctx context.Context, scheme *runtime.Scheme, index *plugin.Index
 	if err != nil {
 		return nil, err
 	}
-	plugins := plugin.NewPlugins(index, plugin.Deps{Client: cluster, APIReader: cluster, RESTConfig: rc})
-	w := &world{local: local, resolver: stores.NewResolver(cluster, plugins, stores.NewClientCache(), class)}
+	// As eso resolves: a storeRef without apiVersion names a v1 store first.
+	plugins := plugin.NewPlugins(parts.Index, plugin.Deps{Client: cluster, APIReader: cluster, RESTConfig: rc})
+	w := &world{local: local, resolver: stores.NewResolver(cluster, plugins, stores.NewClientCache(), class).WithAPIs(parts.StoreAPIs...)}
 	return func(o client.Object) result {
 		es := o.(*esv1.ExternalSecret)
 		reader := layeredReader{Reader: local, cluster: cluster, target: types.NamespacedName{Namespace: es.Namespace, Name: es.TargetName()}}

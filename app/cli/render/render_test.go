@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	"github.com/eso-dev/eso/app/cli/binary"
 	"github.com/eso-dev/eso/app/manager"
 	"github.com/eso-dev/eso/providers/fake"
 	"github.com/eso-dev/eso/providers/plugin"
@@ -34,7 +35,7 @@ func render(t *testing.T, files map[string]string, args ...string) (code int, st
 		}
 	}
 	var out, errOut bytes.Buffer
-	code = Run(args, strings.NewReader(""), &out, &errOut, []plugin.Registration{fake.Registration})
+	code = Run(args, strings.NewReader(""), &out, &errOut, binary.Build{Plugins: []plugin.Registration{fake.Registration}})
 	return code, out.String(), errOut.String()
 }
 
