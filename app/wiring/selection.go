@@ -55,23 +55,11 @@ func Selection() string {
 }
 
 // Module provides the index of the compiled-in plugins and the plugins
-// built with their dependencies. The plugins pass through the value group
-// "plugins", so a test may decorate the index (say, to reach a test
-// server).
+// built with their dependencies; a test may decorate the index (say, to
+// reach a test server).
 func Module() fx.Option {
-	var opts []fx.Option
-	for _, r := range Plugins() {
-		opts = append(opts, fx.Supply(fx.Annotate(r, fx.ResultTags(`group:"plugins"`))))
-	}
-	opts = append(opts, fx.Provide(
-		func(p registrations) (*plugin.Index, error) { return plugin.NewIndex(p.Registrations) },
+	return fx.Module("plugins", fx.Provide(
+		func() (*plugin.Index, error) { return plugin.NewIndex(Plugins()) },
 		plugin.NewPlugins,
 	))
-	return fx.Module("plugins", opts...)
-}
-
-// registrations collects the value group "plugins".
-type registrations struct {
-	fx.In
-	Registrations []plugin.Registration `group:"plugins"`
 }

@@ -1,5 +1,5 @@
 // Package logging is how every eso process logs, core, provider mode or a
-// provider built with package sdk: one format and level flags (New), and
+// provider built with package sdk: one format and level flags (Setup), and
 // at the default level one line when an object's state changes, not one
 // per retry.
 package logging

@@ -33,12 +33,14 @@ func CheckFormat(format string) error {
 	return fmt.Errorf("invalid --log-format %q: json or text", format)
 }
 
-// New is the logger of an eso process, or of a provider built with the
-// sdk package: level is debug, info or error; format json, or text (also
-// console). Stack traces are kept for panics: an expected error (a
+// Setup makes the logger of an eso process, or of a provider built with
+// the sdk package: level is debug, info or error; format json, or text
+// (also console). Stack traces are kept for panics: an expected error (a
 // provider refusing, an API conflict) is one line, not a page. Warnings
-// (Warn) go through it at zap's warning level.
-func New(level, format string) (logr.Logger, error) {
+// (Warn) go through it at zap's warning level. klog, which client-go and
+// leader election write through, is routed through the same logger, so no
+// klog text line lands among the JSON ones.
+func Setup(level, format string) (logr.Logger, error) {
 	if err := errors.Join(CheckLevel(level), CheckFormat(format)); err != nil {
 		return logr.Logger{}, err
 	}
@@ -55,17 +57,7 @@ func New(level, format string) (logr.Logger, error) {
 	}
 	zl := zap.NewRaw(zap.UseFlagOptions(&opts))
 	SetWarner(zl.Sugar().Warnw)
-	return zapr.NewLogger(zl), nil
-}
-
-// Setup is New for a process's own log: klog, which client-go and leader
-// election write through, is routed through the same logger, so no klog
-// text line lands among the JSON ones.
-func Setup(level, format string) (logr.Logger, error) {
-	l, err := New(level, format)
-	if err != nil {
-		return l, err
-	}
+	l := zapr.NewLogger(zl)
 	klog.SetLogger(l)
 	return l, nil
 }
