@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -68,11 +67,9 @@ func podIP(t *testing.T, ns, name string) string {
 		if err != nil {
 			return err
 		}
-		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue && p.Status.PodIP != "" {
-				ip = p.Status.PodIP
-				return nil
-			}
+		if ready(p) && p.Status.PodIP != "" {
+			ip = p.Status.PodIP
+			return nil
 		}
 		return fmt.Errorf("not Ready: %s", podState(p))
 	})

@@ -731,15 +731,7 @@ func TestRolloutRestartsOnlyWhenEnabled(t *testing.T) {
 		return where
 	}
 	flagged := func(objs []*unstructured.Unstructured) bool {
-		for _, o := range objs {
-			if o.GetKind() == "Deployment" {
-				containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
-				args, _, _ := unstructured.NestedStringSlice(containers[0].(map[string]any), "args")
-				return slices.Contains(args, "--rollout-restarts")
-			}
-		}
-		t.Fatal("the chart rendered no Deployment")
-		return false
+		return slices.Contains(typed[appsv1.Deployment](t, objs, "Deployment").Spec.Template.Spec.Containers[0].Args, "--rollout-restarts")
 	}
 	off := render(t, "eso", "eso-system")
 	if roles := workloadRules(off); len(roles) != 0 || flagged(off) {

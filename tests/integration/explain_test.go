@@ -1,17 +1,14 @@
 package integration
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"strings"
 	"testing"
 
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
@@ -37,21 +34,6 @@ func explainCmd(args []string, stdout, stderr io.Writer) int {
 
 func checkCmd(args []string, stdout, stderr io.Writer) int {
 	return explain.Check(build, args, stdout, stderr)
-}
-
-// waitSynced waits for an ExternalSecret's Synced condition to have reason.
-func waitSynced(t *testing.T, es *esv1.ExternalSecret, reason string) {
-	t.Helper()
-	eventually(t, fmt.Sprintf("ExternalSecret %s Synced reason %s", es.Name, reason), func() error {
-		if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(es), es); err != nil {
-			return err
-		}
-		c := meta.FindStatusCondition(es.Status.Conditions, esv1.ConditionSynced)
-		if c == nil || c.Reason != reason {
-			return fmt.Errorf("Synced = %+v", c)
-		}
-		return nil
-	})
 }
 
 // wantLines fails unless out contains every line.
@@ -87,9 +69,9 @@ func TestExplain(t *testing.T) {
 	gated := externalSecret(ns, "gated", "SecretStore", "vault", map[string]esv1.ExternalSecretDataRemoteRef{"k": ref("db", "")})
 	create(t, synced, orphan, gated)
 	waitReady(t, synced, metav1.ConditionTrue, esv1.ReasonSecretSynced)
-	waitSynced(t, orphan, esv1.ReasonStoreNotFound)
-	storeReason := conditionReasonOf(t, gatedStore)
-	waitSynced(t, gated, esv1.ReasonStoreNotReady)
+	waitReady(t, orphan, metav1.ConditionFalse, esv1.ReasonStoreNotFound)
+	storeReason := waitReadyStatus(t, gatedStore, metav1.ConditionFalse)
+	waitReady(t, gated, metav1.ConditionFalse, esv1.ReasonStoreNotReady)
 
 	code, out, errOut := cli(explainCmd, "es/orphan", "-n", ns, "--kubeconfig", kubeconfig)
 	if code != 1 {
@@ -181,25 +163,6 @@ func explainViewer(t *testing.T, ns string) *rest.Config {
 	return env.UserConfig(t, user)
 }
 
-// conditionReasonOf waits for a store's Ready condition to be False and
-// returns its reason: the controller's verdict.
-func conditionReasonOf(t *testing.T, s *ssv2.SecretStore) string {
-	t.Helper()
-	var reason string
-	eventually(t, "store "+s.Name+" Ready=False", func() error {
-		if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(s), s); err != nil {
-			return err
-		}
-		c := meta.FindStatusCondition(s.Status.Conditions, ssv2.ConditionReady)
-		if c == nil || c.Status != metav1.ConditionFalse {
-			return fmt.Errorf("Ready = %+v", c)
-		}
-		reason = c.Reason
-		return nil
-	})
-	return reason
-}
-
 // TestCheckStore: `eso check store` validates a store once with the
 // controller's steps: a valid Fake store exits 0, a broken one exits
 // non-zero with the reason the controller gives it.
@@ -223,7 +186,7 @@ func TestCheckStore(t *testing.T) {
 		"verdict: Valid", "reason:  Valid", "message: provider configuration Fake "+ns+"/fake is valid")
 
 	for _, s := range []*ssv2.SecretStore{missing, invalid} {
-		reason := conditionReasonOf(t, s)
+		reason := waitReadyStatus(t, s, metav1.ConditionFalse)
 		code, out, errOut := cli(checkCmd, "store/"+s.Name, "--kubeconfig", kubeconfig, "-n", ns)
 		if code != 1 {
 			t.Errorf("check store %s exit %d, want 1; stderr: %s\n%s", s.Name, code, errOut, out)
