@@ -382,11 +382,7 @@ func (r *Resolver) Client(ctx context.Context, s *Store, namespace, fingerprint 
 	key := clientKey{storeKind: s.CacheKind(), storeNamespace: s.Namespace, storeName: s.Name, scope: scope}
 	build := func(ctx context.Context) (plugin.SecretsClient, error) {
 		cl, err := newClient(ctx, s, prov, ref, scope)
-		pluginmetrics.CountLogin(ref.Kind, err)
-		if err != nil {
-			return nil, err
-		}
-		return pluginmetrics.InstrumentClient(ref.Kind, cl), nil
+		return pluginmetrics.Login(ref.Kind, cl, err)
 	}
 	var cl plugin.SecretsClient
 	release := func() {}

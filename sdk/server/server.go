@@ -211,14 +211,10 @@ func (s *Server) withClient(ctx context.Context, t *providerv1.Target, call func
 	}
 	key := clientKey{ref: ref, scope: scope}
 	cl, release, err := s.clients.Get(ctx, key, fingerprint, func(ctx context.Context) (plugin.SecretsClient, error) {
-		cl, err := p.provider.NewClient(ctx, ref, scope)
-		pluginmetrics.CountLogin(ref.Kind, err)
-		if err != nil {
-			return nil, err
-		}
 		// As in core: calls are counted, and the wrapper always has the write
 		// side and CheckAuth (answering ErrNotSupported, or nothing to check).
-		return pluginmetrics.InstrumentClient(ref.Kind, cl), nil
+		cl, err := p.provider.NewClient(ctx, ref, scope)
+		return pluginmetrics.Login(ref.Kind, cl, err)
 	})
 	if err != nil {
 		return wire.ToStatus(err)

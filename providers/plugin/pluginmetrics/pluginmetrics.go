@@ -134,13 +134,16 @@ func outcome(err error) string {
 	return "success"
 }
 
-// CountLogin counts one provider client built (a login): success or
-// error, and a failure by its class.
-func CountLogin(kind string, err error) {
+// Login is what core and the provider server make of a provider client
+// just built, c or err: the login counted (success or error, a failure by
+// its class), and c with its calls counted (InstrumentClient).
+func Login(kind string, c plugin.SecretsClient, err error) (plugin.SecretsClient, error) {
 	ProviderLogins.WithLabelValues(kind, outcome(err)).Inc()
 	if err != nil {
 		ProviderErrors.WithLabelValues(kind, "NewClient", string(plugin.ClassOf(err))).Inc()
+		return nil, err
 	}
+	return InstrumentClient(kind, c), nil
 }
 
 // countCall counts one provider call: upstream's success/error count, and
