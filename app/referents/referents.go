@@ -20,9 +20,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/eso-dev/eso/app/queue"
 
 	"github.com/eso-dev/eso/app/outcomes"
 	"github.com/eso-dev/eso/providers/plugin"
@@ -122,30 +122,18 @@ func (w *Watcher) Watching() int {
 
 // Queue is one controller's handle: what it awaits is added to its queue.
 type Queue struct {
-	w  *Watcher
-	mu sync.Mutex
-	q  workqueue.TypedRateLimitingInterface[reconcile.Request]
+	// Held is the controller's queue; its Source is what the controller
+	// watches (builder.WatchesRawSource).
+	queue.Held
+	w *Watcher
 }
 
 // NewQueue returns a handle for one controller; register its Source with
 // the controller (WatchesRawSource).
 func (w *Watcher) NewQueue() *Queue { return &Queue{w: w} }
 
-// Source hands the controller's queue to q.
-func (q *Queue) Source() source.Source {
-	return source.Func(func(_ context.Context, wq workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
-		q.mu.Lock()
-		defer q.mu.Unlock()
-		q.q = wq
-		return nil
-	})
-}
-
 func (q *Queue) add(req reconcile.Request) {
-	q.mu.Lock()
-	wq := q.q
-	q.mu.Unlock()
-	if wq != nil {
+	if wq := q.Queue(); wq != nil {
 		wq.Add(req)
 	}
 }

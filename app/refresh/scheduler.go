@@ -9,16 +9,14 @@
 package refresh
 
 import (
-	"context"
-	"sync"
 	"time"
 
-	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/eso-dev/eso/app/queue"
 )
 
 // Priority of scheduled refreshes: the same as unchanged objects of the
@@ -27,29 +25,18 @@ const Priority = handler.LowPriority
 
 // Scheduler queues reconcile requests at a later time, at low priority.
 type Scheduler struct {
-	mu    sync.Mutex
-	queue workqueue.TypedRateLimitingInterface[reconcile.Request]
+	// Held is the controller's queue; its Source is what the controller
+	// watches (builder.WatchesRawSource).
+	queue.Held
 }
 
 // NewScheduler returns a scheduler; it queues nothing until its controller starts it.
 func NewScheduler() *Scheduler { return &Scheduler{} }
 
-// Source is what the controller watches (builder.WatchesRawSource).
-func (s *Scheduler) Source() source.Source {
-	return source.Func(func(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		s.queue = q
-		return nil
-	})
-}
-
 // After queues req after d at refresh priority. Before the controller has
 // started it does nothing: the initial list reconciles every object anyway.
 func (s *Scheduler) After(req reconcile.Request, d time.Duration) {
-	s.mu.Lock()
-	q := s.queue
-	s.mu.Unlock()
+	q := s.Queue()
 	if q == nil {
 		return
 	}

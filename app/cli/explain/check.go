@@ -1,7 +1,6 @@
 package explain
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -23,12 +22,8 @@ const checkUsage = "eso check store NAME [-n NAMESPACE] | eso check clusterstore
 // store cannot be read), 2 on a usage error or a store it cannot check
 // from here.
 func Check(build binary.Build, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("eso check", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	var conn connFlags
-	conn.register(fs)
-	apiVersion := fs.String("api-version", "", "the store's apiVersion ("+esv1.StoreAPIVersionV2Alpha1+" or "+stores.StoreAPIVersionV1+
-		"); default: resolved as a storeRef without apiVersion is")
+	fs, conn := newFlagSet("eso check")
+	apiVersion := &conn.apiVersion
 	ambient := fs.Bool("allow-ambient-credentials", false, "let configurations without auth use your own cloud identity, as eso's flag of that name lets them use eso's")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -50,7 +45,7 @@ func Check(build binary.Build, args []string, stdout, stderr io.Writer) int {
 	default:
 		return usageError(stdout, stderr, fs, checkUsage, fmt.Errorf("unknown kind %q", pos[0]))
 	}
-	s, err := connect(build, conn, *ambient)
+	s, err := connect(build, *conn, *ambient)
 	if err != nil {
 		fmt.Fprintln(stderr, "eso check:", err)
 		return 1

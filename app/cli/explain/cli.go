@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	"github.com/eso-dev/eso/app/cli/binary"
 	"github.com/eso-dev/eso/app/stores"
 	"github.com/eso-dev/eso/providers/plugin"
@@ -30,12 +31,26 @@ import (
 // timeout bounds one command: every read and a provider's validation.
 const timeout = 60 * time.Second
 
-// connFlags are the kubectl-style flags both commands take.
+// connFlags are the kubectl-style flags both commands take, and a store's
+// apiVersion.
 type connFlags struct {
 	kubeconfig, context, namespace, class string
+	apiVersion                            string
+}
+
+// newFlagSet returns the flag set of the command name, with connFlags
+// registered.
+func newFlagSet(name string) (*flag.FlagSet, *connFlags) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var f connFlags
+	f.register(fs)
+	return fs, &f
 }
 
 func (f *connFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.apiVersion, "api-version", "", "a store's apiVersion ("+esv1.StoreAPIVersionV2Alpha1+" or "+stores.StoreAPIVersionV1+
+		"); default: resolved as a storeRef without apiVersion is")
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)")
 	fs.StringVar(&f.context, "context", "", "kubeconfig context to use (default: the current context)")
 	fs.StringVar(&f.namespace, "namespace", "", "namespace of the object (default: the context's namespace, else default)")

@@ -2,7 +2,6 @@ package explain
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -33,12 +32,8 @@ const explainUsage = "eso explain KIND/NAME [-n NAMESPACE] [--api-version V] [--
 // what to change. It exits 0 when every link is ready, 1 when one fails or
 // the object cannot be read, 2 on a usage error.
 func Explain(build binary.Build, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("eso explain", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	var conn connFlags
-	conn.register(fs)
-	apiVersion := fs.String("api-version", "", "for a store: its apiVersion ("+esv1.StoreAPIVersionV2Alpha1+" or "+stores.StoreAPIVersionV1+
-		"); default: resolved as a storeRef without apiVersion is")
+	fs, conn := newFlagSet("eso explain")
+	apiVersion := &conn.apiVersion
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return usageError(stdout, stderr, fs, explainUsage, err)
@@ -60,7 +55,7 @@ func Explain(build binary.Build, args []string, stdout, stderr io.Writer) int {
 	if e.apiVersion != "" && *apiVersion != "" && *apiVersion != e.apiVersion {
 		return usageError(stdout, stderr, fs, explainUsage, fmt.Errorf("%s is served as %s only, not %s", kind, e.apiVersion, *apiVersion))
 	}
-	s, err := connect(build, conn, false)
+	s, err := connect(build, *conn, false)
 	if err != nil {
 		fmt.Fprintln(stderr, "eso explain:", err)
 		return 1

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	esv1alpha1 "github.com/eso-dev/eso/apis/externalsecrets/v1alpha1"
@@ -55,16 +56,9 @@ func syncExternalSecret(ctx context.Context, w *world, apiReader client.Reader, 
 	}
 	ctx, cancel := context.WithTimeout(ctx, syncTimeout)
 	defer cancel()
-	key := types.NamespacedName{Namespace: es.Namespace, Name: es.Name}
-	_, syncErr := r.Reconcile(ctx, ctrl.Request{NamespacedName: key})
 	var after esv1.ExternalSecret
-	if err := w.local.Get(ctx, key, &after); err != nil {
-		res.failed = err.Error()
-		return res
-	}
-	ready, failed, note := outcome(after.Status.Conditions, esv1.ConditionReady, syncErr)
+	ready := reconcileOnce(ctx, w, r, client.ObjectKeyFromObject(es), &after, &after.Status.Conditions, &res)
 	if ready == nil {
-		res.failed, res.note = failed, note
 		return res
 	}
 	var secret corev1.Secret
@@ -119,19 +113,12 @@ func syncPushSecret(ctx context.Context, w *world, ps *esv1alpha1.PushSecret, sh
 	}
 	ctx, cancel := context.WithTimeout(ctx, syncTimeout)
 	defer cancel()
-	key := types.NamespacedName{Namespace: ps.Namespace, Name: ps.Name}
 	w.pushes.mu.Lock()
 	start := len(w.pushes.entries)
 	w.pushes.mu.Unlock()
-	_, syncErr := r.Reconcile(ctx, ctrl.Request{NamespacedName: key})
 	var after esv1alpha1.PushSecret
-	if err := w.local.Get(ctx, key, &after); err != nil {
-		res.failed = err.Error()
-		return res
-	}
-	ready, failed, note := outcome(after.Status.Conditions, esv1alpha1.ConditionReady, syncErr)
+	ready := reconcileOnce(ctx, w, r, client.ObjectKeyFromObject(ps), &after, &after.Status.Conditions, &res)
 	if ready == nil {
-		res.failed, res.note = failed, note
 		return res
 	}
 	report := pushReport{PushSecret: ps.Namespace + "/" + ps.Name, Pushes: []pushEntry{}}
@@ -156,18 +143,26 @@ func syncPushSecret(ctx context.Context, w *world, ps *esv1alpha1.PushSecret, sh
 	return res
 }
 
-// outcome is what a reconcile left in an object's Ready condition (of type
-// readyType): the condition of a success, else a failure's message, or a
-// note when the controller left the object alone.
-func outcome(conditions []metav1.Condition, readyType string, syncErr error) (ready *metav1.Condition, failed, note string) {
-	ready = meta.FindStatusCondition(conditions, readyType)
+// reconcileOnce runs r once on key and reads the object back into after,
+// whose Ready condition (of eso's type "Ready") is in conditions. It returns
+// that condition when the sync succeeded; else nil, with res saying why: a
+// failure's message, or a note when the controller left the object alone.
+func reconcileOnce(ctx context.Context, w *world, r reconcile.Reconciler, key client.ObjectKey, after client.Object, conditions *[]metav1.Condition, res *result) *metav1.Condition {
+	_, syncErr := r.Reconcile(ctx, ctrl.Request{NamespacedName: key})
+	if err := w.local.Get(ctx, key, after); err != nil {
+		res.failed = err.Error()
+		return nil
+	}
+	ready := meta.FindStatusCondition(*conditions, esv1.ConditionReady)
 	switch {
 	case ready == nil && syncErr != nil:
-		return nil, syncErr.Error(), ""
+		res.failed = syncErr.Error()
 	case ready == nil:
-		return nil, "", "the controller leaves it alone: a store it names belongs to another controller class"
+		res.note = "the controller leaves it alone: a store it names belongs to another controller class"
 	case ready.Status != metav1.ConditionTrue:
-		return nil, ready.Reason + ": " + ready.Message, ""
+		res.failed = ready.Reason + ": " + ready.Message
+	default:
+		return ready
 	}
-	return ready, "", ""
+	return nil
 }

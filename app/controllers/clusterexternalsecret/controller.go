@@ -4,12 +4,12 @@
 package clusterexternalsecret
 
 import (
-	"context"
 	"maps"
 	"slices"
+	"time"
 
 	"go.uber.org/fx"
-	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,44 +21,39 @@ import (
 )
 
 // Reconciler reconciles ClusterExternalSecrets.
-type Reconciler struct {
-	Client   client.Client
-	Recorder record.EventRecorder
+type Reconciler = fanout.Reconciler[*esv1.ClusterExternalSecret, esv1.ClusterExternalSecretStatus, *esv1.ExternalSecret]
+
+// NewReconciler returns a Reconciler that reads and writes through c.
+func NewReconciler(c client.Client, rec record.EventRecorder) *Reconciler {
+	return &Reconciler{Kind: kind, Client: c, Recorder: rec}
 }
 
-// Reconcile brings the set of ExternalSecrets in line with the matching namespaces.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	var ces esv1.ClusterExternalSecret
-	if err := r.Client.Get(ctx, req.NamespacedName, &ces); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err) // owned ExternalSecrets go with it (garbage collection)
-	}
-	if !ces.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, nil
-	}
-	before := ces.Status.DeepCopy()
-	selectors := slices.Clone(ces.Spec.NamespaceSelectors)
-	if ces.Spec.NamespaceSelector != nil {
-		selectors = append(selectors, ces.Spec.NamespaceSelector)
-	}
-	ch := children(&ces)
-	spread, ready, err := ch.SpreadOver(ctx, r.Client, selectors, ces.Spec.Namespaces)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	meta.SetStatusCondition(&ces.Status.Conditions, ready)
-	if spread == nil {
-		return ctrl.Result{}, r.writeStatus(ctx, &ces, before)
-	}
-	ces.Status.ExternalSecretName = ch.Name
-	ces.Status.ProvisionedNamespaces = spread.Provisioned
-	ces.Status.FailedNamespaces = nil
-	for _, f := range spread.Failed {
-		ces.Status.FailedNamespaces = append(ces.Status.FailedNamespaces, esv1.ClusterExternalSecretNamespaceFailure{Namespace: f.Namespace, Reason: f.Reason})
-	}
-	if err := r.writeStatus(ctx, &ces, before); err != nil {
-		return ctrl.Result{}, err
-	}
-	return ctrl.Result{RequeueAfter: fanout.Interval(ces.Spec.RefreshInterval)}, nil
+// kind is how a ClusterExternalSecret selects namespaces and records its
+// ExternalSecrets.
+var kind = fanout.Kind[*esv1.ClusterExternalSecret, esv1.ClusterExternalSecretStatus, *esv1.ExternalSecret]{
+	Name:       "ClusterExternalSecret",
+	New:        func() *esv1.ClusterExternalSecret { return &esv1.ClusterExternalSecret{} },
+	Status:     func(ces *esv1.ClusterExternalSecret) *esv1.ClusterExternalSecretStatus { return &ces.Status },
+	Conditions: func(s *esv1.ClusterExternalSecretStatus) *[]metav1.Condition { return &s.Conditions },
+	Selects: func(ces *esv1.ClusterExternalSecret) ([]*metav1.LabelSelector, []string) {
+		selectors := slices.Clone(ces.Spec.NamespaceSelectors)
+		if ces.Spec.NamespaceSelector != nil {
+			selectors = append(selectors, ces.Spec.NamespaceSelector)
+		}
+		return selectors, ces.Spec.Namespaces
+	},
+	Children: children,
+	Record: func(s *esv1.ClusterExternalSecretStatus, child string, spread fanout.Spread) {
+		s.ExternalSecretName = child
+		s.ProvisionedNamespaces = spread.Provisioned
+		s.FailedNamespaces = nil
+		for _, f := range spread.Failed {
+			s.FailedNamespaces = append(s.FailedNamespaces, esv1.ClusterExternalSecretNamespaceFailure{Namespace: f.Namespace, Reason: f.Reason})
+		}
+	},
+	Interval: func(ces *esv1.ClusterExternalSecret) time.Duration { return fanout.Interval(ces.Spec.RefreshInterval) },
+	Passed:   []predicate.Predicate{forceSyncChanged},
+	NewList:  func() client.ObjectList { return &esv1.ClusterExternalSecretList{} },
 }
 
 // children are the ExternalSecrets of a ClusterExternalSecret.
@@ -87,23 +82,6 @@ func children(ces *esv1.ClusterExternalSecret) fanout.Children[*esv1.ExternalSec
 	}
 }
 
-// writeStatus writes the status only when it changed, with an event when
-// it is not Ready.
-func (r *Reconciler) writeStatus(ctx context.Context, ces *esv1.ClusterExternalSecret, before *esv1.ClusterExternalSecretStatus) error {
-	return fanout.WriteStatus(ctx, r.Client, r.Recorder, ces, *before, func(o client.Object) *esv1.ClusterExternalSecretStatus {
-		return &o.(*esv1.ClusterExternalSecret).Status
-	}, ces.Status.Conditions, "ClusterExternalSecret")
-}
-
-// SetupWithManager watches ClusterExternalSecrets (their force-sync
-// annotation too), the ExternalSecrets they own and namespaces.
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return fanout.Setup(mgr, fanout.Watches{
-		Parent: &esv1.ClusterExternalSecret{}, Passed: []predicate.Predicate{forceSyncChanged}, Child: &esv1.ExternalSecret{},
-		NewList: func() client.ObjectList { return &esv1.ClusterExternalSecretList{} },
-	}, r)
-}
-
 // forceSyncChanged passes a change of a ClusterExternalSecret's force-sync
 // annotation, the only annotation it passes on.
 var forceSyncChanged = predicate.Funcs{
@@ -114,8 +92,5 @@ var forceSyncChanged = predicate.Funcs{
 
 // Module runs the ClusterExternalSecret controller.
 var Module = fx.Module("clusterexternalsecret-controller",
-	fx.Invoke(func(mgr ctrl.Manager) error {
-		r := &Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("eso")}
-		return r.SetupWithManager(mgr)
-	}),
+	fx.Invoke(func(mgr ctrl.Manager) error { return fanout.Run(mgr, kind) }),
 )

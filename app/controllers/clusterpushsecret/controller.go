@@ -4,11 +4,11 @@
 package clusterpushsecret
 
 import (
-	"context"
 	"maps"
+	"time"
 
 	"go.uber.org/fx"
-	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -19,44 +19,37 @@ import (
 )
 
 // Reconciler reconciles ClusterPushSecrets.
-type Reconciler struct {
-	Client   client.Client
-	Recorder record.EventRecorder
+type Reconciler = fanout.Reconciler[*esv1alpha1.ClusterPushSecret, esv1alpha1.ClusterPushSecretStatus, *esv1alpha1.PushSecret]
+
+// NewReconciler returns a Reconciler that reads and writes through c.
+func NewReconciler(c client.Client, rec record.EventRecorder) *Reconciler {
+	return &Reconciler{Kind: kind, Client: c, Recorder: rec}
 }
 
-// Reconcile brings the set of PushSecrets in line with the matching namespaces.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	var cps esv1alpha1.ClusterPushSecret
-	if err := r.Client.Get(ctx, req.NamespacedName, &cps); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err) // its PushSecrets go with it (garbage collection)
-	}
-	if !cps.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, nil
-	}
-	before := cps.Status.DeepCopy()
-	if err := lenient.Error(&cps); err != nil {
-		meta.SetStatusCondition(&cps.Status.Conditions, fanout.NotReady(&cps, esv1alpha1.ReasonInvalidSpec, err.Error()))
-		return ctrl.Result{}, r.writeStatus(ctx, &cps, before)
-	}
-	ch := children(&cps)
-	spread, ready, err := ch.SpreadOver(ctx, r.Client, cps.Spec.NamespaceSelectors, nil)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	meta.SetStatusCondition(&cps.Status.Conditions, ready)
-	if spread == nil {
-		return ctrl.Result{}, r.writeStatus(ctx, &cps, before)
-	}
-	cps.Status.PushSecretName = ch.Name
-	cps.Status.ProvisionedNamespaces = spread.Provisioned
-	cps.Status.FailedNamespaces = nil
-	for _, f := range spread.Failed {
-		cps.Status.FailedNamespaces = append(cps.Status.FailedNamespaces, esv1alpha1.ClusterPushSecretNamespaceFailure{Namespace: f.Namespace, Reason: f.Reason})
-	}
-	if err := r.writeStatus(ctx, &cps, before); err != nil {
-		return ctrl.Result{}, err
-	}
-	return ctrl.Result{RequeueAfter: fanout.Interval(cps.Spec.RefreshInterval)}, nil
+// kind is how a ClusterPushSecret selects namespaces and records its
+// PushSecrets. A spec eso cannot decode selects nothing.
+var kind = fanout.Kind[*esv1alpha1.ClusterPushSecret, esv1alpha1.ClusterPushSecretStatus, *esv1alpha1.PushSecret]{
+	Name:       "ClusterPushSecret",
+	New:        func() *esv1alpha1.ClusterPushSecret { return &esv1alpha1.ClusterPushSecret{} },
+	Status:     func(cps *esv1alpha1.ClusterPushSecret) *esv1alpha1.ClusterPushSecretStatus { return &cps.Status },
+	Conditions: func(s *esv1alpha1.ClusterPushSecretStatus) *[]metav1.Condition { return &s.Conditions },
+	Invalid:    func(cps *esv1alpha1.ClusterPushSecret) error { return lenient.Error(cps) },
+	Selects: func(cps *esv1alpha1.ClusterPushSecret) ([]*metav1.LabelSelector, []string) {
+		return cps.Spec.NamespaceSelectors, nil
+	},
+	Children: children,
+	Record: func(s *esv1alpha1.ClusterPushSecretStatus, child string, spread fanout.Spread) {
+		s.PushSecretName = child
+		s.ProvisionedNamespaces = spread.Provisioned
+		s.FailedNamespaces = nil
+		for _, f := range spread.Failed {
+			s.FailedNamespaces = append(s.FailedNamespaces, esv1alpha1.ClusterPushSecretNamespaceFailure{Namespace: f.Namespace, Reason: f.Reason})
+		}
+	},
+	Interval: func(cps *esv1alpha1.ClusterPushSecret) time.Duration {
+		return fanout.Interval(cps.Spec.RefreshInterval)
+	},
+	NewList: func() client.ObjectList { return &esv1alpha1.ClusterPushSecretList{} },
 }
 
 // children are the PushSecrets of a ClusterPushSecret: named
@@ -82,27 +75,7 @@ func children(cps *esv1alpha1.ClusterPushSecret) fanout.Children[*esv1alpha1.Pus
 	}
 }
 
-// writeStatus writes the status only when it changed, with an event when
-// it is not Ready.
-func (r *Reconciler) writeStatus(ctx context.Context, cps *esv1alpha1.ClusterPushSecret, before *esv1alpha1.ClusterPushSecretStatus) error {
-	return fanout.WriteStatus(ctx, r.Client, r.Recorder, cps, *before, func(o client.Object) *esv1alpha1.ClusterPushSecretStatus {
-		return &o.(*esv1alpha1.ClusterPushSecret).Status
-	}, cps.Status.Conditions, "ClusterPushSecret")
-}
-
-// SetupWithManager watches ClusterPushSecrets, the PushSecrets they own and
-// namespaces.
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return fanout.Setup(mgr, fanout.Watches{
-		Parent: &esv1alpha1.ClusterPushSecret{}, Child: &esv1alpha1.PushSecret{},
-		NewList: func() client.ObjectList { return &esv1alpha1.ClusterPushSecretList{} },
-	}, r)
-}
-
 // Module runs the ClusterPushSecret controller.
 var Module = fx.Module("clusterpushsecret-controller",
-	fx.Invoke(func(mgr ctrl.Manager) error {
-		r := &Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("eso")}
-		return r.SetupWithManager(mgr)
-	}),
+	fx.Invoke(func(mgr ctrl.Manager) error { return fanout.Run(mgr, kind) }),
 )

@@ -64,7 +64,7 @@ func newFixture(t *testing.T, cps *esv1alpha1.ClusterPushSecret, objs ...client.
 	c := ctrlfake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(&esv1alpha1.ClusterPushSecret{}).
 		WithObjects(append(objs, cps)...).Build()
 	events := record.NewFakeRecorder(100)
-	return &fixture{c: c, r: &Reconciler{Client: c, Recorder: events}, events: events, cps: cps}
+	return &fixture{c: c, r: NewReconciler(c, events), events: events, cps: cps}
 }
 
 // reconcile runs one reconcile and reads the ClusterPushSecret back.

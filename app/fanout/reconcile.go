@@ -1,0 +1,108 @@
+package fanout
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+)
+
+// Kind is what the shared reconcile needs of one parent kind P, whose
+// status is S and whose children are C: how to read a parent, what it
+// selects and where the outcome goes in its status.
+type Kind[P client.Object, S any, C client.Object] struct {
+	// Name is the parent's kind, e.g. "ClusterExternalSecret".
+	Name string
+	// New returns an empty parent; Status its status.
+	New    func() P
+	Status func(P) *S
+	// Conditions returns the conditions of a status.
+	Conditions func(*S) *[]metav1.Condition
+	// Invalid, if set, says why a parent's spec cannot be read: the parent
+	// selects nothing until it is edited.
+	Invalid func(P) error
+	// Selects returns the namespace selectors and names a parent selects.
+	Selects func(P) ([]*metav1.LabelSelector, []string)
+	// Children returns a parent's children.
+	Children func(P) Children[C]
+	// Record writes a spread's outcome into the status: the children's
+	// name, the namespaces provisioned and those that failed.
+	Record func(status *S, child string, spread Spread)
+	// Interval is how often a parent is reconciled besides its watches.
+	Interval func(P) time.Duration
+	// Passed are the parent's changes, besides a spec change, that
+	// reconcile it.
+	Passed []predicate.Predicate
+	// NewList returns an empty list of parents.
+	NewList func() client.ObjectList
+}
+
+// Reconciler reconciles the parents of one kind.
+type Reconciler[P client.Object, S any, C client.Object] struct {
+	Kind     Kind[P, S, C]
+	Client   client.Client
+	Recorder record.EventRecorder
+}
+
+// Reconcile brings a parent's children in line with the namespaces it
+// selects and records the outcome in its status.
+func (r *Reconciler[P, S, C]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	k := r.Kind
+	parent := k.New()
+	if err := r.Client.Get(ctx, req.NamespacedName, parent); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err) // its children go with it (garbage collection)
+	}
+	if !parent.GetDeletionTimestamp().IsZero() {
+		return ctrl.Result{}, nil
+	}
+	before := *k.Status(parent.DeepCopyObject().(P))
+	status := k.Status(parent)
+	if k.Invalid != nil {
+		if err := k.Invalid(parent); err != nil {
+			meta.SetStatusCondition(k.Conditions(status), NotReady(parent, esv1.ReasonInvalidSpec, err.Error()))
+			return ctrl.Result{}, r.writeStatus(ctx, parent, before)
+		}
+	}
+	ch := k.Children(parent)
+	selectors, names := k.Selects(parent)
+	spread, ready, err := ch.SpreadOver(ctx, r.Client, selectors, names)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	meta.SetStatusCondition(k.Conditions(status), ready)
+	if spread == nil {
+		return ctrl.Result{}, r.writeStatus(ctx, parent, before)
+	}
+	k.Record(status, ch.Name, *spread)
+	if err := r.writeStatus(ctx, parent, before); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: k.Interval(parent)}, nil
+}
+
+// writeStatus writes parent's status only when it changed from before,
+// with a Warning event when it is not Ready.
+func (r *Reconciler[P, S, C]) writeStatus(ctx context.Context, parent P, before S) error {
+	status := func(o client.Object) *S { return r.Kind.Status(o.(P)) }
+	return WriteStatus(ctx, r.Client, r.Recorder, parent, before, status, *r.Kind.Conditions(r.Kind.Status(parent)), r.Kind.Name)
+}
+
+// SetupWithManager registers the controller of the kind with mgr.
+func (r *Reconciler[P, S, C]) SetupWithManager(mgr ctrl.Manager) error {
+	child := r.Kind.Children(r.Kind.New()).New()
+	return Setup(mgr, Watches{Parent: r.Kind.New(), Passed: r.Kind.Passed, Child: child, NewList: r.Kind.NewList}, r)
+}
+
+// Run registers the controller of kind with mgr, with mgr's client and
+// event recorder.
+func Run[P client.Object, S any, C client.Object](mgr ctrl.Manager, kind Kind[P, S, C]) error {
+	r := &Reconciler[P, S, C]{Kind: kind, Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("eso")}
+	return r.SetupWithManager(mgr)
+}
