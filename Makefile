@@ -20,8 +20,9 @@ VERSION ?= $(eval VERSION := $$(shell git describe --tags --always --dirty 2>/de
 COMMIT ?= $(eval COMMIT := $$(shell git rev-parse --short HEAD 2>/dev/null || echo unknown))$(COMMIT)
 LDFLAGS := -s -w -X github.com/eso-dev/eso/app/version.Version=$(VERSION) -X github.com/eso-dev/eso/app/version.Commit=$(COMMIT)
 
-K8S_VERSION := v1.34.4
-ETCD_VERSION := v3.6.4
+# The versions build/envtest's go.mod pins (build/envtest/kube.sh reads the same line).
+K8S_VERSION := $(shell sed -n 's/^\tk8s.io\/kubernetes //p' build/envtest/go.mod)
+ETCD_VERSION := $(shell sed -n 's/^\tgo.etcd.io\/etcd\/server\/v3 //p' build/envtest/go.mod)
 ENVTEST_DIR := $(CACHE_DIR)/envtest-k8s-$(K8S_VERSION)-etcd-$(ETCD_VERSION)
 COREDNS_VERSION := v1.14.7
 NODE_DIR := $(CACHE_DIR)/node-k8s-$(K8S_VERSION)-coredns-$(COREDNS_VERSION)

@@ -100,9 +100,14 @@ func (r *Reconciler[P, S, C]) SetupWithManager(mgr ctrl.Manager) error {
 	return Setup(mgr, Watches{Parent: r.Kind.New(), Passed: r.Kind.Passed, Child: child, NewList: r.Kind.NewList}, r)
 }
 
-// Run registers the controller of kind with mgr, with mgr's client and
+// Reconciler returns the reconciler of the kind, reading and writing
+// through c and recording events with rec.
+func (k Kind[P, S, C]) Reconciler(c client.Client, rec record.EventRecorder) *Reconciler[P, S, C] {
+	return &Reconciler[P, S, C]{Kind: k, Client: c, Recorder: rec}
+}
+
+// Run registers the controller of the kind with mgr, with mgr's client and
 // event recorder.
-func Run[P client.Object, S any, C client.Object](mgr ctrl.Manager, kind Kind[P, S, C]) error {
-	r := &Reconciler[P, S, C]{Kind: kind, Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("eso")}
-	return r.SetupWithManager(mgr)
+func (k Kind[P, S, C]) Run(mgr ctrl.Manager) error {
+	return k.Reconciler(mgr.GetClient(), mgr.GetEventRecorderFor("eso")).SetupWithManager(mgr)
 }

@@ -5,13 +5,9 @@
 set -euo pipefail
 out=${1:?usage: build.sh OUTPUT_DIR}
 cd "$(dirname "$0")"
-K8S=v1.34.4
-LDF="-s -w -X k8s.io/component-base/version.gitVersion=$K8S -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=34 -X k8s.io/client-go/pkg/version.gitVersion=$K8S"
-export CGO_ENABLED=0 GOFLAGS=-mod=mod
+source ./kube.sh
 tmp="$out.tmp.$$"
 mkdir -p "$tmp"
-go build -trimpath -ldflags "$LDF" -o "$tmp/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
-go build -trimpath -ldflags "$LDF" -o "$tmp/kubectl" k8s.io/kubernetes/cmd/kubectl
+build_kube "$tmp" kube-apiserver kubectl
 go build -trimpath -ldflags "-s -w" -o "$tmp/etcd" go.etcd.io/etcd/server/v3
-rm -rf "$out"
-mv "$tmp" "$out"
+finish "$tmp" "$out"

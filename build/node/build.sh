@@ -8,14 +8,9 @@
 set -euo pipefail
 out=${1:?usage: build.sh OUTPUT_DIR}
 cd "$(dirname "$0")/../envtest"
-K8S=v1.34.4
-LDF="-s -w -X k8s.io/component-base/version.gitVersion=$K8S -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=34 -X k8s.io/client-go/pkg/version.gitVersion=$K8S"
-export CGO_ENABLED=0 GOFLAGS=-mod=mod
+source ./kube.sh
 tmp="$out.tmp.$$"
 mkdir -p "$tmp"
-for cmd in kubelet kube-proxy kube-controller-manager kube-scheduler; do
-  go build -trimpath -ldflags "$LDF" -o "$tmp/$cmd" "k8s.io/kubernetes/cmd/$cmd"
-done
+build_kube "$tmp" kubelet kube-proxy kube-controller-manager kube-scheduler
 (cd ../coredns && go build -trimpath -ldflags "-s -w" -o "$tmp/coredns" .)
-rm -rf "$out"
-mv "$tmp" "$out"
+finish "$tmp" "$out"

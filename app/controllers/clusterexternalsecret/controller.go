@@ -10,8 +10,6 @@ import (
 
 	"go.uber.org/fx"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/record"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -19,14 +17,6 @@ import (
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	"github.com/eso-dev/eso/app/fanout"
 )
-
-// Reconciler reconciles ClusterExternalSecrets.
-type Reconciler = fanout.Reconciler[*esv1.ClusterExternalSecret, esv1.ClusterExternalSecretStatus, *esv1.ExternalSecret]
-
-// NewReconciler returns a Reconciler that reads and writes through c.
-func NewReconciler(c client.Client, rec record.EventRecorder) *Reconciler {
-	return &Reconciler{Kind: kind, Client: c, Recorder: rec}
-}
 
 // kind is how a ClusterExternalSecret selects namespaces and records its
 // ExternalSecrets.
@@ -92,5 +82,5 @@ var forceSyncChanged = predicate.Funcs{
 
 // Module runs the ClusterExternalSecret controller.
 var Module = fx.Module("clusterexternalsecret-controller",
-	fx.Invoke(func(mgr ctrl.Manager) error { return fanout.Run(mgr, kind) }),
+	fx.Invoke(kind.Run),
 )

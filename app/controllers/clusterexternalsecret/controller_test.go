@@ -53,7 +53,7 @@ func TestTenantExternalSecretsAreNeverTakenOver(t *testing.T) {
 			namespace("team-a", map[string]string{"shared": "yes"}),
 			namespace("team-b", map[string]string{"shared": "yes"}),
 			namespace("team-c", nil)).Build()
-	r := NewReconciler(c, record.NewFakeRecorder(100))
+	r := kind.Reconciler(c, record.NewFakeRecorder(100))
 	reconcile := func() {
 		t.Helper()
 		if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(ces)}); err != nil {

@@ -9,22 +9,12 @@ import (
 
 	"go.uber.org/fx"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/record"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	esv1alpha1 "github.com/eso-dev/eso/apis/externalsecrets/v1alpha1"
 	"github.com/eso-dev/eso/apis/lenient"
 	"github.com/eso-dev/eso/app/fanout"
 )
-
-// Reconciler reconciles ClusterPushSecrets.
-type Reconciler = fanout.Reconciler[*esv1alpha1.ClusterPushSecret, esv1alpha1.ClusterPushSecretStatus, *esv1alpha1.PushSecret]
-
-// NewReconciler returns a Reconciler that reads and writes through c.
-func NewReconciler(c client.Client, rec record.EventRecorder) *Reconciler {
-	return &Reconciler{Kind: kind, Client: c, Recorder: rec}
-}
 
 // kind is how a ClusterPushSecret selects namespaces and records its
 // PushSecrets. A spec eso cannot decode selects nothing.
@@ -77,5 +67,5 @@ func children(cps *esv1alpha1.ClusterPushSecret) fanout.Children[*esv1alpha1.Pus
 
 // Module runs the ClusterPushSecret controller.
 var Module = fx.Module("clusterpushsecret-controller",
-	fx.Invoke(func(mgr ctrl.Manager) error { return fanout.Run(mgr, kind) }),
+	fx.Invoke(kind.Run),
 )

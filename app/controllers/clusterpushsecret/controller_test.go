@@ -16,6 +16,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlfake "sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	esv1alpha1 "github.com/eso-dev/eso/apis/externalsecrets/v1alpha1"
@@ -48,7 +49,7 @@ func clusterPushSecret(mutate ...func(*esv1alpha1.ClusterPushSecret)) *esv1alpha
 
 type fixture struct {
 	c      client.Client
-	r      *Reconciler
+	r      reconcile.Reconciler
 	events *record.FakeRecorder
 	cps    *esv1alpha1.ClusterPushSecret
 }
@@ -64,7 +65,7 @@ func newFixture(t *testing.T, cps *esv1alpha1.ClusterPushSecret, objs ...client.
 	c := ctrlfake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(&esv1alpha1.ClusterPushSecret{}).
 		WithObjects(append(objs, cps)...).Build()
 	events := record.NewFakeRecorder(100)
-	return &fixture{c: c, r: NewReconciler(c, events), events: events, cps: cps}
+	return &fixture{c: c, r: kind.Reconciler(c, events), events: events, cps: cps}
 }
 
 // reconcile runs one reconcile and reads the ClusterPushSecret back.
