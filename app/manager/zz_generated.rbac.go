@@ -6,4 +6,4 @@ package manager
 // One resource per kind the catalog lists, compiled in or not: the role
 // does not change with the build tags.
 // +kubebuilder:rbac:groups=provider.secretstore.external-secrets.io,resources=fakes;kubernetes;awssecretmanagers;awsparameterstores;gcpsecretmanagers;vaults,verbs=get;list;watch
-// +kubebuilder:rbac:groups=provider.generator.external-secrets.io,resources=passwords;uuids;ecrauthorizationtokens;stssessiontokens;gcraccesstokens;vaultdynamicsecrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=provider.generator.external-secrets.io,resources=passwords;uuids;sshkeys;fakes;mfas;ecrauthorizationtokens;stssessiontokens;gcraccesstokens;vaultdynamicsecrets,verbs=get;list;watch

@@ -3,7 +3,10 @@
 package wiring
 
 import (
+	fakegen "github.com/eso-dev/eso/generators/fake"
+	mfagen "github.com/eso-dev/eso/generators/mfa"
 	passwordgen "github.com/eso-dev/eso/generators/password"
+	sshkeygen "github.com/eso-dev/eso/generators/sshkey"
 	uuidgen "github.com/eso-dev/eso/generators/uuid"
 	fake "github.com/eso-dev/eso/providers/fake"
 	kubernetes "github.com/eso-dev/eso/providers/kubernetes"
@@ -16,4 +19,7 @@ var builtin = []plugin.Registration{
 	kubernetes.Registration,
 	passwordgen.Registration,
 	uuidgen.Registration,
+	sshkeygen.Registration,
+	fakegen.Registration,
+	mfagen.Registration,
 }

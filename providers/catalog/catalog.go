@@ -63,6 +63,9 @@ var Providers = []Component{
 var Generators = []Component{
 	{Package: "generators/password", Kind: "Password"},
 	{Package: "generators/uuid", Kind: "UUID"},
+	{Package: "generators/sshkey", Kind: "SSHKey"},
+	{Package: "generators/fake", Kind: "Fake"},
+	{Package: "generators/mfa", Kind: "MFA"},
 	{Package: "generators/aws/ecr", Kind: "ECRAuthorizationToken", Tag: "aws"},
 	{Package: "generators/aws/sts", Kind: "STSSessionToken", Tag: "aws"},
 	{Package: "generators/gcp/gcr", Kind: "GCRAccessToken", Tag: "gcp"},
