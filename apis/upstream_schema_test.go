@@ -23,18 +23,30 @@ func upstreamCRDDir() string {
 	return filepath.Join(testenv.RepoRoot(), "apis", "testdata", "upstream-crds")
 }
 
-// upstreamKinds maps each vendored upstream CRD to eso's CRD of the same
-// kind. Upstream's ClusterGenerator has no counterpart of its shape: see
-// TestUpstreamClusterGeneratorIsCoveredByItsKinds.
+// upstreamKinds maps each vendored upstream CRD to eso's CRD that serves
+// it: upstream's own group for the generator kinds (whose specs are eso's
+// kinds' specs: TestUpstreamGeneratorKindsCarryEsosSpecs).
 var upstreamKinds = []struct{ upstream, eso string }{
 	{"external-secrets.io_externalsecrets.yaml", "external-secrets.io_externalsecrets.yaml"},
 	{"external-secrets.io_clusterexternalsecrets.yaml", "external-secrets.io_clusterexternalsecrets.yaml"},
-	{"generators.external-secrets.io_passwords.yaml", "provider.generator.external-secrets.io_passwords.yaml"},
-	{"generators.external-secrets.io_uuids.yaml", "provider.generator.external-secrets.io_uuids.yaml"},
-	{"generators.external-secrets.io_ecrauthorizationtokens.yaml", "provider.generator.external-secrets.io_ecrauthorizationtokens.yaml"},
-	{"generators.external-secrets.io_stssessiontokens.yaml", "provider.generator.external-secrets.io_stssessiontokens.yaml"},
-	{"generators.external-secrets.io_gcraccesstokens.yaml", "provider.generator.external-secrets.io_gcraccesstokens.yaml"},
-	{"generators.external-secrets.io_vaultdynamicsecrets.yaml", "provider.generator.external-secrets.io_vaultdynamicsecrets.yaml"},
+	{"generators.external-secrets.io_passwords.yaml", "generators.external-secrets.io_passwords.yaml"},
+	{"generators.external-secrets.io_uuids.yaml", "generators.external-secrets.io_uuids.yaml"},
+	{"generators.external-secrets.io_ecrauthorizationtokens.yaml", "generators.external-secrets.io_ecrauthorizationtokens.yaml"},
+	{"generators.external-secrets.io_stssessiontokens.yaml", "generators.external-secrets.io_stssessiontokens.yaml"},
+	{"generators.external-secrets.io_gcraccesstokens.yaml", "generators.external-secrets.io_gcraccesstokens.yaml"},
+	{"generators.external-secrets.io_vaultdynamicsecrets.yaml", "generators.external-secrets.io_vaultdynamicsecrets.yaml"},
+	{"generators.external-secrets.io_sshkeys.yaml", "generators.external-secrets.io_sshkeys.yaml"},
+	{"generators.external-secrets.io_fakes.yaml", "generators.external-secrets.io_fakes.yaml"},
+	{"generators.external-secrets.io_mfas.yaml", "generators.external-secrets.io_mfas.yaml"},
+	{"generators.external-secrets.io_clustergenerators.yaml", "generators.external-secrets.io_clustergenerators.yaml"},
+}
+
+// clusterGeneratorMembers maps the members of upstream's ClusterGenerator
+// spec.generator to their kinds.
+var clusterGeneratorMembers = map[string]string{
+	"passwordSpec": "Password", "uuidSpec": "UUID", "ecrAuthorizationTokenSpec": "ECRAuthorizationToken",
+	"stsSessionTokenSpec": "STSSessionToken", "gcrAccessTokenSpec": "GCRAccessToken",
+	"vaultDynamicSecretSpec": "VaultDynamicSecret", "sshKeySpec": "SSHKey", "fakeSpec": "Fake", "mfaSpec": "MFA",
 }
 
 // upstreamExclusions are the upstream paths eso does not serve as upstream
@@ -50,6 +62,7 @@ var upstreamExclusions = map[string]string{
 	"ExternalSecret:spec.data[].sourceRef.generatorRef":                "deprecated upstream and never implemented there (it reads the default store instead); eso refuses it rather than ignore it",
 	"ExternalSecret:spec.dataFrom[].sourceRef.generatorRef.apiVersion": "eso infers it from the kind (Generator and ClusterGenerator are eso's v2alpha1 kinds) and admits only apiVersions of generators, upstream's default among them",
 	"*:spec.auth.*.*.namespace":                                        "upstream ignores it for generator kinds (credentials come from the ExternalSecret's namespace); eso does not accept a field it would ignore",
+	"MFA:spec.secret.namespace":                                        "upstream ignores it (the seed is read in the ExternalSecret's namespace); eso does not accept a field it would ignore",
 	"VaultDynamicSecret:spec.method":                                   "eso admits GET, LIST, POST, PUT and DELETE; upstream sends any other string as a write",
 	"ECRAuthorizationToken:spec.scope":                                 "eso admits private and public; upstream reads any other value, a typo of public included, as private",
 	"VaultDynamicSecret:spec.parameters":                               "eso requires a JSON object (the request's fields); upstream fails any other JSON at generation",
@@ -128,37 +141,30 @@ func TestUpstreamSchemaWalkFindsDifferences(t *testing.T) {
 	}
 }
 
-// TestUpstreamClusterGeneratorIsCoveredByItsKinds: upstream's
-// ClusterGenerator embeds a generator kind's spec under spec.generator;
-// eso's ClusterGenerator (generator.external-secrets.io/v2alpha1) instead
-// references a generator kind through providerConfig.providerRef and scopes
-// itself by conditions, so the two shapes are not compared path by path.
-// What a user writes under upstream's spec.generator.<kind>Spec is the
-// kind's own spec, which TestUpstreamSchemaParity compares: this test holds
-// that equality for the kinds eso ships.
-func TestUpstreamClusterGeneratorIsCoveredByItsKinds(t *testing.T) {
-	cg, _ := loadSpecSchema(t, filepath.Join(upstreamCRDDir(), "generators.external-secrets.io_clustergenerators.yaml"))
+// TestUpstreamGeneratorKindsCarryEsosSpecs: each upstream generator kind
+// eso serves has, in eso's CRDs, exactly the spec schema of eso's kind of
+// the same name (provider.generator.external-secrets.io), so translating
+// one into the other copies the spec; and upstream's ClusterGenerator
+// embeds those same specs.
+func TestUpstreamGeneratorKindsCarryEsosSpecs(t *testing.T) {
+	cg, _ := loadSpecSchema(t, filepath.Join(testenv.CRDDir(), "generators.external-secrets.io_clustergenerators.yaml"))
 	embedded := cg.Properties["generator"].Properties
-	specs := map[string]string{
-		"passwordSpec":              "generators.external-secrets.io_passwords.yaml",
-		"uuidSpec":                  "generators.external-secrets.io_uuids.yaml",
-		"ecrAuthorizationTokenSpec": "generators.external-secrets.io_ecrauthorizationtokens.yaml",
-		"stsSessionTokenSpec":       "generators.external-secrets.io_stssessiontokens.yaml",
-		"gcrAccessTokenSpec":        "generators.external-secrets.io_gcraccesstokens.yaml",
-		"vaultDynamicSecretSpec":    "generators.external-secrets.io_vaultdynamicsecrets.yaml",
+	members := map[string]string{
+		"passwords": "passwordSpec", "uuids": "uuidSpec", "ecrauthorizationtokens": "ecrAuthorizationTokenSpec",
+		"stssessiontokens": "stsSessionTokenSpec", "gcraccesstokens": "gcrAccessTokenSpec",
+		"vaultdynamicsecrets": "vaultDynamicSecretSpec", "sshkeys": "sshKeySpec", "fakes": "fakeSpec", "mfas": "mfaSpec",
 	}
-	if len(embedded) != len(specs) {
-		t.Errorf("upstream ClusterGenerator test data embeds %d kinds, want the %d eso ships", len(embedded), len(specs))
+	if len(embedded) != len(members) {
+		t.Errorf("eso's upstream ClusterGenerator embeds %d kinds, want %d", len(embedded), len(members))
 	}
-	for field, file := range specs {
-		own, ok := embedded[field]
-		if !ok {
-			t.Errorf("upstream ClusterGenerator has no spec.generator.%s", field)
-			continue
+	for plural, member := range members {
+		served, _ := loadSpecSchema(t, filepath.Join(testenv.CRDDir(), "generators.external-secrets.io_"+plural+".yaml"))
+		own, _ := loadSpecSchema(t, filepath.Join(testenv.CRDDir(), "provider.generator.external-secrets.io_"+plural+".yaml"))
+		if !reflect.DeepEqual(served, own) {
+			t.Errorf("generators.external-secrets.io %s: spec differs from eso's kind's", plural)
 		}
-		kindSpec, _ := loadSpecSchema(t, filepath.Join(upstreamCRDDir(), file))
-		if !reflect.DeepEqual(own, kindSpec) {
-			t.Errorf("upstream ClusterGenerator spec.generator.%s differs from %s's spec: compare it path by path", field, file)
+		if !reflect.DeepEqual(embedded[member], own) {
+			t.Errorf("ClusterGenerator spec.generator.%s differs from eso's %s spec", member, plural)
 		}
 	}
 }
@@ -272,6 +278,11 @@ func excluded(kind, path string) (string, bool) {
 	candidates := []candidate{{kind, path}}
 	if rest, ok := strings.CutPrefix(path, "spec.externalSecretSpec."); ok && kind == "ClusterExternalSecret" {
 		candidates = append(candidates, candidate{"ExternalSecret", "spec." + rest})
+	}
+	if rest, ok := strings.CutPrefix(path, "spec.generator."); ok && kind == "ClusterGenerator" {
+		// spec.generator.<member>.X is the member kind's spec.X.
+		member, below, _ := strings.Cut(rest, ".")
+		candidates = append(candidates, candidate{clusterGeneratorMembers[member], "spec." + below})
 	}
 	for _, c := range candidates {
 		for _, key := range slices.Sorted(maps.Keys(upstreamExclusions)) {

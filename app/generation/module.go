@@ -14,8 +14,8 @@ var Module = fx.Module("generation",
 	fx.Provide(
 		// The connections to provider processes are the stores module's,
 		// shared with stores.
-		func(mgr ctrl.Manager, plugins *plugin.Plugins, remote *grpcclient.Remote, cfg config.Config) *Resolver {
-			return NewResolver(mgr.GetClient(), plugins, cfg.ControllerClass).WithRemote(remote)
+		func(mgr ctrl.Manager, plugins *plugin.Plugins, remote *grpcclient.Remote, cfg config.Config, upstream upstreamKinds) *Resolver {
+			return NewResolver(mgr.GetClient(), plugins, cfg.ControllerClass).WithRemote(remote).WithUpstream(upstream.Kinds)
 		},
 		func(mgr ctrl.Manager, cfg config.Config) *Signer {
 			return &Signer{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Namespace: cfg.SystemNamespace}
@@ -25,3 +25,10 @@ var Module = fx.Module("generation",
 		},
 	),
 )
+
+// upstreamKinds are upstream's generator kinds this binary serves (value
+// group "upstreamgenerators"): the v1 compatibility layer's.
+type upstreamKinds struct {
+	fx.In
+	Kinds []UpstreamKind `group:"upstreamgenerators"`
+}

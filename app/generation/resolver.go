@@ -57,6 +57,9 @@ type Resolver struct {
 	// remote serves generators whose providerConfig.address is set; nil
 	// refuses them.
 	remote *grpcclient.Remote
+	// upstream are upstream's generator kinds served, by kind; nil in a
+	// build without v1 compatibility.
+	upstream map[string]UpstreamKind
 }
 
 // NewResolver returns a resolver reading through reader.
@@ -80,6 +83,11 @@ func (r *Resolver) Plugins() *plugin.Plugins { return r.plugins }
 // belongs to another controller class.
 func (r *Resolver) Resolve(ctx context.Context, namespace string, ref esv1.GeneratorRef) (res *Resolved, ours bool, err error) {
 	source := genv2.GeneratorReference{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name}
+	if uk, ok := r.upstream[ref.Kind]; ok && ref.APIVersion == UpstreamAPIVersion {
+		if res, ours, found, err := r.resolveUpstream(ctx, namespace, source, uk); found {
+			return res, ours, err
+		}
+	}
 	switch {
 	case ref.Kind == KindGenerator && (ref.APIVersion == "" || ref.APIVersion == APIVersion):
 		source.APIVersion = APIVersion
@@ -254,6 +262,11 @@ func (r *Resolver) ServedBy(spec *genv2.GeneratorSpec, ref plugin.Ref, ownNamesp
 // verifies the signature first.
 func (r *Resolver) ForState(ctx context.Context, st *genv2.GeneratorState) (plugin.Generator, error) {
 	ref := plugin.Ref{Kind: st.Spec.ProviderRef.Kind, Namespace: st.Spec.ProviderRef.Namespace, Name: st.Spec.ProviderRef.Name}
+	if st.Spec.Generator.APIVersion == UpstreamAPIVersion {
+		if gen, ok, err := r.forState(ctx, st, ref); ok || err != nil {
+			return gen, err
+		}
+	}
 	if st.Spec.Generator.Kind != KindClusterGenerator || st.Spec.Generator.APIVersion != APIVersion {
 		// A Generator or a generator kind: its own namespace only.
 		if ref.Namespace != st.Namespace || st.Spec.CredentialsNamespace != st.Namespace {

@@ -26,6 +26,8 @@ package manager
 // +kubebuilder:rbac:groups=external-secrets.io,resources=secretstores/status;clustersecretstores/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=secretstore.external-secrets.io,resources=secretstores/status;clustersecretstores/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=generator.external-secrets.io,resources=generators;clustergenerators,verbs=get;list;watch
+// upstream's generator kinds, served by the v1 compatibility layer
+// +kubebuilder:rbac:groups=generators.external-secrets.io,resources=passwords;uuids;ecrauthorizationtokens;stssessiontokens;gcraccesstokens;vaultdynamicsecrets;sshkeys;fakes;mfas;clustergenerators,verbs=get;list;watch
 // +kubebuilder:rbac:groups=generator.external-secrets.io,resources=generators/status;clustergenerators/status;generatorstates/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=generator.external-secrets.io,resources=generatorstates,verbs=get;list;watch;create;update;patch;delete
 

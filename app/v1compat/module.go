@@ -6,6 +6,7 @@ import (
 	"go.uber.org/fx"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	upgen "github.com/eso-dev/eso/apis/upstreamv1/generators"
 	"github.com/eso-dev/eso/apis/upstreamv1/v1stores"
 	"github.com/eso-dev/eso/app/stores"
 )
@@ -22,12 +23,15 @@ func EndpointsFromEnv() Endpoints {
 	}
 }
 
-// Module serves v1 stores: it registers their types and adds their kinds
-// to the stores every controller reads and watches.
+// Module serves v1 stores and upstream's generator kinds: it registers
+// their types, adds the store kinds to the stores every controller reads
+// and watches, and the generator kinds to those generatorRefs resolve.
 var Module = fx.Module("v1-stores",
 	fx.Provide(
 		EndpointsFromEnv,
 		fx.Annotate(func() func(*runtime.Scheme) error { return v1stores.AddToScheme }, fx.ResultTags(`group:"scheme"`)),
+		fx.Annotate(func() func(*runtime.Scheme) error { return upgen.AddToScheme }, fx.ResultTags(`group:"scheme"`)),
+		fx.Annotate(GeneratorKinds, fx.ResultTags(`group:"upstreamgenerators,flatten"`)),
 		fx.Annotate(func(e Endpoints) []stores.API { return APIs(e) }, fx.ResultTags(`group:"storeapis,flatten"`)),
 	),
 )

@@ -195,7 +195,9 @@ func (p *provider[C]) NewClientFromConfig(ctx context.Context, cfg client.Object
 	return p.def.NewClient(ctx, p.deps, c, scope)
 }
 
-func (p *provider[C]) ValidateConfig(ctx context.Context, cfg client.Object, scope Scope) error {
+// ValidateConfig checks a configuration in hand and resolves its
+// credentials, as Validate does one read by ref.
+func (p plugin[C]) ValidateConfig(ctx context.Context, cfg client.Object, scope Scope) error {
 	c, err := p.given(cfg)
 	if err != nil {
 		return err
@@ -204,7 +206,7 @@ func (p *provider[C]) ValidateConfig(ctx context.Context, cfg client.Object, sco
 }
 
 // given checks a configuration handed over in place of a ref.
-func (p *provider[C]) given(cfg client.Object) (C, error) {
+func (p plugin[C]) given(cfg client.Object) (C, error) {
 	c, ok := cfg.(C)
 	if !ok {
 		var zero C
@@ -234,4 +236,25 @@ func (g *generator[C]) Cleanup(ctx context.Context, ref Ref, scope Scope, state 
 		return err
 	}
 	return g.def.Cleanup(ctx, g.deps, cfg, scope, state)
+}
+
+// GenerateFromConfig and CleanupFromConfig serve a configuration in hand
+// (ConfigGenerator), e.g. the one an upstream generator object translates to.
+func (g *generator[C]) GenerateFromConfig(ctx context.Context, cfg client.Object, scope Scope) (map[string][]byte, State, error) {
+	c, err := g.given(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return g.def.Generate(ctx, g.deps, c, scope)
+}
+
+func (g *generator[C]) CleanupFromConfig(ctx context.Context, cfg client.Object, scope Scope, state State) error {
+	if g.def.Cleanup == nil || len(state) == 0 {
+		return nil
+	}
+	c, err := g.given(cfg)
+	if err != nil {
+		return err
+	}
+	return g.def.Cleanup(ctx, g.deps, c, scope, state)
 }

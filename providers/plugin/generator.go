@@ -3,6 +3,8 @@ package plugin
 import (
 	"context"
 	"encoding/json"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // State is what a generator needs to revoke what it generated, as JSON (e.g.
@@ -22,6 +24,15 @@ type Generator interface {
 	Cleanup(ctx context.Context, ref Ref, scope Scope, state State) error
 	// Validate checks the configuration without generating anything.
 	Validate(ctx context.Context, ref Ref, scope Scope) error
+}
+
+// ConfigGenerator is implemented by in-process generators: they also
+// generate from a configuration in hand instead of one read by ref, e.g.
+// the configuration an upstream generator object translates to.
+type ConfigGenerator interface {
+	GenerateFromConfig(ctx context.Context, cfg client.Object, scope Scope) (map[string][]byte, State, error)
+	CleanupFromConfig(ctx context.Context, cfg client.Object, scope Scope, state State) error
+	ValidateConfig(ctx context.Context, cfg client.Object, scope Scope) error
 }
 
 // Classed is a configuration kind that names the controller class allowed

@@ -29,6 +29,7 @@ import (
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
+	upgen "github.com/eso-dev/eso/apis/upstreamv1/generators"
 	"github.com/eso-dev/eso/apis/upstreamv1/v1stores"
 	"github.com/eso-dev/eso/app/manager"
 	"github.com/eso-dev/eso/app/wiring"
@@ -72,7 +73,7 @@ func Start() (*Env, error) {
 		return nil, err
 	}
 	// The v1 stores too: tests create them whether or not eso serves them.
-	scheme, err := manager.NewScheme(catalog, manager.SchemeAdders{Adders: []func(*kruntime.Scheme) error{v1stores.AddToScheme}})
+	scheme, err := manager.NewScheme(catalog, manager.SchemeAdders{Adders: []func(*kruntime.Scheme) error{v1stores.AddToScheme, upgen.AddToScheme}})
 	if err != nil {
 		return nil, err
 	}

@@ -129,10 +129,11 @@ type MFASpec struct {
 	// +optional
 	TimePeriod int `json:"timePeriod,omitempty"`
 
-	// Algorithm is the HMAC hash: sha1 (RFC 6238's default), sha256,
-	// sha384, sha512 or sha512_256.
-	// +kubebuilder:validation:Enum=sha1;sha256;sha384;sha512;sha512_256
-	// +kubebuilder:default=sha1
+	// Algorithm is the HMAC hash, in any case: sha1 (RFC 6238's default),
+	// sha256, sha384, sha512 or sha512_256. Upstream's MFA kind
+	// (generators.external-secrets.io) always uses sha1, as upstream does.
+	// +kubebuilder:validation:MaxLength=16
+	// +kubebuilder:validation:XValidation:rule="self.lowerAscii() in ['sha1', 'sha256', 'sha384', 'sha512', 'sha512_256']",message="algorithm is sha1, sha256, sha384, sha512 or sha512_256"
 	// +optional
 	Algorithm string `json:"algorithm,omitempty"`
 
