@@ -33,7 +33,8 @@ import (
 )
 
 // applyYAML creates every document of manifests in namespace ns (cluster
-// objects ignore it), as kubectl apply would.
+// objects ignore it), as kubectl apply would: unknown fields are refused
+// (strict field validation), not dropped.
 func applyYAML(t *testing.T, ns, manifests string) {
 	t.Helper()
 	dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(manifests), 4096)
@@ -48,13 +49,14 @@ func applyYAML(t *testing.T, ns, manifests string) {
 		if len(u.Object) == 0 {
 			continue
 		}
-		if u.GetKind() != "ClusterSecretStore" {
+		cluster := strings.HasPrefix(u.GetKind(), "Cluster")
+		if !cluster {
 			u.SetNamespace(ns)
 		}
-		if err := env.Client.Create(context.Background(), &u); err != nil {
+		if err := env.Client.Create(context.Background(), &u, client.FieldValidation("Strict")); err != nil {
 			t.Fatalf("applying %s %s: %v", u.GetKind(), u.GetName(), err)
 		}
-		if u.GetKind() == "ClusterSecretStore" {
+		if cluster {
 			t.Cleanup(func() { _ = env.Client.Delete(context.Background(), &u) })
 		}
 	}
