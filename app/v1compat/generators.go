@@ -35,7 +35,9 @@ func GeneratorKinds() []generation.UpstreamKind {
 		}),
 		namespaced("SSHKey", func(o *upgen.SSHKey) client.Object { return &genv1.SSHKey{ObjectMeta: o.ObjectMeta, Spec: o.Spec} }),
 		namespaced("Fake", func(o *upgen.Fake) client.Object { return &genv1.Fake{ObjectMeta: o.ObjectMeta, Spec: o.Spec} }),
-		namespaced("MFA", func(o *upgen.MFA) client.Object { return &genv1.MFA{ObjectMeta: o.ObjectMeta, Spec: upstreamMFA(o.Spec)} }),
+		namespaced("MFA", func(o *upgen.MFA) client.Object {
+			return &genv1.MFA{ObjectMeta: o.ObjectMeta, Spec: upstreamMFA(o.Spec)}
+		}),
 		{Kind: "ClusterGenerator", Cluster: true, New: func() client.Object { return &upgen.ClusterGenerator{} },
 			Translate: func(obj client.Object) (string, client.Object, error) {
 				return ClusterGenerator(obj.(*upgen.ClusterGenerator))
