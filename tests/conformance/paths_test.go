@@ -42,13 +42,24 @@ func overGRPC(t *testing.T, b backend) Subject {
 	t.Helper()
 	reg := b.registration
 	reg.NewProvider = func(plugin.Deps) plugin.Provider { return b.Provider }
+	remote, ep := serveLoopback(t, reg, b.configs)
+	s := b.Subject
+	s.Provider = remote.Provider(ep, reg.Kind)
+	return s
+}
+
+// serveLoopback serves reg with eso's provider-mode server on a loopback
+// port, reading configurations through configs, and returns core's remote
+// adapter and the endpoint to reach it by, over mTLS as in a cluster.
+func serveLoopback(t *testing.T, reg plugin.Registration, configs client.Reader) (*grpcclient.Remote, grpcclient.Endpoint) {
+	t.Helper()
 	catalog, err := plugin.NewIndex([]plugin.Registration{reg})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv, err := server.New(server.Options{
 		Plugins:      plugin.NewPlugins(catalog, plugin.Deps{}),
-		ConfigReader: b.configs,
+		ConfigReader: configs,
 		Log:          logr.Discard(),
 	})
 	if err != nil {
@@ -73,7 +84,5 @@ func overGRPC(t *testing.T, b backend) Subject {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := b.Subject
-	s.Provider = remote.Provider(ep, reg.Kind)
-	return s
+	return remote, ep
 }
