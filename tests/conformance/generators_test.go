@@ -191,4 +191,3 @@ func runGeneratorCases(t *testing.T, gen plugin.Generator, keys []string) {
 		}
 	})
 }
-
