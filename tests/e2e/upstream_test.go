@@ -25,7 +25,7 @@ import (
 // what fmt prints for the object, in hex.
 func upstreamHash(v any) string { return fmt.Sprintf("%x", sha3.Sum224([]byte(fmt.Sprintf("%+v", v)))) }
 
-const upstreamNS, upstreamCESNS = "upstream-team", "upstream-stamped"
+const upstreamNS, upstreamCESNS, upstreamGenNS = "upstream-team", "upstream-stamped", "upstream-generated"
 
 // TestUpgradeFromUpstream prepares a cluster as upstream ESO leaves it, then
 // follows the README's "Upgrading from upstream ESO" commands word for word:
@@ -68,6 +68,8 @@ func TestUpgradeFromUpstream(t *testing.T) {
 		{"clusterexternalsecrets", "", "stamped"},
 		{"externalsecrets", upstreamCESNS, "stamped"},
 		{"pushsecrets", upstreamNS, "push"},
+		{"externalsecrets", upstreamGenNS, "generated"},
+		{"externalsecrets", upstreamGenNS, "cluster-generated"},
 	} {
 		waitReady(t, ctx, obj.resource, obj.ns, obj.name)
 	}
@@ -120,6 +122,44 @@ spec:
 	manifests := `apiVersion: v1
 kind: Namespace
 metadata: {name: ` + upstreamNS + `}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: ` + upstreamGenNS + `}
+---
+# upstream's generators, whose CRDs eso takes over too
+apiVersion: generators.external-secrets.io/v1alpha1
+kind: Password
+metadata: {name: db, namespace: ` + upstreamGenNS + `}
+spec: {length: 16, digits: 4, symbols: 0, noUpper: false, allowRepeat: true}
+---
+apiVersion: generators.external-secrets.io/v1alpha1
+kind: ClusterGenerator
+metadata: {name: upstream-password}
+spec:
+  kind: Password
+  generator:
+    passwordSpec: {length: 24, digits: 4, symbols: 0, noUpper: false, allowRepeat: true}
+---
+apiVersion: external-secrets.io/v1beta1
+kind: ExternalSecret
+metadata: {name: generated, namespace: ` + upstreamGenNS + `}
+spec:
+  refreshInterval: 1h
+  target: {name: generated}
+  dataFrom:
+  - sourceRef:
+      generatorRef: {apiVersion: generators.external-secrets.io/v1alpha1, kind: Password, name: db}
+---
+apiVersion: external-secrets.io/v1beta1
+kind: ExternalSecret
+metadata: {name: cluster-generated, namespace: ` + upstreamGenNS + `}
+spec:
+  refreshInterval: 1h
+  target: {name: cluster-generated}
+  dataFrom:
+  - sourceRef:
+      generatorRef: {apiVersion: generators.external-secrets.io/v1alpha1, kind: ClusterGenerator, name: upstream-password}
 ---
 apiVersion: v1
 kind: Namespace
