@@ -1,0 +1,130 @@
+package generation
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlfake "sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	genv2 "github.com/eso-dev/eso/apis/generator/v2alpha1"
+	genkinds "github.com/eso-dev/eso/apis/generatorproviders/v2alpha1"
+	upgen "github.com/eso-dev/eso/apis/upstreamv1/generators"
+	"github.com/eso-dev/eso/app/stores"
+	"github.com/eso-dev/eso/generators/fake"
+	"github.com/eso-dev/eso/providers/plugin"
+)
+
+// upstreamFakeKinds are upstream's Fake and ClusterGenerator (of Fakes only),
+// translated as the v1 compatibility layer does.
+var upstreamFakeKinds = []UpstreamKind{
+	{Kind: "Fake", New: func() client.Object { return &upgen.Fake{} },
+		Translate: func(obj client.Object) (string, client.Object, error) {
+			o := obj.(*upgen.Fake)
+			return "Fake", &genkinds.Fake{ObjectMeta: o.ObjectMeta, Spec: o.Spec}, nil
+		}},
+	{Kind: "ClusterGenerator", Cluster: true, New: func() client.Object { return &upgen.ClusterGenerator{} },
+		Translate: func(obj client.Object) (string, client.Object, error) {
+			o := obj.(*upgen.ClusterGenerator)
+			return "Fake", &genkinds.Fake{ObjectMeta: metav1.ObjectMeta{Name: o.Name}, Spec: *o.Spec.Generator.FakeSpec}, nil
+		}},
+}
+
+func upstreamResolver(t *testing.T, class string, objs ...client.Object) *Resolver {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{genv2.AddToScheme, genkinds.AddToScheme, upgen.AddToScheme} {
+		if err := add(scheme); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := ctrlfake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build()
+	catalog, err := plugin.NewIndex([]plugin.Registration{fake.Registration})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewResolver(c, plugin.NewPlugins(catalog, plugin.Deps{Client: c, APIReader: c}), class).WithUpstream(upstreamFakeKinds)
+}
+
+// TestUpstreamKindsResolve: a reference with upstream's apiVersion reads the
+// upstream object of the ExternalSecret's namespace; without one, eso's kind
+// of the same name stands in; an upstream ClusterGenerator is read by name
+// and resolves what it references in the ExternalSecret's namespace; a
+// configuration of another controller class is left alone.
+func TestUpstreamKindsResolve(t *testing.T) {
+	ctx := context.Background()
+	r := upstreamResolver(t, "",
+		&upgen.Fake{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "both"}, Spec: genkinds.FakeSpec{Data: map[string]string{"from": "upstream"}}},
+		&genkinds.Fake{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "both"}, Spec: genkinds.FakeSpec{Data: map[string]string{"from": "eso"}}},
+		&genkinds.Fake{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "moved"}, Spec: genkinds.FakeSpec{Data: map[string]string{"from": "eso"}}},
+		&upgen.Fake{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "elsewhere"}, Spec: genkinds.FakeSpec{Data: map[string]string{"from": "team-b"}}},
+		&upgen.Fake{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "blue"}, Spec: genkinds.FakeSpec{Controller: "blue"}},
+		&upgen.ClusterGenerator{ObjectMeta: metav1.ObjectMeta{Name: "shared"}, Spec: upgen.ClusterGeneratorSpec{Kind: "Fake",
+			Generator: upgen.GeneratorSpec{FakeSpec: &genkinds.FakeSpec{Data: map[string]string{"from": "cluster"}}}}},
+	)
+	ref := func(kind, name string) esv1.GeneratorRef {
+		return esv1.GeneratorRef{APIVersion: UpstreamAPIVersion, Kind: kind, Name: name}
+	}
+	for _, tc := range []struct {
+		ref                         esv1.GeneratorRef
+		from, source, refNamespace string
+	}{
+		{ref("Fake", "both"), "upstream", UpstreamAPIVersion, "team-a"},
+		{ref("Fake", "moved"), "eso", KindsAPIVersion, "team-a"},
+		{ref("ClusterGenerator", "shared"), "cluster", UpstreamAPIVersion, ""},
+	} {
+		res, ours, err := r.Resolve(ctx, "team-a", tc.ref)
+		if err != nil || !ours {
+			t.Fatalf("%s %s: ours %v, %v", tc.ref.Kind, tc.ref.Name, ours, err)
+		}
+		values, _, err := res.Generator.Generate(ctx, res.Ref, res.Scope)
+		if err != nil || string(values["from"]) != tc.from {
+			t.Errorf("%s %s: generated from %q (%v), want %q", tc.ref.Kind, tc.ref.Name, values["from"], err, tc.from)
+		}
+		if res.Source.APIVersion != tc.source || res.Ref.Namespace != tc.refNamespace || res.Scope.Namespace != "team-a" {
+			t.Errorf("%s %s: source %s, ref namespace %q, scope %q", tc.ref.Kind, tc.ref.Name, res.Source.APIVersion, res.Ref.Namespace, res.Scope.Namespace)
+		}
+	}
+	// Another namespace's upstream object is not there for team-a: what
+	// stands in is eso's kind of that name in team-a, which does not exist.
+	res, _, err := r.Resolve(ctx, "team-a", ref("Fake", "elsewhere"))
+	if err == nil {
+		_, _, err = res.Generator.Generate(ctx, res.Ref, res.Scope)
+	}
+	if !errors.Is(err, plugin.ErrConfigNotFound) {
+		t.Errorf("team-a generating with team-b's upstream Fake: %v, want it not found", err)
+	}
+	if _, ours, err := r.Resolve(ctx, "team-a", ref("Fake", "blue")); err != nil || ours {
+		t.Errorf("a configuration of class blue: ours %v (%v), want it left alone", ours, err)
+	}
+	if _, _, err := r.Resolve(ctx, "team-a", ref("ClusterGenerator", "missing")); !errors.Is(err, stores.ErrStoreNotFound) {
+		t.Errorf("a missing ClusterGenerator: %v", err)
+	}
+}
+
+// TestStatesOfUpstreamClusterGenerators: a state recorded for an upstream
+// ClusterGenerator revokes through it only when it names that
+// ClusterGenerator and its own namespace's credentials.
+func TestStatesOfUpstreamClusterGenerators(t *testing.T) {
+	r := upstreamResolver(t, "", &upgen.ClusterGenerator{ObjectMeta: metav1.ObjectMeta{Name: "shared"},
+		Spec: upgen.ClusterGeneratorSpec{Kind: "Fake", Generator: upgen.GeneratorSpec{FakeSpec: &genkinds.FakeSpec{}}}})
+	state := func(refNamespace, credentials string) *genv2.GeneratorState {
+		return &genv2.GeneratorState{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "s"}, Spec: genv2.GeneratorStateSpec{
+			Generator:            genv2.GeneratorReference{APIVersion: UpstreamAPIVersion, Kind: "ClusterGenerator", Name: "shared"},
+			ProviderRef:          genv2.ProviderRef{Kind: "ClusterGenerator", Name: "shared", Namespace: refNamespace},
+			CredentialsNamespace: credentials,
+		}}
+	}
+	if gen, err := r.ForState(context.Background(), state("", "team-a")); err != nil || gen.Kind() != "ClusterGenerator" {
+		t.Fatalf("a state of its own: %v", err)
+	}
+	for _, st := range []*genv2.GeneratorState{state("team-b", "team-a"), state("", "team-b")} {
+		if _, err := r.ForState(context.Background(), st); !errors.Is(err, stores.ErrCrossNamespace) {
+			t.Errorf("state naming %q with credentials of %q: %v, want it refused", st.Spec.ProviderRef.Namespace, st.Spec.CredentialsNamespace, err)
+		}
+	}
+}
