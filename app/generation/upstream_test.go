@@ -70,7 +70,7 @@ func TestUpstreamKindsResolve(t *testing.T) {
 		return esv1.GeneratorRef{APIVersion: UpstreamAPIVersion, Kind: kind, Name: name}
 	}
 	for _, tc := range []struct {
-		ref                         esv1.GeneratorRef
+		ref                        esv1.GeneratorRef
 		from, source, refNamespace string
 	}{
 		{ref("Fake", "both"), "upstream", UpstreamAPIVersion, "team-a"},
