@@ -4,7 +4,9 @@ import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 // AWSAuth says how eso authenticates to AWS. Without any, the SDK's default
 // chain is used (environment, IRSA, instance role) with eso's own identity.
-// +kubebuilder:validation:XValidation:rule="!(has(self.secretRef) && has(self.jwt))",message="auth takes secretRef or jwt, not both"
+// A store takes one of secretRef and jwt (its field's rule); a generator
+// may name both, as upstream's documentation does, and then uses
+// secretRef, as upstream does.
 type AWSAuth struct {
 	// SecretRef reads static access keys from a Secret.
 	// +optional
@@ -81,6 +83,7 @@ type AWSSpec struct {
 
 	// Auth says how eso authenticates.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="!(has(self.secretRef) && has(self.jwt))",message="auth takes secretRef or jwt, not both"
 	Auth *AWSAuth `json:"auth,omitempty"`
 }
 

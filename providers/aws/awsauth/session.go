@@ -31,7 +31,13 @@ func Session(ctx context.Context, deps plugin.Deps, spec *provv1.AWSSpec, scope 
 // GeneratorSpec is the connection part of an AWS generator's configuration
 // in the providers' terms.
 func GeneratorSpec(spec *genv1.AWSGeneratorSpec) *provv1.AWSSpec {
-	return &provv1.AWSSpec{Region: spec.Region, Role: spec.Role, Auth: spec.Auth, Endpoint: spec.Endpoint, STSEndpoint: spec.STSEndpoint}
+	auth := spec.Auth
+	if auth != nil && auth.SecretRef != nil && auth.JWT != nil {
+		// Both, as upstream's documentation writes them: upstream's
+		// generators use secretRef.
+		auth = &provv1.AWSAuth{SecretRef: auth.SecretRef}
+	}
+	return &provv1.AWSSpec{Region: spec.Region, Role: spec.Role, Auth: auth, Endpoint: spec.Endpoint, STSEndpoint: spec.STSEndpoint}
 }
 
 // Definition is the kit definition of a provider for one AWS service whose
