@@ -24,6 +24,7 @@ import (
 	esv1alpha1 "github.com/eso-dev/eso/apis/externalsecrets/v1alpha1"
 	provv2 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
+	upgen "github.com/eso-dev/eso/apis/upstreamv1/generators"
 	"github.com/eso-dev/eso/apis/upstreamv1/v1stores"
 	"github.com/eso-dev/eso/app/grpcclient"
 	"github.com/eso-dev/eso/app/stores"
@@ -52,6 +53,10 @@ type Objects struct {
 	ClusterExternalSecret []esv1.ClusterExternalSecret
 	PushSecrets           []esv1alpha1.PushSecret
 	ClusterPushSecrets    []esv1alpha1.ClusterPushSecret
+	// Generators are upstream's namespaced generator objects
+	// (generators.external-secrets.io); ClusterGenerators its cluster ones.
+	Generators        []client.Object
+	ClusterGenerators []upgen.ClusterGenerator
 }
 
 // Options tune a migration.
@@ -96,6 +101,8 @@ type Plan struct {
 	// MissingConfigNamespace names the ClusterSecretStores refused for want
 	// of ClusterConfigNamespace.
 	MissingConfigNamespace []string
+	// Generators are the upstream generator objects moved to eso's kinds.
+	Generators []GeneratorMove
 }
 
 // StorePlan is one store a migration moves references to: what is created
@@ -105,8 +112,9 @@ type StorePlan struct {
 	Create []client.Object
 }
 
-// MigratedFrom marks the v2alpha1 stores eso migrate created, so that a
-// rollback moves back exactly the references to those.
+// MigratedFrom marks the v2alpha1 stores and generator configurations eso
+// migrate created, so that a rollback moves back exactly the references to
+// those stores.
 const MigratedFrom = "migrate.eso.external-secrets.io/from"
 
 // objectKey identifies a v2alpha1 object by kind, namespace and name.
@@ -172,6 +180,7 @@ func Build(objs Objects, opts Options) Plan {
 	}
 	r := repointer{opts: opts, moved: sp.moved, v1Exists: v1Exists, plan: &p}
 	r.all(objs)
+	planGenerators(&p, objs, sp.present, opts)
 	return p
 }
 

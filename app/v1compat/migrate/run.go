@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -25,8 +26,10 @@ import (
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	esv1alpha1 "github.com/eso-dev/eso/apis/externalsecrets/v1alpha1"
+	genv1 "github.com/eso-dev/eso/apis/generatorproviders/v2alpha1"
 	provv2 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
+	upgen "github.com/eso-dev/eso/apis/upstreamv1/generators"
 	"github.com/eso-dev/eso/apis/upstreamv1/v1stores"
 	"github.com/eso-dev/eso/app/v1compat"
 )
@@ -34,7 +37,8 @@ import (
 // Scheme knows every kind a migration reads or writes.
 func Scheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{v1stores.AddToScheme, ssv2.AddToScheme, provv2.AddToScheme, esv1.AddToScheme, esv1alpha1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{v1stores.AddToScheme, ssv2.AddToScheme, provv2.AddToScheme, esv1.AddToScheme, esv1alpha1.AddToScheme,
+		upgen.AddToScheme, genv1.AddToScheme} {
 		if err := add(s); err != nil {
 			return nil, err
 		}
@@ -86,27 +90,39 @@ func Read(ctx context.Context, c client.Reader, namespace string) (Objects, erro
 		return o, err
 	}
 	for _, kind := range ConfigKinds(scheme) {
-		list, err := scheme.New(provv2.GroupVersion.WithKind(kind + "List"))
+		items, err := listKind(ctx, c, scheme, provv2.GroupVersion.WithKind(kind))
 		if err != nil {
 			return o, err
 		}
-		if err := c.List(ctx, list.(client.ObjectList)); err != nil {
-			if meta.IsNoMatchError(err) {
-				continue
-			}
-			return o, fmt.Errorf("listing %s: %w", kind, err)
-		}
-		items, err := meta.ExtractList(list)
-		if err != nil {
-			return o, err
-		}
-		for _, item := range items {
-			obj := item.(client.Object)
-			obj.GetObjectKind().SetGroupVersionKind(provv2.GroupVersion.WithKind(kind))
-			o.Present = append(o.Present, obj)
-		}
+		o.Present = append(o.Present, items...)
 	}
-	return o, nil
+	return o, readGenerators(ctx, c, scheme, namespace, &o)
+}
+
+// listKind lists the objects of kind gvk, each with its kind set; a kind
+// the cluster does not serve lists nothing.
+func listKind(ctx context.Context, c client.Reader, scheme *runtime.Scheme, gvk schema.GroupVersionKind, opts ...client.ListOption) ([]client.Object, error) {
+	list, err := scheme.New(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	if err != nil {
+		return nil, err
+	}
+	if err := c.List(ctx, list.(client.ObjectList), opts...); err != nil {
+		if meta.IsNoMatchError(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("listing %s: %w", gvk.Kind, err)
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]client.Object, 0, len(items))
+	for _, item := range items {
+		obj := item.(client.Object)
+		obj.GetObjectKind().SetGroupVersionKind(gvk)
+		out = append(out, obj)
+	}
+	return out, nil
 }
 
 // Apply carries out p, store by store, so that one store that cannot be
@@ -117,7 +133,8 @@ func Read(ctx context.Context, c client.Reader, namespace string) (Objects, erro
 // move to is Ready, guarded by the resourceVersion read so a concurrent
 // edit is not overwritten. It returns what did not move, and why.
 func Apply(ctx context.Context, c client.Client, p Plan, wait time.Duration, log io.Writer) error {
-	a := &application{c: c, p: p, log: log, failed: createStores(ctx, c, p, log),
+	generatorErrs := moveGenerators(ctx, c, p.Generators, log)
+	a := &application{c: c, p: p, log: log, failed: createStores(ctx, c, p, log), errs: generatorErrs,
 		ready: make([]bool, len(p.Stores)), waiting: make([]string, len(p.Stores)), moved: make([]bool, len(p.Repoint))}
 	deadline := time.Now().Add(wait)
 	for {
@@ -347,20 +364,27 @@ func Print(w io.Writer, p Plan) {
 	for _, c := range p.Changes {
 		fmt.Fprintf(w, "change   %s\n", c)
 	}
+	for _, m := range p.Generators {
+		fmt.Fprintf(w, "move     %s to %s (its references stay as they are)\n", describe(m.From), describe(m.To))
+	}
 	for _, r := range p.Refused {
 		fmt.Fprintf(w, "refused  %s (it and its users stay as they are)\n", r)
 	}
 	for _, n := range p.Notes {
 		fmt.Fprintf(w, "note     %s\n", n)
 	}
-	if len(p.Create)+len(p.Changes)+len(p.Refused) == 0 {
+	if len(p.Create)+len(p.Changes)+len(p.Refused)+len(p.Generators) == 0 {
 		fmt.Fprintln(w, "nothing to migrate")
 	}
 }
 
 // PrintYAML writes every object p creates or changes as YAML documents.
 func PrintYAML(w io.Writer, p Plan) error {
-	for _, o := range append(append([]client.Object{}, p.Create...), p.Repoint...) {
+	objs := append(append([]client.Object{}, p.Create...), p.Repoint...)
+	for _, m := range p.Generators {
+		objs = append(objs, m.To)
+	}
+	for _, o := range objs {
 		o = o.DeepCopyObject().(client.Object)
 		o.SetResourceVersion("")
 		o.SetManagedFields(nil)
@@ -436,9 +460,14 @@ func add(o *Objects, obj runtime.Object) {
 		o.ClusterPushSecrets = append(o.ClusterPushSecrets, *t)
 	case *ssv2.SecretStore, *ssv2.ClusterSecretStore:
 		o.Present = append(o.Present, t.(client.Object))
+	case *upgen.ClusterGenerator:
+		o.ClusterGenerators = append(o.ClusterGenerators, *t)
 	case client.Object:
-		if t.GetObjectKind().GroupVersionKind().GroupVersion() == provv2.GroupVersion {
+		switch t.GetObjectKind().GroupVersionKind().GroupVersion() {
+		case provv2.GroupVersion, genv1.GroupVersion:
 			o.Present = append(o.Present, t)
+		case upgen.GroupVersion:
+			o.Generators = append(o.Generators, t)
 		}
 	}
 }
@@ -446,8 +475,11 @@ func add(o *Objects, obj runtime.Object) {
 // ConfigKinds are the provider configuration kinds a migration may find
 // already there, as scheme registers them: a kind added to
 // apis/providers/v2alpha1 is read without a list here to keep.
-func ConfigKinds(scheme *runtime.Scheme) []string {
-	types := scheme.KnownTypes(provv2.GroupVersion)
+func ConfigKinds(scheme *runtime.Scheme) []string { return listedKinds(scheme, provv2.GroupVersion) }
+
+// listedKinds are the kinds of gv that scheme registers with a list kind.
+func listedKinds(scheme *runtime.Scheme, gv schema.GroupVersion) []string {
+	types := scheme.KnownTypes(gv)
 	var kinds []string
 	for kind := range types {
 		if _, listed := types[kind+"List"]; listed {
