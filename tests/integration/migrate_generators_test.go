@@ -2,12 +2,12 @@ package integration
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
@@ -63,10 +63,12 @@ spec: {secret: {name: totp-seed, key: token}, length: 8, algorithm: sha256, when
 
 	runMigrate(t, "--namespace", ns, "--apply")
 
-	for _, gone := range []client.Object{&upgen.Password{}, &upgen.MFA{}} {
-		key := client.ObjectKey{Namespace: ns, Name: map[bool]string{true: "db", false: "totp"}[fmt.Sprintf("%T", gone) == "*generators.Password"]}
-		if err := env.Client.Get(context.Background(), key, gone); !apierrors.IsNotFound(err) {
-			t.Errorf("upstream %T %s still there: %v", gone, key, err)
+	for _, gone := range []client.Object{
+		&upgen.Password{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db"}},
+		&upgen.MFA{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "totp"}},
+	} {
+		if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(gone), gone); !apierrors.IsNotFound(err) {
+			t.Errorf("upstream %T %s still there: %v", gone, gone.GetName(), err)
 		}
 	}
 	var moved genkinds.Password
