@@ -7,8 +7,9 @@ import (
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 )
 
-// PushSecretStoreRef names a store to push to, by name or by labels.
-// +kubebuilder:validation:XValidation:rule="has(self.name) != has(self.labelSelector)",message="a store reference needs exactly one of name or labelSelector"
+// PushSecretStoreRef names a store to push to, by name or by labels. With
+// both, as upstream, the labelSelector selects and the name is not read.
+// +kubebuilder:validation:XValidation:rule="has(self.name) || has(self.labelSelector)",message="a store reference needs a name or a labelSelector"
 type PushSecretStoreRef struct {
 	// Name of the store.
 	// +kubebuilder:validation:MinLength=1

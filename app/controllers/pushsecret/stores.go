@@ -55,7 +55,8 @@ func resolveStores(ctx context.Context, resolver *stores.Resolver, ps *esv1alpha
 	}
 	for i, ref := range ps.Spec.SecretStoreRefs {
 		kind := kindOf(ref)
-		if ref.Name != "" {
+		// A labelSelector selects even when a name is given too (upstream's rule).
+		if ref.LabelSelector == nil {
 			store, err := resolver.Get(ctx, ps.Namespace, esv1.SecretStoreRef{Name: ref.Name, Kind: kind, APIVersion: ref.APIVersion})
 			if err != nil {
 				add(&pushStore{target: target{Kind: kind, Name: ref.Name}, err: err})
