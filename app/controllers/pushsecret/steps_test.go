@@ -514,10 +514,10 @@ func TestPushEntriesStep(t *testing.T) {
 		wantHolds  []string
 		wantErr    error
 	}{
-		"a new remote secret":                   {wantPushes: []string{"app/pw"}, wantHolds: []string{"app/pw"}},
-		"a remote secret eso did not create":    {setup: func(b *memBackend) { b.foreign["app/pw"] = true }, wantErr: errNotOwned},
-		"adopted when the PushSecret says so":   {mutate: func(ps *esv1alpha1.PushSecret) { ps.Spec.AdoptionPolicy = esv1alpha1.AdoptionPolicyAdopt }, setup: func(b *memBackend) { b.foreign["app/pw"] = true }, wantPushes: []string{"app/pw"}, wantHolds: []string{"app/pw"}},
-		"IfNotExists leaves one that exists":    {mutate: func(ps *esv1alpha1.PushSecret) { ps.Spec.UpdatePolicy = esv1alpha1.UpdatePolicyIfNotExists }, setup: func(b *memBackend) { b.secrets["app/pw"] = []byte("theirs") }},
+		"a new remote secret":                 {wantPushes: []string{"app/pw"}, wantHolds: []string{"app/pw"}},
+		"a remote secret eso did not create":  {setup: func(b *memBackend) { b.foreign["app/pw"] = true }, wantErr: errNotOwned},
+		"adopted when the PushSecret says so": {mutate: func(ps *esv1alpha1.PushSecret) { ps.Spec.AdoptionPolicy = esv1alpha1.AdoptionPolicyAdopt }, setup: func(b *memBackend) { b.foreign["app/pw"] = true }, wantPushes: []string{"app/pw"}, wantHolds: []string{"app/pw"}},
+		"IfNotExists leaves one that exists":  {mutate: func(ps *esv1alpha1.PushSecret) { ps.Spec.UpdatePolicy = esv1alpha1.UpdatePolicyIfNotExists }, setup: func(b *memBackend) { b.secrets["app/pw"] = []byte("theirs") }},
 		"a key the source lacks: the rest is pushed, its record kept": {
 			mutate: func(ps *esv1alpha1.PushSecret) {
 				ps.Spec.Data = append(ps.Spec.Data, dataEntry("nope", "x", ""))
