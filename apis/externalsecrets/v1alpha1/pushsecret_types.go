@@ -416,10 +416,6 @@ type ClusterPushSecretStatus struct {
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
-// LabelClusterPushSecret marks the PushSecrets a ClusterPushSecret created
-// (its name); ownership itself is the controller reference.
-const LabelClusterPushSecret = "pushsecrets.external-secrets.io/cluster-push-secret"
-
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Cluster,categories={external-secrets}
