@@ -48,7 +48,7 @@ func TestUpstreamPushSecretsApply(t *testing.T) {
 			}
 		}
 	}
-	if applied < 14 {
-		t.Errorf("applied %d manifests, want all 14", applied)
+	if applied < 15 {
+		t.Errorf("applied %d manifests, want all 15", applied)
 	}
 }

@@ -99,14 +99,14 @@ spec:
     generatorRef: {kind: Password, name: pw}
   data: [{match: {secretKey: a, remoteRef: {remoteKey: k}}}]`,
 			"selector needs exactly one of secret or generatorRef"},
-		{"PushSecret naming a store and selecting stores in one reference", `
+		{"PushSecret with a store reference naming no store", `
 apiVersion: external-secrets.io/v1alpha1
 kind: PushSecret
-metadata: {name: store-both}
+metadata: {name: store-none}
 spec:
-  secretStoreRefs: [{name: s, labelSelector: {matchLabels: {a: b}}}]
+  secretStoreRefs: [{kind: SecretStore}]
   selector: {secret: {name: src}}`,
-			"a store reference needs exactly one of name or labelSelector"},
+			"a store reference needs a name or a labelSelector"},
 		{"PushSecret bundling into one remote key and renaming keys", `
 apiVersion: external-secrets.io/v1alpha1
 kind: PushSecret

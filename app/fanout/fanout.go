@@ -64,16 +64,24 @@ func MatchingNamespaces(ctx context.Context, c client.Reader, selectors []*metav
 type Children[C client.Object] struct {
 	// Parent is the cluster-scoped object that controls the children.
 	Parent client.Object
-	// Kind and ParentKind name the children and the parent in messages,
-	// e.g. "ExternalSecret" and "ClusterExternalSecret".
-	Kind, ParentKind string
-	// Name is the children's name; Label marks them with OwnerLabel(Parent).
-	Name, Label string
-	// New returns an empty child; List lists children of a label selector.
+	// Kind names the children in messages, e.g. "ExternalSecret".
+	Kind string
+	// Name is the children's name.
+	Name string
+	// Label, if set, marks each child with OwnerLabel(Parent), and children
+	// are listed by it (upstream's ClusterExternalSecret labels its
+	// children). Without it a child carries only the labels Fill gives
+	// it, and children are listed through the IndexController field index.
+	Label string
+	// Taken is a namespace's failure reason when a child of that name
+	// exists that the parent does not control.
+	Taken string
+	// New returns an empty child; List lists children (by label or field).
 	New  func() C
 	List func(ctx context.Context, c client.Reader, opts ...client.ListOption) ([]C, error)
 	// Fill sets what the parent decides on a child: its spec, labels and
-	// annotations (the owner label and reference are added after).
+	// annotations (the owner label, if any, and the reference are added
+	// after).
 	Fill func(child C)
 	// Spec returns a child's spec, to tell whether it is as Fill says.
 	Spec func(child C) any
@@ -95,18 +103,20 @@ func (ch Children[C]) Ensure(ctx context.Context, c client.Client, namespace str
 	}
 	found := err == nil
 	if found && !metav1.IsControlledBy(existing, ch.Parent) {
-		return fmt.Errorf("a %s %s/%s exists and is not managed by this %s", ch.Kind, namespace, ch.Name, ch.ParentKind)
+		return errors.New(ch.Taken)
 	}
 	desired := existing.DeepCopyObject().(C)
 	desired.SetNamespace(namespace)
 	desired.SetName(ch.Name)
 	ch.Fill(desired)
-	l := desired.GetLabels()
-	if l == nil {
-		l = map[string]string{}
+	if ch.Label != "" {
+		l := desired.GetLabels()
+		if l == nil {
+			l = map[string]string{}
+		}
+		l[ch.Label] = OwnerLabel(ch.Parent.GetName())
+		desired.SetLabels(l)
 	}
-	l[ch.Label] = OwnerLabel(ch.Parent.GetName())
-	desired.SetLabels(l)
 	if err := controllerutil.SetControllerReference(ch.Parent, desired, c.Scheme()); err != nil {
 		return err
 	}
@@ -120,9 +130,16 @@ func (ch Children[C]) Ensure(ctx context.Context, c client.Client, namespace str
 }
 
 // Prune deletes the children the parent controls that no longer belong:
-// their namespace stopped matching, or the name changed.
+// their namespace stopped matching, or the name changed. Children are
+// found by the owner label or the controller index, one list from the
+// cache; only those whose controller reference is the parent's are
+// deleted, whatever labels a tenant gives its own objects.
 func (ch Children[C]) Prune(ctx context.Context, c client.Client, namespaces []string) error {
-	children, err := ch.List(ctx, c, client.MatchingLabels{ch.Label: OwnerLabel(ch.Parent.GetName())})
+	var owned client.ListOption = client.MatchingFields{IndexController: string(ch.Parent.GetUID())}
+	if ch.Label != "" {
+		owned = client.MatchingLabels{ch.Label: OwnerLabel(ch.Parent.GetName())}
+	}
+	children, err := ch.List(ctx, c, owned)
 	if err != nil {
 		return err
 	}
@@ -134,6 +151,19 @@ func (ch Children[C]) Prune(ctx context.Context, c client.Client, namespaces []s
 		if err := c.Delete(ctx, child, client.Preconditions{UID: &uid}); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("deleting %s %s/%s: %w", ch.Kind, child.GetNamespace(), child.GetName(), err)
 		}
+	}
+	return nil
+}
+
+// IndexController is the field index of children by the UID of their
+// controller reference, for the kinds whose children carry no owner label.
+const IndexController = "metadata.controllerUID"
+
+// ControllerUID is what IndexController indexes an object by: the UID of
+// its controller reference, if it has one.
+func ControllerUID(o client.Object) []string {
+	if ref := metav1.GetControllerOf(o); ref != nil {
+		return []string{string(ref.UID)}
 	}
 	return nil
 }

@@ -94,9 +94,16 @@ func (r *Reconciler[P, S, C]) writeStatus(ctx context.Context, parent P, before 
 	return WriteStatus(ctx, r.Client, r.Recorder, parent, before, status, *r.Kind.Conditions(r.Kind.Status(parent)), r.Kind.Name)
 }
 
-// SetupWithManager registers the controller of the kind with mgr.
+// SetupWithManager registers the controller of the kind with mgr, and the
+// controller index of its children when they carry no owner label.
 func (r *Reconciler[P, S, C]) SetupWithManager(mgr ctrl.Manager) error {
-	child := r.Kind.Children(r.Kind.New()).New()
+	ch := r.Kind.Children(r.Kind.New())
+	child := ch.New()
+	if ch.Label == "" {
+		if err := mgr.GetFieldIndexer().IndexField(context.Background(), child, IndexController, ControllerUID); err != nil {
+			return err
+		}
+	}
 	return Setup(mgr, Watches{Parent: r.Kind.New(), Passed: r.Kind.Passed, Child: child, NewList: r.Kind.NewList}, r)
 }
 

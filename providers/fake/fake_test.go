@@ -137,3 +137,35 @@ func TestPushesAreBounded(t *testing.T) {
 		t.Error("a refused push was kept")
 	}
 }
+
+// TestAPropertyPushStoresTheValueAsIs: as upstream's Fake provider, a push
+// naming a property stores the value as is under the remote key (no JSON
+// object around it); the last push to a key wins, and deleting an entry
+// with a property deletes the key.
+func TestAPropertyPushStoresTheValueAsIs(t *testing.T) {
+	ctx := context.Background()
+	w := newBudget(t).config("ns", "f", "f-uid") // pushes of its own
+	c := w.(plugin.SecretsClient)
+	read := func() string {
+		t.Helper()
+		got, err := c.GetSecret(ctx, esv1.ExternalSecretDataRemoteRef{Key: "shared"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(got)
+	}
+	for _, push := range []struct{ property, value string }{{"field1", "v1"}, {"field2", "v2"}} {
+		if err := w.PushSecret(ctx, plugin.PushRequest{RemoteKey: "shared", Property: push.property, Value: []byte(push.value)}); err != nil {
+			t.Fatal(err)
+		}
+		if got := read(); got != push.value {
+			t.Errorf("after pushing property %s: the key reads %q, want %q", push.property, got, push.value)
+		}
+	}
+	if err := w.DeleteSecret(ctx, "shared", "field1"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := w.SecretExists(ctx, "shared"); ok {
+		t.Error("deleting an entry with a property left the key")
+	}
+}

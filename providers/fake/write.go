@@ -271,8 +271,10 @@ func (c *Client) state(key string) (exists, managed bool) {
 	return inline, false
 }
 
-// PushSecret implements plugin.Writer: the value, or one property of
-// the JSON object held at the key.
+// PushSecret implements plugin.Writer: the value is stored as is under the
+// key. A property is not read, as by upstream's Fake provider: reading the
+// key back gives the value pushed, whatever property the entry names (two
+// entries naming one key, the last pushed wins).
 func (c *Client) PushSecret(ctx context.Context, req plugin.PushRequest) error {
 	if err := kit.NoPushMetadata(req, "Fake"); err != nil {
 		return err
@@ -282,32 +284,17 @@ func (c *Client) PushSecret(ctx context.Context, req plugin.PushRequest) error {
 		// Inline keys are the configuration's: even adoption cannot take them.
 		return fmt.Errorf("%w: key %q is written in the Fake configuration", plugin.ErrNotManaged, req.RemoteKey)
 	}
-	value := req.Value
-	if req.Property != "" {
-		current, _ := pushed.get(c.config, req.RemoteKey)
-		var err error
-		if value, err = kit.SetProperty(current, req.Property, req.Value); err != nil {
-			return err
-		}
-	}
-	return pushed.set(ctx, c.config, c.id, req.RemoteKey, append([]byte{}, value...), c.live)
+	return pushed.set(ctx, c.config, c.id, req.RemoteKey, bytes.Clone(req.Value), c.live)
 }
 
-// DeleteSecret implements plugin.Writer: only pushed keys; with a
-// property, only that field (and the key when it was the last).
-func (c *Client) DeleteSecret(ctx context.Context, remoteKey, property string) error {
+// DeleteSecret implements plugin.Writer: only pushed keys, whole (a push
+// stores no property, so none is deleted alone).
+func (c *Client) DeleteSecret(ctx context.Context, remoteKey, _ string) error {
 	return kit.Deletion{
-		Key: remoteKey, Property: property,
+		Key: remoteKey,
 		State: func(context.Context) (bool, bool, error) {
 			exists, managed := c.state(remoteKey)
 			return exists, managed, nil
-		},
-		Current: func(context.Context) ([]byte, error) {
-			v, _ := pushed.get(c.config, remoteKey)
-			return v, nil
-		},
-		Rewrite: func(ctx context.Context, rest []byte) error {
-			return pushed.set(ctx, c.config, c.id, remoteKey, rest, c.live)
 		},
 		Delete: func(ctx context.Context) error { return pushed.set(ctx, c.config, c.id, remoteKey, nil, nil) },
 	}.Run(ctx)

@@ -66,6 +66,8 @@ func fakeBackend(t testing.TB) backend {
 		Ref:      plugin.Ref{Kind: fake.Kind, Namespace: namespace, Name: "fake"},
 		Scope:    plugin.Scope{Namespace: namespace},
 		Writes:   true,
+		// As upstream's Fake.
+		PropertyIgnored: true,
 		Seed: func(t testing.TB, key string, fields map[string]string) {
 			var cur provv1.Fake
 			if err := c.Get(context.Background(), client.ObjectKeyFromObject(cfg), &cur); err != nil {

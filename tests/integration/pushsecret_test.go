@@ -410,7 +410,11 @@ func TestPushSecretToEveryProvider(t *testing.T) {
 			create(t, ps)
 			waitReady(t, ps, metav1.ConditionTrue, esv1alpha1.ReasonSynced)
 
-			readBack := externalSecret(ns, "read-one", "SecretStore", "store", map[string]esv1.ExternalSecretDataRemoteRef{"password": ref(one, "password")})
+			readOne := ref(one, "password")
+			if kind == "Fake" {
+				readOne = ref(one, "") // as upstream's Fake, a property push stores the value as is
+			}
+			readBack := externalSecret(ns, "read-one", "SecretStore", "store", map[string]esv1.ExternalSecretDataRemoteRef{"password": readOne})
 			readWhole := externalSecret(ns, "read-whole", "SecretStore", "store", map[string]esv1.ExternalSecretDataRemoteRef{
 				"user": ref(whole, "user"), "password": ref(whole, "password")})
 			for _, es := range []*esv1.ExternalSecret{readBack, readWhole} {

@@ -7,8 +7,9 @@ import (
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 )
 
-// PushSecretStoreRef names a store to push to, by name or by labels.
-// +kubebuilder:validation:XValidation:rule="has(self.name) != has(self.labelSelector)",message="a store reference needs exactly one of name or labelSelector"
+// PushSecretStoreRef names a store to push to, by name or by labels. With
+// both, as upstream, the labelSelector selects and the name is not read.
+// +kubebuilder:validation:XValidation:rule="has(self.name) || has(self.labelSelector)",message="a store reference needs a name or a labelSelector"
 type PushSecretStoreRef struct {
 	// Name of the store.
 	// +kubebuilder:validation:MinLength=1
@@ -414,10 +415,6 @@ type ClusterPushSecretStatus struct {
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
-
-// LabelClusterPushSecret marks the PushSecrets a ClusterPushSecret created
-// (its name); ownership itself is the controller reference.
-const LabelClusterPushSecret = "pushsecrets.external-secrets.io/cluster-push-secret"
 
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status

@@ -49,9 +49,10 @@ var kind = fanout.Kind[*esv1.ClusterExternalSecret, esv1.ClusterExternalSecretSt
 // children are the ExternalSecrets of a ClusterExternalSecret.
 func children(ces *esv1.ClusterExternalSecret) fanout.Children[*esv1.ExternalSecret] {
 	return fanout.Children[*esv1.ExternalSecret]{
-		Parent: ces, Kind: "ExternalSecret", ParentKind: "ClusterExternalSecret",
+		Parent: ces, Kind: "ExternalSecret",
 		Name: ces.TargetExternalSecretName(), Label: esv1.LabelClusterExternalSecret,
-		New: func() *esv1.ExternalSecret { return &esv1.ExternalSecret{} },
+		Taken: "external secret already exists in namespace", // upstream's reason
+		New:   func() *esv1.ExternalSecret { return &esv1.ExternalSecret{} },
 		List: fanout.ListOf[*esv1.ExternalSecretList, esv1.ExternalSecret](
 			func() *esv1.ExternalSecretList { return &esv1.ExternalSecretList{} },
 			func(l *esv1.ExternalSecretList) []esv1.ExternalSecret { return l.Items }),

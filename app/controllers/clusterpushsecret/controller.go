@@ -43,15 +43,17 @@ var kind = fanout.Kind[*esv1alpha1.ClusterPushSecret, esv1alpha1.ClusterPushSecr
 }
 
 // children are the PushSecrets of a ClusterPushSecret: named
-// spec.pushSecretName, or as the ClusterPushSecret.
+// spec.pushSecretName, or as the ClusterPushSecret. As upstream, they carry
+// exactly the labels pushSecretMetadata gives them (no owner label): they
+// are found by their controller reference.
 func children(cps *esv1alpha1.ClusterPushSecret) fanout.Children[*esv1alpha1.PushSecret] {
 	name := cps.Spec.PushSecretName
 	if name == "" {
 		name = cps.Name
 	}
 	return fanout.Children[*esv1alpha1.PushSecret]{
-		Parent: cps, Kind: "PushSecret", ParentKind: "ClusterPushSecret",
-		Name: name, Label: esv1alpha1.LabelClusterPushSecret,
+		Parent: cps, Kind: "PushSecret",
+		Name: name, Taken: "push secret already exists in namespace", // upstream's reason
 		New: func() *esv1alpha1.PushSecret { return &esv1alpha1.PushSecret{} },
 		List: fanout.ListOf[*esv1alpha1.PushSecretList, esv1alpha1.PushSecret](
 			func() *esv1alpha1.PushSecretList { return &esv1alpha1.PushSecretList{} },

@@ -2,6 +2,7 @@ package clusterpushsecret
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"testing"
 
@@ -16,10 +17,12 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlfake "sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	esv1alpha1 "github.com/eso-dev/eso/apis/externalsecrets/v1alpha1"
+	"github.com/eso-dev/eso/app/fanout"
 )
 
 var ctx = context.Background()
@@ -47,6 +50,20 @@ func clusterPushSecret(mutate ...func(*esv1alpha1.ClusterPushSecret)) *esv1alpha
 	return cps
 }
 
+// pushSecretLists counts the lists of PushSecrets, and those not narrowed
+// by a field selector (every PushSecret of the cluster).
+var pushSecretLists, unboundedLists int
+
+func countLists(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+	if _, ok := list.(*esv1alpha1.PushSecretList); ok {
+		pushSecretLists++
+		if o := (&client.ListOptions{}).ApplyOptions(opts); o.FieldSelector == nil {
+			unboundedLists++
+		}
+	}
+	return c.List(ctx, list, opts...)
+}
+
 type fixture struct {
 	c      client.Client
 	r      reconcile.Reconciler
@@ -63,6 +80,8 @@ func newFixture(t *testing.T, cps *esv1alpha1.ClusterPushSecret, objs ...client.
 		}
 	}
 	c := ctrlfake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(&esv1alpha1.ClusterPushSecret{}).
+		WithIndex(&esv1alpha1.PushSecret{}, fanout.IndexController, fanout.ControllerUID).
+		WithInterceptorFuncs(interceptor.Funcs{List: countLists}).
 		WithObjects(append(objs, cps)...).Build()
 	events := record.NewFakeRecorder(100)
 	return &fixture{c: c, r: kind.Reconciler(c, events), events: events, cps: cps}
@@ -101,7 +120,9 @@ func TestReconcile(t *testing.T) {
 		wantReason      string
 		wantProvisioned []string
 		wantFailed      []string
-		wantName        string
+		// wantFailedReason is upstream's words for each failed namespace.
+		wantFailedReason string
+		wantName         string
 	}{
 		"a PushSecret in every namespace selected": {
 			cps:        clusterPushSecret(),
@@ -122,6 +143,7 @@ func TestReconcile(t *testing.T) {
 			objs: []client.Object{namespace("team-a", shared), namespace("team-b", shared),
 				&esv1alpha1.PushSecret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "push-db"}}},
 			wantReason: esv1.ReasonNamespacesFailed, wantProvisioned: []string{"team-a"}, wantFailed: []string{"team-b"}, wantName: "push-db",
+			wantFailedReason: "push secret already exists in namespace",
 		},
 		"a selector that does not parse": {
 			cps: clusterPushSecret(func(c *esv1alpha1.ClusterPushSecret) {
@@ -149,13 +171,17 @@ func TestReconcile(t *testing.T) {
 			var failed []string
 			for _, fn := range f.cps.Status.FailedNamespaces {
 				failed = append(failed, fn.Namespace)
+				if fn.Reason != tc.wantFailedReason {
+					t.Errorf("%s failed for %q, want %q", fn.Namespace, fn.Reason, tc.wantFailedReason)
+				}
 			}
 			if !slices.Equal(failed, tc.wantFailed) {
 				t.Errorf("failed %v, want %v", failed, tc.wantFailed)
 			}
 			for _, ns := range tc.wantProvisioned {
 				ps, err := f.pushSecret(ns, tc.wantName)
-				if err != nil || !metav1.IsControlledBy(ps, f.cps) || ps.Labels["team"] != "platform" || ps.Spec.Selector.Secret.Name != "db" {
+				// Exactly pushSecretMetadata's labels, as upstream: no owner label.
+				if err != nil || !metav1.IsControlledBy(ps, f.cps) || !maps.Equal(ps.Labels, map[string]string{"team": "platform"}) || ps.Spec.Selector.Secret.Name != "db" {
 					t.Errorf("%s: %v, %+v", ns, err, ps.ObjectMeta)
 				}
 			}
@@ -215,15 +241,68 @@ func TestChildrenFollowTheParent(t *testing.T) {
 	}
 }
 
-// TestATenantsLabelledPushSecretIsNeverPruned: the owner label alone,
-// without the controller reference, does not make a PushSecret the
-// ClusterPushSecret's.
-func TestATenantsLabelledPushSecretIsNeverPruned(t *testing.T) {
-	tenants := &esv1alpha1.PushSecret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-c", Name: "push-db",
-		Labels: map[string]string{esv1alpha1.LabelClusterPushSecret: "push-db"}}}
-	f := newFixture(t, clusterPushSecret(), namespace("team-c", nil), tenants)
+// TestATenantsPushSecretIsNeverPrunedNorAdopted: a PushSecret of the
+// children's name that the ClusterPushSecret does not control (no
+// controller reference, or only a plain owner reference to it) is neither
+// taken over in a selected namespace nor deleted in another.
+func TestATenantsPushSecretIsNeverPrunedNorAdopted(t *testing.T) {
+	cps := clusterPushSecret()
+	plainRef := metav1.OwnerReference{APIVersion: esv1alpha1.GroupVersion.String(), Kind: "ClusterPushSecret", Name: cps.Name, UID: cps.UID}
+	selected := &esv1alpha1.PushSecret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "push-db",
+		OwnerReferences: []metav1.OwnerReference{plainRef}}}
+	unselected := &esv1alpha1.PushSecret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-c", Name: "push-db"}}
+	f := newFixture(t, cps, namespace("team-b", shared), namespace("team-c", nil), selected, unselected)
 	f.reconcile(t)
-	if _, err := f.pushSecret("team-c", "push-db"); err != nil {
-		t.Errorf("the tenant's PushSecret was deleted: %v", err)
+	for _, theirs := range []*esv1alpha1.PushSecret{selected, unselected} {
+		ps, err := f.pushSecret(theirs.Namespace, theirs.Name)
+		if err != nil {
+			t.Errorf("the tenant's PushSecret in %s was deleted: %v", theirs.Namespace, err)
+			continue
+		}
+		if metav1.IsControlledBy(ps, f.cps) || ps.Spec.Selector.Secret != nil {
+			t.Errorf("the tenant's PushSecret in %s was taken over: %+v", theirs.Namespace, ps)
+		}
+	}
+	if len(f.cps.Status.FailedNamespaces) != 1 || f.cps.Status.FailedNamespaces[0].Namespace != "team-b" {
+		t.Errorf("failed namespaces %+v, want team-b", f.cps.Status.FailedNamespaces)
+	}
+}
+
+// TestAnEarlierOwnerLabelIsRemoved: a PushSecret created by an eso that
+// still labelled its children loses that label: it carries exactly what
+// pushSecretMetadata says.
+func TestAnEarlierOwnerLabelIsRemoved(t *testing.T) {
+	f := newFixture(t, clusterPushSecret(), namespace("team-a", shared))
+	f.reconcile(t)
+	ps, err := f.pushSecret("team-a", "push-db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps.Labels["pushsecrets.external-secrets.io/cluster-push-secret"] = "push-db"
+	if err := f.c.Update(ctx, ps); err != nil {
+		t.Fatal(err)
+	}
+	f.reconcile(t)
+	if ps, _ = f.pushSecret("team-a", "push-db"); !maps.Equal(ps.Labels, map[string]string{"team": "platform"}) {
+		t.Errorf("labels %v, want exactly pushSecretMetadata's", ps.Labels)
+	}
+}
+
+// TestChildrenAreFoundByIndex: a reconcile finds the PushSecrets it owns
+// through the controller index, never by listing every PushSecret of the
+// cluster, however many namespaces it selects.
+func TestChildrenAreFoundByIndex(t *testing.T) {
+	objs := []client.Object{}
+	for _, ns := range []string{"team-a", "team-b", "team-c", "team-d"} {
+		objs = append(objs, namespace(ns, shared), &esv1alpha1.PushSecret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tenants-own"}})
+	}
+	f := newFixture(t, clusterPushSecret(), objs...)
+	pushSecretLists, unboundedLists = 0, 0
+	f.reconcile(t)
+	if pushSecretLists != 1 || unboundedLists != 0 {
+		t.Errorf("%d lists of PushSecrets, %d of them of every PushSecret; want one, through the index", pushSecretLists, unboundedLists)
+	}
+	if len(f.cps.Status.ProvisionedNamespaces) != 4 {
+		t.Errorf("provisioned %v", f.cps.Status.ProvisionedNamespaces)
 	}
 }

@@ -167,17 +167,6 @@ func followed(ps *esv1alpha1.PushSecret) []referents.Source {
 	return out
 }
 
-// namedOnly reports whether every store reference names its store (none
-// selects by labels).
-func namedOnly(ps *esv1alpha1.PushSecret) bool {
-	for _, ref := range ps.Spec.SecretStoreRefs {
-		if ref.Name == "" {
-			return false
-		}
-	}
-	return len(ps.Spec.SecretStoreRefs) > 0
-}
-
 // minSyncGap is the least time between two syncs of one PushSecret that
 // push: a source that changes because it was pushed (a template over a
 // Secret the same PushSecret writes) turns at this pace at most, not as

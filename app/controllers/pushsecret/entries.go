@@ -38,6 +38,10 @@ type entry struct {
 	// whole, when set, makes value: a JSON object of several keys, made
 	// only once the entries are counted (planner.build).
 	whole *jsonValue
+	// missing: a data entry whose key the source lacks. It is counted and
+	// checked like the others but not pushed (upstream pushes the rest and
+	// this one once its key appears).
+	missing bool
 }
 
 // remoteID is an entry's key in status.syncedPushSecrets: the remote key,
@@ -66,12 +70,14 @@ type planner struct {
 	// named are the keys data entries push, which dataTo leaves to them.
 	named map[string]bool
 	// fixed are the data entries (every store gets them), dataErr why
-	// they cannot be pushed; expanded the entries of each dataTo entry, by
-	// index, and expandErr why one cannot.
-	fixed     []entry
-	dataErr   error
-	expanded  map[int][]entry
-	expandErr map[int]error
+	// they cannot be pushed and missingKeys which name a key the source
+	// lacks; expanded the entries of each dataTo entry, by index, and
+	// expandErr why one cannot.
+	fixed       []entry
+	dataErr     error
+	missingKeys error
+	expanded    map[int][]entry
+	expandErr   map[int]error
 }
 
 func newPlanner(spec *esv1alpha1.PushSecretSpec, data map[string][]byte, b *secrettemplate.Budget) *planner {
@@ -147,8 +153,8 @@ func (p *planner) planData() error {
 		} else {
 			v, ok := keyed[d.Match.SecretKey]
 			if !ok {
-				p.dataErr = fmt.Errorf("data[%d]: %w: the Secret has no key %q", i, errBadEntry, d.Match.SecretKey)
-				return p.dataErr
+				e.missing = true
+				p.missingKeys = errors.Join(p.missingKeys, fmt.Errorf("data[%d]: %w: the Secret has no key %q", i, errBadEntry, d.Match.SecretKey))
 			}
 			e.value = v
 		}

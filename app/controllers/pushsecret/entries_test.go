@@ -29,6 +29,9 @@ func TestDesiredEntries(t *testing.T) {
 		spec esv1alpha1.PushSecretSpec
 		want map[string]string // remoteID → value
 		err  string
+		// missing: what the entries whose key the Secret lacks say; they
+		// are set aside, the others planned.
+		missing string
 	}{
 		{name: "one key, one property",
 			spec: esv1alpha1.PushSecretSpec{Data: []esv1alpha1.PushSecretData{dataEntry("api", "app", "key")}},
@@ -36,9 +39,12 @@ func TestDesiredEntries(t *testing.T) {
 		{name: "the whole Secret",
 			spec: esv1alpha1.PushSecretSpec{Data: []esv1alpha1.PushSecretData{dataEntry("", "all", "")}},
 			want: map[string]string{"all": `{"api":"k","db-host":"h","db-port":"5432","team_U0040_mail":"m"}`}},
-		{name: "a key the Secret lacks",
-			spec: esv1alpha1.PushSecretSpec{Data: []esv1alpha1.PushSecretData{dataEntry("nope", "x", "")}},
-			err:  `no key "nope"`},
+		{name: "a key the Secret lacks is set aside, the others planned",
+			spec: esv1alpha1.PushSecretSpec{Data: []esv1alpha1.PushSecretData{dataEntry("nope", "x", ""), dataEntry("api", "app", "")}},
+			want: map[string]string{"app": "k"}, missing: `data[0]: invalid push entry: the Secret has no key "nope"`},
+		{name: "a key the Secret lacks still counts as a remote secret",
+			spec: esv1alpha1.PushSecretSpec{Data: []esv1alpha1.PushSecretData{dataEntry("nope", "x", ""), dataEntry("api", "x", "")}},
+			err:  "two entries push to x"},
 		{name: "two entries to one remote secret",
 			spec: esv1alpha1.PushSecretSpec{Data: []esv1alpha1.PushSecretData{dataEntry("api", "x", ""), dataEntry("db-host", "x", "")}},
 			err:  "two entries push to x"},
@@ -89,8 +95,14 @@ func TestDesiredEntries(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if (plan.missingKeys == nil) != (tc.missing == "") || (tc.missing != "" && plan.missingKeys.Error() != tc.missing) {
+				t.Errorf("missing keys %v, want %q", plan.missingKeys, tc.missing)
+			}
 			values := map[string]string{}
 			for id, e := range got {
+				if e.missing {
+					continue
+				}
 				values[id] = string(e.value)
 				if id != remoteID(e.data.Match.RemoteRef) {
 					t.Errorf("entry %s records remote %s", id, remoteID(e.data.Match.RemoteRef))

@@ -31,7 +31,7 @@ func storeIndexValues(ps *esv1alpha1.PushSecret) []string {
 	var out []string
 	for _, ref := range ps.Spec.SecretStoreRefs {
 		name := ref.Name
-		if name == "" {
+		if ref.LabelSelector != nil {
 			name = "*"
 		}
 		out = append(out, kindOf(ref)+"/"+name)

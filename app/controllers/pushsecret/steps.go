@@ -63,8 +63,9 @@ type end int
 const (
 	// next: go on with the next step.
 	next end = iota
-	// endQuietly: nothing to do or record (every store named is another
-	// controller class's).
+	// endQuietly: nothing to do or record: no store is selected (a label
+	// selector matches none, or every store is another controller
+	// class's). As upstream, no condition is set and nothing is deleted.
 	endQuietly
 	// endUntil: nothing changed and no refresh is due, or the last push was
 	// too recent; the next sync is after sc.wait.
@@ -81,8 +82,10 @@ type step = steps.Step[*syncScope, end]
 // pushed and then deleted.
 func (r *Reconciler) steps() []step {
 	return []step{
+		checkDataToNames,
 		r.readSources,
 		r.findStores,
+		checkDataToSelectors,
 		r.readTemplateSources,
 		r.checkDue,
 		r.render,
@@ -110,6 +113,12 @@ func (r *Reconciler) sync(ctx context.Context, sc *syncScope) (ctrl.Result, erro
 	return r.finish(ctx, sc)
 }
 
+// checkDataToNames refuses a dataTo entry that names a store
+// secretStoreRefs does not name, before anything is read (upstream's order).
+func checkDataToNames(_ context.Context, sc *syncScope) (end, error) {
+	return next, dataToNamesListed(&sc.ps.Spec)
+}
+
 // readSources reads the Secrets the PushSecret pushes (or its generated
 // value), charged to the sync's budget.
 func (r *Reconciler) readSources(ctx context.Context, sc *syncScope) (end, error) {
@@ -126,11 +135,17 @@ func (r *Reconciler) findStores(ctx context.Context, sc *syncScope) (end, error)
 	if err != nil {
 		return next, err
 	}
-	if len(current) == 0 && namedOnly(sc.ps) {
-		return endQuietly, nil // every store it names is another controller class's
+	if len(current) == 0 {
+		return endQuietly, nil
 	}
 	sc.stores = current
 	return next, nil
+}
+
+// checkDataToSelectors refuses a dataTo entry whose labelSelector matches
+// none of the stores found: it would push nothing, silently.
+func checkDataToSelectors(_ context.Context, sc *syncScope) (end, error) {
+	return next, dataToSelectorsMatch(sc.ps.Spec.DataTo, sc.stores)
 }
 
 // readTemplateSources reads the ConfigMaps and Secrets the template reads.
@@ -198,12 +213,30 @@ func planEntries(_ context.Context, sc *syncScope) (end, error) {
 			sc.fail(key, err)
 			continue
 		}
-		sc.holds[key] = synced{}
-		for id, e := range sc.planned[key] {
-			sc.holds[key][id] = e.data
+		sc.holds[key] = setAsideMissing(sc.planned[key], old[key])
+		if plan.missingKeys != nil {
+			sc.fail(key, plan.missingKeys)
 		}
 	}
 	return next, plan.build(sc.planned)
+}
+
+// setAsideMissing takes the entries whose source key is missing out of
+// planned and returns what the store will hold: the planned entries, and
+// what a missing one held before, kept (not deleted) until its key is back.
+func setAsideMissing(planned map[string]entry, held synced) synced {
+	out := synced{}
+	for id, e := range planned {
+		if !e.missing {
+			out[id] = e.data
+			continue
+		}
+		delete(planned, id)
+		if d, ok := held[id]; ok {
+			out[id] = d
+		}
+	}
+	return out
 }
 
 // deleteDropped deletes, under deletionPolicy Delete, what the PushSecret
@@ -232,6 +265,11 @@ func (r *Reconciler) pushEntries(ctx context.Context, sc *syncScope) (end, error
 			continue
 		}
 		pushed, err := r.push(ctx, sc.ps, s, entries, old[key])
+		for id, d := range sc.holds[key] {
+			if _, planned := entries[id]; !planned {
+				pushed[id] = d // set aside by planEntries, still held
+			}
+		}
 		sc.holds[key] = pushed
 		if err != nil {
 			sc.fail(key, err)

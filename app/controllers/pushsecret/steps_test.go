@@ -114,6 +114,16 @@ func TestFindStoresStep(t *testing.T) {
 				{LabelSelector: &metav1.LabelSelector{MatchLabels: gold}, Kind: stores.KindSecretStore}},
 			wantKeys: []string{"SecretStore/vault"},
 		},
+		"a name beside a labelSelector: the labels select (upstream's rule)": {
+			objs:     []client.Object{fakeConfig("team-a"), secretStore("vault", nil), secretStore("a", gold)},
+			refs:     []esv1alpha1.PushSecretStoreRef{{Name: "vault", LabelSelector: &metav1.LabelSelector{MatchLabels: gold}, Kind: stores.KindSecretStore}},
+			wantKeys: []string{"SecretStore/a"},
+		},
+		"a label selector matching no store ends quietly": {
+			objs:    []client.Object{fakeConfig("team-a"), secretStore("vault", nil)},
+			refs:    []esv1alpha1.PushSecretStoreRef{{LabelSelector: &metav1.LabelSelector{MatchLabels: gold}, Kind: stores.KindSecretStore}},
+			wantEnd: endQuietly,
+		},
 		"more stores than the bound": {
 			objs:    append([]client.Object{fakeConfig("team-a")}, manyStores(maxStores+1, gold)...),
 			refs:    []esv1alpha1.PushSecretStoreRef{{LabelSelector: &metav1.LabelSelector{MatchLabels: gold}, Kind: stores.KindSecretStore}},
@@ -135,6 +145,76 @@ func TestFindStoresStep(t *testing.T) {
 				if !errors.Is(s.err, want) || (s.err == nil) != (want == nil) {
 					t.Errorf("store %s: error %v, want %v", s.target.key(), s.err, want)
 				}
+			}
+		})
+	}
+}
+
+func TestCheckDataToNamesStep(t *testing.T) {
+	gold := &metav1.LabelSelector{MatchLabels: map[string]string{"tier": "gold"}}
+	for name, tc := range map[string]struct {
+		refs     []esv1alpha1.PushSecretStoreRef
+		storeRef *esv1alpha1.PushSecretStoreRef
+		wantErr  error
+	}{
+		"a store secretStoreRefs names": {
+			refs: []esv1alpha1.PushSecretStoreRef{{Name: "vault", Kind: stores.KindSecretStore}}, storeRef: &esv1alpha1.PushSecretStoreRef{Name: "vault"},
+		},
+		"a store secretStoreRefs does not name": {
+			refs: []esv1alpha1.PushSecretStoreRef{{Name: "vault", Kind: stores.KindSecretStore}}, storeRef: &esv1alpha1.PushSecretStoreRef{Name: "aws"},
+			wantErr: errBadEntry,
+		},
+		"a store of that name but another kind": {
+			refs:     []esv1alpha1.PushSecretStoreRef{{Name: "vault", Kind: stores.KindSecretStore}},
+			storeRef: &esv1alpha1.PushSecretStoreRef{Name: "vault", Kind: stores.KindClusterSecretStore}, wantErr: errBadEntry,
+		},
+		"a name when secretStoreRefs only selects by labels": {
+			refs: []esv1alpha1.PushSecretStoreRef{{LabelSelector: gold}}, storeRef: &esv1alpha1.PushSecretStoreRef{Name: "vault"},
+			wantErr: errBadEntry,
+		},
+		"a name a labelled reference carries too": {
+			refs: []esv1alpha1.PushSecretStoreRef{{Name: "vault", LabelSelector: gold}}, storeRef: &esv1alpha1.PushSecretStoreRef{Name: "vault"},
+		},
+		"a labelSelector is checked against the stores found, later": {
+			refs: []esv1alpha1.PushSecretStoreRef{{Name: "vault"}}, storeRef: &esv1alpha1.PushSecretStoreRef{LabelSelector: gold},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			sc := (&harness{}).scope(pushSecret(func(ps *esv1alpha1.PushSecret) {
+				ps.Spec.SecretStoreRefs = tc.refs
+				ps.Spec.DataTo = []esv1alpha1.PushSecretDataTo{{StoreRef: tc.storeRef}}
+			}))
+			if end, err := checkDataToNames(ctx, sc); end != next || !errors.Is(err, tc.wantErr) || (err == nil) != (tc.wantErr == nil) {
+				t.Errorf("checkDataToNames = %v, %v; want next, %v", end, err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestCheckDataToSelectorsStep(t *testing.T) {
+	selects := func(labels map[string]string) *esv1alpha1.PushSecretStoreRef {
+		return &esv1alpha1.PushSecretStoreRef{LabelSelector: &metav1.LabelSelector{MatchLabels: labels}}
+	}
+	staging := &pushStore{target: target{Kind: stores.KindSecretStore, Name: "a", Labels: map[string]string{"env": "staging"}}}
+	for name, tc := range map[string]struct {
+		storeRef *esv1alpha1.PushSecretStoreRef
+		wantErr  error
+	}{
+		"a selector matching a store found": {storeRef: selects(map[string]string{"env": "staging"})},
+		"a selector matching none":          {storeRef: selects(map[string]string{"env": "production"}), wantErr: errBadEntry},
+		"a selector of another kind": {
+			storeRef: &esv1alpha1.PushSecretStoreRef{Kind: stores.KindClusterSecretStore, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"env": "staging"}}},
+			wantErr:  errBadEntry,
+		},
+		"a name is checked before, against the spec": {storeRef: &esv1alpha1.PushSecretStoreRef{Name: "elsewhere", LabelSelector: &metav1.LabelSelector{}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			sc := (&harness{}).scope(pushSecret(func(ps *esv1alpha1.PushSecret) {
+				ps.Spec.DataTo = []esv1alpha1.PushSecretDataTo{{StoreRef: tc.storeRef}}
+			}))
+			sc.stores = []*pushStore{staging}
+			if end, err := checkDataToSelectors(ctx, sc); end != next || !errors.Is(err, tc.wantErr) || (err == nil) != (tc.wantErr == nil) {
+				t.Errorf("checkDataToSelectors = %v, %v; want next, %v", end, err, tc.wantErr)
 			}
 		})
 	}
@@ -332,6 +412,20 @@ func TestPlanEntriesStep(t *testing.T) {
 			},
 			wantHolds: map[string][]string{"SecretStore/vault": nil}, wantFails: []string{"SecretStore/vault"},
 		},
+		"a key the source lacks does not hold the others back": {
+			stores: []*pushStore{usable, second}, mutate: func(ps *esv1alpha1.PushSecret) {
+				ps.Spec.Data = append(ps.Spec.Data, dataEntry("nope", "x", ""))
+			},
+			wantHolds: map[string][]string{"SecretStore/vault": {"app/pw"}, "SecretStore/second": {"app/pw"}},
+			wantFails: []string{"SecretStore/vault", "SecretStore/second"},
+		},
+		"what an entry whose key went missing pushed stays held": {
+			stores: []*pushStore{usable}, mutate: func(ps *esv1alpha1.PushSecret) {
+				ps.Spec.Data = append(ps.Spec.Data, dataEntry("nope", "x", ""))
+				held(ps, "SecretStore/vault", dataEntry("nope", "x", ""))
+			},
+			wantHolds: map[string][]string{"SecretStore/vault": {"app/pw", "x"}}, wantFails: []string{"SecretStore/vault"},
+		},
 		"more entries than the bound over all stores": {
 			stores: []*pushStore{usable, second}, mutate: func(ps *esv1alpha1.PushSecret) {
 				ps.Spec.Data = nil
@@ -420,10 +514,17 @@ func TestPushEntriesStep(t *testing.T) {
 		wantHolds  []string
 		wantErr    error
 	}{
-		"a new remote secret":                   {wantPushes: []string{"app/pw"}, wantHolds: []string{"app/pw"}},
-		"a remote secret eso did not create":    {setup: func(b *memBackend) { b.foreign["app/pw"] = true }, wantErr: errNotOwned},
-		"adopted when the PushSecret says so":   {mutate: func(ps *esv1alpha1.PushSecret) { ps.Spec.AdoptionPolicy = esv1alpha1.AdoptionPolicyAdopt }, setup: func(b *memBackend) { b.foreign["app/pw"] = true }, wantPushes: []string{"app/pw"}, wantHolds: []string{"app/pw"}},
-		"IfNotExists leaves one that exists":    {mutate: func(ps *esv1alpha1.PushSecret) { ps.Spec.UpdatePolicy = esv1alpha1.UpdatePolicyIfNotExists }, setup: func(b *memBackend) { b.secrets["app/pw"] = []byte("theirs") }},
+		"a new remote secret":                 {wantPushes: []string{"app/pw"}, wantHolds: []string{"app/pw"}},
+		"a remote secret eso did not create":  {setup: func(b *memBackend) { b.foreign["app/pw"] = true }, wantErr: errNotOwned},
+		"adopted when the PushSecret says so": {mutate: func(ps *esv1alpha1.PushSecret) { ps.Spec.AdoptionPolicy = esv1alpha1.AdoptionPolicyAdopt }, setup: func(b *memBackend) { b.foreign["app/pw"] = true }, wantPushes: []string{"app/pw"}, wantHolds: []string{"app/pw"}},
+		"IfNotExists leaves one that exists":  {mutate: func(ps *esv1alpha1.PushSecret) { ps.Spec.UpdatePolicy = esv1alpha1.UpdatePolicyIfNotExists }, setup: func(b *memBackend) { b.secrets["app/pw"] = []byte("theirs") }},
+		"a key the source lacks: the rest is pushed, its record kept": {
+			mutate: func(ps *esv1alpha1.PushSecret) {
+				ps.Spec.Data = append(ps.Spec.Data, dataEntry("nope", "x", ""))
+				held(ps, "SecretStore/vault", dataEntry("nope", "x", ""))
+			},
+			wantPushes: []string{"app/pw"}, wantHolds: []string{"app/pw", "x"}, wantErr: errBadEntry,
+		},
 		"a push that fails keeps what was held": {mutate: func(ps *esv1alpha1.PushSecret) { held(ps, "SecretStore/vault", dataEntry("pw", "app/pw", "")) }, setup: func(b *memBackend) { b.refuse["app/pw"] = plugin.ErrUnavailable }, wantHolds: []string{"app/pw"}, wantErr: plugin.ErrUnavailable},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -509,6 +610,27 @@ func TestSyncOutcomes(t *testing.T) {
 		"only another class's stores: nothing written": {
 			objs: []client.Object{fakeConfig("team-a"), sourceSecret("src", map[string]string{"pw": "x"}),
 				secretStore("vault", nil, func(s *ssv2.SecretStore) { s.Spec.Controller = "blue" })},
+		},
+		"a key the source lacks: the rest is pushed, and it waits for the key": {
+			objs: []client.Object{fakeConfig("team-a"), secretStore("vault", nil), sourceSecret("src", map[string]string{"pw": "x"})},
+			mutate: func(ps *esv1alpha1.PushSecret) {
+				ps.Spec.Data = append(ps.Spec.Data, dataEntry("nope", "x", ""))
+			},
+			wantReason: esv1alpha1.ReasonErrored, wantRequeue: time.Hour, wantRemote: map[string]string{"app/pw": "x"},
+		},
+		"no store selected: no condition, nothing pushed": {
+			objs: []client.Object{fakeConfig("team-a"), secretStore("vault", nil), sourceSecret("src", map[string]string{"pw": "x"})},
+			mutate: func(ps *esv1alpha1.PushSecret) {
+				ps.Spec.SecretStoreRefs = []esv1alpha1.PushSecretStoreRef{{LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"tier": "gold"}}}}
+			},
+			wantRemote: map[string]string{},
+		},
+		"a dataTo naming a store secretStoreRefs does not name": {
+			objs: []client.Object{fakeConfig("team-a"), secretStore("vault", nil), sourceSecret("src", map[string]string{"pw": "x"})},
+			mutate: func(ps *esv1alpha1.PushSecret) {
+				ps.Spec.DataTo = []esv1alpha1.PushSecretDataTo{{StoreRef: &esv1alpha1.PushSecretStoreRef{Name: "aws"}}}
+			},
+			wantReason: esv1alpha1.ReasonErrored, wantRequeue: time.Hour,
 		},
 		"a bad entry waits for a change": {
 			objs: []client.Object{fakeConfig("team-a"), secretStore("vault", nil), sourceSecret("src", map[string]string{"pw": "x"})},

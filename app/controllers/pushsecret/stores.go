@@ -3,9 +3,11 @@ package pushsecret
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	esv1alpha1 "github.com/eso-dev/eso/apis/externalsecrets/v1alpha1"
@@ -55,7 +57,8 @@ func resolveStores(ctx context.Context, resolver *stores.Resolver, ps *esv1alpha
 	}
 	for i, ref := range ps.Spec.SecretStoreRefs {
 		kind := kindOf(ref)
-		if ref.Name != "" {
+		// A labelSelector selects even when a name is given too (upstream's rule).
+		if ref.LabelSelector == nil {
 			store, err := resolver.Get(ctx, ps.Namespace, esv1.SecretStoreRef{Name: ref.Name, Kind: kind, APIVersion: ref.APIVersion})
 			if err != nil {
 				add(&pushStore{target: target{Kind: kind, Name: ref.Name}, err: err})
@@ -111,4 +114,47 @@ func selectStores(ctx context.Context, resolver *stores.Resolver, ref esv1alpha1
 		return nil, fmt.Errorf("%w: labelSelector: %v", errBadEntry, err)
 	}
 	return resolver.Select(ctx, ref.APIVersion, kindOf(ref), namespace, sel)
+}
+
+// dataToNamesListed checks that every dataTo entry naming a store (a name
+// decides there, even beside a labelSelector) names one that a reference of
+// secretStoreRefs names too, with the same kind. As upstream, a reference
+// that selects by labels lists its name as well.
+func dataToNamesListed(spec *esv1alpha1.PushSecretSpec) error {
+	listed := map[string]bool{}
+	for _, ref := range spec.SecretStoreRefs {
+		if ref.Name != "" {
+			listed[kindOf(ref)+"/"+ref.Name] = true
+		}
+	}
+	for i, dt := range spec.DataTo {
+		if dt.StoreRef == nil || dt.StoreRef.Name == "" {
+			continue
+		}
+		if key := kindOf(*dt.StoreRef) + "/" + dt.StoreRef.Name; !listed[key] {
+			return fmt.Errorf("%w: dataTo[%d].storeRef names %s, which secretStoreRefs does not name", errBadEntry, i, key)
+		}
+	}
+	return nil
+}
+
+// dataToSelectorsMatch checks that every dataTo entry selecting stores by
+// labels matches at least one of the stores found.
+func dataToSelectorsMatch(dataTo []esv1alpha1.PushSecretDataTo, found []*pushStore) error {
+	for i, dt := range dataTo {
+		if dt.StoreRef == nil || dt.StoreRef.Name != "" || dt.StoreRef.LabelSelector == nil {
+			continue
+		}
+		sel, err := metav1.LabelSelectorAsSelector(dt.StoreRef.LabelSelector)
+		if err != nil {
+			return fmt.Errorf("%w: dataTo[%d].storeRef.labelSelector: %v", errBadEntry, i, err)
+		}
+		kind := kindOf(*dt.StoreRef)
+		if !slices.ContainsFunc(found, func(s *pushStore) bool {
+			return s.target.Kind == kind && sel.Matches(labels.Set(s.target.Labels))
+		}) {
+			return fmt.Errorf("%w: dataTo[%d].storeRef.labelSelector matches none of the %ss secretStoreRefs select", errBadEntry, i, kind)
+		}
+	}
+	return nil
 }
