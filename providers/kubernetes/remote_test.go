@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
@@ -32,21 +33,27 @@ type fakeAPIServer struct {
 	*httptest.Server
 	caPEM []byte
 
-	mu     sync.Mutex
-	seen   []string
-	answer func(w http.ResponseWriter, r *http.Request)
+	mu          sync.Mutex
+	seen        []string
+	clientCerts int // requests that came with a client certificate
+	answer      func(w http.ResponseWriter, r *http.Request)
 }
 
 func startFakeAPIServer(t *testing.T) *fakeAPIServer {
 	t.Helper()
 	f := &fakeAPIServer{}
-	f.Server = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	f.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		f.seen = append(f.seen, r.Header.Get("Authorization"))
+		if len(r.TLS.PeerCertificates) > 0 {
+			f.clientCerts++
+		}
 		answer := f.answer
 		f.mu.Unlock()
 		answer(w, r)
 	}))
+	f.TLS = &tls.Config{ClientAuth: tls.RequestClientCert}
+	f.StartTLS()
 	t.Cleanup(f.Close)
 	f.caPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: f.Certificate().Raw})
 	return f
@@ -118,8 +125,9 @@ func TestOwnIdentityIsNeverPresented(t *testing.T) {
 	srv := startFakeAPIServer(t)
 	srv.serve(secretJSON("db", map[string]string{"password": "pw"}))
 	deps := tenantDeps(t)
+	esoCert, esoKey := grpcclienttest.NewCA(t, "eso's cluster").Issue(t, "eso", false)
 	deps.RESTConfig = &rest.Config{Host: srv.URL, BearerToken: "eso-own-token",
-		TLSClientConfig: rest.TLSClientConfig{CAData: srv.caPEM}}
+		TLSClientConfig: rest.TLSClientConfig{CAData: srv.caPEM, CertData: esoCert, KeyData: esoKey}}
 	for name, spec := range map[string]provv1.KubernetesSpec{
 		"another cluster": {RemoteNamespace: "apps", Auth: tokenAuth(),
 			Server: &provv1.KubernetesServer{URL: srv.URL, CABundle: srv.caPEM}},
@@ -136,6 +144,9 @@ func TestOwnIdentityIsNeverPresented(t *testing.T) {
 		if a != "Bearer tenant-token" {
 			t.Errorf("the server got Authorization %q, want only the configured token", a)
 		}
+	}
+	if srv.clientCerts > 0 {
+		t.Errorf("%d requests presented a client certificate: eso's own", srv.clientCerts)
 	}
 }
 
