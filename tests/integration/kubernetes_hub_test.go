@@ -128,13 +128,19 @@ func hubConfig(ns, name string, server provv1.KubernetesServer, auth provv1.Kube
 		Spec: provv1.KubernetesSpec{RemoteNamespace: hubNamespace, Server: &server, Auth: &auth}}
 }
 
-// TestKubernetesProviderReadsAndWritesAnotherCluster: eso on the edge reads
-// and writes the hub's Secrets with a bearer token and with a client
-// certificate, from v2 configurations and a v1 SecretStore; a CA that does
-// not verify the hub fails until the right one is in its Secret; a hub that
-// is down empties nothing and is read again when it is back; a revoked
-// token is reported as such and the Secret it synced stays.
-func TestKubernetesProviderReadsAndWritesAnotherCluster(t *testing.T) {
+// edgeAndHub is eso on the edge with two stores of the hub: by-token (a
+// bearer token, the CA from a Secret) and by-cert (a client certificate, the
+// CA inline), and what the first syncs read from them.
+type edgeAndHub struct {
+	h       *hub
+	ns      string
+	token   string
+	byToken *ssv2.SecretStore
+	read    *esv1.ExternalSecret
+	synced  *corev1.Secret
+}
+
+func setUpEdgeAndHub(t *testing.T) *edgeAndHub {
 	h := startHub(t)
 	runEso(t, testConfig())
 	ns := env.Namespace(t, "edge", nil)
@@ -168,29 +174,49 @@ func TestKubernetesProviderReadsAndWritesAnotherCluster(t *testing.T) {
 	synced := waitSecretData(t, ns, "read", map[string]string{"password": "hub-pw"})
 	waitSecretData(t, ns, "found", map[string]string{"cert-a": `{"tls.crt":"cert-a"}`, "cert-b": `{"tls.crt":"cert-b"}`})
 
-	t.Run("a PushSecret writes to the hub and deletes there", func(t *testing.T) {
-		create(t, plainSecret(ns, "app", map[string]string{"password": "edge-pw"}))
-		ps := pushSecret(ns, "app", "app", []string{"by-cert"}, pushed("password", "pushed-app", "password"))
-		ps.Spec.DeletionPolicy = esv1alpha1.DeletionPolicyDelete
-		create(t, ps)
-		waitReady(t, ps, metav1.ConditionTrue, esv1alpha1.ReasonSynced)
-		s := h.secret(t, "pushed-app")
-		if s == nil || string(s.Data["password"]) != "edge-pw" || s.Labels[plugin.ManagedByKey] != plugin.ManagedByValue {
-			t.Fatalf("the hub holds %+v, want the pushed value marked as eso's", s)
-		}
-		if err := env.Client.Delete(context.Background(), ps); err != nil {
-			t.Fatal(err)
-		}
-		eventually(t, "the pushed Secret to leave the hub", func() error {
-			if h.secret(t, "pushed-app") != nil {
-				return fmt.Errorf("still there")
-			}
-			return nil
-		})
-	})
+	return &edgeAndHub{h: h, ns: ns, token: token, byToken: byToken, read: read, synced: synced}
+}
 
-	t.Run("a v1 SecretStore reads the hub, its CA in its own namespace", func(t *testing.T) {
-		applyYAML(t, ns, fmt.Sprintf(`
+// TestKubernetesProviderReadsAndWritesAnotherCluster: eso on the edge reads
+// and writes the hub's Secrets with a bearer token and with a client
+// certificate, from v2 configurations and a v1 SecretStore; a CA that does
+// not verify the hub fails until the right one is in its Secret; a hub that
+// is down empties nothing and is read again when it is back; a revoked
+// token is reported as such and the Secret it synced stays.
+func TestKubernetesProviderReadsAndWritesAnotherCluster(t *testing.T) {
+	f := setUpEdgeAndHub(t)
+	t.Run("a PushSecret writes to the hub and deletes there", f.pushesAndDeletes)
+	t.Run("a v1 SecretStore reads the hub, its CA in its own namespace", f.readsThroughAV1Store)
+	t.Run("a CA that does not verify the hub fails until the right one is in its Secret", f.picksUpAFixedCA)
+	t.Run("a hub that is down empties nothing and is read again when back", f.emptiesNothingWhileDown)
+	t.Run("a revoked token is reported and the Secret it synced stays", f.reportsARevokedToken)
+}
+
+func (f *edgeAndHub) pushesAndDeletes(t *testing.T) {
+	h, ns := f.h, f.ns
+	create(t, plainSecret(ns, "app", map[string]string{"password": "edge-pw"}))
+	ps := pushSecret(ns, "app", "app", []string{"by-cert"}, pushed("password", "pushed-app", "password"))
+	ps.Spec.DeletionPolicy = esv1alpha1.DeletionPolicyDelete
+	create(t, ps)
+	waitReady(t, ps, metav1.ConditionTrue, esv1alpha1.ReasonSynced)
+	s := h.secret(t, "pushed-app")
+	if s == nil || string(s.Data["password"]) != "edge-pw" || s.Labels[plugin.ManagedByKey] != plugin.ManagedByValue {
+		t.Fatalf("the hub holds %+v, want the pushed value marked as eso's", s)
+	}
+	if err := env.Client.Delete(context.Background(), ps); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the pushed Secret to leave the hub", func() error {
+		if h.secret(t, "pushed-app") != nil {
+			return fmt.Errorf("still there")
+		}
+		return nil
+	})
+}
+
+func (f *edgeAndHub) readsThroughAV1Store(t *testing.T) {
+	h, ns := f.h, f.ns
+	applyYAML(t, ns, fmt.Sprintf(`
 apiVersion: external-secrets.io/v1
 kind: SecretStore
 metadata: {name: v1-hub}
@@ -218,71 +244,72 @@ spec:
   secretStoreRef: {name: v1-hub, kind: SecretStore}
   data: [{secretKey: password, remoteRef: {key: db, property: password}}]
 `, hubNamespace, h.url, h.url))
-		waitSecretData(t, ns, "v1-read", map[string]string{"password": "hub-pw"})
-		msg := waitReady(t, &v1stores.SecretStore{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "v1-foreign-ca"}}, metav1.ConditionFalse, ssv2.ReasonInvalidProviderConfig)
-		if !strings.Contains(msg, "server.caProvider.namespace") {
-			t.Errorf("a CA of another namespace is refused with %q, want the field named", msg)
-		}
-	})
+	waitSecretData(t, ns, "v1-read", map[string]string{"password": "hub-pw"})
+	msg := waitReady(t, &v1stores.SecretStore{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "v1-foreign-ca"}}, metav1.ConditionFalse, ssv2.ReasonInvalidProviderConfig)
+	if !strings.Contains(msg, "server.caProvider.namespace") {
+		t.Errorf("a CA of another namespace is refused with %q, want the field named", msg)
+	}
+}
 
-	t.Run("a CA that does not verify the hub fails until the right one is in its Secret", func(t *testing.T) {
-		wrong := grpcclienttest.NewCA(t, "not the hub's")
-		create(t, plainSecret(ns, "rotating-ca", map[string]string{"ca.crt": string(wrong.PEM)}),
-			hubConfig(ns, "rotating", provv1.KubernetesServer{URL: h.url, CAProvider: &provv1.CAProvider{Type: provv1.CAProviderSecret, Name: "rotating-ca", Key: "ca.crt"}},
-				provv1.KubernetesAuth{Token: &provv1.KubernetesTokenAuth{BearerToken: provv1.SecretKeySelector{Name: "hub-token", Key: "token"}}}))
-		store := secretStore(ns, "rotating", storeSpec("Kubernetes", "rotating", ""))
-		es := externalSecret(ns, "rotating", "SecretStore", "rotating", map[string]esv1.ExternalSecretDataRemoteRef{"password": ref("db", "password")})
-		create(t, store, es)
-		msg := waitReady(t, es, metav1.ConditionFalse, esv1.ReasonSecretSyncedError)
-		if !strings.Contains(msg, "caProvider") {
-			t.Errorf("the condition does not point at the CA: %s", msg)
-		}
-		var ca corev1.Secret
-		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "rotating-ca"}, &ca); err != nil {
-			t.Fatal(err)
-		}
-		ca.Data["ca.crt"] = h.ca
-		if err := env.Client.Update(context.Background(), &ca); err != nil {
-			t.Fatal(err)
-		}
-		waitSecretData(t, ns, "rotating", map[string]string{"password": "hub-pw"})
-	})
+func (f *edgeAndHub) picksUpAFixedCA(t *testing.T) {
+	h, ns := f.h, f.ns
+	wrong := grpcclienttest.NewCA(t, "not the hub's")
+	create(t, plainSecret(ns, "rotating-ca", map[string]string{"ca.crt": string(wrong.PEM)}),
+		hubConfig(ns, "rotating", provv1.KubernetesServer{URL: h.url, CAProvider: &provv1.CAProvider{Type: provv1.CAProviderSecret, Name: "rotating-ca", Key: "ca.crt"}},
+			provv1.KubernetesAuth{Token: &provv1.KubernetesTokenAuth{BearerToken: provv1.SecretKeySelector{Name: "hub-token", Key: "token"}}}))
+	store := secretStore(ns, "rotating", storeSpec("Kubernetes", "rotating", ""))
+	es := externalSecret(ns, "rotating", "SecretStore", "rotating", map[string]esv1.ExternalSecretDataRemoteRef{"password": ref("db", "password")})
+	create(t, store, es)
+	msg := waitReady(t, es, metav1.ConditionFalse, esv1.ReasonSecretSyncedError)
+	if !strings.Contains(msg, "caProvider") {
+		t.Errorf("the condition does not point at the CA: %s", msg)
+	}
+	var ca corev1.Secret
+	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "rotating-ca"}, &ca); err != nil {
+		t.Fatal(err)
+	}
+	ca.Data["ca.crt"] = h.ca
+	if err := env.Client.Update(context.Background(), &ca); err != nil {
+		t.Fatal(err)
+	}
+	waitSecretData(t, ns, "rotating", map[string]string{"password": "hub-pw"})
+}
 
-	t.Run("a hub that is down empties nothing and is read again when back", func(t *testing.T) {
-		synced = waitSecretData(t, ns, "read", map[string]string{"password": "hub-pw"})
-		h.proxy.Fail()
-		msg := waitReady(t, read, metav1.ConditionFalse, esv1.ReasonSecretSyncedError)
-		consistently(t, 3*time.Second, "the hub's Secret stays synced while the hub is down", func() error {
-			requireUnchanged(t, synced)
-			return nil
-		})
-		if strings.Contains(msg, "not found") {
-			t.Errorf("a hub that is down reads as a Secret not found: %s", msg)
-		}
-		h.proxy.Pass()
-		waitReadyWithin(t, time.Minute, read, metav1.ConditionTrue, esv1.ReasonSecretSynced)
-		requireUnchanged(t, synced)
+func (f *edgeAndHub) emptiesNothingWhileDown(t *testing.T) {
+	h, ns := f.h, f.ns
+	f.synced = waitSecretData(t, ns, "read", map[string]string{"password": "hub-pw"})
+	h.proxy.Fail()
+	msg := waitReady(t, f.read, metav1.ConditionFalse, esv1.ReasonSecretSyncedError)
+	consistently(t, 3*time.Second, "the hub's Secret stays synced while the hub is down", func() error {
+		requireUnchanged(t, f.synced)
+		return nil
 	})
+	if strings.Contains(msg, "not found") {
+		t.Errorf("a hub that is down reads as a Secret not found: %s", msg)
+	}
+	h.proxy.Pass()
+	waitReadyWithin(t, time.Minute, f.read, metav1.ConditionTrue, esv1.ReasonSecretSynced)
+	requireUnchanged(t, f.synced)
+}
 
-	t.Run("a revoked token is reported and the Secret it synced stays", func(t *testing.T) {
-		if err := h.client.Delete(context.Background(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: hubNamespace, Name: "edge-reader"}}); err != nil {
-			t.Fatal(err)
-		}
-		msg := waitReady(t, read, metav1.ConditionFalse, esv1.ReasonSecretSyncedError)
-		if !strings.Contains(msg, "refused the credentials") || strings.Contains(msg, token) {
-			t.Errorf("the condition does not say the token was refused (or shows it): %s", msg)
-		}
-		consistently(t, 2*time.Second, "the synced Secret stays", func() error {
-			requireUnchanged(t, synced)
-			return nil
-		})
-		// A spec edit makes the store check its credentials now.
-		patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"refreshInterval":"1m"}}`))
-		if err := env.Client.Patch(context.Background(), byToken, patch); err != nil {
-			t.Fatal(err)
-		}
-		waitReady(t, byToken, metav1.ConditionFalse, ssv2.ReasonAuthenticationFailed)
+func (f *edgeAndHub) reportsARevokedToken(t *testing.T) {
+	if err := f.h.client.Delete(context.Background(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: hubNamespace, Name: "edge-reader"}}); err != nil {
+		t.Fatal(err)
+	}
+	msg := waitReady(t, f.read, metav1.ConditionFalse, esv1.ReasonSecretSyncedError)
+	if !strings.Contains(msg, "refused the credentials") || strings.Contains(msg, f.token) {
+		t.Errorf("the condition does not say the token was refused (or shows it): %s", msg)
+	}
+	consistently(t, 2*time.Second, "the synced Secret stays", func() error {
+		requireUnchanged(t, f.synced)
+		return nil
 	})
+	// A spec edit makes the store check its credentials now.
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"refreshInterval":"1m"}}`))
+	if err := env.Client.Patch(context.Background(), f.byToken, patch); err != nil {
+		t.Fatal(err)
+	}
+	waitReady(t, f.byToken, metav1.ConditionFalse, ssv2.ReasonAuthenticationFailed)
 }
 
 // TestKubernetesServiceAccountTokenAtServerURL: a ServiceAccount's token is
