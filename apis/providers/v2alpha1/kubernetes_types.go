@@ -4,8 +4,8 @@ import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 // KubernetesSpec reads Secrets of a namespace of this cluster or of another
 // one (server.url).
-// +kubebuilder:validation:XValidation:rule="!has(self.server) || !has(self.server.url) || self.server.url == ” || has(self.auth)",message="a remote server.url needs auth: eso never presents its own identity to another API server"
-// +kubebuilder:validation:XValidation:rule="!has(self.server) || (has(self.server.url) && self.server.url != ”) || (!has(self.server.caBundle) && !has(self.server.caProvider))",message="server.caBundle and server.caProvider need server.url: this cluster's CA is eso's own"
+// +kubebuilder:validation:XValidation:rule="!has(self.server) || !has(self.server.url) || size(self.server.url) == 0 || has(self.auth)",message="a remote server.url needs auth: eso never presents its own identity to another API server"
+// +kubebuilder:validation:XValidation:rule="!has(self.server) || (has(self.server.url) && size(self.server.url) > 0) || (!has(self.server.caBundle) && !has(self.server.caProvider))",message="server.caBundle and server.caProvider need server.url: this cluster's CA is eso's own"
 type KubernetesSpec struct {
 	// RemoteNamespace is the namespace whose Secrets are read. Empty means the
 	// namespace credentials are resolved in: the store's namespace, or for a
