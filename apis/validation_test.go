@@ -304,6 +304,47 @@ spec:
   caProvider: {type: ConfigMap, name: ca, key: ca.crt}
   auth: {tokenSecretRef: {name: t, key: token}}`,
 			"set caBundle or caProvider, not both"},
+		{"Kubernetes with two identities", `
+apiVersion: provider.secretstore.external-secrets.io/v2alpha1
+kind: Kubernetes
+metadata: {name: two-identities}
+spec:
+  server: {url: "https://hub:6443"}
+  auth:
+    token: {bearerToken: {name: t, key: token}}
+    serviceAccount: {name: sa}`,
+			"auth needs exactly one of token, cert or serviceAccount"},
+		{"Kubernetes of another cluster as eso itself", `
+apiVersion: provider.secretstore.external-secrets.io/v2alpha1
+kind: Kubernetes
+metadata: {name: remote-as-eso}
+spec:
+  server: {url: "https://hub:6443"}`,
+			"a remote server.url needs auth"},
+		{"Kubernetes of another cluster over plain HTTP", `
+apiVersion: provider.secretstore.external-secrets.io/v2alpha1
+kind: Kubernetes
+metadata: {name: remote-http}
+spec:
+  server: {url: "http://hub:8080"}
+  auth: {token: {bearerToken: {name: t, key: token}}}`,
+			`spec.server.url in body should match '^https://'`},
+		{"Kubernetes with two CA sources", `
+apiVersion: provider.secretstore.external-secrets.io/v2alpha1
+kind: Kubernetes
+metadata: {name: two-cas}
+spec:
+  server: {url: "https://hub:6443", caBundle: Zm9v, caProvider: {type: Secret, name: ca, key: ca.crt}}
+  auth: {token: {bearerToken: {name: t, key: token}}}`,
+			"set caBundle or caProvider, not both"},
+		{"Kubernetes CA for this cluster", `
+apiVersion: provider.secretstore.external-secrets.io/v2alpha1
+kind: Kubernetes
+metadata: {name: local-ca}
+spec:
+  server: {caProvider: {type: ConfigMap, name: ca, key: ca.crt}}
+  auth: {serviceAccount: {name: sa}}`,
+			"server.caBundle and server.caProvider need server.url"},
 		{"GCP with two auth methods", `
 apiVersion: provider.secretstore.external-secrets.io/v2alpha1
 kind: GCPSecretManager

@@ -138,10 +138,7 @@ func inCluster(server string) bool {
 	if server == "" {
 		return true
 	}
-	if !strings.Contains(server, "://") {
-		server = "https://" + server // upstream's default is "kubernetes.default"
-	}
-	u, err := url.Parse(server)
+	u, err := url.Parse(withScheme(server))
 	if err != nil {
 		return false
 	}
@@ -149,41 +146,73 @@ func inCluster(server string) bool {
 	return host == "kubernetes.default" || host == "kubernetes.default.svc" || strings.HasPrefix(host, "kubernetes.default.svc.")
 }
 
+// withScheme reads a server URL as upstream's client does: https unless
+// it says otherwise (upstream's default is "kubernetes.default").
+func withScheme(server string) string {
+	if !strings.Contains(server, "://") {
+		return "https://" + server
+	}
+	return server
+}
+
 func (t *translator) kubernetes(p *v1stores.KubernetesProvider) client.Object {
 	const at = "spec.provider.kubernetes"
 	// Upstream reads the "default" namespace when remoteNamespace is empty.
-	spec := provv2.KubernetesSpec{RemoteNamespace: p.RemoteNamespace}
+	spec := provv2.KubernetesSpec{RemoteNamespace: p.RemoteNamespace, Server: t.kubernetesServer(p.Server)}
 	if spec.RemoteNamespace == "" {
 		spec.RemoteNamespace = "default"
 	}
-	if !inCluster(p.Server.URL) {
-		t.Refuse(at+".server.url", "eso's Kubernetes provider reads this cluster only (kubernetes.default)")
-	}
-	if p.Server.CAProvider != nil || len(p.Server.CABundle) > 0 {
-		// Not read, so its namespace decides nothing.
-		t.Note(at+".server.caBundle/caProvider", "this cluster's own CA is used")
-	}
 	if p.AuthRef != nil {
-		t.Refuse(at+".authRef", "a kubeconfig in a Secret is not supported; use auth.serviceAccount")
+		t.Refuse(at+".authRef", "a kubeconfig in a Secret is not supported; use server and auth (token, cert or serviceAccount)")
 	}
-	if p.Auth == nil || p.Auth.ServiceAccount == nil && p.Auth.Token == nil && p.Auth.Cert == nil {
-		// As upstream, which refuses a store without auth: eso's own
-		// identity is never lent to a store.
-		t.Refuse(at+".auth", "eso needs auth.serviceAccount, whose RBAC decides what the store reads")
-	}
-	if p.Auth != nil {
-		if p.Auth.Token != nil {
-			t.Refuse(at+".auth.token", "a bearer token in a Secret is not supported; use auth.serviceAccount")
-		}
-		if p.Auth.Cert != nil {
-			t.Refuse(at+".auth.cert", "client certificates are not supported; use auth.serviceAccount")
-		}
-		if sa := p.Auth.ServiceAccount; sa != nil {
-			ref := v1blocks.ServiceAccount(t, at+".auth.serviceAccount", *sa)
-			spec.Auth = &provv2.KubernetesAuth{ServiceAccount: &ref}
-		}
-	}
+	spec.Auth = t.kubernetesAuth(p.Auth)
 	return &provv2.Kubernetes{Spec: spec}
+}
+
+// kubernetesServer is another cluster's server block; this cluster's
+// (kubernetes.default) is reached as eso reaches it, with its own CA.
+func (t *translator) kubernetesServer(s v1stores.KubernetesServer) *provv2.KubernetesServer {
+	const at = "spec.provider.kubernetes.server"
+	if inCluster(s.URL) {
+		if s.CAProvider != nil || len(s.CABundle) > 0 {
+			// Not read, so its namespace decides nothing.
+			t.Note(at+".caBundle/caProvider", "this cluster's own CA is used")
+		}
+		return nil
+	}
+	u := withScheme(s.URL)
+	if !strings.HasPrefix(u, "https://") {
+		t.Refuse(at+".url", "eso reaches another cluster's API server over https only")
+	}
+	return &provv2.KubernetesServer{URL: u, CABundle: s.CABundle, CAProvider: v1blocks.CAProvider(t, at+".caProvider", s.CAProvider)}
+}
+
+// kubernetesAuth is the one identity the store reads as. As upstream, a
+// store without auth is refused: eso's own identity is never lent to it.
+func (t *translator) kubernetesAuth(a *v1stores.KubernetesAuth) *provv2.KubernetesAuth {
+	const at = "spec.provider.kubernetes.auth"
+	if a == nil || a.ServiceAccount == nil && a.Token == nil && a.Cert == nil {
+		t.Refuse(at, "eso needs auth (serviceAccount, token or cert), whose permissions decide what the store reads")
+		return nil
+	}
+	out := &provv2.KubernetesAuth{}
+	if a.Token != nil {
+		out.Token = &provv2.KubernetesTokenAuth{BearerToken: v1blocks.Secret(t, at+".token.bearerToken", a.Token.BearerToken)}
+	}
+	if a.Cert != nil {
+		out.Cert = &provv2.KubernetesCertAuth{
+			ClientCert: v1blocks.Secret(t, at+".cert.clientCert", a.Cert.ClientCert),
+			ClientKey:  v1blocks.Secret(t, at+".cert.clientKey", a.Cert.ClientKey),
+		}
+	}
+	if a.ServiceAccount != nil {
+		ref := v1blocks.ServiceAccount(t, at+".serviceAccount", *a.ServiceAccount)
+		out.ServiceAccount = &ref
+	}
+	if (out.Token != nil) && (out.Cert != nil) || (out.Token != nil || out.Cert != nil) && out.ServiceAccount != nil {
+		t.Refuse(at, "set exactly one of serviceAccount, token or cert")
+	}
+	return out
 }
 
 func (t *translator) fake(p *v1stores.FakeProvider) client.Object {

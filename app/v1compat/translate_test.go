@@ -126,6 +126,25 @@ kubernetes: {auth: {serviceAccount: {name: reader}}}`,
 			want: &provv2.Kubernetes{Spec: provv2.KubernetesSpec{RemoteNamespace: "default",
 				Auth: &provv2.KubernetesAuth{ServiceAccount: &provv2.KubernetesServiceAccount{Name: "reader"}}}},
 			scope: ssv2.ProviderNamespace, credsNS: "team"},
+		{name: "kubernetes of another cluster with a bearer token", block: `
+kubernetes:
+  remoteNamespace: apps
+  server: {url: "https://hub.example.com:6443", caProvider: {type: Secret, name: hub-ca, key: ca.crt}}
+  auth: {token: {bearerToken: {name: hub-token, key: token}}}`,
+			want: &provv2.Kubernetes{Spec: provv2.KubernetesSpec{RemoteNamespace: "apps",
+				Server: &provv2.KubernetesServer{URL: "https://hub.example.com:6443", CAProvider: &provv2.CAProvider{Type: "Secret", Name: "hub-ca", Key: "ca.crt"}},
+				Auth:   &provv2.KubernetesAuth{Token: &provv2.KubernetesTokenAuth{BearerToken: provv2.SecretKeySelector{Name: "hub-token", Key: "token"}}}}},
+			scope: ssv2.ProviderNamespace, credsNS: "team"},
+		{name: "kubernetes of another cluster with a client certificate, its URL without a scheme", block: `
+kubernetes:
+  remoteNamespace: apps
+  server: {url: "10.0.0.1:6443", caBundle: Zm9v}
+  auth: {cert: {clientCert: {name: hub-cert, key: tls.crt}, clientKey: {name: hub-cert, key: tls.key}}}`,
+			want: &provv2.Kubernetes{Spec: provv2.KubernetesSpec{RemoteNamespace: "apps",
+				Server: &provv2.KubernetesServer{URL: "https://10.0.0.1:6443", CABundle: []byte("foo")},
+				Auth: &provv2.KubernetesAuth{Cert: &provv2.KubernetesCertAuth{ClientCert: provv2.SecretKeySelector{Name: "hub-cert", Key: "tls.crt"},
+					ClientKey: provv2.SecretKeySelector{Name: "hub-cert", Key: "tls.key"}}}}},
+			scope: ssv2.ProviderNamespace, credsNS: "team"},
 		{name: "fake", block: `
 fake: {data: [{key: a, value: "1"}, {key: a, value: "0", version: v1}]}`,
 			want:  &provv2.Fake{Spec: provv2.FakeSpec{Data: []provv2.FakeSecret{{Key: "a", Value: "1"}, {Key: "a", Value: "0", Version: "v1"}}}},
@@ -198,12 +217,27 @@ aws: {service: SecretsManager, region: eu-west-1, auth: {jwt: {serviceAccountRef
 		{"gcp federation", `
 gcpsm: {projectID: p, auth: {workloadIdentityFederation: {audience: a}}}`, false,
 			[]string{"spec.provider.gcpsm.auth.workloadIdentityFederation: not supported"}},
-		{"kubernetes of another cluster", `
-kubernetes: {server: {url: "https://10.0.0.1:6443"}, auth: {token: {bearerToken: {name: t, key: k}}}}`, false,
-			[]string{"spec.provider.kubernetes.server.url: eso's Kubernetes provider reads this cluster only", "spec.provider.kubernetes.auth.token"}},
+		{"kubernetes CA of another namespace (CVE-2026-42875)", `
+kubernetes: {server: {url: "https://10.0.0.1:6443", caProvider: {type: Secret, name: ca, key: ca.crt, namespace: kube-system}}, auth: {token: {bearerToken: {name: t, key: k}}}}`, false,
+			[]string{"spec.provider.kubernetes.server.caProvider.namespace: a SecretStore reads only its own namespace"}},
+		{"kubernetes token and certificate of another namespace", `
+kubernetes: {server: {url: "https://10.0.0.1:6443"}, auth: {cert: {clientCert: {name: c, key: k, namespace: other}, clientKey: {name: c, key: k, namespace: other}}}}`, false,
+			[]string{"spec.provider.kubernetes.auth.cert.clientCert.namespace: a SecretStore reads only its own namespace", "auth.cert.clientKey.namespace"}},
+		{"kubernetes bearer token of another namespace", `
+kubernetes: {server: {url: "https://10.0.0.1:6443"}, auth: {token: {bearerToken: {name: t, key: k, namespace: other}}}}`, false,
+			[]string{"spec.provider.kubernetes.auth.token.bearerToken.namespace: a SecretStore reads only its own namespace"}},
+		{"kubernetes of another cluster over http", `
+kubernetes: {server: {url: "http://10.0.0.1:8080"}, auth: {token: {bearerToken: {name: t, key: k}}}}`, false,
+			[]string{"spec.provider.kubernetes.server.url: eso reaches another cluster's API server over https only"}},
+		{"kubernetes with two identities", `
+kubernetes: {server: {url: "https://10.0.0.1:6443"}, auth: {token: {bearerToken: {name: t, key: k}}, serviceAccount: {name: sa}}}`, false,
+			[]string{"spec.provider.kubernetes.auth: set exactly one of serviceAccount, token or cert"}},
 		{"kubernetes with eso's own identity", `
 kubernetes: {remoteNamespace: kube-system, server: {caProvider: {type: ConfigMap, name: ca, key: ca.crt, namespace: kube-system}}}`, true,
-			[]string{"spec.provider.kubernetes.auth: eso needs auth.serviceAccount"}},
+			[]string{"spec.provider.kubernetes.auth: eso needs auth (serviceAccount, token or cert)"}},
+		{"kubernetes of another cluster without auth", `
+kubernetes: {server: {url: "https://10.0.0.1:6443"}}`, false,
+			[]string{"spec.provider.kubernetes.auth: eso needs auth"}},
 		{"vault with an empty auth", `
 vault: {server: "http://v", path: secret, auth: {}}`, false,
 			[]string{"spec.provider.vault.auth: eso needs an authentication method"}},

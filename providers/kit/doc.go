@@ -11,6 +11,8 @@
 //   - Property, FieldMap and SetProperty read and edit JSON values the way
 //     upstream's remoteRef.property does.
 //   - FindBudget and LimitResponses bound what a find and an HTTP backend
-//     return; CredentialValue and ServiceAccountToken resolve credentials in
-//     the request's namespace only; KeyedMutex serialises writes of one key.
+//     return; CredentialValue, ReadKeyPair, TrustedCA and
+//     ServiceAccountToken resolve credentials, client certificates, CA
+//     bundles and ServiceAccount tokens in the request's namespace only;
+//     KeyedMutex serialises writes of one key.
 package kit

@@ -82,14 +82,8 @@ func TestFindIsBounded(t *testing.T) {
 	createAll(fill)
 
 	// Secrets are held a page at a time, never the whole namespace at once.
-	largestPage := 0
-	pages := readerLister(kube)
-	list := func(ctx context.Context, namespace string, selector labels.Selector, token string) ([]corev1.Secret, string, error) {
-		items, next, err := pages(ctx, namespace, selector, token)
-		largestPage = max(largestPage, len(items))
-		return items, next, err
-	}
-	c := &Client{namespace: ns, get: readerGetter(kube), list: list}
+	pages := &pageCounter{secretAPI: ownIdentity{reader: kube, writer: kube}}
+	c := &Client{namespace: ns, api: pages}
 	find := func(f esv1.ExternalSecretFind) (map[string][]byte, error) { return c.GetAllSecrets(ctx, f) }
 	byName := func(re string) esv1.ExternalSecretFind {
 		return esv1.ExternalSecretFind{Name: &esv1.FindName{RegExp: re}}
@@ -101,8 +95,8 @@ func TestFindIsBounded(t *testing.T) {
 	if got, err := find(byName("^s000[01]$")); err != nil || len(got) != 2 {
 		t.Fatalf("%d Secrets listed, 2 returned: %d, %v", plugin.MaxFindListed, len(got), err)
 	}
-	if largestPage > listPageSize {
-		t.Errorf("a page held %d Secrets, want at most %d", largestPage, listPageSize)
+	if pages.largest > listPageSize {
+		t.Errorf("a page held %d Secrets, want at most %d", pages.largest, listPageSize)
 	}
 	big := strings.Repeat("x", 900<<10)
 	var heavy []*corev1.Secret
@@ -129,4 +123,16 @@ func TestFindIsBounded(t *testing.T) {
 			t.Errorf("%s: %q should say what bound (%s) and hold no value", tc.name, err, tc.says)
 		}
 	}
+}
+
+// pageCounter records the largest page a secretAPI listed.
+type pageCounter struct {
+	secretAPI
+	largest int
+}
+
+func (p *pageCounter) list(ctx context.Context, namespace string, selector labels.Selector, limit int64, token string) ([]corev1.Secret, string, error) {
+	items, next, err := p.secretAPI.list(ctx, namespace, selector, limit, token)
+	p.largest = max(p.largest, len(items))
+	return items, next, err
 }

@@ -1,17 +1,17 @@
-// Package kubernetes is a provider that reads Secrets of a namespace of the
-// cluster eso runs in (kind Kubernetes). It needs no SDK beyond client-go and is
-// always compiled in.
+// Package kubernetes is a provider that reads and writes the Secrets of a
+// namespace of a Kubernetes cluster (kind Kubernetes): the cluster eso runs
+// in, or another one (server.url) as the identity auth names. It needs no SDK
+// beyond client-go and is always compiled in.
 package kubernetes
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
@@ -24,87 +24,112 @@ const Kind = "Kubernetes"
 
 // Registration describes the provider to the registry. Deps.Client reads
 // configurations and requests ServiceAccount tokens, Deps.APIReader reads
-// Secrets as eso itself.
+// Secrets as eso itself and the credentials auth and caProvider name.
 var Registration = plugin.Definition[*provv1.Kubernetes]{
 	Name: "kubernetes", Kind: Kind,
-	Check: func(cfg *provv1.Kubernetes) error {
-		if cfg.Spec.Auth != nil && cfg.Spec.Auth.ServiceAccount == nil {
-			return fmt.Errorf("%w: auth needs serviceAccount", plugin.ErrInvalidConfig)
-		}
-		return nil
-	},
-	CheckCredentials: func(_ context.Context, _ plugin.Deps, cfg *provv1.Kubernetes, scope plugin.Scope) error {
-		_, err := remoteNamespace(cfg, scope)
-		return err
-	},
-	NewClient: connect,
+	Check:            func(cfg *provv1.Kubernetes) error { return checkSpec(&cfg.Spec) },
+	CheckCredentials: checkCredentials,
+	NewClient:        connect,
 }.Registration()
 
+// checkCredentials resolves what the configuration references in the
+// scope's credentials namespace, without calling the API server read.
+func checkCredentials(ctx context.Context, deps plugin.Deps, cfg *provv1.Kubernetes, scope plugin.Scope) error {
+	if _, err := remoteNamespace(cfg, scope); err != nil {
+		return err
+	}
+	if cfg.Spec.Auth == nil {
+		return nil
+	}
+	return newConnection(deps, &cfg.Spec, scope.Namespace).checkCredentials(ctx)
+}
+
 func connect(_ context.Context, deps plugin.Deps, cfg *provv1.Kubernetes, scope plugin.Scope) (plugin.SecretsClient, error) {
+	if err := checkSpec(&cfg.Spec); err != nil {
+		return nil, err
+	}
 	namespace, err := remoteNamespace(cfg, scope)
 	if err != nil {
 		return nil, err
 	}
 	if cfg.Spec.Auth == nil {
-		return &Client{namespace: namespace, get: readerGetter(deps.APIReader), list: readerLister(deps.APIReader),
-			write: clientWriter{deps.Client}}, nil
+		return &Client{namespace: namespace, api: ownIdentity{reader: deps.APIReader, writer: deps.Client}}, nil
 	}
-	sa := cfg.Spec.Auth.ServiceAccount
-	tokens := newServiceAccountReader(deps, scope.Namespace, sa.Name, sa.Audiences)
-	return &Client{namespace: namespace, get: tokens.getSecret, list: tokens.listSecrets, write: serviceAccountWriter{tokens}}, nil
+	return &Client{namespace: namespace, api: newConnection(deps, &cfg.Spec, scope.Namespace)}, nil
+}
+
+// checkSpec refuses what the schema refuses too, for configurations that
+// did not pass through it (a v1 store's translated block, a provider
+// process's request).
+func checkSpec(spec *provv1.KubernetesSpec) error {
+	if a := spec.Auth; a != nil && countSet(a.Token != nil, a.Cert != nil, a.ServiceAccount != nil) != 1 {
+		return fmt.Errorf("%w: auth needs exactly one of token, cert or serviceAccount", plugin.ErrInvalidConfig)
+	}
+	srv := spec.Server
+	if srv == nil {
+		return nil
+	}
+	switch {
+	case srv.URL == "" && (len(srv.CABundle) > 0 || srv.CAProvider != nil):
+		return fmt.Errorf("%w: server.caBundle and server.caProvider need server.url: this cluster's CA is eso's own", plugin.ErrInvalidConfig)
+	case srv.URL == "":
+		return nil
+	case spec.Auth == nil:
+		return fmt.Errorf("%w: server.url needs auth: eso never presents its own identity to another API server", plugin.ErrInvalidConfig)
+	}
+	return checkServerURL(srv.URL)
+}
+
+func countSet(set ...bool) int {
+	n := 0
+	for _, b := range set {
+		if b {
+			n++
+		}
+	}
+	return n
 }
 
 // remoteNamespace is the namespace the client reads, after the scope check:
 // eso's own identity may read only the credentials namespace, whatever kind of
 // store is asking, because the configuration is a namespaced object its
-// namespace's users may edit. With a ServiceAccount the account's RBAC decides,
-// as the API server enforces it.
+// namespace's users may edit. With auth the identity's RBAC decides, as the
+// API server enforces it.
 func remoteNamespace(cfg *provv1.Kubernetes, scope plugin.Scope) (string, error) {
 	ns := cfg.Spec.RemoteNamespace
 	if ns == "" {
 		ns = scope.Namespace
 	}
 	if cfg.Spec.Auth == nil && ns != scope.Namespace {
-		return "", fmt.Errorf("%w: eso's own identity may only read namespace %q, not %q; set auth.serviceAccount to read another namespace with that account's permissions",
+		return "", fmt.Errorf("%w: eso's own identity may only read namespace %q, not %q; set auth to read another namespace with that identity's permissions",
 			plugin.ErrOutOfScope, scope.Namespace, ns)
 	}
 	return ns, nil
 }
 
-type (
-	secretGetter func(ctx context.Context, namespace, name string) (*corev1.Secret, error)
-	// secretLister lists one page of at most listPageSize Secrets from
-	// continueToken on, and the token of the next page ("" after the last).
-	secretLister func(ctx context.Context, namespace string, selector labels.Selector, continueToken string) ([]corev1.Secret, string, error)
-)
+// secretAPI reads and writes Secrets as one identity: eso's own
+// (ownIdentity) or the one a configuration's auth names (connection).
+// Errors are the API's; the Client maps them to the contract's.
+type secretAPI interface {
+	get(ctx context.Context, namespace, name string) (*corev1.Secret, error)
+	// list returns one page of at most limit Secrets from continueToken
+	// on, and the token of the next page ("" after the last).
+	list(ctx context.Context, namespace string, selector labels.Selector, limit int64, continueToken string) ([]corev1.Secret, string, error)
+	create(ctx context.Context, s *corev1.Secret) error
+	update(ctx context.Context, s *corev1.Secret) error
+	// delete removes s only if it is still the object read (UID and
+	// resourceVersion preconditions).
+	delete(ctx context.Context, s *corev1.Secret) error
+}
 
 // listPageSize is how many Secrets a find holds at once: a namespace's
 // Secrets are read page by page, never all in one answer.
 const listPageSize = 100
 
-func readerGetter(r client.Reader) secretGetter {
-	return func(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
-		var s corev1.Secret
-		err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &s)
-		return &s, err
-	}
-}
-
-func readerLister(r client.Reader) secretLister {
-	return func(ctx context.Context, namespace string, selector labels.Selector, continueToken string) ([]corev1.Secret, string, error) {
-		var list corev1.SecretList
-		err := r.List(ctx, &list, client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: selector},
-			client.Limit(listPageSize), client.Continue(continueToken))
-		return list.Items, list.Continue, err
-	}
-}
-
 // Client reads and writes the Secrets of one namespace.
 type Client struct {
 	namespace string
-	get       secretGetter
-	list      secretLister
-	write     secretWriter
+	api       secretAPI
 }
 
 // GetSecret implements plugin.SecretsClient: the key names a Secret, the
@@ -185,14 +210,12 @@ func (c *Client) metadata(ctx context.Context, ref esv1.ExternalSecretDataRemote
 // read gets a Secret of the client's namespace, mapping API errors to the
 // provider contract's.
 func (c *Client) read(ctx context.Context, name string) (*corev1.Secret, error) {
-	s, err := c.get(ctx, c.namespace, name)
+	s, err := c.api.get(ctx, c.namespace, name)
 	switch {
-	case apierrors.IsNotFound(err):
+	case apiNotFound(err):
 		return nil, fmt.Errorf("%w: Secret %s/%s", plugin.ErrSecretNotFound, c.namespace, name)
-	case apierrors.IsForbidden(err):
-		return nil, fmt.Errorf("%w: reading Secret %s/%s is forbidden for this identity", plugin.ErrOutOfScope, c.namespace, name)
 	case err != nil:
-		return nil, fmt.Errorf("reading Secret %s/%s: %w", c.namespace, name, err)
+		return nil, apiError(err, fmt.Sprintf("reading Secret %s/%s", c.namespace, name))
 	}
 	return s, nil
 }
@@ -221,12 +244,9 @@ func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind
 	var budget kit.FindBudget
 	out := map[string][]byte{}
 	for token := ""; ; {
-		page, next, err := c.list(ctx, c.namespace, selector, token)
-		switch {
-		case apierrors.IsForbidden(err):
-			return nil, fmt.Errorf("%w: listing Secrets of %s is forbidden for this identity", plugin.ErrOutOfScope, c.namespace)
-		case err != nil:
-			return nil, fmt.Errorf("listing Secrets of %s: %w", c.namespace, err)
+		page, next, err := c.listPage(ctx, selector, token)
+		if err != nil {
+			return nil, err
 		}
 		if err := budget.Listed(len(page)); err != nil {
 			return nil, fmt.Errorf("find in namespace %s: %w", c.namespace, err)
@@ -251,11 +271,46 @@ func (c *Client) GetAllSecrets(ctx context.Context, find esv1.ExternalSecretFind
 	}
 }
 
+// listPage lists the page from token on. Another cluster's answers are
+// bounded in bytes (plugin.MaxResponseBytes), so a page over the bound is
+// asked again at half the size: large Secrets are listed fewer at a time,
+// and only one Secret over the bound fails the find.
+func (c *Client) listPage(ctx context.Context, selector labels.Selector, token string) ([]corev1.Secret, string, error) {
+	for limit := int64(listPageSize); ; limit /= 2 {
+		page, next, err := c.api.list(ctx, c.namespace, selector, limit, token)
+		switch {
+		case err == nil:
+			return page, next, nil
+		case errors.Is(err, plugin.ErrTooLarge) && limit > 1:
+			continue
+		default:
+			return nil, "", apiError(err, "listing Secrets of "+c.namespace)
+		}
+	}
+}
+
 // Capabilities implements plugin.SecretsClient: it writes too (write.go).
 func (c *Client) Capabilities() plugin.Capabilities { return plugin.ReadWrite }
 
-// Close implements plugin.SecretsClient.
-func (c *Client) Close(context.Context) error { return nil }
+// Close implements plugin.SecretsClient: a connection's idle connections
+// to its API server are closed.
+func (c *Client) Close(context.Context) error {
+	if conn, ok := c.api.(*connection); ok {
+		conn.close()
+	}
+	return nil
+}
+
+// CheckAuth implements plugin.AuthChecker: the API server is asked who
+// the configured identity is (SelfSubjectReview), which reads no Secret.
+// eso's own identity is established already.
+func (c *Client) CheckAuth(ctx context.Context) error {
+	conn, ok := c.api.(*connection)
+	if !ok {
+		return nil
+	}
+	return conn.checkAuth(ctx)
+}
 
 // dataJSON is a whole Secret as one value: a JSON object of its keys.
 func dataJSON(data map[string][]byte) ([]byte, error) {

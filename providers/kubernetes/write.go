@@ -10,8 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/eso-dev/eso/providers/kit"
 	"github.com/eso-dev/eso/providers/plugin"
@@ -23,58 +21,6 @@ import (
 // creates with the label plugin.ManagedByKey and writes no other: an
 // existing Secret without it (someone's, or a ServiceAccount token) is
 // refused.
-
-// secretWriter creates, updates and deletes Secrets as the client's
-// identity (eso's own, or a ServiceAccount's).
-type secretWriter interface {
-	create(ctx context.Context, s *corev1.Secret) error
-	update(ctx context.Context, s *corev1.Secret) error
-	delete(ctx context.Context, s *corev1.Secret) error
-}
-
-// clientWriter writes as eso.
-type clientWriter struct{ c client.Client }
-
-func (w clientWriter) create(ctx context.Context, s *corev1.Secret) error { return w.c.Create(ctx, s) }
-func (w clientWriter) update(ctx context.Context, s *corev1.Secret) error { return w.c.Update(ctx, s) }
-func (w clientWriter) delete(ctx context.Context, s *corev1.Secret) error {
-	return w.c.Delete(ctx, s, client.Preconditions{UID: &s.UID, ResourceVersion: &s.ResourceVersion})
-}
-
-// The ServiceAccount's writes go through its own token.
-func (r *serviceAccountReader) secrets(ctx context.Context, namespace string) (corev1client.SecretInterface, error) {
-	c, err := r.clientset(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return c.Secrets(namespace), nil
-}
-
-type serviceAccountWriter struct{ r *serviceAccountReader }
-
-func (w serviceAccountWriter) create(ctx context.Context, s *corev1.Secret) error {
-	c, err := w.r.secrets(ctx, s.Namespace)
-	if err == nil {
-		_, err = c.Create(ctx, s, metav1.CreateOptions{})
-	}
-	return err
-}
-
-func (w serviceAccountWriter) update(ctx context.Context, s *corev1.Secret) error {
-	c, err := w.r.secrets(ctx, s.Namespace)
-	if err == nil {
-		_, err = c.Update(ctx, s, metav1.UpdateOptions{})
-	}
-	return err
-}
-
-func (w serviceAccountWriter) delete(ctx context.Context, s *corev1.Secret) error {
-	c, err := w.r.secrets(ctx, s.Namespace)
-	if err == nil {
-		err = c.Delete(ctx, s.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &s.UID, ResourceVersion: &s.ResourceVersion}})
-	}
-	return err
-}
 
 // current reads the remote Secret: nil when it does not exist.
 func (c *Client) current(ctx context.Context, name string) (*corev1.Secret, error) {
@@ -145,7 +91,7 @@ func (c *Client) PushSecret(ctx context.Context, req plugin.PushRequest) error {
 		created := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: c.namespace, Name: req.RemoteKey},
 			Type: corev1.SecretTypeOpaque, Data: data}
 		applyMetadata(created, md)
-		return c.writeError(c.write.create(ctx, created), req.RemoteKey)
+		return c.writeError(c.api.create(ctx, created), req.RemoteKey)
 	}
 	before := s.DeepCopy()
 	s.Data = data
@@ -154,7 +100,7 @@ func (c *Client) PushSecret(ctx context.Context, req plugin.PushRequest) error {
 		maps.Equal(before.Labels, s.Labels) && maps.Equal(before.Annotations, s.Annotations) {
 		return nil
 	}
-	return c.writeError(c.write.update(ctx, s), req.RemoteKey)
+	return c.writeError(c.api.update(ctx, s), req.RemoteKey)
 }
 
 // applyMetadata sets the metadata's labels and annotations (kept where the
@@ -194,10 +140,10 @@ func (c *Client) DeleteSecret(ctx context.Context, remoteKey, property string) e
 			for k, v := range fields {
 				s.Data[k] = []byte(v)
 			}
-			return c.writeError(c.write.update(ctx, s), remoteKey)
+			return c.writeError(c.api.update(ctx, s), remoteKey)
 		},
 		Delete: func(ctx context.Context) error {
-			if err := c.write.delete(ctx, s); err != nil && !apierrors.IsNotFound(err) {
+			if err := c.api.delete(ctx, s); err != nil && !apiNotFound(err) {
 				return c.writeError(err, remoteKey)
 			}
 			return nil
@@ -216,24 +162,10 @@ func (c *Client) writeError(err error, name string) error {
 	switch {
 	case err == nil:
 		return nil
-	case apierrors.IsForbidden(err):
-		return fmt.Errorf("%w: writing Secret %s/%s is forbidden for this identity", plugin.ErrOutOfScope, c.namespace, name)
 	case apierrors.IsInvalid(err):
 		// The API server's message may quote what was written: name the
 		// Secret only.
 		return fmt.Errorf("%w: the API server refused Secret %s/%s as invalid (is the property a valid Secret key?)", plugin.ErrInvalidConfig, c.namespace, name)
-	case apierrors.ReasonForError(err) != metav1.StatusReasonUnknown:
-		// An admission webhook's message may quote the Secret: keep the
-		// API server's reason and code only.
-		return fmt.Errorf("writing Secret %s/%s: the API server answered %s (%d)", c.namespace, name, apierrors.ReasonForError(err), errCode(err))
 	}
-	return fmt.Errorf("writing Secret %s/%s: %w", c.namespace, name, err)
-}
-
-func errCode(err error) int32 {
-	var status apierrors.APIStatus
-	if errors.As(err, &status) {
-		return status.Status().Code
-	}
-	return 0
+	return apiError(err, fmt.Sprintf("writing Secret %s/%s", c.namespace, name))
 }
