@@ -141,21 +141,32 @@ func (g upstreamGenerator) Validate(ctx context.Context, ref plugin.Ref, scope p
 	return gen.ValidateConfig(ctx, cfg, scope)
 }
 
-// forState is the generator of a state recorded for an upstream object, if
-// the object still exists; a state of a ClusterGenerator may name nothing
-// but the ClusterGenerator and its own namespace's credentials.
-func (r *Resolver) forState(ctx context.Context, st *genv2.GeneratorState, ref plugin.Ref) (plugin.Generator, bool, error) {
+// forState is the generator of a state recorded for an upstream object.
+// A state may name nothing but its own namespace's object and credentials,
+// or an upstream ClusterGenerator and its own namespace's credentials. found
+// is false when a namespaced object is gone: eso's kind of the same name
+// (where `eso migrate` moved it) revokes instead.
+func (r *Resolver) forState(ctx context.Context, st *genv2.GeneratorState, ref plugin.Ref) (gen plugin.Generator, found bool, err error) {
 	uk, ok := r.upstream[st.Spec.Generator.Kind]
 	if !ok {
 		return nil, false, nil
 	}
-	if uk.Cluster && (ref.Kind != uk.Kind || ref.Name != st.Spec.Generator.Name || ref.Namespace != "" || st.Spec.CredentialsNamespace != st.Namespace) {
-		return nil, false, fmt.Errorf("%w: GeneratorState %s/%s does not match %s %s (credentials namespace %s)",
-			stores.ErrCrossNamespace, st.Namespace, st.Name, uk.Kind, st.Spec.Generator.Name, st.Namespace)
+	ownNamespace := st.Namespace
+	if uk.Cluster {
+		ownNamespace = ""
+	}
+	if ref.Kind != uk.Kind || ref.Name != st.Spec.Generator.Name || ref.Namespace != ownNamespace || st.Spec.CredentialsNamespace != st.Namespace {
+		return nil, false, fmt.Errorf("%w: GeneratorState %s/%s names %s %s/%s with credentials of %q: a state names its own namespace's",
+			stores.ErrCrossNamespace, st.Namespace, st.Name, ref.Kind, ref.Namespace, ref.Name, st.Spec.CredentialsNamespace)
 	}
 	g := upstreamGenerator{reader: r.reader, plugins: r.plugins, kind: uk}
-	if _, _, err := g.read(ctx, ref); err != nil {
+	switch _, _, err := g.read(ctx, ref); {
+	case apierrors.IsNotFound(err) && uk.Cluster:
+		return nil, false, fmt.Errorf("%s %s is gone: what its states hold is revoked once it is back", uk.Kind, ref.Name)
+	case apierrors.IsNotFound(err):
 		return nil, false, nil
+	case err != nil:
+		return nil, false, err
 	}
 	return g, true, nil
 }

@@ -3,6 +3,7 @@ package generation
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -106,25 +107,46 @@ func TestUpstreamKindsResolve(t *testing.T) {
 	}
 }
 
-// TestStatesOfUpstreamClusterGenerators: a state recorded for an upstream
-// ClusterGenerator revokes through it only when it names that
-// ClusterGenerator and its own namespace's credentials.
-func TestStatesOfUpstreamClusterGenerators(t *testing.T) {
-	r := upstreamResolver(t, "", &upgen.ClusterGenerator{ObjectMeta: metav1.ObjectMeta{Name: "shared"},
-		Spec: upgen.ClusterGeneratorSpec{Kind: "Fake", Generator: upgen.GeneratorSpec{FakeSpec: &genkinds.FakeSpec{}}}})
-	state := func(refNamespace, credentials string) *genv2.GeneratorState {
+// TestStatesOfUpstreamKinds: a state recorded for an upstream object
+// revokes through it only when it names its own namespace's object (or an
+// upstream ClusterGenerator) and its own namespace's credentials; a state of
+// a ClusterGenerator that is gone says so; one of a namespaced object that
+// is gone revokes through eso's kind of the same name.
+func TestStatesOfUpstreamKinds(t *testing.T) {
+	r := upstreamResolver(t, "",
+		&upgen.ClusterGenerator{ObjectMeta: metav1.ObjectMeta{Name: "shared"},
+			Spec: upgen.ClusterGeneratorSpec{Kind: "Fake", Generator: upgen.GeneratorSpec{FakeSpec: &genkinds.FakeSpec{}}}},
+		&upgen.Fake{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "own"}},
+		&upgen.Fake{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "theirs"}},
+	)
+	state := func(kind, name, refNamespace, credentials string) *genv2.GeneratorState {
 		return &genv2.GeneratorState{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "s"}, Spec: genv2.GeneratorStateSpec{
-			Generator:            genv2.GeneratorReference{APIVersion: UpstreamAPIVersion, Kind: "ClusterGenerator", Name: "shared"},
-			ProviderRef:          genv2.ProviderRef{Kind: "ClusterGenerator", Name: "shared", Namespace: refNamespace},
+			Generator:            genv2.GeneratorReference{APIVersion: UpstreamAPIVersion, Kind: kind, Name: name},
+			ProviderRef:          genv2.ProviderRef{Kind: kind, Name: name, Namespace: refNamespace},
 			CredentialsNamespace: credentials,
 		}}
 	}
-	if gen, err := r.ForState(context.Background(), state("", "team-a")); err != nil || gen.Kind() != "ClusterGenerator" {
-		t.Fatalf("a state of its own: %v", err)
-	}
-	for _, st := range []*genv2.GeneratorState{state("team-b", "team-a"), state("", "team-b")} {
-		if _, err := r.ForState(context.Background(), st); !errors.Is(err, stores.ErrCrossNamespace) {
-			t.Errorf("state naming %q with credentials of %q: %v, want it refused", st.Spec.ProviderRef.Namespace, st.Spec.CredentialsNamespace, err)
+	ctx := context.Background()
+	for _, st := range []*genv2.GeneratorState{state("ClusterGenerator", "shared", "", "team-a"), state("Fake", "own", "team-a", "team-a")} {
+		if gen, err := r.ForState(ctx, st); err != nil || gen.Kind() != st.Spec.Generator.Kind {
+			t.Errorf("a state of its own %s: %v", st.Spec.Generator.Kind, err)
 		}
+	}
+	for _, st := range []*genv2.GeneratorState{
+		state("ClusterGenerator", "shared", "team-b", "team-a"),
+		state("ClusterGenerator", "shared", "", "team-b"),
+		state("Fake", "theirs", "team-b", "team-a"),
+		state("Fake", "own", "team-a", "team-b"),
+	} {
+		if _, err := r.ForState(ctx, st); !errors.Is(err, stores.ErrCrossNamespace) {
+			t.Errorf("state naming %s %q/%s with credentials of %q: %v, want it refused",
+				st.Spec.Generator.Kind, st.Spec.ProviderRef.Namespace, st.Spec.ProviderRef.Name, st.Spec.CredentialsNamespace, err)
+		}
+	}
+	if _, err := r.ForState(ctx, state("ClusterGenerator", "gone", "", "team-a")); err == nil || !strings.Contains(err.Error(), "ClusterGenerator gone is gone") {
+		t.Errorf("a state of a ClusterGenerator that is gone: %v", err)
+	}
+	if gen, err := r.ForState(ctx, state("Fake", "moved", "team-a", "team-a")); err != nil || gen.Kind() != "Fake" {
+		t.Errorf("a state of a namespaced object that is gone revokes through eso's kind: %v", err)
 	}
 }

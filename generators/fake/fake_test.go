@@ -2,6 +2,8 @@ package fake
 
 import (
 	"context"
+	"errors"
+	"strconv"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,5 +31,24 @@ func TestGenerateReturnsTheData(t *testing.T) {
 		if len(values) != 2 || string(values["foo"]) != "bar" || string(values["baz"]) != "bang" || state != nil {
 			t.Fatalf("values %v, state %v", values, state)
 		}
+	}
+}
+
+// TestDataIsBounded: a configuration of more keys than the schema allows
+// is refused, whatever way it reached the generator.
+func TestDataIsBounded(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := genv1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	data := map[string]string{}
+	for i := range MaxKeys + 1 {
+		data[strconv.Itoa(i)] = "v"
+	}
+	cfg := &genv1.Fake{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "f"}, Spec: genv1.FakeSpec{Data: data}}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(cfg).Build()
+	gen := Registration.NewGenerator(plugin.Deps{Client: c, APIReader: c})
+	if _, _, err := gen.Generate(context.Background(), plugin.Ref{Kind: "Fake", Namespace: "team", Name: "f"}, plugin.Scope{Namespace: "team"}); !errors.Is(err, plugin.ErrInvalidConfig) {
+		t.Fatalf("%d keys: %v, want ErrInvalidConfig", len(data), err)
 	}
 }

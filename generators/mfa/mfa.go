@@ -78,8 +78,8 @@ var hashes = map[string]func() hash.Hash{
 func settingsOf(spec genv1.MFASpec) (Settings, error) {
 	s := Settings{Digits: 6, Period: 30 * time.Second, Hash: sha1.New}
 	if spec.Length != 0 {
-		if spec.Length < 6 || spec.Length > 10 {
-			return s, fmt.Errorf("%w: length is 6 to 10 digits, not %d", plugin.ErrInvalidConfig, spec.Length)
+		if spec.Length < 1 || spec.Length > 10 {
+			return s, fmt.Errorf("%w: length is 1 to 10 digits, not %d", plugin.ErrInvalidConfig, spec.Length)
 		}
 		s.Digits = spec.Length
 	}

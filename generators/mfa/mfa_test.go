@@ -177,7 +177,7 @@ func TestGenerateErrorsSayWhatIsWrongAndHoldNoSeed(t *testing.T) {
 // TestSettingsRefuseWhatTheSchemaRefuses: a configuration written past the
 // schema (an upstream manifest translated) gets a clear error.
 func TestSettingsRefuseWhatTheSchemaRefuses(t *testing.T) {
-	for _, spec := range []genv1.MFASpec{{Length: 5}, {Length: 11}, {TimePeriod: -1}, {TimePeriod: 86401}, {Algorithm: "md5"}} {
+	for _, spec := range []genv1.MFASpec{{Length: -1}, {Length: 11}, {TimePeriod: -1}, {TimePeriod: 86401}, {Algorithm: "md5"}} {
 		if _, err := settingsOf(spec); !errors.Is(err, plugin.ErrInvalidConfig) {
 			t.Errorf("%+v: %v, want ErrInvalidConfig", spec, err)
 		}

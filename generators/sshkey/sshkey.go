@@ -34,15 +34,30 @@ var Registration = plugin.Definition[*genv1.SSHKey]{
 		_, err := newKey(cfg.Spec, nil)
 		return err
 	},
-	Generate: func(_ context.Context, _ plugin.Deps, cfg *genv1.SSHKey, _ plugin.Scope) (map[string][]byte, plugin.State, error) {
-		values, err := Generate(cfg.Spec)
+	Generate: func(ctx context.Context, _ plugin.Deps, cfg *genv1.SSHKey, _ plugin.Scope) (map[string][]byte, plugin.State, error) {
+		values, err := Generate(ctx, cfg.Spec)
 		return values, nil, err
 	},
 }.Registration()
 
+// rsaSlots lets one RSA key be generated at a time in the process: an
+// RSA-4096 key takes about 0.6 s of CPU (over a second at worst), and one
+// ExternalSecret may ask for 64 of them at every refresh, so without it a
+// few tenants could take every core. Waiters give up with their sync's
+// context.
+var rsaSlots = make(chan struct{}, 1)
+
 // Generate makes a key pair as spec says: privateKey in OpenSSH's PEM
 // format, publicKey one authorized_keys line, both carrying the comment.
-func Generate(spec genv1.SSHKeySpec) (map[string][]byte, error) {
+func Generate(ctx context.Context, spec genv1.SSHKeySpec) (map[string][]byte, error) {
+	if t := genv1.SSHKeyType(strings.ToLower(string(spec.KeyType))); t == "" || t == genv1.SSHKeyRSA {
+		select {
+		case rsaSlots <- struct{}{}:
+			defer func() { <-rsaSlots }()
+		case <-ctx.Done():
+			return nil, fmt.Errorf("waiting to generate an RSA key: %w", ctx.Err())
+		}
+	}
 	key, err := newKey(spec, rand.Reader)
 	if err != nil {
 		return nil, err

@@ -1,12 +1,14 @@
 package sshkey
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/rsa"
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/crypto/ssh"
 	"k8s.io/utils/ptr"
@@ -35,7 +37,7 @@ func TestGenerateMakesMatchingPairs(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.algo+"-"+tc.comment, func(t *testing.T) {
-			values, err := Generate(tc.spec)
+			values, err := Generate(context.Background(), tc.spec)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -96,7 +98,7 @@ func TestGenerateRefusesWhatCostsTooMuchOrIsUnknown(t *testing.T) {
 		{KeyType: genv1.SSHKeyECDSA, KeySize: ptr.To(512)},
 		{KeyType: "dsa"},
 	} {
-		if _, err := Generate(spec); !errors.Is(err, plugin.ErrInvalidConfig) {
+		if _, err := Generate(context.Background(), spec); !errors.Is(err, plugin.ErrInvalidConfig) {
 			t.Errorf("%+v: %v, want ErrInvalidConfig", spec, err)
 		}
 		if _, err := newKey(spec, nil); !errors.Is(err, plugin.ErrInvalidConfig) {
@@ -107,15 +109,34 @@ func TestGenerateRefusesWhatCostsTooMuchOrIsUnknown(t *testing.T) {
 
 // TestKeysDiffer: two generations never give the same key.
 func TestKeysDiffer(t *testing.T) {
-	a, err := Generate(genv1.SSHKeySpec{KeyType: genv1.SSHKeyEd25519})
+	a, err := Generate(context.Background(), genv1.SSHKeySpec{KeyType: genv1.SSHKeyEd25519})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := Generate(genv1.SSHKeySpec{KeyType: genv1.SSHKeyEd25519})
+	b, err := Generate(context.Background(), genv1.SSHKeySpec{KeyType: genv1.SSHKeyEd25519})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if string(a[PrivateKey]) == string(b[PrivateKey]) {
 		t.Fatal("two generations made the same key")
+	}
+}
+
+// TestOneRSAKeyAtATime: RSA keys are generated one at a time in the
+// process, and a sync that cannot wait gives up instead of queueing.
+func TestOneRSAKeyAtATime(t *testing.T) {
+	rsaSlots <- struct{}{} // another generation holds the slot
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := Generate(ctx, genv1.SSHKeySpec{KeyType: genv1.SSHKeyRSA}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("an RSA key while the slot is taken: %v, want the sync's deadline", err)
+	}
+	// Ed25519 and ECDSA cost microseconds and do not wait.
+	if _, err := Generate(ctx, genv1.SSHKeySpec{KeyType: genv1.SSHKeyEd25519}); err != nil {
+		t.Errorf("an Ed25519 key while the RSA slot is taken: %v", err)
+	}
+	<-rsaSlots
+	if _, err := Generate(context.Background(), genv1.SSHKeySpec{}); err != nil {
+		t.Fatal(err)
 	}
 }

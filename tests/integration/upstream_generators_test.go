@@ -57,7 +57,7 @@ spec:
   secret: {name: totp-seed, key: token}
   length: 8
   timePeriod: 30
-  algorithm: sha256
+  algorithm: SHA-256
   when: "2005-03-18T01:58:29Z"
 ---
 apiVersion: v1

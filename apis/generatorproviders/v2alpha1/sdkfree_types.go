@@ -115,8 +115,9 @@ type MFASpec struct {
 	// spaces and padding are ignored).
 	Secret provv1.SecretKeySelector `json:"secret"`
 
-	// Length is the number of digits of a token.
-	// +kubebuilder:validation:Minimum=6
+	// Length is the number of digits of a token (RFC 4226 asks for at least
+	// 6; upstream accepts fewer).
+	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=10
 	// +kubebuilder:default=6
 	// +optional
@@ -130,10 +131,11 @@ type MFASpec struct {
 	TimePeriod int `json:"timePeriod,omitempty"`
 
 	// Algorithm is the HMAC hash, in any case: sha1 (RFC 6238's default),
-	// sha256, sha384, sha512 or sha512_256. Upstream's MFA kind
-	// (generators.external-secrets.io) always uses sha1, as upstream does.
-	// +kubebuilder:validation:MaxLength=16
-	// +kubebuilder:validation:XValidation:rule="self.lowerAscii() in ['sha1', 'sha256', 'sha384', 'sha512', 'sha512_256']",message="algorithm is sha1, sha256, sha384, sha512 or sha512_256"
+	// sha256, sha384, sha512 or sha512_256; another is refused when the
+	// generator checks its configuration. Upstream's MFA kind
+	// (generators.external-secrets.io) ignores it and always uses sha1, as
+	// upstream does, so it takes any spelling there.
+	// +kubebuilder:validation:MaxLength=32
 	// +optional
 	Algorithm string `json:"algorithm,omitempty"`
 
