@@ -96,4 +96,15 @@ spec: {secret: {name: totp-seed, key: token}, length: 8, algorithm: sha256, when
 			t.Errorf("ExternalSecret %s was edited by the move (generation %d, was %d)", es.Name, es.Generation, generations[es.Name])
 		}
 	}
+
+	// Back: the upstream objects are created again from the copies, for an
+	// upstream ESO to find; eso's copies stay.
+	runMigrate(t, "--namespace", ns, "--rollback", "--apply")
+	var restored upgen.Password
+	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "db"}, &restored); err != nil || restored.Spec.Length != 16 {
+		t.Fatalf("upstream's Password db after the rollback: %v, length %d", err, restored.Spec.Length)
+	}
+	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "db"}, &moved); err != nil {
+		t.Errorf("eso's copy after the rollback: %v", err)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -40,12 +41,12 @@ func planGenerators(p *Plan, objs Objects, present map[string]client.Object, opt
 			kinds[k.Kind] = k.Translate
 		}
 	}
+	if opts.Direction == ToV1 {
+		planRestores(p, objs)
+		return
+	}
 	for _, from := range objs.Generators {
 		what := describe(from)
-		if opts.Direction == ToV1 {
-			p.Notes = append(p.Notes, what+": generators are not moved back; eso's kind of the same name serves its references")
-			continue
-		}
 		translate, ok := kinds[from.GetObjectKind().GroupVersionKind().Kind]
 		if !ok {
 			continue
@@ -62,13 +63,17 @@ func planGenerators(p *Plan, objs Objects, present map[string]client.Object, opt
 		to.SetCreationTimestamp(metav1.Time{})
 		to.SetManagedFields(nil)
 		to.SetOwnerReferences(nil)
+		to.SetFinalizers(nil) // another tool's finalizer is for the object it put it on
+		to.SetDeletionTimestamp(nil)
 		annotations := map[string]string{}
 		for k, v := range from.GetAnnotations() {
 			annotations[k] = v
 		}
 		annotations[MigratedFrom] = from.GetObjectKind().GroupVersionKind().GroupVersion().String()
 		to.SetAnnotations(annotations)
-		if have, ok := present[objectKey(to)]; ok {
+		// A copy an earlier run made (the upstream object changed before it
+		// could be deleted) is brought in line; any other is never taken.
+		if have, ok := present[objectKey(to)]; ok && have.GetAnnotations()[MigratedFrom] != to.GetAnnotations()[MigratedFrom] {
 			if err := same(have, to, opts.Defaults); err != nil {
 				p.Refused = append(p.Refused, what+": "+err.Error())
 				continue
@@ -82,6 +87,51 @@ func planGenerators(p *Plan, objs Objects, present map[string]client.Object, opt
 	}
 }
 
+// planRestores plans a rollback: each generator configuration a migration
+// made whose upstream object is gone is created again as upstream's kind,
+// with its spec (eso's copy stays; an upstream object is what its
+// references find first).
+func planRestores(p *Plan, objs Objects) {
+	upstream := map[string]bool{}
+	for _, o := range objs.Generators {
+		upstream[o.GetObjectKind().GroupVersionKind().Kind+"/"+o.GetNamespace()+"/"+o.GetName()] = true
+	}
+	for _, o := range objs.Present {
+		gvk := o.GetObjectKind().GroupVersionKind()
+		if gvk.GroupVersion() != genv1.GroupVersion || o.GetAnnotations()[MigratedFrom] != upgen.GroupVersion.String() ||
+			upstream[gvk.Kind+"/"+o.GetNamespace()+"/"+o.GetName()] {
+			continue
+		}
+		raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
+		if err != nil {
+			p.Refused = append(p.Refused, describe(o)+": "+err.Error())
+			continue
+		}
+		restored := &unstructured.Unstructured{Object: map[string]any{"spec": raw["spec"]}}
+		restored.SetGroupVersionKind(upgen.GroupVersion.WithKind(gvk.Kind))
+		restored.SetNamespace(o.GetNamespace())
+		restored.SetName(o.GetName())
+		restored.SetLabels(o.GetLabels())
+		p.Restore = append(p.Restore, restored)
+	}
+}
+
+// restoreGenerators creates the upstream objects a rollback restores; one
+// there already is left as it is.
+func restoreGenerators(ctx context.Context, c client.Client, restores []client.Object, log io.Writer) []error {
+	var errs []error
+	for _, o := range restores {
+		switch err := c.Create(ctx, o.DeepCopyObject().(client.Object)); {
+		case apierrors.IsAlreadyExists(err):
+		case err != nil:
+			errs = append(errs, fmt.Errorf("restoring %s: %w", describe(o), err))
+		default:
+			fmt.Fprintf(log, "restored %s\n", describe(o))
+		}
+	}
+	return errs
+}
+
 // moveGenerators carries out the moves: eso's configuration is created
 // (one already there must have the planned spec), then the upstream object
 // is deleted, guarded by the UID and resourceVersion read, so an object
@@ -92,7 +142,7 @@ func moveGenerators(ctx context.Context, c client.Client, moves []GeneratorMove,
 	for _, m := range moves {
 		err := c.Create(ctx, m.To.DeepCopyObject().(client.Object))
 		if apierrors.IsAlreadyExists(err) {
-			err = sameAsPresent(ctx, c, m.To, defaults)
+			err = alignCopy(ctx, c, m.To, defaults)
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("creating %s: %w; %s stays", describe(m.To), err, describe(m.From)))
@@ -104,7 +154,7 @@ func moveGenerators(ctx context.Context, c client.Client, moves []GeneratorMove,
 		switch {
 		case apierrors.IsNotFound(err):
 		case apierrors.IsConflict(err):
-			errs = append(errs, fmt.Errorf("deleting %s: it changed since it was read: run eso migrate again", describe(m.From)))
+			errs = append(errs, fmt.Errorf("deleting %s: it changed since it was read: run eso migrate again, which brings its copy in line", describe(m.From)))
 		case err != nil:
 			errs = append(errs, fmt.Errorf("deleting %s: %w", describe(m.From), err))
 		default:
@@ -112,6 +162,22 @@ func moveGenerators(ctx context.Context, c client.Client, moves []GeneratorMove,
 		}
 	}
 	return errs
+}
+
+// alignCopy accepts an object of want's name that is there: a copy an
+// earlier run made gets want's spec, any other must hold it already.
+func alignCopy(ctx context.Context, c client.Client, want client.Object, defaults func(client.Object) (client.Object, error)) error {
+	have := want.DeepCopyObject().(client.Object)
+	if err := c.Get(ctx, client.ObjectKeyFromObject(want), have); err != nil {
+		return err
+	}
+	if have.GetAnnotations()[MigratedFrom] != want.GetAnnotations()[MigratedFrom] {
+		return same(have, want, defaults)
+	}
+	update := want.DeepCopyObject().(client.Object)
+	update.SetResourceVersion(have.GetResourceVersion())
+	update.SetUID(have.GetUID())
+	return c.Update(ctx, update)
 }
 
 // readGenerators lists upstream's generator objects (of namespace, or all)

@@ -101,8 +101,10 @@ type Plan struct {
 	// MissingConfigNamespace names the ClusterSecretStores refused for want
 	// of ClusterConfigNamespace.
 	MissingConfigNamespace []string
-	// Generators are the upstream generator objects moved to eso's kinds.
+	// Generators are the upstream generator objects moved to eso's kinds;
+	// Restore, on a rollback, the upstream objects created again from them.
 	Generators []GeneratorMove
+	Restore    []client.Object
 }
 
 // StorePlan is one store a migration moves references to: what is created
@@ -117,9 +119,11 @@ type StorePlan struct {
 // those stores.
 const MigratedFrom = "migrate.eso.external-secrets.io/from"
 
-// objectKey identifies a v2alpha1 object by kind, namespace and name.
+// objectKey identifies an object by group, kind, namespace and name: a
+// provider's and a generator's configuration kinds may share a name (Fake).
 func objectKey(o client.Object) string {
-	return o.GetObjectKind().GroupVersionKind().Kind + "/" + o.GetNamespace() + "/" + o.GetName()
+	gvk := o.GetObjectKind().GroupVersionKind()
+	return gvk.Group + "/" + gvk.Kind + "/" + o.GetNamespace() + "/" + o.GetName()
 }
 
 // errOtherSpec: an object of the name is there with another spec. Its
@@ -211,7 +215,7 @@ func (sp *storePlanner) consider(obj client.Object) {
 	}
 	if opts.Direction == ToV1 {
 		// Back only from a v2alpha1 store this migration made.
-		v2 := sp.present[s.Kind+"/"+s.Namespace+"/"+s.Name]
+		v2 := sp.present[ssv2.GroupVersion.Group+"/"+s.Kind+"/"+s.Namespace+"/"+s.Name]
 		if v2 != nil && v2.GetAnnotations()[MigratedFrom] != "" {
 			sp.moved[key] = len(p.Stores)
 			p.Stores = append(p.Stores, StorePlan{Store: obj})

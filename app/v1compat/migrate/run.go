@@ -133,7 +133,7 @@ func listKind(ctx context.Context, c client.Reader, scheme *runtime.Scheme, gvk 
 // move to is Ready, guarded by the resourceVersion read so a concurrent
 // edit is not overwritten. It returns what did not move, and why.
 func Apply(ctx context.Context, c client.Client, p Plan, wait time.Duration, log io.Writer) error {
-	generatorErrs := moveGenerators(ctx, c, p.Generators, log)
+	generatorErrs := append(moveGenerators(ctx, c, p.Generators, log), restoreGenerators(ctx, c, p.Restore, log)...)
 	a := &application{c: c, p: p, log: log, failed: createStores(ctx, c, p, log), errs: generatorErrs,
 		ready: make([]bool, len(p.Stores)), waiting: make([]string, len(p.Stores)), moved: make([]bool, len(p.Repoint))}
 	deadline := time.Now().Add(wait)
@@ -367,13 +367,16 @@ func Print(w io.Writer, p Plan) {
 	for _, m := range p.Generators {
 		fmt.Fprintf(w, "move     %s to %s (its references stay as they are)\n", describe(m.From), describe(m.To))
 	}
+	for _, o := range p.Restore {
+		fmt.Fprintf(w, "restore  %s\n", describe(o))
+	}
 	for _, r := range p.Refused {
 		fmt.Fprintf(w, "refused  %s (it and its users stay as they are)\n", r)
 	}
 	for _, n := range p.Notes {
 		fmt.Fprintf(w, "note     %s\n", n)
 	}
-	if len(p.Create)+len(p.Changes)+len(p.Refused)+len(p.Generators) == 0 {
+	if len(p.Create)+len(p.Changes)+len(p.Refused)+len(p.Generators)+len(p.Restore) == 0 {
 		fmt.Fprintln(w, "nothing to migrate")
 	}
 }
@@ -384,6 +387,7 @@ func PrintYAML(w io.Writer, p Plan) error {
 	for _, m := range p.Generators {
 		objs = append(objs, m.To)
 	}
+	objs = append(objs, p.Restore...)
 	for _, o := range objs {
 		o = o.DeepCopyObject().(client.Object)
 		o.SetResourceVersion("")
