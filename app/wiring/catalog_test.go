@@ -9,6 +9,8 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
 
+	upgen "github.com/eso-dev/eso/apis/upstreamv1/generators"
+	"github.com/eso-dev/eso/app/v1compat"
 	"github.com/eso-dev/eso/app/v1compat/migrate"
 	"github.com/eso-dev/eso/providers/catalog"
 	"github.com/eso-dev/eso/providers/plugin"
@@ -89,5 +91,49 @@ func TestEveryProviderKindIsMigrated(t *testing.T) {
 		if !slices.Contains(kinds, c.Kind) {
 			t.Errorf("eso migrate does not read %s configurations (%s): register the type in apis/providers/v2alpha1", c.Kind, c.Package)
 		}
+	}
+}
+
+// TestEveryUpstreamGeneratorKindIsServed: upstream's generator kinds the v1
+// layer translates are eso's generator kinds (each catalog generator has
+// its upstream kind, and the other way round), have a CRD of upstream's
+// group, and core's ClusterRole reads them.
+func TestEveryUpstreamGeneratorKindIsServed(t *testing.T) {
+	plurals, err := catalog.ReadPlurals(filepath.Join(moduleRoot, "apis/crds"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(moduleRoot, "charts/eso/files/rbac/role.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var core rbacv1.ClusterRole
+	if err := yaml.Unmarshal(data, &core); err != nil {
+		t.Fatal(err)
+	}
+	var upstream []string
+	for _, k := range v1compat.GeneratorKinds() {
+		if !k.Cluster {
+			upstream = append(upstream, k.Kind)
+		}
+		resource, err := plurals(upgen.GroupVersion.Group, k.Kind)
+		if err != nil {
+			t.Errorf("upstream kind %s has no CRD: %v", k.Kind, err)
+			continue
+		}
+		for _, verb := range []string{"get", "list", "watch"} {
+			if !grants(core.Rules, upgen.GroupVersion.Group, resource, verb) {
+				t.Errorf("core's ClusterRole does not grant %s on %s.%s: add it to app/manager/rbac.go", verb, resource, upgen.GroupVersion.Group)
+			}
+		}
+	}
+	var generators []string
+	for _, c := range catalog.Generators {
+		generators = append(generators, c.Kind)
+	}
+	slices.Sort(upstream)
+	slices.Sort(generators)
+	if !slices.Equal(upstream, generators) {
+		t.Errorf("upstream kinds served %v, eso's generator kinds %v: each needs the other", upstream, generators)
 	}
 }

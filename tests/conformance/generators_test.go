@@ -34,6 +34,9 @@ type generatorRow struct {
 	config  client.Object
 	objects []client.Object
 	keys    []string
+	// revoked, if set, says whether what a generation made is revoked:
+	// checked after Cleanup, for kinds whose values can be.
+	revoked func(values map[string][]byte) bool
 }
 
 // generatorRows has a row for every generator kind eso ships; a kind the
@@ -83,12 +86,17 @@ var generatorRows = map[string]func(t testing.TB) generatorRow{
 		root := vaulttest.Start(t)
 		params := map[string]apiextensionsv1.JSON{"policies": {Raw: []byte(`["default"]`)}, "ttl": {Raw: []byte(`"1h"`)}}
 		// A token it creates is leased: Cleanup revokes it.
+		tokenGone := func(values map[string][]byte) bool {
+			_, err := root.Auth().Token().Lookup(string(values["client_token"]))
+			return err != nil
+		}
 		return generatorRow{
 			config: &genv1.VaultDynamicSecret{Spec: genv1.VaultDynamicSecretSpec{Server: root.Address(),
 				Auth: &provv1.VaultAuth{TokenSecretRef: &provv1.SecretKeySelector{Name: "vault", Key: "token"}},
 				Path: "auth/token/create", Method: "POST", ResultType: genv1.VaultResultAuth, Parameters: params}},
 			objects: []client.Object{secret("vault", map[string]string{"token": vaulttest.RootToken})},
 			keys:    []string{"client_token"},
+			revoked: tokenGone,
 		}
 	},
 }
@@ -125,15 +133,17 @@ func TestEveryCompiledInGenerator(t *testing.T) {
 				t.Fatalf("generator %s has no conformance row: add one to generatorRows in generators_test.go", reg.Kind)
 			}
 			t.Run("in-process", func(t *testing.T) {
-				gen, _ := generatorOf(t, reg, newRow(t))
-				runGeneratorCases(t, gen, newRow(t).keys)
+				row := newRow(t)
+				gen, _ := generatorOf(t, reg, row)
+				runGeneratorCases(t, gen, row)
 			})
 			t.Run("grpc", func(t *testing.T) {
-				gen, configs := generatorOf(t, reg, newRow(t))
+				row := newRow(t)
+				gen, configs := generatorOf(t, reg, row)
 				served := reg
 				served.NewGenerator = func(plugin.Deps) plugin.Generator { return gen }
 				remote, ep := serveLoopback(t, served, configs)
-				runGeneratorCases(t, remote.Generator(ep, reg.Kind), newRow(t).keys)
+				runGeneratorCases(t, remote.Generator(ep, reg.Kind), row)
 			})
 		})
 	}
@@ -157,7 +167,7 @@ func generatorOf(t *testing.T, reg plugin.Registration, row generatorRow) (plugi
 }
 
 // runGeneratorCases are the cases every generator passes.
-func runGeneratorCases(t *testing.T, gen plugin.Generator, keys []string) {
+func runGeneratorCases(t *testing.T, gen plugin.Generator, row generatorRow) {
 	ctx := context.Background()
 	ref := plugin.Ref{Kind: gen.Kind(), Namespace: namespace, Name: "gen"}
 	scope := plugin.Scope{Namespace: namespace}
@@ -172,13 +182,19 @@ func runGeneratorCases(t *testing.T, gen plugin.Generator, keys []string) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, k := range keys {
+			for _, k := range row.keys {
 				if len(values[k]) == 0 {
 					t.Errorf("output lacks %q", k)
 				}
 			}
+			if row.revoked != nil && row.revoked(values) {
+				t.Error("revoked before its cleanup")
+			}
 			if err := gen.Cleanup(ctx, ref, scope, state); err != nil {
 				t.Errorf("cleanup of state %s: %v", state, err)
+			}
+			if row.revoked != nil && !row.revoked(values) {
+				t.Error("still valid after its cleanup")
 			}
 		}
 	})
