@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"encoding/base64"
 	"fmt"
 	"strings"
 	"testing"
@@ -9,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	"github.com/eso-dev/eso/providers/aws/awstest"
+	"github.com/eso-dev/eso/providers/gcp/gcptest"
 	"github.com/eso-dev/eso/providers/vault/vaulttest"
 )
 
@@ -17,8 +20,11 @@ import (
 // fields (written here, not copied): a Password, a UUID, SSH keys of two
 // types, a Fake, an MFA pinned to an RFC 6238 vector (upstream ignores
 // algorithm and uses SHA-1: so must eso for upstream's kind), a Vault
-// dynamic secret in upstream's provider shape, and ClusterGenerators
-// embedding a Password and a Fake.
+// dynamic secret in upstream's provider shape, an ECR login naming both
+// auth methods as upstream's documentation does, an STS session with
+// upstream's request parameters and a GCR token (moto and the in-test
+// Google token service stand in for AWS and Google, through eso's
+// endpoint field), and ClusterGenerators embedding a Password and a Fake.
 const upstreamGeneratorManifests = `
 apiVersion: generators.external-secrets.io/v1alpha1
 kind: Password
@@ -63,7 +69,7 @@ spec:
 apiVersion: v1
 kind: Secret
 metadata: {name: vault-token}
-stringData: {token: %s}
+stringData: {token: %[1]s}
 ---
 apiVersion: generators.external-secrets.io/v1alpha1
 kind: VaultDynamicSecret
@@ -73,13 +79,57 @@ spec:
   method: POST
   resultType: Data
   provider:
-    server: %s
+    server: %[2]s
     auth:
       tokenSecretRef: {name: vault-token, key: token}
 ---
+apiVersion: v1
+kind: Secret
+metadata: {name: aws-creds}
+stringData: {key-id: upstream, access-secret: upstream}
+---
+apiVersion: generators.external-secrets.io/v1alpha1
+kind: ECRAuthorizationToken
+metadata: {name: ecr}
+spec:
+  region: eu-west-1
+  endpoint: %[4]s
+  auth:
+    secretRef:
+      accessKeyIDSecretRef: {name: aws-creds, key: key-id}
+      secretAccessKeySecretRef: {name: aws-creds, key: access-secret}
+    jwt:
+      serviceAccountRef: {name: registry-puller}
+---
+apiVersion: generators.external-secrets.io/v1alpha1
+kind: STSSessionToken
+metadata: {name: sts}
+spec:
+  region: eu-west-1
+  endpoint: %[4]s
+  auth:
+    secretRef:
+      accessKeyIDSecretRef: {name: aws-creds, key: key-id}
+      secretAccessKeySecretRef: {name: aws-creds, key: access-secret}
+  requestParameters: {sessionDuration: 900, serialNumber: "arn:aws:iam::123456789012:mfa/user", tokenCode: "123456"}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: gcp-key}
+data: {key.json: %[5]s}
+---
+apiVersion: generators.external-secrets.io/v1alpha1
+kind: GCRAccessToken
+metadata: {name: gcr}
+spec:
+  projectID: p
+  auth:
+    secretRef:
+      secretAccessKeySecretRef: {name: gcp-key, key: key.json}
+---
 apiVersion: generators.external-secrets.io/v1alpha1
 kind: ClusterGenerator
-metadata: {name: %s-password}
+metadata: {name: %[3]s-password}
 spec:
   kind: Password
   generator:
@@ -87,7 +137,7 @@ spec:
 ---
 apiVersion: generators.external-secrets.io/v1alpha1
 kind: ClusterGenerator
-metadata: {name: %s-fake}
+metadata: {name: %[3]s-fake}
 spec:
   kind: Fake
   generator:
@@ -95,7 +145,7 @@ spec:
 ---
 apiVersion: generators.external-secrets.io/v1alpha1
 kind: ClusterGenerator
-metadata: {name: %s-mismatched}
+metadata: {name: %[3]s-mismatched}
 spec:
   kind: UUID
   generator:
@@ -108,9 +158,12 @@ spec:
 // it.
 func TestUpstreamGeneratorManifests(t *testing.T) {
 	root := vaulttest.Start(t)
+	moto := awstest.StartMoto(t)
+	gcp, _ := gcptest.Start(t)
+	gcpKey := gcp.StartTokenEndpoint(t).Key(t, "puller@p.iam.gserviceaccount.com")
 	runEso(t, testConfig())
 	ns := env.Namespace(t, "gen-upstream", nil)
-	applyYAML(t, ns, fmt.Sprintf(upstreamGeneratorManifests, vaulttest.RootToken, root.Address(), ns, ns, ns))
+	applyYAML(t, ns, fmt.Sprintf(upstreamGeneratorManifests, vaulttest.RootToken, root.Address(), ns, moto, base64.StdEncoding.EncodeToString(gcpKey)))
 	ref := func(kind, name string) esv1.GeneratorRef {
 		return esv1.GeneratorRef{APIVersion: "generators.external-secrets.io/v1alpha1", Kind: kind, Name: name}
 	}
@@ -122,6 +175,9 @@ func TestUpstreamGeneratorManifests(t *testing.T) {
 		generatedSecret(ns, "fake", ref("Fake", "fixed")),
 		generatedSecret(ns, "mfa", ref("MFA", "totp")),
 		generatedSecret(ns, "vault", ref("VaultDynamicSecret", "random")),
+		generatedSecret(ns, "ecr", ref("ECRAuthorizationToken", "ecr")),
+		generatedSecret(ns, "sts", ref("STSSessionToken", "sts")),
+		generatedSecret(ns, "gcr", ref("GCRAccessToken", "gcr")),
 		generatedSecret(ns, "cluster-password", ref("ClusterGenerator", ns+"-password")),
 		generatedSecret(ns, "cluster-fake", ref("ClusterGenerator", ns+"-fake")),
 	} {
@@ -154,6 +210,15 @@ func TestUpstreamGeneratorManifests(t *testing.T) {
 	}
 	if v := waitGenerated(t, ns, "vault", "random_bytes", ""); len(v.Data["random_bytes"]) == 0 {
 		t.Error("VaultDynamicSecret: empty random_bytes")
+	}
+	if e := waitGenerated(t, ns, "ecr", "proxy_endpoint", ""); len(e.Data["username"]) == 0 || len(e.Data["password"]) == 0 {
+		t.Errorf("ECRAuthorizationToken: keys %v", keys(e.Data))
+	}
+	if s := waitGenerated(t, ns, "sts", "session_token", ""); len(s.Data["access_key_id"]) == 0 {
+		t.Errorf("STSSessionToken: keys %v", keys(s.Data))
+	}
+	if g := waitGenerated(t, ns, "gcr", "password", ""); string(g.Data["username"]) != "oauth2accesstoken" {
+		t.Errorf("GCRAccessToken: username %q", g.Data["username"])
 	}
 	if cp := waitGenerated(t, ns, "cluster-password", "password", ""); len(cp.Data["password"]) != 42 {
 		t.Errorf("ClusterGenerator Password: %d characters, want 42", len(cp.Data["password"]))

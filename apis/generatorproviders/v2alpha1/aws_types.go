@@ -8,7 +8,7 @@ import (
 
 // AWSGeneratorSpec is what the AWS generators share: where to call and as
 // whom. Credentials are read from the configuration's namespace.
-// +kubebuilder:validation:XValidation:rule="!has(self.auth) || !has(self.auth.jwt) || (has(self.role) && size(self.role) > 0)",message="auth.jwt needs role: the role the ServiceAccount token is exchanged for"
+// +kubebuilder:validation:XValidation:rule="!has(self.auth) || !has(self.auth.jwt) || has(self.auth.secretRef) || (has(self.role) && size(self.role) > 0)",message="auth.jwt needs role: the role the ServiceAccount token is exchanged for"
 type AWSGeneratorSpec struct {
 	// Region of the service, e.g. eu-central-1.
 	// +kubebuilder:validation:MinLength=1
