@@ -221,7 +221,7 @@ func TestProviderModeServes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	hs, err := providerv1.NewInfoClient(conn).Handshake(ctx, &providerv1.HandshakeRequest{ProtocolMajors: []uint32{1}})
-	if err != nil || !slices.Equal(hs.ProviderKinds, []string{"Fake"}) || !slices.Equal(hs.GeneratorKinds, []string{"Password"}) {
+	if err != nil || !slices.Equal(hs.ProviderKinds, []string{"Fake"}) || !slices.Equal(hs.GeneratorKinds, []string{"Fake", "Password"}) {
 		t.Fatalf("Handshake = %v, %v", hs, err)
 	}
 	resp, err := http.Get("http://" + metricsAddr + "/metrics")
