@@ -194,8 +194,11 @@ func record(t *testing.T, namespaces []string) *recorder {
 		})
 		ess := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, 0, ns, nil).ForResource(externalSecrets).Informer()
 		_, _ = ess.AddEventHandler(cache.ResourceEventHandlerFuncs{
-			UpdateFunc: func(_, newObj any) {
+			UpdateFunc: func(oldObj, newObj any) {
 				es := newObj.(*unstructured.Unstructured)
+				if oldObj.(*unstructured.Unstructured).GetResourceVersion() == es.GetResourceVersion() {
+					return // a relist (a CRD update restarts the watch), not a write
+				}
 				if ok, why := readyCondition(es); !ok {
 					r.mu.Lock()
 					defer r.mu.Unlock()
