@@ -2,7 +2,11 @@ package v1compat
 
 import (
 	"fmt"
+	"reflect"
+	"slices"
+	"strings"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	genv1 "github.com/eso-dev/eso/apis/generatorproviders/v2alpha1"
@@ -12,96 +16,100 @@ import (
 
 // Upstream's generator kinds carry eso's kinds' specs (the apis tests hold
 // the schemas equal), so translating one is copying its spec into eso's
-// kind of the same name. The one change: upstream's MFA ignores
+// kind of the same name; which kinds there are is read from the two APIs'
+// types, not listed here. The one change: upstream's MFA ignores
 // spec.algorithm and always uses SHA-1, and so does eso for upstream's kind,
 // so a token a service accepted from upstream it accepts from eso.
 
-// GeneratorKinds are upstream's generator kinds, translated into eso's.
+// generatorScheme knows both APIs' kinds.
+var generatorScheme = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	if err := upgen.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	if err := genv1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	return s
+}()
+
+// GeneratorKinds are upstream's generator kinds, translated into eso's:
+// every namespaced kind of upstream's API (one with a list kind) and the
+// ClusterGenerator.
 func GeneratorKinds() []generation.UpstreamKind {
-	return []generation.UpstreamKind{
-		namespaced("Password", func(o *upgen.Password) client.Object { return &genv1.Password{ObjectMeta: o.ObjectMeta, Spec: o.Spec} }),
-		namespaced("UUID", func(o *upgen.UUID) client.Object { return &genv1.UUID{ObjectMeta: o.ObjectMeta, Spec: o.Spec} }),
-		namespaced("ECRAuthorizationToken", func(o *upgen.ECRAuthorizationToken) client.Object {
-			return &genv1.ECRAuthorizationToken{ObjectMeta: o.ObjectMeta, Spec: o.Spec}
-		}),
-		namespaced("STSSessionToken", func(o *upgen.STSSessionToken) client.Object {
-			return &genv1.STSSessionToken{ObjectMeta: o.ObjectMeta, Spec: o.Spec}
-		}),
-		namespaced("GCRAccessToken", func(o *upgen.GCRAccessToken) client.Object {
-			return &genv1.GCRAccessToken{ObjectMeta: o.ObjectMeta, Spec: o.Spec}
-		}),
-		namespaced("VaultDynamicSecret", func(o *upgen.VaultDynamicSecret) client.Object {
-			return &genv1.VaultDynamicSecret{ObjectMeta: o.ObjectMeta, Spec: o.Spec}
-		}),
-		namespaced("SSHKey", func(o *upgen.SSHKey) client.Object { return &genv1.SSHKey{ObjectMeta: o.ObjectMeta, Spec: o.Spec} }),
-		namespaced("Fake", func(o *upgen.Fake) client.Object { return &genv1.Fake{ObjectMeta: o.ObjectMeta, Spec: o.Spec} }),
-		namespaced("MFA", func(o *upgen.MFA) client.Object {
-			return &genv1.MFA{ObjectMeta: o.ObjectMeta, Spec: upstreamMFA(o.Spec)}
-		}),
-		{Kind: "ClusterGenerator", Cluster: true, New: func() client.Object { return &upgen.ClusterGenerator{} },
+	types := generatorScheme.KnownTypes(upgen.GroupVersion)
+	var kinds []generation.UpstreamKind
+	for kind := range types {
+		if _, listed := types[kind+"List"]; !listed || kind == "ClusterGenerator" {
+			continue
+		}
+		kinds = append(kinds, generation.UpstreamKind{Kind: kind, New: newUpstream(kind),
 			Translate: func(obj client.Object) (string, client.Object, error) {
-				return ClusterGenerator(obj.(*upgen.ClusterGenerator))
-			}},
+				upstream := reflect.ValueOf(obj).Elem()
+				cfg, err := esoConfig(kind, upstream.FieldByName("Spec"))
+				if err != nil {
+					return "", nil, err
+				}
+				reflect.ValueOf(cfg).Elem().FieldByName("ObjectMeta").Set(upstream.FieldByName("ObjectMeta"))
+				return kind, cfg, nil
+			}})
+	}
+	slices.SortFunc(kinds, func(a, b generation.UpstreamKind) int { return strings.Compare(a.Kind, b.Kind) })
+	return append(kinds, generation.UpstreamKind{Kind: "ClusterGenerator", Cluster: true, New: newUpstream("ClusterGenerator"),
+		Translate: func(obj client.Object) (string, client.Object, error) {
+			return ClusterGenerator(obj.(*upgen.ClusterGenerator))
+		}})
+}
+
+// newUpstream returns empty objects of upstream's kind.
+func newUpstream(kind string) func() client.Object {
+	return func() client.Object {
+		o, err := generatorScheme.New(upgen.GroupVersion.WithKind(kind))
+		if err != nil {
+			panic(err) // kind is one the scheme listed
+		}
+		return o.(client.Object)
 	}
 }
 
-// namespaced is the UpstreamKind of a namespaced kind T, translated by to.
-func namespaced[T any, P interface {
-	*T
-	client.Object
-}](kind string, to func(P) client.Object) generation.UpstreamKind {
-	return generation.UpstreamKind{Kind: kind, New: func() client.Object { return P(new(T)) },
-		Translate: func(obj client.Object) (string, client.Object, error) { return kind, to(obj.(P)), nil }}
-}
-
-// upstreamMFA is an MFA spec as upstream reads it: SHA-1 whatever
-// spec.algorithm says.
-func upstreamMFA(spec genv1.MFASpec) genv1.MFASpec {
-	spec.Algorithm = ""
-	return spec
+// esoConfig is eso's configuration of kind holding spec, a value of that
+// kind's spec type (which upstream's kinds share). An MFA loses the
+// algorithm upstream ignores.
+func esoConfig(kind string, spec reflect.Value) (client.Object, error) {
+	o, err := generatorScheme.New(genv1.GroupVersion.WithKind(kind))
+	if err != nil {
+		return nil, fmt.Errorf("kind %s is not one eso ships", kind)
+	}
+	cfg := o.(client.Object)
+	reflect.ValueOf(cfg).Elem().FieldByName("Spec").Set(spec)
+	if mfa, ok := cfg.(*genv1.MFA); ok {
+		mfa.Spec.Algorithm = ""
+	}
+	return cfg, nil
 }
 
 // ClusterGenerator is the eso kind and configuration an upstream
 // ClusterGenerator stands for: its spec.kind, with the member of
-// spec.generator of that kind. The configuration has the
-// ClusterGenerator's name and no namespace.
+// spec.generator of that kind (the member whose spec type is the kind's).
+// The configuration has the ClusterGenerator's name and no namespace.
 func ClusterGenerator(cg *upgen.ClusterGenerator) (string, client.Object, error) {
-	g := cg.Spec.Generator
-	var cfg client.Object
-	switch cg.Spec.Kind {
-	case "Password":
-		cfg = member(g.PasswordSpec, func(s genv1.PasswordSpec) client.Object { return &genv1.Password{Spec: s} })
-	case "UUID":
-		cfg = member(g.UUIDSpec, func(s genv1.UUIDSpec) client.Object { return &genv1.UUID{Spec: s} })
-	case "ECRAuthorizationToken":
-		cfg = member(g.ECRAuthorizationTokenSpec, func(s genv1.ECRAuthorizationTokenSpec) client.Object { return &genv1.ECRAuthorizationToken{Spec: s} })
-	case "STSSessionToken":
-		cfg = member(g.STSSessionTokenSpec, func(s genv1.STSSessionTokenSpec) client.Object { return &genv1.STSSessionToken{Spec: s} })
-	case "GCRAccessToken":
-		cfg = member(g.GCRAccessTokenSpec, func(s genv1.GCRAccessTokenSpec) client.Object { return &genv1.GCRAccessToken{Spec: s} })
-	case "VaultDynamicSecret":
-		cfg = member(g.VaultDynamicSecretSpec, func(s genv1.VaultDynamicSecretSpec) client.Object { return &genv1.VaultDynamicSecret{Spec: s} })
-	case "SSHKey":
-		cfg = member(g.SSHKeySpec, func(s genv1.SSHKeySpec) client.Object { return &genv1.SSHKey{Spec: s} })
-	case "Fake":
-		cfg = member(g.FakeSpec, func(s genv1.FakeSpec) client.Object { return &genv1.Fake{Spec: s} })
-	case "MFA":
-		cfg = member(g.MFASpec, func(s genv1.MFASpec) client.Object { return &genv1.MFA{Spec: upstreamMFA(s)} })
-	default:
-		return "", nil, fmt.Errorf("ClusterGenerator kind %s is not one eso ships", cg.Spec.Kind)
+	kind := string(cg.Spec.Kind)
+	if !generatorScheme.Recognizes(genv1.GroupVersion.WithKind(kind)) {
+		return "", nil, fmt.Errorf("ClusterGenerator kind %s is not one eso ships", kind)
 	}
-	if cfg == nil {
-		return "", nil, fmt.Errorf("ClusterGenerator of kind %s has no spec.generator member for it", cg.Spec.Kind)
+	members := reflect.ValueOf(cg.Spec.Generator)
+	for i := range members.NumField() {
+		m := members.Field(i)
+		if m.IsNil() || strings.TrimSuffix(m.Type().Elem().Name(), "Spec") != kind {
+			continue
+		}
+		cfg, err := esoConfig(kind, m.Elem())
+		if err != nil {
+			return "", nil, err
+		}
+		cfg.SetName(cg.Name)
+		cfg.SetUID(cg.UID)
+		return kind, cfg, nil
 	}
-	cfg.SetName(cg.Name)
-	cfg.SetUID(cg.UID)
-	return string(cg.Spec.Kind), cfg, nil
-}
-
-// member is the configuration of a spec.generator member, nil when unset.
-func member[S any](spec *S, to func(S) client.Object) client.Object {
-	if spec == nil {
-		return nil
-	}
-	return to(*spec)
+	return "", nil, fmt.Errorf("ClusterGenerator of kind %s has no spec.generator member for it", kind)
 }
