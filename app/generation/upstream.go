@@ -63,6 +63,9 @@ func (r *Resolver) resolveUpstream(ctx context.Context, namespace string, ref ge
 	if classed, ok := cfg.(plugin.Classed); ok && classed.ControllerClass() != r.class {
 		return nil, false, true, nil
 	}
+	// The sync generates with what was read and judged here: no second
+	// read, and no class edited in between.
+	g.held = &heldConfig{ref: pref, kind: kind, cfg: cfg}
 	return &Resolved{Generator: g, Ref: pref, Scope: plugin.Scope{Namespace: namespace}, Source: ref,
 		StatePolicy: genv2.StateTrack, GCDeadline: defaultGCDeadline}, true, true, nil
 }
@@ -74,6 +77,16 @@ type upstreamGenerator struct {
 	reader  client.Reader
 	plugins *plugin.Plugins
 	kind    UpstreamKind
+	// held is the configuration resolution read, for the sync that
+	// resolved it; nil reads the object (a revocation).
+	held *heldConfig
+}
+
+// heldConfig is the translation of the object ref names.
+type heldConfig struct {
+	ref  plugin.Ref
+	kind string
+	cfg  client.Object
 }
 
 func (g upstreamGenerator) Kind() string { return g.kind.Kind }
@@ -81,6 +94,9 @@ func (g upstreamGenerator) Kind() string { return g.kind.Kind }
 // read reads and translates the object ref names. A missing object is
 // returned as the API server's NotFound.
 func (g upstreamGenerator) read(ctx context.Context, ref plugin.Ref) (string, client.Object, error) {
+	if g.held != nil && g.held.ref == ref {
+		return g.held.kind, g.held.cfg, nil
+	}
 	obj := g.kind.New()
 	what := fmt.Sprintf("%s %s", g.kind.Kind, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name})
 	if err := g.reader.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, obj); err != nil {

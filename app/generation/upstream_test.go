@@ -150,3 +150,28 @@ func TestStatesOfUpstreamKinds(t *testing.T) {
 		t.Errorf("a state of a namespaced object that is gone revokes through eso's kind: %v", err)
 	}
 }
+
+// TestResolutionHoldsWhatItRead: a sync generates with the configuration
+// its resolution read and judged (class included), without reading the
+// upstream object again: an edit in between does not reach that sync.
+func TestResolutionHoldsWhatItRead(t *testing.T) {
+	ctx := context.Background()
+	r := upstreamResolver(t, "",
+		&upgen.Fake{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "f"}, Spec: genkinds.FakeSpec{Data: map[string]string{"v": "read"}}})
+	res, ours, err := r.Resolve(ctx, "team-a", esv1.GeneratorRef{APIVersion: UpstreamAPIVersion, Kind: "Fake", Name: "f"})
+	if err != nil || !ours {
+		t.Fatalf("ours %v, %v", ours, err)
+	}
+	var edited upgen.Fake
+	if err := r.reader.Get(ctx, client.ObjectKey{Namespace: "team-a", Name: "f"}, &edited); err != nil {
+		t.Fatal(err)
+	}
+	edited.Spec = genkinds.FakeSpec{Controller: "other", Data: map[string]string{"v": "edited"}}
+	if err := r.reader.(client.Client).Update(ctx, &edited); err != nil {
+		t.Fatal(err)
+	}
+	values, _, err := res.Generator.Generate(ctx, res.Ref, res.Scope)
+	if err != nil || string(values["v"]) != "read" {
+		t.Errorf("generated %q (%v), want what resolution read", values["v"], err)
+	}
+}
