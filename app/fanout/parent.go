@@ -5,23 +5,12 @@ import (
 	"errors"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/record"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
-	"github.com/eso-dev/eso/app/manager"
-	"github.com/eso-dev/eso/app/statuswrite"
 )
 
 // What a parent reconcile shares whatever its kind: spreading its child
@@ -94,49 +83,6 @@ func (ch Children[C]) Ready(s Spread) metav1.Condition {
 func NotReady(parent client.Object, reason, message string) metav1.Condition {
 	return metav1.Condition{Type: esv1.ConditionReady, Status: metav1.ConditionFalse, Reason: reason, Message: message,
 		ObservedGeneration: parent.GetGeneration()}
-}
-
-// WriteStatus writes a parent's status only when it changed from before,
-// with a Warning event when it says the parent is not Ready. status
-// returns the status of a parent of its kind.
-func WriteStatus[S any](ctx context.Context, c client.Client, rec record.EventRecorder, parent client.Object, before S,
-	status func(client.Object) *S, conditions []metav1.Condition, kind string) error {
-	wrote, err := statuswrite.IfChanged(ctx, c, parent, before, status, kind)
-	if err != nil || !wrote {
-		return err
-	}
-	if ready := meta.FindStatusCondition(conditions, esv1.ConditionReady); ready != nil && ready.Status != metav1.ConditionTrue {
-		rec.Event(parent, corev1.EventTypeWarning, ready.Reason, ready.Message)
-	}
-	return nil
-}
-
-// Watches are what a parent controller watches besides its own kind.
-type Watches struct {
-	// Parent is an empty parent; Passed, what of its changes reconcile it
-	// (a spec change always does).
-	Parent client.Object
-	Passed []predicate.Predicate
-	// Child is an empty child: the children a parent owns are watched, so
-	// edits are reverted and deletions repaired.
-	Child client.Object
-	// NewList returns an empty list of parents: a namespace change
-	// re-queues them all.
-	NewList func() client.ObjectList
-}
-
-// Setup registers the controller of a parent kind with mgr, named after
-// the kind.
-func Setup(mgr ctrl.Manager, w Watches, r reconcile.Reconciler) error {
-	passed := predicate.Or(append([]predicate.Predicate{predicate.GenerationChangedPredicate{}}, w.Passed...)...)
-	return ctrl.NewControllerManagedBy(mgr).
-		For(w.Parent, builder.WithPredicates(passed)).
-		Owns(w.Child, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{},
-			predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
-		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(RequeueAll(mgr.GetClient(), w.NewList)),
-			builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, predicate.GenerationChangedPredicate{}))).
-		WithOptions(manager.ControllerOptions(mgr, controller.Options{})).
-		Complete(r)
 }
 
 // ListOf lists children of one kind: the items of the list newList

@@ -4,14 +4,20 @@ import (
 	"context"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	"github.com/eso-dev/eso/app/manager"
+	"github.com/eso-dev/eso/app/statuswrite"
 )
 
 // Kind is what the shared reconcile needs of one parent kind P, whose
@@ -91,11 +97,22 @@ func (r *Reconciler[P, S, C]) Reconcile(ctx context.Context, req ctrl.Request) (
 // with a Warning event when it is not Ready.
 func (r *Reconciler[P, S, C]) writeStatus(ctx context.Context, parent P, before S) error {
 	status := func(o client.Object) *S { return r.Kind.Status(o.(P)) }
-	return WriteStatus(ctx, r.Client, r.Recorder, parent, before, status, *r.Kind.Conditions(r.Kind.Status(parent)), r.Kind.Name)
+	wrote, err := statuswrite.IfChanged(ctx, r.Client, parent, before, status, r.Kind.Name)
+	if err != nil || !wrote {
+		return err
+	}
+	conditions := *r.Kind.Conditions(r.Kind.Status(parent))
+	if ready := meta.FindStatusCondition(conditions, esv1.ConditionReady); ready != nil && ready.Status != metav1.ConditionTrue {
+		r.Recorder.Event(parent, corev1.EventTypeWarning, ready.Reason, ready.Message)
+	}
+	return nil
 }
 
-// SetupWithManager registers the controller of the kind with mgr, and the
-// controller index of its children when they carry no owner label.
+// SetupWithManager registers the controller of the kind with mgr, named
+// after the kind, and the controller index of its children when they carry
+// no owner label. A parent is reconciled on a spec change and what Passed
+// lets through; its children's edits are reverted and deletions repaired;
+// a namespace change re-queues every parent.
 func (r *Reconciler[P, S, C]) SetupWithManager(mgr ctrl.Manager) error {
 	ch := r.Kind.Children(r.Kind.New())
 	child := ch.New()
@@ -104,7 +121,15 @@ func (r *Reconciler[P, S, C]) SetupWithManager(mgr ctrl.Manager) error {
 			return err
 		}
 	}
-	return Setup(mgr, Watches{Parent: r.Kind.New(), Passed: r.Kind.Passed, Child: child, NewList: r.Kind.NewList}, r)
+	passed := predicate.Or(append([]predicate.Predicate{predicate.GenerationChangedPredicate{}}, r.Kind.Passed...)...)
+	return ctrl.NewControllerManagedBy(mgr).
+		For(r.Kind.New(), builder.WithPredicates(passed)).
+		Owns(child, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{},
+			predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(RequeueAll(mgr.GetClient(), r.Kind.NewList)),
+			builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, predicate.GenerationChangedPredicate{}))).
+		WithOptions(manager.ControllerOptions(mgr, controller.Options{})).
+		Complete(r)
 }
 
 // Reconciler returns the reconciler of the kind, reading and writing
