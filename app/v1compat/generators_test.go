@@ -1,6 +1,7 @@
 package v1compat
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -55,4 +56,25 @@ func TestUpstreamMFAIgnoresAlgorithm(t *testing.T) {
 		return
 	}
 	t.Fatal("no upstream MFA kind")
+}
+
+// TestEveryUpstreamKindTranslates: each upstream kind served translates
+// into eso's kind of the same name, keeping its name and namespace; a
+// kind whose spec type were not eso's would panic here, not in eso.
+func TestEveryUpstreamKindTranslates(t *testing.T) {
+	for _, k := range GeneratorKinds() {
+		if k.Cluster {
+			continue
+		}
+		obj := k.New()
+		obj.SetNamespace("team")
+		obj.SetName("g")
+		kind, cfg, err := k.Translate(obj)
+		if err != nil || kind != k.Kind || cfg.GetName() != "g" || cfg.GetNamespace() != "team" {
+			t.Errorf("%s: %s %v (%v)", k.Kind, kind, cfg, err)
+		}
+		if got := reflect.TypeOf(cfg).Elem().Name(); got != k.Kind {
+			t.Errorf("%s translates into a %s", k.Kind, got)
+		}
+	}
 }
