@@ -44,6 +44,9 @@ type Config struct {
 	MetricsSecure bool
 	// HealthAddr serves /healthz and /readyz; "0" turns them off.
 	HealthAddr string
+	// PprofAddr serves Go's /debug/pprof profiles in core mode; "0"
+	// (the default) turns them off.
+	PprofAddr string
 
 	LeaderElect         bool
 	LeaderElectionID    string
@@ -51,7 +54,11 @@ type Config struct {
 	LeaderElectionLease time.Duration
 	LeaderElectionRenew time.Duration
 	LeaderElectionRetry time.Duration
-	ControllerClass     string
+	// Shards is how the controllers' work is split between replicas:
+	// ShardsOff (one leader does it all) or ShardsAuto (every replica
+	// works the namespaces a ring over the live replicas gives it).
+	Shards          string
+	ControllerClass string
 	// Namespace limits the namespaced objects eso watches to these
 	// namespaces (comma-separated; empty: all), for installs whose RBAC
 	// grants only those. Cluster-scoped kinds are watched either way.
@@ -103,6 +110,15 @@ type Config struct {
 	SkipControllerNameValidation bool
 }
 
+// The values of --shards.
+const (
+	ShardsOff  = "off"
+	ShardsAuto = "auto"
+)
+
+// Sharded reports whether every replica works a share (--shards auto).
+func (c Config) Sharded() bool { return c.Shards == ShardsAuto }
+
 // Default returns the configuration used when no flag is given: sized for
 // thousands of ExternalSecrets, not one at a time.
 func Default() Config {
@@ -111,11 +127,13 @@ func Default() Config {
 		SystemNamespace:      ownNamespace(),
 		MetricsAddr:          ":8080",
 		HealthAddr:           ":8081",
+		PprofAddr:            "0",
 		GRPCAddr:             ":8443",
 		LeaderElectionID:     "eso-core.external-secrets.io",
 		LeaderElectionLease:  15 * time.Second,
 		LeaderElectionRenew:  10 * time.Second,
 		LeaderElectionRetry:  2 * time.Second,
+		Shards:               ShardsOff,
 		ClientQPS:            0,
 		ClientBurst:          100,
 		Concurrency:          10,
@@ -141,12 +159,15 @@ func Parse(args []string, out io.Writer, commands ...Command) (Config, error) {
 	fs.BoolVar(&cfg.MetricsSecure, "metrics-secure", false,
 		"core mode: serve metrics over HTTPS only to callers the API server authenticates and authorizes for get on /metrics (TokenReview and SubjectAccessReview)")
 	fs.StringVar(&cfg.HealthAddr, "health-probe-bind-address", cfg.HealthAddr, `address of /healthz and /readyz; "0" turns them off`)
+	fs.StringVar(&cfg.PprofAddr, "pprof-bind-address", cfg.PprofAddr,
+		`core mode: address of Go's /debug/pprof profiles, for diagnosing CPU and memory use; "0" (the default) turns them off. Unauthenticated: bind it to localhost or port-forward`)
 	fs.BoolVar(&cfg.LeaderElect, "leader-elect", cfg.LeaderElect, "elect a leader so only one replica reconciles")
 	fs.StringVar(&cfg.LeaderElectionID, "leader-election-id", cfg.LeaderElectionID, "name of the leader election Lease")
 	fs.StringVar(&cfg.LeaderElectionNS, "leader-election-namespace", "", "namespace of the leader election Lease (default: the pod's namespace)")
 	fs.DurationVar(&cfg.LeaderElectionLease, "leader-election-lease-duration", cfg.LeaderElectionLease, "how long a leader's lease lasts")
 	fs.DurationVar(&cfg.LeaderElectionRenew, "leader-election-renew-deadline", cfg.LeaderElectionRenew, "how long the leader retries renewing before giving up")
 	fs.DurationVar(&cfg.LeaderElectionRetry, "leader-election-retry-period", cfg.LeaderElectionRetry, "how often candidates retry")
+	fs.StringVar(&cfg.Shards, "shards", cfg.Shards, `split the controllers' work between replicas: "off" (the elected leader does it all) or "auto" (every replica works the namespaces a hash ring over the live replicas' Leases gives it; the leader election still picks one replica for singleton tasks)`)
 	fs.StringVar(&cfg.ControllerClass, "controller-class", "", "act only on stores whose spec.controller equals this (empty: stores without a class)")
 	fs.StringVar(&cfg.Namespace, "namespace", "", "watch only these namespaces, comma-separated (empty: all namespaces)")
 	fs.StringVar(&cfg.SystemNamespace, "system-namespace", cfg.SystemNamespace,
@@ -222,6 +243,7 @@ func (c Config) Validate() error {
 	if c.ProviderCertsNamespace != "" && c.Mode != ModeCore {
 		errs = append(errs, errors.New("--provider-certificates-* apply to --mode=core only: core issues, the provider process mounts"))
 	}
+	errs = append(errs, c.validateShards()...)
 	for _, ns := range c.Namespaces() {
 		if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
 			errs = append(errs, fmt.Errorf("invalid --namespace %q: %s", ns, strings.Join(msgs, "; ")))
@@ -234,6 +256,26 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("--tls-*, --insecure and --provider-kinds apply only to --mode=%s", ModeProvider))
 	}
 	return errors.Join(errs...)
+}
+
+// validateShards checks --shards and the durations a ring's Leases use:
+// a replica must stop working before the others may judge it gone.
+func (c Config) validateShards() []error {
+	switch c.Shards {
+	case ShardsOff:
+		return nil
+	case ShardsAuto:
+	default:
+		return []error{fmt.Errorf("invalid --shards %q: %q or %q", c.Shards, ShardsOff, ShardsAuto)}
+	}
+	var errs []error
+	if c.Mode != ModeCore {
+		errs = append(errs, errors.New("--shards applies to --mode=core only"))
+	}
+	if !(c.LeaderElectionRetry > 0 && c.LeaderElectionRetry < c.LeaderElectionRenew && c.LeaderElectionRenew < c.LeaderElectionLease) {
+		errs = append(errs, errors.New("--shards auto needs --leader-election-retry-period < --leader-election-renew-deadline < --leader-election-lease-duration"))
+	}
+	return errs
 }
 
 // validateProviderMode checks the gRPC server's flags: TLS material is

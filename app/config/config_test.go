@@ -62,3 +62,31 @@ func TestNamespaceList(t *testing.T) {
 		t.Fatalf("default: %v, %v", cfg.Namespaces(), err)
 	}
 }
+
+func TestShardsFlag(t *testing.T) {
+	for name, tc := range map[string]struct {
+		args    []string
+		sharded bool
+		wantErr string
+	}{
+		"off by default":                 {nil, false, ""},
+		"auto":                           {[]string{"--shards=auto"}, true, ""},
+		"unknown value":                  {[]string{"--shards=3"}, false, `invalid --shards "3": "off" or "auto"`},
+		"provider mode":                  {[]string{"--mode=provider", "--insecure", "--shards=auto"}, false, "--shards applies to --mode=core only"},
+		"renew after expiry":             {[]string{"--shards=auto", "--leader-election-renew-deadline=20s"}, false, "retry-period < --leader-election-renew-deadline < --leader-election-lease-duration"},
+		"retry after renewal":            {[]string{"--shards=auto", "--leader-election-retry-period=12s"}, false, "retry-period < --leader-election-renew-deadline"},
+		"odd durations without sharding": {[]string{"--leader-election-renew-deadline=20s"}, false, ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg, err := Parse(tc.args, io.Discard)
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Fatalf("unexpected error: %v", err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
+			case err == nil && cfg.Sharded() != tc.sharded:
+				t.Fatalf("Sharded() = %v", cfg.Sharded())
+			}
+		})
+	}
+}

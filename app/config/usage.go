@@ -37,9 +37,10 @@ func commandNames(commands []Command) []string {
 var (
 	providerModeFlags = []string{"grpc-bind-address", "tls-cert-file", "tls-key-file", "tls-client-ca-file", "insecure", "provider-kinds"}
 	coreModeFlags     = []string{"metrics-secure", "leader-elect", "leader-election-id", "leader-election-namespace",
-		"leader-election-lease-duration", "leader-election-renew-deadline", "leader-election-retry-period", "controller-class",
+		"leader-election-lease-duration", "leader-election-renew-deadline", "leader-election-retry-period", "shards", "controller-class",
 		"namespace", "system-namespace", "client-qps", "client-burst", "concurrent", "store-concurrent",
-		"remote-providers-insecure", "provider-certificates-namespace", "provider-certificates-dns-names", "rollout-restarts"}
+		"remote-providers-insecure", "provider-certificates-namespace", "provider-certificates-dns-names", "rollout-restarts",
+		"pprof-bind-address"}
 )
 
 // usage writes eso --help: the modes and commands, then the flags by mode.

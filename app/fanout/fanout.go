@@ -15,7 +15,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -85,6 +84,10 @@ type Children[C client.Object] struct {
 	Fill func(child C)
 	// Spec returns a child's spec, to tell whether it is as Fill says.
 	Spec func(child C) any
+	// Sharded, if set, says the child's kind is cached only in the
+	// namespaces this replica works (--shards auto), and the metadata of
+	// children that carry Label cluster-wide.
+	Sharded *ShardedReads
 }
 
 // same reports whether existing already holds what desired says.
@@ -96,37 +99,50 @@ func (ch Children[C]) same(existing, desired C) bool {
 // when it differs. A child of that name the parent does not control is
 // left alone and reported.
 func (ch Children[C]) Ensure(ctx context.Context, c client.Client, namespace string) error {
-	existing := ch.New()
-	err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: ch.Name}, existing)
-	if err != nil && !apierrors.IsNotFound(err) {
+	key := client.ObjectKey{Namespace: namespace, Name: ch.Name}
+	existing, found, err := ch.current(ctx, c, key)
+	if errors.Is(err, errChecked) {
+		return nil
+	}
+	if err != nil {
 		return err
 	}
-	found := err == nil
 	if found && !metav1.IsControlledBy(existing, ch.Parent) {
 		return errors.New(ch.Taken)
 	}
-	desired := existing.DeepCopyObject().(C)
-	desired.SetNamespace(namespace)
-	desired.SetName(ch.Name)
-	ch.Fill(desired)
+	desired, err := ch.desired(c, existing.DeepCopyObject().(C), key)
+	if err != nil {
+		return err
+	}
+	switch {
+	case !found:
+		err = c.Create(ctx, desired)
+	case ch.same(existing, desired):
+		ch.checked(existing, desired, nil)
+		return nil
+	default:
+		err = c.Update(ctx, desired)
+	}
+	ch.checked(desired, desired, err)
+	return err
+}
+
+// desired is child (an empty one, or a copy of the existing) as the parent
+// says: Fill's spec, labels and annotations, the owner label, the
+// controller reference.
+func (ch Children[C]) desired(c client.Client, child C, key client.ObjectKey) (C, error) {
+	child.SetNamespace(key.Namespace)
+	child.SetName(key.Name)
+	ch.Fill(child)
 	if ch.Label != "" {
-		l := desired.GetLabels()
+		l := child.GetLabels()
 		if l == nil {
 			l = map[string]string{}
 		}
 		l[ch.Label] = OwnerLabel(ch.Parent.GetName())
-		desired.SetLabels(l)
+		child.SetLabels(l)
 	}
-	if err := controllerutil.SetControllerReference(ch.Parent, desired, c.Scheme()); err != nil {
-		return err
-	}
-	if !found {
-		return c.Create(ctx, desired)
-	}
-	if ch.same(existing, desired) {
-		return nil
-	}
-	return c.Update(ctx, desired)
+	return child, controllerutil.SetControllerReference(ch.Parent, child, c.Scheme())
 }
 
 // Prune deletes the children the parent controls that no longer belong:
@@ -135,11 +151,7 @@ func (ch Children[C]) Ensure(ctx context.Context, c client.Client, namespace str
 // cache; only those whose controller reference is the parent's are
 // deleted, whatever labels a tenant gives its own objects.
 func (ch Children[C]) Prune(ctx context.Context, c client.Client, namespaces []string) error {
-	var owned client.ListOption = client.MatchingFields{IndexController: string(ch.Parent.GetUID())}
-	if ch.Label != "" {
-		owned = client.MatchingLabels{ch.Label: OwnerLabel(ch.Parent.GetName())}
-	}
-	children, err := ch.List(ctx, c, owned)
+	children, err := ch.listAll(ctx, c)
 	if err != nil {
 		return err
 	}
@@ -153,6 +165,26 @@ func (ch Children[C]) Prune(ctx context.Context, c client.Client, namespaces []s
 		}
 	}
 	return nil
+}
+
+// listAll lists the children the parent may control, in every namespace:
+// with --shards auto those that carry Label from the cluster-wide cache of
+// their metadata (see ShardedReads), otherwise by Label or through the
+// IndexController index.
+func (ch Children[C]) listAll(ctx context.Context, c client.Client) ([]client.Object, error) {
+	if ch.Sharded != nil && ch.Label != "" {
+		return ch.listMetadata(ctx, c)
+	}
+	var owned client.ListOption = client.MatchingFields{IndexController: string(ch.Parent.GetUID())}
+	if ch.Label != "" {
+		owned = client.MatchingLabels{ch.Label: OwnerLabel(ch.Parent.GetName())}
+	}
+	children, err := ch.List(ctx, c, owned)
+	out := make([]client.Object, len(children))
+	for i, child := range children {
+		out[i] = child
+	}
+	return out, err
 }
 
 // IndexController is the field index of children by the UID of their

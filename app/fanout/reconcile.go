@@ -2,11 +2,14 @@ package fanout
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -17,6 +20,8 @@ import (
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	"github.com/eso-dev/eso/app/manager"
+	"github.com/eso-dev/eso/app/shardcache"
+	"github.com/eso-dev/eso/app/sharding"
 	"github.com/eso-dev/eso/app/statuswrite"
 )
 
@@ -55,6 +60,15 @@ type Reconciler[P client.Object, S any, C client.Object] struct {
 	Kind     Kind[P, S, C]
 	Client   client.Client
 	Recorder record.EventRecorder
+	// Uncached, set with --shards auto (see ShardedReads), reads children
+	// from the API server.
+	Uncached client.Reader
+	// checked is, by parent (its request's key), the children its last
+	// reconcile found as it says (ShardedReads.Before).
+	checked sync.Map
+	// statusWrites holds this controller's status writes its cache may not
+	// show yet (statuswrite.Recent).
+	statusWrites statuswrite.Recent
 }
 
 // Reconcile brings a parent's children in line with the namespaces it
@@ -62,7 +76,14 @@ type Reconciler[P client.Object, S any, C client.Object] struct {
 func (r *Reconciler[P, S, C]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	k := r.Kind
 	parent := k.New()
-	if err := r.Client.Get(ctx, req.NamespacedName, parent); err != nil {
+	err := r.Client.Get(ctx, req.NamespacedName, parent)
+	if err == nil {
+		err = r.statusWrites.Fresh(ctx, parent)
+	}
+	if err != nil {
+		if apierrors.IsNotFound(err) {
+			r.checked.Delete(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err) // its children go with it (garbage collection)
 	}
 	if !parent.GetDeletionTimestamp().IsZero() {
@@ -77,8 +98,16 @@ func (r *Reconciler[P, S, C]) Reconcile(ctx context.Context, req ctrl.Request) (
 		}
 	}
 	ch := k.Children(parent)
+	if r.Uncached != nil {
+		before, _ := r.checked.Load(req.NamespacedName)
+		ch.Sharded = &ShardedReads{Uncached: r.Uncached, After: map[types.UID]Checked{}}
+		ch.Sharded.Before, _ = before.(map[types.UID]Checked)
+	}
 	selectors, names := k.Selects(parent)
 	spread, ready, err := ch.SpreadOver(ctx, r.Client, selectors, names)
+	if ch.Sharded != nil {
+		r.checked.Store(req.NamespacedName, ch.Sharded.After)
+	}
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -97,7 +126,7 @@ func (r *Reconciler[P, S, C]) Reconcile(ctx context.Context, req ctrl.Request) (
 // with a Warning event when it is not Ready.
 func (r *Reconciler[P, S, C]) writeStatus(ctx context.Context, parent P, before S) error {
 	status := func(o client.Object) *S { return r.Kind.Status(o.(P)) }
-	wrote, err := statuswrite.IfChanged(ctx, r.Client, parent, before, status, r.Kind.Name)
+	wrote, err := statuswrite.IfChanged(ctx, r.Client, &r.statusWrites, parent, before, status, r.Kind.Name)
 	if err != nil || !wrote {
 		return err
 	}
@@ -114,6 +143,7 @@ func (r *Reconciler[P, S, C]) writeStatus(ctx context.Context, parent P, before 
 // lets through; its children's edits are reverted and deletions repaired;
 // a namespace change re-queues every parent.
 func (r *Reconciler[P, S, C]) SetupWithManager(mgr ctrl.Manager) error {
+	r.statusWrites.API = mgr.GetAPIReader()
 	ch := r.Kind.Children(r.Kind.New())
 	child := ch.New()
 	if ch.Label == "" {
@@ -121,14 +151,21 @@ func (r *Reconciler[P, S, C]) SetupWithManager(mgr ctrl.Manager) error {
 			return err
 		}
 	}
+	// With --shards auto, children that carry the owner label are watched
+	// as metadata: their own kind is cached only in the namespaces this
+	// replica works, their metadata everywhere (manager.CacheOptions).
+	owns := []builder.OwnsOption{builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{},
+		predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))}
+	if r.Uncached != nil && ch.Label != "" {
+		owns = append(owns, builder.OnlyMetadata)
+	}
 	passed := predicate.Or(append([]predicate.Predicate{predicate.GenerationChangedPredicate{}}, r.Kind.Passed...)...)
 	return ctrl.NewControllerManagedBy(mgr).
 		For(r.Kind.New(), builder.WithPredicates(passed)).
-		Owns(child, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{},
-			predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		Owns(child, owns...).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(RequeueAll(mgr.GetClient(), r.Kind.NewList)),
 			builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, predicate.GenerationChangedPredicate{}))).
-		WithOptions(manager.ControllerOptions(mgr, controller.Options{})).
+		WithOptions(manager.ControllerOptions(mgr, r.Kind.New(), controller.Options{})).
 		Complete(r)
 }
 
@@ -141,5 +178,11 @@ func (k Kind[P, S, C]) Reconciler(c client.Client, rec record.EventRecorder) *Re
 // Run registers the controller of the kind with mgr, with mgr's client and
 // event recorder.
 func (k Kind[P, S, C]) Run(mgr ctrl.Manager) error {
-	return k.Reconciler(mgr.GetClient(), mgr.GetEventRecorderFor("eso")).SetupWithManager(mgr)
+	r := k.Reconciler(mgr.GetClient(), mgr.GetEventRecorderFor("eso"))
+	if _, sharded := mgr.GetCache().(*shardcache.Cache); sharded {
+		r.Uncached = mgr.GetAPIReader()
+		// Another replica works the parents given up: forget their children.
+		manager.OnRelease(mgr, func(works func(string) bool) { sharding.ForgetReleased(works, &r.checked) })
+	}
+	return r.SetupWithManager(mgr)
 }

@@ -11,10 +11,13 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/eso-dev/eso/app/sharding"
 )
 
 // ReconcileTimeout bounds one reconcile of any eso controller (a controller
@@ -178,6 +181,8 @@ func (q *watchedPriorityQueue) GetWithPriority() (reconcile.Request, int, bool) 
 type healthManager struct {
 	ctrl.Manager
 	health *Health
+	// shards splits the controllers' work with --shards auto; nil otherwise.
+	shards *sharding.Coordinator
 }
 
 func (m *healthManager) Add(r manager.Runnable) error {
@@ -190,11 +195,66 @@ func (m *healthManager) Add(r manager.Runnable) error {
 	return nil
 }
 
-// ControllerOptions completes opts for a controller of mgr: its work queue
-// reports to /readyz and /healthz, and its reconciles are bounded by
-// ReconcileTimeout unless opts sets a bound. Every eso controller is built
-// with it.
-func ControllerOptions(mgr ctrl.Manager, opts controller.Options) controller.Options {
+// ControllerOptions completes opts for a controller of mgr reconciling
+// objects like reconciles: its work queue reports to /readyz and /healthz,
+// and its reconciles are bounded by ReconcileTimeout unless opts sets a
+// bound. With --shards auto the controller runs on every replica and its
+// queue admits only the requests of namespaces (and cluster-scoped names)
+// this replica works; when the replica gains some, the objects of
+// reconciles' kind there are queued (ControllerOptionsListing: for
+// requests that are not objects of one kind). Every eso controller is
+// built with one of these or LocalControllerOptions.
+func ControllerOptions(mgr ctrl.Manager, reconciles client.Object, opts controller.Options) controller.Options {
+	return ControllerOptionsListing(mgr, shardLister(mgr, reconciles), opts)
+}
+
+// ControllerOptionsListing is ControllerOptions for a controller whose
+// requests are not objects of one kind: list is what it queues for the
+// namespaces its replica gains.
+func ControllerOptionsListing(mgr ctrl.Manager, list sharding.Lister, opts controller.Options) controller.Options {
+	m, ok := mgr.(*healthManager)
+	if !ok || m.shards == nil {
+		return LocalControllerOptions(mgr, opts)
+	}
+	opts.NeedLeaderElection = ptr.To(false)
+	return withQueue(mgr, opts, func(q workqueue.TypedRateLimitingInterface[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
+		return m.shards.Queue(q, list)
+	})
+}
+
+// OnRelease registers f to be called, with --shards auto, after this
+// replica gave work up, with what it still works (sharding.Key): to drop
+// what it keeps per object of what it released. Without sharding it does
+// nothing: nothing is ever released.
+func OnRelease(mgr ctrl.Manager, f func(works func(key string) bool)) {
+	if m, ok := mgr.(*healthManager); ok && m.shards != nil {
+		m.shards.OnRelease(f)
+	}
+}
+
+// OnGain registers f to be called, with --shards auto, with the namespaces
+// this replica is about to start working, before it does. Without
+// sharding it does nothing: the one replica works everything from its
+// start.
+func OnGain(mgr ctrl.Manager, f func(namespaces []string)) {
+	if m, ok := mgr.(*healthManager); ok && m.shards != nil {
+		m.shards.OnGain(f)
+	}
+}
+
+// LocalControllerOptions is ControllerOptions for a controller that keeps
+// only this process's own state (e.g. closing its clients of a deleted
+// namespace): with --shards auto too, it runs on every object.
+func LocalControllerOptions(mgr ctrl.Manager, opts controller.Options) controller.Options {
+	if m, ok := mgr.(*healthManager); ok && m.shards != nil {
+		opts.NeedLeaderElection = ptr.To(false)
+	}
+	return withQueue(mgr, opts, nil)
+}
+
+// withQueue sets the bound and the watched queue, passed through gate when
+// one is given.
+func withQueue(mgr ctrl.Manager, opts controller.Options, gate func(workqueue.TypedRateLimitingInterface[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request]) controller.Options {
 	if opts.ReconciliationTimeout == 0 {
 		opts.ReconciliationTimeout = ReconcileTimeout
 	}
@@ -202,18 +262,23 @@ func ControllerOptions(mgr ctrl.Manager, opts controller.Options) controller.Opt
 	if !ok {
 		return opts
 	}
+	if gate == nil {
+		gate = func(q workqueue.TypedRateLimitingInterface[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
+			return q
+		}
+	}
 	// The queue controller-runtime builds by default, watched.
 	priority := ptr.Deref(opts.UsePriorityQueue, ptr.Deref(mgr.GetControllerOptions().UsePriorityQueue, false))
 	log := mgr.GetLogger()
 	opts.NewQueue = func(name string, limiter workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
 		if priority {
-			return m.health.watch(name, priorityqueue.New(name, func(o *priorityqueue.Opts[reconcile.Request]) {
+			return gate(m.health.watch(name, priorityqueue.New(name, func(o *priorityqueue.Opts[reconcile.Request]) {
 				o.Log = log.WithValues("controller", name)
 				o.RateLimiter = limiter
-			}))
+			})))
 		}
-		return m.health.watch(name, workqueue.NewTypedRateLimitingQueueWithConfig(limiter,
-			workqueue.TypedRateLimitingQueueConfig[reconcile.Request]{Name: name}))
+		return gate(m.health.watch(name, workqueue.NewTypedRateLimitingQueueWithConfig(limiter,
+			workqueue.TypedRateLimitingQueueConfig[reconcile.Request]{Name: name})))
 	}
 	return opts
 }

@@ -18,8 +18,10 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -33,6 +35,8 @@ import (
 	genv2 "github.com/eso-dev/eso/apis/generator/v2alpha1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/config"
+	"github.com/eso-dev/eso/app/shardcache"
+	"github.com/eso-dev/eso/app/sharding"
 	"github.com/eso-dev/eso/app/workloads"
 	"github.com/eso-dev/eso/providers/plugin"
 	"github.com/eso-dev/eso/sdk/logging"
@@ -90,18 +94,44 @@ func WithClientLimits(rc *rest.Config, cfg config.Config, userAgent string) *res
 	return rc
 }
 
+// clusterExternalSecretChildren selects the ExternalSecrets that carry a
+// ClusterExternalSecret's owner label: the children it finds and watches.
+var clusterExternalSecretChildren = func() labels.Selector {
+	has, err := labels.NewRequirement(esv1.LabelClusterExternalSecret, selection.Exists, nil)
+	if err != nil {
+		panic(err)
+	}
+	return labels.NewSelector().Add(*has)
+}()
+
+func newExternalSecretMetadata() *metav1.PartialObjectMetadata {
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(esv1.GroupVersion.WithKind("ExternalSecret"))
+	return m
+}
+
 // CacheOptions keeps the informer cache small: of Secrets it holds only those
 // labelled as eso's, never every Secret of the cluster, and of those only
 // metadata, trimmed to what eso reads (TrimSecret): anyone who may create a
-// Secret may set the label.
+// Secret may set the label. No cached object keeps its managedFields, which
+// eso never reads: they were a third of a cached ExternalSecret. (An Update
+// without them leaves them as they are on the API server.)
 func CacheOptions(cfg config.Config) cache.Options {
 	opts := cache.Options{
+		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
 			NewSecretMetadata(): {
 				Label:     labels.SelectorFromSet(labels.Set{esv1.LabelManaged: esv1.LabelManagedValue}),
 				Transform: TrimSecret,
 			},
 		},
+	}
+	if cfg.Sharded() {
+		// Of ExternalSecrets' metadata, only ClusterExternalSecrets'
+		// children are cached, cluster-wide (fanout.ShardedReads). Only
+		// with sharding: controller-runtime keys these options by kind, not
+		// form, and the typed ExternalSecrets then go to another cache.
+		opts.ByObject[newExternalSecretMetadata()] = cache.ByObject{Label: clusterExternalSecretChildren}
 	}
 	if cfg.RolloutRestarts {
 		for _, k := range workloads.Kinds {
@@ -147,13 +177,31 @@ func New(cfg config.Config, rc *rest.Config, scheme *runtime.Scheme) (ctrl.Manag
 	if err != nil {
 		return nil, err
 	}
-	mgr, err := ctrl.NewManager(WithClientLimits(rc, cfg, "eso"), ctrl.Options{
-		Scheme:                        scheme,
-		Cache:                         CacheOptions(cfg),
-		Client:                        client.Options{Cache: &client.CacheOptions{DisableFor: uncached()}},
-		Metrics:                       MetricsOptions(cfg),
-		HealthProbeBindAddress:        cfg.HealthAddr,
-		LeaderElection:                cfg.LeaderElect,
+	// With --shards auto, no write leaves eso while its shard Lease is
+	// past its renew deadline (sharding.WriteGuard).
+	var shards *sharding.Coordinator
+	var mgr ctrl.Manager
+	if cfg.Sharded() {
+		if shards, err = newCoordinator(cfg, rc, func() ctrl.Manager { return mgr }); err != nil {
+			return nil, err
+		}
+		rc = rest.CopyConfig(rc)
+		rc.Wrap(shards.WriteGuard)
+	}
+	var newCache cache.NewCacheFunc // controller-runtime's
+	if shards != nil {
+		newCache = newShardCache
+	}
+	mgr, err = ctrl.NewManager(WithClientLimits(rc, cfg, "eso"), ctrl.Options{
+		Scheme:                 scheme,
+		Cache:                  CacheOptions(cfg),
+		NewCache:               newCache,
+		Client:                 client.Options{Cache: &client.CacheOptions{DisableFor: uncached()}},
+		Metrics:                MetricsOptions(cfg),
+		HealthProbeBindAddress: cfg.HealthAddr,
+		// With --shards auto the controllers run on every replica; the
+		// election still picks one for singleton tasks (issuing certificates).
+		LeaderElection:                cfg.LeaderElect || cfg.Sharded(),
 		LeaderElectionID:              cfg.LeaderElectionID,
 		LeaderElectionNamespace:       cfg.LeaderElectionNS,
 		LeaderElectionReleaseOnCancel: true,
@@ -164,11 +212,20 @@ func New(cfg config.Config, rc *rest.Config, scheme *runtime.Scheme) (ctrl.Manag
 		// One line per state change, logged by eso's controllers, not one
 		// per retry of a failing object.
 		Logger: logging.DemoteReconcileErrors(ctrl.Log),
+		// Off ("0") unless --pprof-bind-address is given.
+		PprofBindAddress: cfg.PprofAddr,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
 	}
-	health := newHealth(cfg.LeaderElect, mgr.Elected())
+	health := newHealth(cfg.LeaderElect && !cfg.Sharded(), mgr.Elected())
+	if shards != nil {
+		shards.CacheWith(mgr.GetCache().(*shardcache.Cache))
+		shards.OnRelease(forgetReleasedSeries)
+		if err := mgr.Add(shards); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.HealthAddr != "0" {
 		if err := mgr.AddHealthzCheck("workers", health.Live); err != nil {
 			return nil, err
@@ -189,7 +246,7 @@ func New(cfg config.Config, rc *rest.Config, scheme *runtime.Scheme) (ctrl.Manag
 			return nil, err
 		}
 	}
-	return &healthManager{Manager: mgr, health: health}, nil
+	return &healthManager{Manager: mgr, health: health, shards: shards}, nil
 }
 
 // ProviderDeps gives in-process providers the manager's clients.

@@ -55,8 +55,11 @@ package manager
 // as `kubectl rollout restart`). The chart grants this rule only when
 // rolloutRestarts.enabled, in the namespaces of its scope.
 // +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets;daemonsets,verbs=get;list;watch;patch
-// Leader election.
-// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update
+// Leader election; with --shards auto also each replica's membership Lease,
+// in the same namespace: the ring is the list of them, a replica creates its
+// own at start and deletes it at shutdown, and deletes the Leases of members
+// gone for long.
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;create;update;delete
 // --metrics-secure: who may scrape.
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create

@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 )
 
 // Anyone who may create a Secret may label it as eso's, so the Secrets in
@@ -78,6 +80,9 @@ func trimSecretMeta(m *metav1.ObjectMeta) {
 		}
 	}
 	labels := keepEsos(m.Labels, &budget, &trimmed)
+	if len(labels) == 1 && labels[esv1.LabelManaged] == esv1.LabelManagedValue {
+		labels = managedLabels
+	}
 	annotations := keepEsos(m.Annotations, &budget, &trimmed)
 	if trimmed {
 		if annotations == nil {
@@ -91,6 +96,13 @@ func trimSecretMeta(m *metav1.ObjectMeta) {
 		OwnerReferences: owners, Labels: labels, Annotations: annotations,
 	}
 }
+
+// managedLabels are the labels nearly every cached Secret keeps, eso's
+// managed label alone: one map shared by all of them instead of one each
+// (a map costs some 300 bytes, more than the rest of the entry). The
+// cache's objects are never changed in place (its reads deep-copy them),
+// so they may share it.
+var managedLabels = map[string]string{esv1.LabelManaged: esv1.LabelManagedValue}
 
 // keepEsos returns the entries of in under eso's prefixes, in key order,
 // while they fit in budget; it sets trimmed when one did not.

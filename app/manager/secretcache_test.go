@@ -171,3 +171,30 @@ func equalMaps(a, b map[string]string) bool {
 	}
 	return true
 }
+
+// TestTrimSecretSharesManagedLabels: Secrets whose only eso label is the
+// managed one share one labels map in the cache; a copy read from the
+// cache is the reader's own.
+func TestTrimSecretSharesManagedLabels(t *testing.T) {
+	trim := func(labels map[string]string) *metav1.PartialObjectMetadata {
+		m := NewSecretMetadata()
+		m.Labels = labels
+		if _, err := TrimSecret(m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	a := trim(map[string]string{esv1.LabelManaged: esv1.LabelManagedValue, "app": "a"})
+	b := trim(map[string]string{esv1.LabelManaged: esv1.LabelManagedValue})
+	if len(a.Labels) != 1 || len(b.Labels) != 1 || fmt.Sprintf("%p", a.Labels) != fmt.Sprintf("%p", b.Labels) {
+		t.Fatalf("labels %v and %v are not the one shared map", a.Labels, b.Labels)
+	}
+	c := a.DeepCopy()
+	c.Labels["x"] = "y"
+	if len(b.Labels) != 1 {
+		t.Fatalf("changing a copy changed the cache: %v", b.Labels)
+	}
+	if other := trim(map[string]string{esv1.LabelManaged: "false"}); other.Labels[esv1.LabelManaged] != "false" {
+		t.Fatalf("another value of the label: %v", other.Labels)
+	}
+}

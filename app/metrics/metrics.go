@@ -13,25 +13,19 @@ import (
 )
 
 var (
+	// ExternalSecrets, Stores, ClusterStores and PushSecrets are the
+	// series of each object of their kind: <object>_status_condition, 1
+	// for the current status of each condition an object has, 0 for the
+	// others, and for ExternalSecrets SyncCalls and SyncErrors.
+	ExternalSecrets = newObjects("externalsecret", "an ExternalSecret", true)
+	Stores          = newObjects("secretstore", "a SecretStore", true)
+	ClusterStores   = newObjects("clustersecretstore", "a ClusterSecretStore", false)
+	PushSecrets     = newObjects("pushsecret", "a PushSecret", true)
+
 	// SyncCalls counts ExternalSecret syncs that read the provider.
-	SyncCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "externalsecret_sync_calls_total",
-		Help: "Total number of ExternalSecret syncs that read the provider.",
-	}, []string{"name", "namespace"})
-
+	SyncCalls = ExternalSecrets.counter("externalsecret_sync_calls_total", "Total number of ExternalSecret syncs that read the provider.")
 	// SyncErrors counts failed ExternalSecret syncs.
-	SyncErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "externalsecret_sync_calls_error",
-		Help: "Total number of failed ExternalSecret syncs.",
-	}, []string{"name", "namespace"})
-
-	// ExternalSecretCondition, StoreCondition, ClusterStoreCondition and
-	// PushSecretCondition are 1 for the current status of each condition an
-	// object of that kind has, 0 for the others.
-	ExternalSecretCondition = conditionGauge("externalsecret", "an ExternalSecret", "namespace")
-	StoreCondition          = conditionGauge("secretstore", "a SecretStore", "namespace")
-	ClusterStoreCondition   = conditionGauge("clustersecretstore", "a ClusterSecretStore")
-	PushSecretCondition     = conditionGauge("pushsecret", "a PushSecret", "namespace")
+	SyncErrors = ExternalSecrets.counter("externalsecret_sync_calls_error", "Total number of failed ExternalSecret syncs.")
 
 	// ReconcileDuration is how long ExternalSecret reconciles take.
 	ReconcileDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -61,57 +55,44 @@ var (
 	}, []string{"kind"})
 )
 
+// Sharding (--shards auto): what this replica works and how handovers go.
+var (
+	// ShardNamespaces is how many namespaces this replica works.
+	ShardNamespaces = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "eso_shard_namespaces_owned",
+		Help: "Namespaces this replica works (--shards auto).",
+	})
+	// ShardMembers is how many replicas share the work, as this one sees them.
+	ShardMembers = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "eso_shard_members",
+		Help: "Live replicas sharing the work, as this replica sees them.",
+	})
+	// ShardHandovers counts namespaces this replica gained or released.
+	ShardHandovers = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "eso_shard_handovers_total",
+		Help: "Namespaces this replica started (gained) or stopped (released) working.",
+	}, []string{"direction"})
+	// ShardUnworked is, for each namespace this replica gained from
+	// another, how long no replica worked it.
+	ShardUnworked = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "eso_shard_handover_unworked_seconds",
+		Help:    "For each namespace gained from another replica, how long no replica worked it.",
+		Buckets: []float64{0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 20, 30, 60, 120},
+	})
+	// ShardFences counts the times this replica stopped all work because
+	// it could not renew its Lease in time.
+	ShardFences = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "eso_shard_fenced_total",
+		Help: "Times this replica stopped all work because it could not renew its Lease in time.",
+	})
+)
+
 func init() {
-	ctrlmetrics.Registry.MustRegister(SyncCalls, SyncErrors, ExternalSecretCondition, StoreCondition, PushSecretCondition,
-		ClusterStoreCondition, ReconcileDuration, SecretWrites, StatusWrites, RemoteCallDuration)
+	ctrlmetrics.Registry.MustRegister(ExternalSecrets, Stores, ClusterStores, PushSecrets, ReconcileDuration, SecretWrites, StatusWrites, RemoteCallDuration,
+		ShardNamespaces, ShardMembers, ShardHandovers, ShardUnworked, ShardFences)
 }
 
 var conditionStatuses = []metav1.ConditionStatus{metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionUnknown}
-
-// SetConditions records conditions on gauge for one object; labels are the
-// object's identifying label values (name, namespace).
-func SetConditions(gauge *prometheus.GaugeVec, conds []metav1.Condition, labels ...string) {
-	for _, c := range conds {
-		for _, s := range conditionStatuses {
-			v := 0.0
-			if c.Status == s {
-				v = 1
-			}
-			gauge.WithLabelValues(append(append([]string{}, labels...), c.Type, string(s))...).Set(v)
-		}
-	}
-}
-
-// ForgetCondition drops the series of one condition type of one object
-// (labels as for SetConditions): for a condition the object no longer
-// carries, whose series would otherwise keep its last status. Series that
-// do not exist are no matter.
-func ForgetCondition(gauge *prometheus.GaugeVec, condition string, labels ...string) {
-	for _, s := range conditionStatuses {
-		gauge.DeleteLabelValues(append(append([]string{}, labels...), condition, string(s))...)
-	}
-}
-
-// ForgetExternalSecret drops the series of a deleted ExternalSecret.
-func ForgetExternalSecret(name, namespace string) {
-	SyncCalls.DeleteLabelValues(name, namespace)
-	SyncErrors.DeleteLabelValues(name, namespace)
-	ExternalSecretCondition.DeletePartialMatch(prometheus.Labels{"name": name, "namespace": namespace})
-}
-
-// ForgetPushSecret drops the series of a deleted PushSecret.
-func ForgetPushSecret(name, namespace string) {
-	PushSecretCondition.DeletePartialMatch(prometheus.Labels{"name": name, "namespace": namespace})
-}
-
-// ForgetStore drops the series of a deleted store (namespace empty for a ClusterSecretStore).
-func ForgetStore(name, namespace string) {
-	if namespace == "" {
-		ClusterStoreCondition.DeletePartialMatch(prometheus.Labels{"name": name})
-		return
-	}
-	StoreCondition.DeletePartialMatch(prometheus.Labels{"name": name, "namespace": namespace})
-}
 
 // Since observes the duration of a reconcile that started at start.
 func Since(start time.Time, synced bool) {
@@ -122,12 +103,11 @@ func Since(start time.Time, synced bool) {
 	ReconcileDuration.WithLabelValues(label).Observe(time.Since(start).Seconds())
 }
 
-// conditionGauge is upstream's <object>_status_condition gauge, labelled by
-// name, the given scope labels, condition and status.
-func conditionGauge(object, which string, scope ...string) *prometheus.GaugeVec {
-	labels := append(append([]string{"name"}, scope...), "condition", "status")
-	return prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: object + "_status_condition",
-		Help: "The status of " + which + "'s conditions: 1 for the current status, 0 for the others.",
-	}, labels)
+// ForgetStore drops the series of a deleted store (namespace empty for a ClusterSecretStore).
+func ForgetStore(name, namespace string) {
+	if namespace == "" {
+		ClusterStores.Forget(name, "")
+		return
+	}
+	Stores.Forget(name, namespace)
 }

@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/eso-dev/eso/app/sharding"
 )
 
 // Following, as opposed to awaiting, is for objects an owner reads every
@@ -92,6 +94,30 @@ func (q *Queue) Follow(req reconcile.Request, sources []Source) {
 
 // Unfollow stops re-queueing req for any Secret.
 func (q *Queue) Unfollow(req reconcile.Request) { q.Follow(req, nil) }
+
+// UnfollowReleased stops following for the requests of this queue whose
+// object works (sharding.Key) rejects: with --shards auto, those of the
+// namespaces this replica gave up, whose new owner follows them.
+func (q *Queue) UnfollowReleased(works func(key string) bool) {
+	if q == nil {
+		return
+	}
+	w := q.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for ns, nf := range w.follows {
+		touched := false
+		for owner := range nf.owners {
+			if owner.queue == q && !works(sharding.Key(owner.req.Namespace, owner.req.Name)) {
+				delete(nf.owners, owner)
+				touched = true
+			}
+		}
+		if touched {
+			w.rewatchLocked(ns)
+		}
+	}
+}
 
 // Following is how many watches follow sources now.
 func (w *Watcher) Following() int {

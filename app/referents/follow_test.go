@@ -102,3 +102,23 @@ func (w *Watcher) followedSources(ns string) []Source {
 	}
 	return slices.Collect(maps.Keys(nf.watches))
 }
+
+// TestUnfollowReleased: the follows of the requests of namespaces given up
+// end; the others stay.
+func TestUnfollowReleased(t *testing.T) {
+	w, srv, _, q := newWatcher(t)
+	kept := request("push")
+	gone := kept
+	gone.Namespace = "given-up"
+	q.Follow(kept, []Source{{Namespace: kept.Namespace, Name: "a"}})
+	srv.opened(t, kept.Namespace, "a")
+	q.Follow(gone, []Source{{Namespace: "given-up", Name: "b"}})
+	srv.opened(t, "given-up", "b")
+	q.UnfollowReleased(func(key string) bool { return key != "given-up" })
+	if got := w.followedSources("given-up"); len(got) != 0 {
+		t.Errorf("still following %v in a namespace given up", got)
+	}
+	if got := w.followedSources(kept.Namespace); len(got) != 1 {
+		t.Errorf("following %v where the namespace is still worked, want a", got)
+	}
+}

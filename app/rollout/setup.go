@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -15,6 +17,7 @@ import (
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	"github.com/eso-dev/eso/app/manager"
+	"github.com/eso-dev/eso/app/sharding"
 	"github.com/eso-dev/eso/app/workloads"
 )
 
@@ -45,7 +48,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return err
 	}
 	b := ctrl.NewControllerManagedBy(mgr).Named("rollout").
-		WithOptions(manager.ControllerOptions(mgr, controller.Options{MaxConcurrentReconciles: 2}))
+		WithOptions(manager.ControllerOptionsListing(mgr, workloadsIn(mgr.GetCache()), controller.Options{MaxConcurrentReconciles: 2}))
 	for _, k := range workloads.Kinds {
 		if err := idx.IndexField(ctx, k.New(), indexAsked, func(o client.Object) []string { return askedKeys(k, o) }); err != nil {
 			return err
@@ -59,6 +62,33 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	b = b.Watches(&esv1.ExternalSecret{}, handler.EnqueueRequestsFromMapFunc(targetsOf),
 		builder.WithPredicates(predicate.GenerationChangedPredicate{}))
 	return b.Complete(r)
+}
+
+// workloadsIn lists the workloads of the namespaces keep accepts, as
+// requests: with --shards auto, what a replica queues for the namespaces
+// it gains, so that a Secret that changed while its namespace moved between
+// replicas still restarts the workloads that ask for it. A workload that
+// asks for nothing is done at once.
+func workloadsIn(cache client.Reader) sharding.Lister {
+	return func(ctx context.Context, keep func(key string) bool) ([]reconcile.Request, error) {
+		var reqs []reconcile.Request
+		for _, k := range workloads.Kinds {
+			list := k.NewList()
+			if err := cache.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+				return nil, err
+			}
+			err := meta.EachListItem(list, func(o runtime.Object) error {
+				if w, ok := o.(client.Object); ok && keep(sharding.Key(w.GetNamespace(), w.GetName())) {
+					reqs = append(reqs, request(k.Name, w.GetNamespace(), w.GetName()))
+				}
+				return nil
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+		return reqs, nil
+	}
 }
 
 // targetSecretOf indexes an ExternalSecret naming workloads by its target.

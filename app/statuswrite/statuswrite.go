@@ -4,28 +4,143 @@ package statuswrite
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/eso-dev/eso/app/metrics"
 )
+
+// lateWrite bounds the status write of a reconcile that ran out of time.
+const lateWrite = 10 * time.Second
 
 // IfChanged writes obj's status when it differs from before, the status as
 // read, and reports whether it wrote. status returns a pointer to an
 // object's status. The patch is a merge patch from obj with before put
 // back, so a concurrent edit of the spec is no conflict; each write counts
 // in eso_status_writes_total under kind.
-func IfChanged[S any](ctx context.Context, c client.Client, obj client.Object, before S, status func(client.Object) *S, kind string) (bool, error) {
+//
+// With recent (nil: none), the write is remembered until the cache shows
+// it: see Recent.
+//
+// A reconcile that ran out of time (a provider that did not answer before
+// the reconcile deadline) still reports it: its status is written on a
+// short deadline of its own. Otherwise the object would show its previous
+// outcome for as long as the provider hangs. A cancelled context (eso
+// stopping) writes nothing.
+func IfChanged[S any](ctx context.Context, c client.Client, recent *Recent, obj client.Object, before S, status func(client.Object) *S, kind string) (bool, error) {
 	if equality.Semantic.DeepEqual(before, *status(obj)) {
 		return false, nil
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), lateWrite)
+		defer cancel()
 	}
 	orig := obj.DeepCopyObject().(client.Object)
 	*status(orig) = before
 	if err := c.Status().Patch(ctx, obj, client.MergeFrom(orig)); err != nil {
 		return false, fmt.Errorf("writing %s status: %w", kind, err)
 	}
+	recent.wrote(obj)
 	metrics.StatusWrites.WithLabelValues(kind).Inc()
 	return true, nil
+}
+
+// settle is how long a write is remembered: far longer than a watch event
+// takes to reach the cache on a live API server. Entries live between one
+// and two settles, so memory follows the write rate, not the object count.
+const settle = 30 * time.Second
+
+// Recent remembers the status writes of one controller until its cache
+// shows them, so its reconciles read their own writes. A retry after a
+// failure comes on a backoff, not on the watch event of the failure's
+// status write, and may read the object from a cache that does not show
+// that write yet. Deciding from that copy, a recovery would equal the
+// status from before the failure and not be written, and the object would
+// show the failure until its next refresh. The zero value is ready to use
+// once API is set; without API the cache is trusted.
+type Recent struct {
+	// API reads an object from the API server, past the cache.
+	API client.Reader
+
+	mu             sync.Mutex
+	current, older map[types.NamespacedName]string // resourceVersion written
+	rotated        time.Time
+}
+
+// wrote records that obj's status was written, obj holding the answer.
+func (r *Recent) wrote(obj client.Object) {
+	if r == nil || r.API == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rotateLocked()
+	r.current[client.ObjectKeyFromObject(obj)] = obj.GetResourceVersion()
+}
+
+// unseen reports whether obj, as read from the cache, may predate a status
+// write recorded by wrote. A copy at the written version shows the write,
+// which is then forgotten; a copy at any other version is to be read
+// again (a newer one, an edit after the write, costs that one read).
+func (r *Recent) unseen(obj client.Object) bool {
+	if r == nil || r.API == nil {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rotateLocked()
+	key := client.ObjectKeyFromObject(obj)
+	version, ok := r.current[key]
+	if !ok {
+		if version, ok = r.older[key]; !ok {
+			return false
+		}
+	}
+	if version != obj.GetResourceVersion() {
+		return true
+	}
+	r.forgetLocked(key)
+	return false
+}
+
+// Fresh reads obj again from the API server when the copy read from the
+// cache may predate this controller's last status write of it.
+func (r *Recent) Fresh(ctx context.Context, obj client.Object) error {
+	if !r.unseen(obj) {
+		return nil
+	}
+	if err := r.API.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+		return err
+	}
+	r.forget(obj)
+	return nil
+}
+
+// forget drops obj's write once the API server's copy was read.
+func (r *Recent) forget(obj client.Object) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.forgetLocked(client.ObjectKeyFromObject(obj))
+}
+
+func (r *Recent) forgetLocked(key types.NamespacedName) {
+	delete(r.current, key)
+	delete(r.older, key)
+}
+
+func (r *Recent) rotateLocked() {
+	now := time.Now()
+	if r.current == nil {
+		r.current, r.rotated = map[types.NamespacedName]string{}, now
+	}
+	if now.Sub(r.rotated) >= settle {
+		r.older, r.current, r.rotated = r.current, map[types.NamespacedName]string{}, now
+	}
 }

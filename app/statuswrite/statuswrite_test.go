@@ -2,7 +2,9 @@ package statuswrite
 
 import (
 	"context"
+	"errors"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -35,15 +37,110 @@ func TestIfChanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := *es.Status.DeepCopy()
-	if wrote, err := IfChanged(ctx, c, es, before, status, "ExternalSecret"); err != nil || wrote || patches != 0 {
+	if wrote, err := IfChanged(ctx, c, nil, es, before, status, "ExternalSecret"); err != nil || wrote || patches != 0 {
 		t.Fatalf("unchanged status: wrote %v, %d patches, %v", wrote, patches, err)
 	}
 	meta.SetStatusCondition(&es.Status.Conditions, metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: "SecretSynced"})
-	if wrote, err := IfChanged(ctx, c, es, before, status, "ExternalSecret"); err != nil || !wrote || patches != 1 {
+	if wrote, err := IfChanged(ctx, c, nil, es, before, status, "ExternalSecret"); err != nil || !wrote || patches != 1 {
 		t.Fatalf("changed status: wrote %v, %d patches, %v", wrote, patches, err)
 	}
 	var stored esv1.ExternalSecret
 	if err := c.Get(ctx, client.ObjectKeyFromObject(es), &stored); err != nil || meta.FindStatusCondition(stored.Status.Conditions, "Ready") == nil {
 		t.Fatalf("the status did not arrive: %+v, %v", stored.Status, err)
+	}
+}
+
+// TestIfChangedAfterTheDeadline: a reconcile whose deadline passed (a
+// provider that hung) still writes its status; one that was cancelled
+// (eso stopping) does not.
+func TestIfChangedAfterTheDeadline(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := esv1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	es := &esv1.ExternalSecret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "es"}}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(es).WithStatusSubresource(es).
+		WithInterceptorFuncs(interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+			if err := ctx.Err(); err != nil {
+				return err // as a real client does
+			}
+			return c.SubResource(sub).Patch(ctx, obj, p, opts...)
+		}}).Build()
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(es), es); err != nil {
+		t.Fatal(err)
+	}
+	before := *es.Status.DeepCopy()
+	meta.SetStatusCondition(&es.Status.Conditions, metav1.Condition{Type: "Ready", Status: metav1.ConditionFalse, Reason: "SecretSyncedError"})
+
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	if wrote, err := IfChanged(cancelled, c, nil, es.DeepCopy(), before, status, "ExternalSecret"); wrote || !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled: wrote %v, %v; want no write", wrote, err)
+	}
+	late, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	if wrote, err := IfChanged(late, c, nil, es, before, status, "ExternalSecret"); err != nil || !wrote {
+		t.Fatalf("past the deadline: wrote %v, %v; want the status written", wrote, err)
+	}
+}
+
+// TestFreshWhenTheCacheLags: an object retried before the cache shows its
+// failure's status write looks, in the cache, as it did before the
+// failure. Fresh reads it again, so its recovery is written; from that
+// stale copy the recovery would equal the status read and not be. A copy
+// that shows the write is trusted, with no read from the API server.
+func TestFreshWhenTheCacheLags(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := esv1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	es := &esv1.ExternalSecret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "es"}}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(es).WithStatusSubresource(es).Build()
+	reads := 0
+	api := interceptor.NewClient(c.(client.WithWatch), interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+		reads++
+		return c.Get(ctx, key, obj, opts...)
+	}})
+	recent := &Recent{API: api}
+	ctx := context.Background()
+	setReady := func(o *esv1.ExternalSecret, s metav1.ConditionStatus) {
+		meta.SetStatusCondition(&o.Status.Conditions, metav1.Condition{Type: "Ready", Status: s, Reason: string(s)})
+	}
+	// Synced, and the cache shows it.
+	stale := &esv1.ExternalSecret{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(es), stale); err != nil {
+		t.Fatal(err)
+	}
+	setReady(stale, metav1.ConditionTrue)
+	if err := c.Status().Update(ctx, stale); err != nil {
+		t.Fatal(err)
+	}
+	// A sync fails and says so.
+	failed := stale.DeepCopy()
+	setReady(failed, metav1.ConditionFalse)
+	if wrote, err := IfChanged(ctx, c, recent, failed, *stale.Status.DeepCopy(), status, "ExternalSecret"); err != nil || !wrote {
+		t.Fatalf("failure: wrote %v, %v", wrote, err)
+	}
+	// The retry reads the copy from before the failure, and recovers.
+	retry := stale.DeepCopy()
+	if err := recent.Fresh(ctx, retry); err != nil || reads != 1 {
+		t.Fatalf("fresh: %d reads, %v; want one read", reads, err)
+	}
+	before := *retry.Status.DeepCopy()
+	setReady(retry, metav1.ConditionTrue)
+	if wrote, err := IfChanged(ctx, c, recent, retry, before, status, "ExternalSecret"); err != nil || !wrote {
+		t.Fatalf("recovery: wrote %v, %v; want the status written", wrote, err)
+	}
+	var stored esv1.ExternalSecret
+	if err := c.Get(ctx, client.ObjectKeyFromObject(es), &stored); err != nil {
+		t.Fatal(err)
+	}
+	if got := meta.FindStatusCondition(stored.Status.Conditions, "Ready"); got == nil || got.Status != metav1.ConditionTrue {
+		t.Fatalf("the API server holds Ready %+v, want True", got)
+	}
+	// Once the cache shows the write, it is trusted.
+	reads = 0
+	if err := recent.Fresh(ctx, stored.DeepCopy()); err != nil || reads != 0 {
+		t.Fatalf("a copy showing the write: %d reads, %v; want none", reads, err)
 	}
 }

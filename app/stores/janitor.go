@@ -45,6 +45,6 @@ var namespaceGoing = predicate.Funcs{
 func setupJanitor(mgr ctrl.Manager, clients *ClientCache) error {
 	return ctrl.NewControllerManagedBy(mgr).Named("client-janitor").
 		For(&corev1.Namespace{}, builder.WithPredicates(namespaceGoing)).
-		WithOptions(manager.ControllerOptions(mgr, controller.Options{})).
+		WithOptions(manager.LocalControllerOptions(mgr, controller.Options{})).
 		Complete(&namespaceJanitor{reader: mgr.GetClient(), clients: clients})
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/eso-dev/eso/providers/aws/awstest"
 	"github.com/eso-dev/eso/providers/plugin/pluginmetrics"
 	"github.com/eso-dev/eso/tests/faultproxy"
+	"github.com/eso-dev/eso/tests/testenv"
 )
 
 // TestAWSSecretsManagerSync runs eso with the AWS Secrets Manager provider
@@ -101,7 +102,7 @@ func TestAWSRefreshEconomy(t *testing.T) {
 	create(t, es)
 	waitSecretData(t, ns, "app", map[string]string{"u": "app", "p": "pw", "h": "db", "user": "app", "password": "pw", "host": "db"})
 
-	syncs := func() float64 { return testutil.ToFloat64(metrics.SyncCalls.WithLabelValues("app", ns)) }
+	syncs := func() float64 { return metrics.SyncCalls.Value("app", ns) }
 	calls := func() float64 {
 		return testutil.ToFloat64(pluginmetrics.ProviderCalls.WithLabelValues("AWSSecretManager", "GetSecret", "success"))
 	}
@@ -139,6 +140,7 @@ func TestAWSRefusedCredentialsAndOutages(t *testing.T) {
 	}
 	proxy := faultproxy.Start(t, endpoint)
 
+	logged := testenv.CaptureLogs(t)
 	runEso(t, testConfig())
 	ns := env.Namespace(t, "aws-faults", nil)
 	config := func(name, credentials string) *provv1.AWSSecretManager {
@@ -188,6 +190,13 @@ func TestAWSRefusedCredentialsAndOutages(t *testing.T) {
 			}
 			requireUnchanged(t, synced)
 			proxy.Pass()
+			passed := proxy.Requests("/")
+			defer func() {
+				if t.Failed() { // did eso try again, or did its tries fail?
+					t.Logf("requests through the proxy since it passed again: %d", proxy.Requests("/")-passed)
+					t.Logf("eso's log of this test:\n%s", logged())
+				}
+			}()
 			// Retries back off per failure, up to outcomes.MaxBackoff: a
 			// slow machine fails more often before the test sees it.
 			waitReadyWithin(t, outcomes.MaxBackoff+waitTimeout, es, metav1.ConditionTrue, esv1.ReasonSecretSynced)

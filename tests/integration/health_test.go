@@ -73,7 +73,7 @@ func TestNotReadyUntilEveryControllerStarted(t *testing.T) {
 	cfg.HealthAddr = freeAddr(t)
 	runEso(t, cfg, fx.Invoke(func(mgr ctrl.Manager) error {
 		return ctrl.NewControllerManagedBy(mgr).Named("held").
-			WithOptions(manager.ControllerOptions(mgr, controller.Options{})).
+			WithOptions(manager.ControllerOptions(mgr, nil, controller.Options{})).
 			WatchesRawSource(src).
 			Complete(reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) {
 				return reconcile.Result{}, nil

@@ -114,7 +114,7 @@ func TestStalledUntilEdited(t *testing.T) {
 		}
 		return nil
 	})
-	tries := func() float64 { return testutil.ToFloat64(metrics.SyncErrors.WithLabelValues(broken.Name, ns)) }
+	tries := func() float64 { return metrics.SyncErrors.Value(broken.Name, ns) }
 	statusWrites := func() float64 { return testutil.ToFloat64(metrics.StatusWrites.WithLabelValues("ExternalSecret")) }
 	writesBefore := statusWrites()
 	for i := range 2 {

@@ -23,6 +23,18 @@ func namespace(name string, labels map[string]string) *corev1.Namespace {
 	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
 }
 
+// newScheme knows core kinds and eso's ExternalSecrets.
+func newScheme(t *testing.T) *runtime.Scheme {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, esv1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return scheme
+}
+
 // TestTenantExternalSecretsAreNeverTakenOver: a ClusterExternalSecret
 // writes its ExternalSecret only where it owns it or none exists. A
 // tenant's own ExternalSecret of the same name is left exactly as it was
@@ -42,13 +54,7 @@ func TestTenantExternalSecretsAreNeverTakenOver(t *testing.T) {
 	labelledOnly := &esv1.ExternalSecret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-c", Name: "shared",
 		Labels: map[string]string{esv1.LabelClusterExternalSecret: "shared"}},
 		Spec: esv1.ExternalSecretSpec{SecretStoreRef: &esv1.SecretStoreRef{Name: "tenants-store"}}}
-	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, esv1.AddToScheme} {
-		if err := add(scheme); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c := ctrlfake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(&esv1.ClusterExternalSecret{}).
+	c := ctrlfake.NewClientBuilder().WithScheme(newScheme(t)).WithStatusSubresource(&esv1.ClusterExternalSecret{}).
 		WithObjects(ces, tenantsOwn, labelledOnly,
 			namespace("team-a", map[string]string{"shared": "yes"}),
 			namespace("team-b", map[string]string{"shared": "yes"}),

@@ -70,6 +70,16 @@ type Reconciler struct {
 	// no read from the API server. Lost on restart, when each target is
 	// read once.
 	verified sync.Map // types.NamespacedName -> verifiedTarget
+	// gained remembers, with --shards auto, when this replica started
+	// working each namespace it took over: an ExternalSecret there whose
+	// last refresh is older refreshes at once, so a remote change made
+	// while the namespace moved between replicas is not left to the next
+	// refresh. A restart of a lone replica refreshes nothing: its status
+	// stands in.
+	gained sync.Map // types.NamespacedName{Namespace} -> time.Time
+	// statusWrites holds this controller's status writes its cache may not
+	// show yet (statuswrite.Recent).
+	statusWrites statuswrite.Recent
 }
 
 type syncRecord struct {
@@ -87,12 +97,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	start, due := time.Now(), false
 	defer func() { metrics.Since(start, due) }()
 	var es esv1.ExternalSecret
-	if err := r.Client.Get(ctx, req.NamespacedName, &es); err != nil {
+	err := r.Client.Get(ctx, req.NamespacedName, &es)
+	if err == nil {
+		err = r.statusWrites.Fresh(ctx, &es)
+	}
+	if err != nil {
 		if apierrors.IsNotFound(err) {
 			r.synced.Delete(req.NamespacedName)
 			r.repaired.Delete(req.NamespacedName)
 			r.verified.Delete(req.NamespacedName)
-			metrics.ForgetExternalSecret(req.Name, req.Namespace)
+			metrics.ExternalSecrets.Forget(req.Name, req.Namespace)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
@@ -118,14 +132,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	case end == endUntil:
 		// Nothing is due, but an edit nothing acts on is acknowledged.
-		if err := r.writeStatus(ctx, sc.es, sc.before); err != nil {
+		if err := r.writeStatus(ctx, sc.es, sc.before, nil); err != nil {
 			return ctrl.Result{}, err
 		}
 		r.schedule(req.NamespacedName, sc.wait)
 		return ctrl.Result{}, nil
 	case end == endWaiting:
 		r.synced.Delete(req.NamespacedName)
-		if err := r.writeStatus(ctx, sc.es, sc.before); err != nil {
+		if err := r.writeStatus(ctx, sc.es, sc.before, &r.statusWrites); err != nil {
 			return ctrl.Result{}, err
 		}
 		r.Awaits.Await(sc.awaiting, req)
@@ -145,7 +159,7 @@ func (r *Reconciler) finish(ctx context.Context, es *esv1.ExternalSecret, before
 	}
 	// Remembered only once the status says so: a failed status write must
 	// not leave this process believing a sync the status does not show.
-	if err := r.writeStatus(ctx, es, before); err != nil {
+	if err := r.writeStatus(ctx, es, before, nil); err != nil {
 		return ctrl.Result{}, err
 	}
 	r.synced.Store(key, rec)
@@ -219,6 +233,9 @@ func (r *Reconciler) refreshDue(es *esv1.ExternalSecret, fingerprint string, now
 			return true, 0, false // last attempt failed
 		}
 		last = es.Status.RefreshTime.Time
+		if at, ok := r.gained.Load(types.NamespacedName{Namespace: es.Namespace}); ok && interval > 0 && last.Before(at.(time.Time)) {
+			return true, 0, true // refreshed before this replica took its namespace over
+		}
 	}
 	if interval <= 0 {
 		return false, 0, false // OnChange
@@ -227,6 +244,15 @@ func (r *Reconciler) refreshDue(es *esv1.ExternalSecret, fingerprint string, now
 		return false, wait + jitter(es, interval), false
 	}
 	return true, 0, true
+}
+
+// tookOver records when this replica starts working namespaces
+// (manager.OnGain), for refreshDue.
+func (r *Reconciler) tookOver(namespaces []string) {
+	now := r.Now()
+	for _, ns := range namespaces {
+		r.gained.Store(types.NamespacedName{Namespace: ns}, now)
+	}
 }
 
 // lastSync is this process's record of the ExternalSecret's last success.
@@ -262,7 +288,7 @@ func (r *Reconciler) fail(ctx context.Context, es *esv1.ExternalSecret, before *
 	}
 	// Forget the last success: the next reconcile must read the provider again.
 	r.synced.Delete(types.NamespacedName{Namespace: es.Namespace, Name: es.Name})
-	metrics.SyncErrors.WithLabelValues(es.Name, es.Namespace).Inc()
+	metrics.SyncErrors.Inc(es.Name, es.Namespace)
 	// Events and logs carry eso's own reason; Ready carries upstream's.
 	prev := syncedCondition(&esv1.ExternalSecret{Status: *before})
 	out := setFailed(es, cause)
@@ -274,7 +300,7 @@ func (r *Reconciler) fail(ctx context.Context, es *esv1.ExternalSecret, before *
 		// One line per change of state, not per retry (those are at debug).
 		logr.FromContextOrDiscard(ctx).Info("ExternalSecret is not ready", "reason", cur.Reason, "message", cur.Message)
 	}
-	if err := r.writeStatus(ctx, es, before); err != nil {
+	if err := r.writeStatus(ctx, es, before, &r.statusWrites); err != nil {
 		return ctrl.Result{}, errors.Join(cause, err)
 	}
 	switch {
@@ -305,14 +331,21 @@ const defaultRetryInterval = 5 * time.Minute
 
 // writeStatus patches the status only when it changed, with the
 // generation it describes.
-func (r *Reconciler) writeStatus(ctx context.Context, es *esv1.ExternalSecret, before *esv1.ExternalSecretStatus) error {
+//
+// recent, when set, remembers the write until the cache shows it: after a
+// failure or a wait, the next reconcile has no sync record and decides from
+// the status, so it must not read a copy older than this write. After a
+// success the record decides, and remembering every write would cost a
+// read from the API server whenever the target's watch event outran the
+// status's.
+func (r *Reconciler) writeStatus(ctx context.Context, es *esv1.ExternalSecret, before *esv1.ExternalSecretStatus, recent *statuswrite.Recent) error {
 	observe(es, before)
-	metrics.SetConditions(metrics.ExternalSecretCondition, es.Status.Conditions, es.Name, es.Namespace)
+	metrics.ExternalSecrets.SetConditions(es.Status.Conditions, es.Name, es.Namespace)
 	if meta.FindStatusCondition(es.Status.Conditions, esv1.ConditionStalled) == nil {
 		// No stall (or one that ended) leaves no condition, so no series either.
-		metrics.ForgetCondition(metrics.ExternalSecretCondition, esv1.ConditionStalled, es.Name, es.Namespace)
+		metrics.ExternalSecrets.ForgetCondition(esv1.ConditionStalled, es.Name, es.Namespace)
 	}
-	_, err := statuswrite.IfChanged(ctx, r.Client, es, *before, externalSecretStatus, "ExternalSecret")
+	_, err := statuswrite.IfChanged(ctx, r.Client, recent, es, *before, externalSecretStatus, "ExternalSecret")
 	return err
 }
 

@@ -86,6 +86,8 @@ func (w *writeCounter) client(c client.WithWatch) client.WithWatch {
 type countingProvider struct {
 	plugin.Provider
 	logins, reads atomic.Int32
+	// failing makes every read fail as an unreachable provider does.
+	failing atomic.Bool
 }
 
 func (p *countingProvider) NewClient(ctx context.Context, ref plugin.Ref, scope plugin.Scope) (plugin.SecretsClient, error) {
@@ -94,16 +96,20 @@ func (p *countingProvider) NewClient(ctx context.Context, ref plugin.Ref, scope 
 	if err != nil {
 		return nil, err
 	}
-	return &countingClient{SecretsClient: c, reads: &p.reads}, nil
+	return &countingClient{SecretsClient: c, reads: &p.reads, failing: &p.failing}, nil
 }
 
 type countingClient struct {
 	plugin.SecretsClient
-	reads *atomic.Int32
+	reads   *atomic.Int32
+	failing *atomic.Bool
 }
 
 func (c *countingClient) GetSecret(ctx context.Context, ref esv1.ExternalSecretDataRemoteRef) ([]byte, error) {
 	c.reads.Add(1)
+	if c.failing.Load() {
+		return nil, errors.New("dial tcp: connection refused")
+	}
 	return c.SecretsClient.GetSecret(ctx, ref)
 }
 
@@ -859,5 +865,84 @@ func TestRenamedTargetIsDeleted(t *testing.T) {
 				t.Errorf("old target gone = %v (%v), want %v", gone, err, policy == esv1.CreatePolicyOwner)
 			}
 		})
+	}
+}
+
+// TestTakeOverRefreshes: with --shards auto, a replica that takes a
+// namespace over refreshes its ExternalSecrets that last refreshed before
+// that, once; a replica that merely restarts lets the status stand in.
+func TestTakeOverRefreshes(t *testing.T) {
+	ns := env.Namespace(t, "takeover", nil)
+	first := newHarness(t)
+	create(t, fakeConfig(ns, provv1.FakeSecret{Key: "db", Value: `{"password":"one"}`}), secretStore(ns), externalSecret(ns))
+	es := externalSecret(ns)
+	first.reconcile(t, es)
+
+	reads := func(h *harness) int32 {
+		if h.provider == nil {
+			return 0
+		}
+		return h.provider.reads.Load()
+	}
+	next := newHarness(t)
+	next.now = first.now.Add(time.Minute) // within the hour's refresh interval
+	next.reconcile(t, es)
+	if n := reads(next); n != 0 {
+		t.Fatalf("a replica starting read the provider %d times; the status stands in", n)
+	}
+	next.r.tookOver([]string{ns})
+	next.reconcile(t, es)
+	next.reconcile(t, es)
+	if n := reads(next); n != 1 {
+		t.Errorf("after taking the namespace over, %d provider reads, want 1", n)
+	}
+}
+
+// TestRecoveryOverAStaleCache: a retry after a failure can read the
+// ExternalSecret from a cache that does not show the failure's status
+// write yet. From that copy the recovery's status differs from the one
+// read only in what the failure did not touch, so a patch from it would
+// leave the failure's Ready=False on the API server until the next
+// refresh. The retry reads the object from the API server instead.
+func TestRecoveryOverAStaleCache(t *testing.T) {
+	ns := env.Namespace(t, "stale", nil)
+	h := newHarness(t)
+	es := externalSecret(ns)
+	create(t, fakeConfig(ns, provv1.FakeSecret{Key: "db", Value: `{"password":"pw"}`}), secretStore(ns), es)
+	h.reconcile(t, es)
+
+	// An edit asks for a sync, which fails. The cache sees the edit but
+	// not the failure's status write.
+	edited := getES(t, es)
+	edited.Annotations = map[string]string{"force-sync": "1"}
+	if err := env.Client.Update(context.Background(), edited); err != nil {
+		t.Fatal(err)
+	}
+	cachedCopy := getES(t, es)
+	var stale atomic.Bool
+	h.r.Client = interceptor.NewClient(h.r.Client.(client.WithWatch), interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if o, ok := obj.(*esv1.ExternalSecret); ok && stale.Load() {
+				cachedCopy.DeepCopyInto(o)
+				return nil
+			}
+			return c.Get(ctx, key, obj, opts...)
+		},
+	})
+	h.r.statusWrites.API = h.r.APIReader
+	h.provider.failing.Store(true)
+	if _, err := h.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(es)}); err == nil {
+		t.Fatal("a failing provider: want the reconcile to fail")
+	}
+	if c := readyCondition(getES(t, es)); c == nil || c.Status != metav1.ConditionFalse {
+		t.Fatalf("after the failure Ready = %+v, want False", c)
+	}
+
+	// The provider is back; the retry reads the cache's copy.
+	stale.Store(true)
+	h.provider.failing.Store(false)
+	h.reconcile(t, es)
+	if c := readyCondition(getES(t, es)); c == nil || c.Status != metav1.ConditionTrue {
+		t.Fatalf("after the recovery Ready = %+v, want True", c)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"go.uber.org/fx"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -24,6 +25,7 @@ import (
 	"github.com/eso-dev/eso/app/outcomes"
 	"github.com/eso-dev/eso/app/referents"
 	"github.com/eso-dev/eso/app/refresh"
+	"github.com/eso-dev/eso/app/sharding"
 	"github.com/eso-dev/eso/app/stores"
 	"github.com/eso-dev/eso/providers/plugin"
 )
@@ -58,8 +60,15 @@ func indexKey(kind, namespace, name string, cluster bool) string {
 
 func setupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 	idx := mgr.GetFieldIndexer()
+	// Only ExternalSecrets whose target is not of their own name: most
+	// write a Secret of their own name, which needs no entry (see
+	// targeting), and an entry per ExternalSecret costs a set of its own.
 	if err := idx.IndexField(ctx, &esv1.ExternalSecret{}, indexTarget, func(o client.Object) []string {
-		return []string{o.(*esv1.ExternalSecret).TargetName()}
+		es := o.(*esv1.ExternalSecret)
+		if t := es.TargetName(); t != es.Name {
+			return []string{t}
+		}
+		return nil
 	}); err != nil {
 		return err
 	}
@@ -89,22 +98,27 @@ func setupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 // SetupWithManager registers the controller. Its queue is a priority queue: new
 // and edited objects go ahead of scheduled refreshes.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, catalog *plugin.Index, concurrency int) error {
+	r.statusWrites.API = mgr.GetAPIReader()
 	if err := setupIndexes(context.Background(), mgr); err != nil {
 		return err
 	}
+	manager.OnGain(mgr, r.tookOver)
+	manager.OnRelease(mgr, func(works func(string) bool) {
+		sharding.ForgetReleased(works, &r.synced, &r.repaired, &r.verified, &r.gained)
+	})
 	c := mgr.GetClient()
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("externalsecret").
 		For(&esv1.ExternalSecret{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		// A provider that hangs may hold a worker for a minute at most.
-		WithOptions(manager.ControllerOptions(mgr, controller.Options{MaxConcurrentReconciles: concurrency, UsePriorityQueue: ptr.To(true),
+		WithOptions(manager.ControllerOptions(mgr, &esv1.ExternalSecret{}, controller.Options{MaxConcurrentReconciles: concurrency, UsePriorityQueue: ptr.To(true),
 			RateLimiter: outcomes.RetryLimiter(), ReconciliationTimeout: syncTimeout})).
 		// The cache holds only Secrets labelled as eso's, as metadata only,
 		// so this sees only those: a change of their data shows as a new
 		// resourceVersion.
 		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, s client.Object) []reconcile.Request {
-			return r.list(ctx, client.InNamespace(s.GetNamespace()), client.MatchingFields{indexTarget: s.GetName()})
+			return r.targeting(ctx, s.GetNamespace(), s.GetName())
 		})).
 		// A generator turning Ready again lets its gated ExternalSecrets sync.
 		Watches(&genv2.Generator{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, g client.Object) []reconcile.Request {
@@ -177,6 +191,15 @@ func (r *Reconciler) list(ctx context.Context, opts ...client.ListOption) []reco
 		reqs[i] = reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&es)}
 	}
 	return reqs
+}
+
+// targeting lists the ExternalSecrets that may write the Secret
+// namespace/name: those whose target names it (indexTarget) and the one of
+// its name, whose target it is unless it names another; that one is
+// requeued without looking, as a reconcile with nothing due writes nothing.
+func (r *Reconciler) targeting(ctx context.Context, namespace, name string) []reconcile.Request {
+	reqs := r.list(ctx, client.InNamespace(namespace), client.MatchingFields{indexTarget: name})
+	return append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: namespace, Name: name}})
 }
 
 // usingClusterStores lists the ExternalSecrets of namespace that use a ClusterSecretStore.

@@ -358,7 +358,7 @@ func conditionSeries(t *testing.T, es *esv1.ExternalSecret, condition string) in
 	t.Helper()
 	ch := make(chan prometheus.Metric, 1024)
 	go func() {
-		metrics.ExternalSecretCondition.Collect(ch)
+		metrics.ExternalSecrets.Collect(ch)
 		close(ch)
 	}()
 	n := 0

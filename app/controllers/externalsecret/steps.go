@@ -167,7 +167,7 @@ func (r *Reconciler) loadTarget(ctx context.Context, sc *syncScope) (end, error)
 			return endWaiting, nil
 		}
 		sc.mergeMissing, sc.due = true, true
-		metrics.SyncCalls.WithLabelValues(sc.es.Name, sc.es.Namespace).Inc()
+		metrics.SyncCalls.Inc(sc.es.Name, sc.es.Namespace)
 		return next, nil
 	}
 	return next, err
@@ -203,7 +203,7 @@ func (r *Reconciler) checkDue(_ context.Context, sc *syncScope) (end, error) {
 		return endUntil, nil
 	}
 	sc.due = true
-	metrics.SyncCalls.WithLabelValues(sc.es.Name, sc.es.Namespace).Inc()
+	metrics.SyncCalls.Inc(sc.es.Name, sc.es.Namespace)
 	return next, nil
 }
 

@@ -45,6 +45,9 @@ type Reconciler struct {
 	// Awaits re-queues a generator when the object its failure names (a
 	// credentials Secret) arrives; nil checks again at the recheck only.
 	Awaits *referents.Queue
+	// statusWrites holds this controller's status writes its cache may not
+	// show yet (statuswrite.Recent).
+	statusWrites statuswrite.Recent
 }
 
 // generatorObject is what both kinds share.
@@ -58,10 +61,19 @@ type generatorObject struct {
 	crossNSErr error
 }
 
+// get reads a generator from the cache, or from the API server when the
+// cache may not show its last status write yet.
+func (r *Reconciler) get(ctx context.Context, key client.ObjectKey, obj client.Object) error {
+	if err := r.Client.Get(ctx, key, obj); err != nil {
+		return err
+	}
+	return r.statusWrites.Fresh(ctx, obj)
+}
+
 func (r *Reconciler) load(ctx context.Context, key client.ObjectKey) (*generatorObject, error) {
 	if r.Cluster {
 		var cg genv2.ClusterGenerator
-		if err := r.Client.Get(ctx, key, &cg); err != nil {
+		if err := r.get(ctx, key, &cg); err != nil {
 			return nil, err
 		}
 		pr := cg.Spec.ProviderConfig.ProviderRef
@@ -73,7 +85,7 @@ func (r *Reconciler) load(ctx context.Context, key client.ObjectKey) (*generator
 		return g, nil
 	}
 	var gen genv2.Generator
-	if err := r.Client.Get(ctx, key, &gen); err != nil {
+	if err := r.get(ctx, key, &gen); err != nil {
 		return nil, err
 	}
 	pr := gen.Spec.ProviderConfig.ProviderRef
@@ -124,7 +136,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if r.Cluster {
 		kind = generation.KindClusterGenerator
 	}
-	if _, err := statuswrite.IfChanged(ctx, r.Client, g.obj, *before, generatorStatus, kind); err != nil {
+	if _, err := statuswrite.IfChanged(ctx, r.Client, &r.statusWrites, g.obj, *before, generatorStatus, kind); err != nil {
 		return ctrl.Result{}, err
 	}
 	if transient != nil {
@@ -230,6 +242,7 @@ func (r *Reconciler) validate(ctx context.Context, g *generatorObject) (*verdict
 // SetupWithManager watches the generators of this kind and every compiled-in
 // generator configuration kind, so a configuration change revalidates at once.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	r.statusWrites.API = mgr.GetAPIReader()
 	var obj client.Object = &genv2.Generator{}
 	name := "generator"
 	if r.Cluster {
@@ -237,7 +250,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	b := ctrl.NewControllerManagedBy(mgr).Named(name).
 		For(obj, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		WithOptions(manager.ControllerOptions(mgr, controller.Options{RateLimiter: outcomes.RetryLimiter()}))
+		WithOptions(manager.ControllerOptions(mgr, obj, controller.Options{RateLimiter: outcomes.RetryLimiter()}))
 	for _, reg := range r.Resolver.Plugins().Index().Registrations(plugin.RoleGenerator) {
 		b = b.Watches(reg.NewConfig(), handler.EnqueueRequestsFromMapFunc(r.usersOf(reg.Kind)),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{}))

@@ -147,7 +147,7 @@ func (r *Reconciler) disown(ctx context.Context, st *genv2.GeneratorState, cause
 	meta.SetStatusCondition(&st.Status.Conditions, metav1.Condition{
 		Type: genv2.ConditionVerified, Status: metav1.ConditionFalse, Reason: genv2.ReasonProvenanceInvalid, Message: cause.Error(),
 	})
-	if _, err := statuswrite.IfChanged(ctx, r.Client, st, before, stateStatus, "GeneratorState"); err != nil {
+	if _, err := statuswrite.IfChanged(ctx, r.Client, nil, st, before, stateStatus, "GeneratorState"); err != nil {
 		return client.IgnoreNotFound(err)
 	}
 	if !controllerutil.ContainsFinalizer(st, genv2.FinalizerCleanup) {
@@ -164,7 +164,7 @@ func (r *Reconciler) setCleanupCondition(ctx context.Context, st *genv2.Generato
 	meta.SetStatusCondition(&st.Status.Conditions, metav1.Condition{
 		Type: genv2.ConditionCleanup, Status: metav1.ConditionFalse, Reason: genv2.ReasonRevocationFailed, Message: cause.Error(),
 	})
-	if _, err := statuswrite.IfChanged(ctx, r.Client, st, before, stateStatus, "GeneratorState"); err != nil && !apierrors.IsNotFound(err) {
+	if _, err := statuswrite.IfChanged(ctx, r.Client, nil, st, before, stateStatus, "GeneratorState"); err != nil && !apierrors.IsNotFound(err) {
 		ctrl.LoggerFrom(ctx).Error(errors.Join(cause, err), "recording a failed revocation")
 	}
 }
@@ -176,7 +176,7 @@ func stateStatus(o client.Object) *genv2.GeneratorStateStatus {
 // SetupWithManager watches GeneratorStates.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).Named("generatorstate").For(&genv2.GeneratorState{}).
-		WithOptions(manager.ControllerOptions(mgr, controller.Options{})).Complete(r)
+		WithOptions(manager.ControllerOptions(mgr, &genv2.GeneratorState{}, controller.Options{})).Complete(r)
 }
 
 // Module runs the GeneratorState controller.

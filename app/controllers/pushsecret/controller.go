@@ -69,16 +69,23 @@ type Reconciler struct {
 	// schedules the next refresh. Lost on restart, when refreshTime stands in.
 	// It also paces pushes (minSyncGap).
 	checked sync.Map // types.NamespacedName → time.Time
+	// statusWrites holds this controller's status writes its cache may not
+	// show yet (statuswrite.Recent).
+	statusWrites statuswrite.Recent
 }
 
 // Reconcile pushes what changed, deletes what was dropped and reports it.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var ps esv1alpha1.PushSecret
-	if err := r.Client.Get(ctx, req.NamespacedName, &ps); err != nil {
+	err := r.Client.Get(ctx, req.NamespacedName, &ps)
+	if err == nil {
+		err = r.statusWrites.Fresh(ctx, &ps)
+	}
+	if err != nil {
 		if apierrors.IsNotFound(err) {
 			r.Sources.Unfollow(req)
 			r.checked.Delete(req.NamespacedName)
-			metrics.ForgetPushSecret(req.Name, req.Namespace)
+			metrics.PushSecrets.Forget(req.Name, req.Namespace)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -413,8 +420,8 @@ func (r *Reconciler) setReady(ctx context.Context, ps *esv1alpha1.PushSecret, be
 }
 
 func (r *Reconciler) writeStatus(ctx context.Context, ps *esv1alpha1.PushSecret, before *esv1alpha1.PushSecretStatus) error {
-	metrics.SetConditions(metrics.PushSecretCondition, ps.Status.Conditions, ps.Name, ps.Namespace)
-	_, err := statuswrite.IfChanged(ctx, r.Client, ps, *before, pushSecretStatus, "PushSecret")
+	metrics.PushSecrets.SetConditions(ps.Status.Conditions, ps.Name, ps.Namespace)
+	_, err := statuswrite.IfChanged(ctx, r.Client, &r.statusWrites, ps, *before, pushSecretStatus, "PushSecret")
 	return err
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
@@ -29,7 +30,16 @@ func (r *Reconciler) refuseLoops(ctx context.Context, ps *esv1alpha1.PushSecret,
 		}
 		var es esv1.ExternalSecret
 		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: ps.Namespace, Name: writer}, &es); err != nil {
-			continue // the ExternalSecret is gone: the Secret is nobody's copy any more
+			if apierrors.IsNotFound(err) {
+				continue // the ExternalSecret is gone: the Secret is nobody's copy any more
+			}
+			// Unknown whether pushing would feed a loop: push nowhere this time.
+			for _, s := range current {
+				if s.err == nil {
+					s.err = fmt.Errorf("checking whether Secret %s is written by ExternalSecret %s: %w", src.Name, writer, err)
+				}
+			}
+			return
 		}
 		for _, ref := range stores.RefsOf(&es) {
 			store, err := r.Resolver.Get(ctx, es.Namespace, ref)

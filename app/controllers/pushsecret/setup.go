@@ -20,6 +20,7 @@ import (
 	"github.com/eso-dev/eso/app/manager"
 	"github.com/eso-dev/eso/app/outcomes"
 	"github.com/eso-dev/eso/app/referents"
+	"github.com/eso-dev/eso/app/sharding"
 	"github.com/eso-dev/eso/app/stores"
 )
 
@@ -63,6 +64,11 @@ var changed = predicate.Or(predicate.GenerationChangedPredicate{}, predicate.Lab
 // SetupWithManager registers the controller: PushSecrets, the stores they
 // push to (by index) and, through Sources, the Secrets they push.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
+	r.statusWrites.API = mgr.GetAPIReader()
+	manager.OnRelease(mgr, func(works func(string) bool) {
+		sharding.ForgetReleased(works, &r.checked)
+		r.Sources.UnfollowReleased(works)
+	})
 	for field, extract := range Indexes() {
 		if err := mgr.GetFieldIndexer().IndexField(context.Background(), &esv1alpha1.PushSecret{}, field, extract); err != nil {
 			return err
@@ -90,7 +96,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("pushsecret").
 		For(&esv1alpha1.PushSecret{}, builder.WithPredicates(changed)).
-		WithOptions(manager.ControllerOptions(mgr, controller.Options{MaxConcurrentReconciles: concurrency,
+		WithOptions(manager.ControllerOptions(mgr, &esv1alpha1.PushSecret{}, controller.Options{MaxConcurrentReconciles: concurrency,
 			RateLimiter: outcomes.RetryLimiter()}))
 	// A store turning Ready, changing, or gaining the labels a selector
 	// asks for changes what its PushSecrets can push.

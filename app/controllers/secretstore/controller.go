@@ -48,12 +48,19 @@ type Reconciler struct {
 	// Awaits re-queues a store when the object its failure names (a
 	// credentials Secret) arrives; nil checks again at the recheck only.
 	Awaits *referents.Queue
+	// statusWrites holds this controller's status writes its cache may not
+	// show yet (statuswrite.Recent).
+	statusWrites statuswrite.Recent
 }
 
 // Reconcile validates the store and writes its Ready condition when it changed.
 func (c *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	obj := c.API.New()
-	if err := c.Client.Get(ctx, req.NamespacedName, obj); err != nil {
+	err := c.Client.Get(ctx, req.NamespacedName, obj)
+	if err == nil {
+		err = c.statusWrites.Fresh(ctx, obj)
+	}
+	if err != nil {
 		if apierrors.IsNotFound(err) {
 			c.Resolver.Clients().Forget(ctx, stores.CacheKind(c.API.Kind, c.API.APIVersion), req.Namespace, req.Name)
 			metrics.ForgetStore(req.Name, req.Namespace)
@@ -105,11 +112,11 @@ func (c *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // writeStatus patches the status only when it differs from what was read.
 func (c *Reconciler) writeStatus(ctx context.Context, obj client.Object, before *ssv2.SecretStoreStatus, store *stores.Store) error {
 	if store.Cluster != nil {
-		metrics.SetConditions(metrics.ClusterStoreCondition, store.Status.Conditions, store.Name)
+		metrics.ClusterStores.SetConditions(store.Status.Conditions, store.Name, "")
 	} else {
-		metrics.SetConditions(metrics.StoreCondition, store.Status.Conditions, store.Name, store.Namespace)
+		metrics.Stores.SetConditions(store.Status.Conditions, store.Name, store.Namespace)
 	}
-	_, err := statuswrite.IfChanged(ctx, c.Client, obj, *before, c.API.Status, store.Kind)
+	_, err := statuswrite.IfChanged(ctx, c.Client, &c.statusWrites, obj, *before, c.API.Status, store.Kind)
 	return err
 }
 
@@ -145,6 +152,7 @@ func refreshInterval(s *stores.Store) time.Duration {
 // SetupWithManager watches the stores of c.API and every compiled-in provider
 // configuration kind, so a configuration change revalidates its stores at once.
 func (c *Reconciler) SetupWithManager(mgr ctrl.Manager, catalog *plugin.Index, concurrency int) error {
+	c.statusWrites.API = mgr.GetAPIReader()
 	name := c.API.Kind
 	if c.API.APIVersion != esv1.StoreAPIVersionV2Alpha1 {
 		name += "-" + path.Base(c.API.APIVersion)
@@ -152,7 +160,7 @@ func (c *Reconciler) SetupWithManager(mgr ctrl.Manager, catalog *plugin.Index, c
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(name).
 		For(c.API.New(), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		WithOptions(manager.ControllerOptions(mgr, controller.Options{MaxConcurrentReconciles: concurrency, RateLimiter: outcomes.RetryLimiter()}))
+		WithOptions(manager.ControllerOptions(mgr, c.API.New(), controller.Options{MaxConcurrentReconciles: concurrency, RateLimiter: outcomes.RetryLimiter()}))
 	if c.Awaits != nil {
 		b = b.WatchesRawSource(c.Awaits.Source())
 	}
