@@ -73,6 +73,8 @@ NODE_PACKAGES := containerd runc containernetworking-plugins iptables iproute2 c
 # The upgrade tests move between the bundle's image and this one: the same
 # code built as another version.
 E2E_NEXT_VERSION := $(VERSION)-next
+# E2E_RUN picks tests by name, as go test -run (E2E_RUN=TestShardedReplicas); empty runs them all.
+E2E_RUN ?=
 HOST_ARCH := $(shell $(GO) env GOARCH)
 
 .PHONY: e2e
@@ -81,7 +83,7 @@ e2e: bundle envtest node $(HELM) ## Run the end-to-end tests as root: a single-n
 	$(MAKE) --no-print-directory image VERSION=$(E2E_NEXT_VERSION) IMAGE_ARCHS=$(HOST_ARCH) IMAGE_DIR=$(DIST)/image-next
 	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) ESO_NODE_BIN=$(NODE_DIR) HELM_BIN=$(HELM) ESO_BUNDLE=$(abspath $(BUNDLE)) \
 		ESO_NEXT_IMAGE=$(abspath $(DIST)/image-next/eso-$(E2E_NEXT_VERSION)-linux-$(HOST_ARCH).tar) ESO_NEXT_TAG=$(E2E_NEXT_VERSION) \
-		$(GO) test -tags e2e -count=1 -v -timeout 30m ./tests/e2e/
+		$(GO) test -tags e2e -count=1 -v -timeout 30m $(if $(E2E_RUN),-run '$(E2E_RUN)') ./tests/e2e/
 
 .PHONY: bench
 bench: build envtest ## Benchmark bin/eso as its own process: sync time, RSS, CPU, steady-state writes (BENCH_FLAGS="-namespaces 10"; -h lists flags).

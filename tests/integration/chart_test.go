@@ -170,7 +170,7 @@ func TestChartRendersWhatTheAPIServerAccepts(t *testing.T) {
 				if got["CustomResourceDefinition"] != len(crds) || got["PodDisruptionBudget"] != 1 || got["NetworkPolicy"] != 0 || got["ServiceMonitor"] != 0 {
 					t.Errorf("default objects %v", got)
 				}
-				if !strings.Contains(strings.Join(c.Args, " "), "--metrics-secure") || c.ImagePullPolicy != "IfNotPresent" {
+				if args := strings.Join(c.Args, " "); !strings.Contains(args, "--metrics-secure") || strings.Contains(args, "--shards") || c.ImagePullPolicy != "IfNotPresent" {
 					t.Errorf("defaults: args %v, pull policy %s", c.Args, c.ImagePullPolicy)
 				}
 				return
@@ -574,6 +574,10 @@ func TestChartValuesLintAgreesWithTemplate(t *testing.T) {
 		{coreChart, []string{"replicas=2"}, true},
 		{coreChart, []string{"replicas=2", "leaderElection.enabled=false"}, false},
 		{coreChart, []string{"replicas=1", "leaderElection.enabled=false"}, true},
+		{coreChart, []string{"sharding.enabled=true"}, true},
+		{coreChart, []string{"sharding.enabled=true", "replicas=3"}, true},
+		{coreChart, []string{"sharding.enabled=true", "leaderElection.enabled=false"}, false},
+		{coreChart, []string{"sharding.enabled=false", "leaderElection.enabled=false"}, true},
 		{coreChart, []string{"scope=namespaces"}, false},
 		{coreChart, []string{"scope=namespaces", "namespaces={team-a}"}, true},
 		{coreChart, []string{"scope=namespaces", "namespaces={Team_A}"}, false},
