@@ -1,7 +1,8 @@
 // Command bench measures eso as it runs in production: bin/eso in core mode
 // as a process of its own, against a real kube-apiserver + etcd (build/controlplane).
-// It reports the time until N ExternalSecrets are Ready, eso's memory (RSS
-// idle, peak, after sync) and CPU, the writes of a steady-state window in
+// It reports the time until N ExternalSecrets are Ready, against the time a
+// plain client-go program takes for the same writes (raw.go), eso's memory
+// (RSS idle, peak, after sync, per ExternalSecret) and CPU, the writes of a steady-state window in
 // which every ExternalSecret refreshes without anything changing, how long a
 // new ExternalSecret waits while those refreshes run, the same for as many
 // PushSecrets (and how soon a changed source reaches the provider), and
@@ -54,7 +55,16 @@ type options struct {
 	Settle        time.Duration `json:"-"`
 	Remote        bool          `json:"remote"`
 	Push          bool          `json:"pushsecrets"`
+	Raw           bool          `json:"raw_client"`
+	Precreate     bool          `json:"precreated"`
+	ScaleOut      bool          `json:"scale_out"`
+	Replicas      int           `json:"replicas"`
+	Lease         time.Duration `json:"-"`
+	Handovers     bool          `json:"handovers"`
 	Out           string        `json:"-"`
+	ProfileDir    string        `json:"-"`
+	SyncProfile   time.Duration `json:"-"`
+	ESOArgs       []string      `json:"eso_args,omitempty"`
 	Timeout       time.Duration `json:"-"`
 }
 
@@ -79,12 +89,27 @@ func parseFlags() options {
 	flag.Float64Var(&o.LabelledBound, "labelled-bound", 64, "fail if eso's peak RSS through a restart grows by more than this many MiB with the labelled Secrets")
 	flag.DurationVar(&o.Settle, "settle", 5*time.Second, "pause before each RSS reading, so it is not taken mid-burst")
 	flag.BoolVar(&o.Remote, "remote", true, "also run the first-sync workload through a provider process (eso --mode=provider over mTLS) and compare")
+	flag.BoolVar(&o.Raw, "raw", true, "before eso starts, time a plain client-go program making the writes of a first sync (each target Secret, each status) with eso's -concurrent and client limits, on the same control plane, and compare")
+	flag.BoolVar(&o.Precreate, "precreate", true, "create the first sync's ExternalSecrets while eso is stopped (-scale-out: before the replicas start) and time eso from its start, as the raw client is timed from its first write; false times eso from the first ExternalSecret created, creation included")
 	flag.BoolVar(&o.Push, "push", true, "also run as many PushSecrets (two keys each, to the Fake stores)")
+	flag.DurationVar(&o.SyncProfile, "sync-profile", 30*time.Second, "with -profile-dir, how long eso's CPU profile of the first sync runs, from eso's start (0: none)")
+	flag.StringVar(&o.ProfileDir, "profile-dir", "", "if set, run eso with --pprof-bind-address and write its heap profiles (after the first sync, after the steady-state window) into this directory, for go tool pprof")
+	flag.Func("eso-args", "extra arguments for eso in core mode, space-separated (e.g. \"--concurrent 20\")", func(v string) error {
+		o.ESOArgs = append(o.ESOArgs, strings.Fields(v)...)
+		return nil
+	})
+	flag.BoolVar(&o.ScaleOut, "scale-out", false, "run the scale-out figures instead: -replicas eso processes with --shards auto sync -namespaces x -es-per-namespace ExternalSecrets (against a raw client with their combined -concurrent), then, while those refresh, one is killed (kill -9), a replacement and one more join, and two stop")
+	flag.BoolVar(&o.Handovers, "handovers", true, "-scale-out: after the first sync, run the kill, joins and scale-down (a change reaches its Secret at the ExternalSecret's next refresh, so keep -refresh short for them)")
+	flag.IntVar(&o.Replicas, "replicas", 3, "-scale-out: replicas at the start")
+	flag.DurationVar(&o.Lease, "lease", def.LeaderElectionLease, "-scale-out: the replicas' --leader-election-lease-duration (renew deadline and retry period in eso's default proportions)")
 	flag.StringVar(&o.Out, "out", filepath.Join(os.TempDir(), "eso-bench-results.json"), "where to write the JSON results")
 	flag.DurationVar(&o.Timeout, "timeout", 9*time.Minute, "give up after this long")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fail(fmt.Errorf("unexpected argument %q", flag.Arg(0)))
+	}
+	if o.Replicas < 3 || o.Lease < 3*time.Second {
+		fail(errors.New("-replicas must be at least 3 (the run stops two after a kill) and -lease at least 3s"))
 	}
 	if o.Namespaces < 1 || o.PerNamespace < 1 || o.Window <= 0 || o.WindowRefresh <= 0 || o.Refresh <= 0 ||
 		o.Unrelated < 0 || o.UnrelatedKiB < 1 || o.UnrelatedNS < 1 || o.Labelled < 0 || o.LabelledKiB < 1 || o.LabelledKiB > 1000 {
@@ -164,6 +189,14 @@ func run(sigCtx context.Context, o options) (res *results, err error) {
 		return nil, fmt.Errorf("building build/controlplane: %v\n%s", err, out)
 	}
 
+	if o.ScaleOut {
+		res = &results{Params: o, ExternalSecrets: o.Namespaces * o.PerNamespace, ESOVersion: esoVersion(esoBin), StartedAt: started}
+		res.Scale, err = runScaleOut(ctx, o, work, cpBin, esoBin)
+		if err != nil && sigCtx.Err() == nil && ctx.Err() != nil {
+			err = fmt.Errorf("%w (%w)", err, context.Cause(ctx))
+		}
+		return res, err
+	}
 	b, stop, err := startEnvironment(ctx, o, work, cpBin, esoBin, "in-process", false)
 	if err != nil {
 		return nil, err
@@ -219,6 +252,12 @@ func startEnvironment(ctx context.Context, o options, work, cpBin, esoBin, tag s
 	if err := waitFile(ctx, kubeconfig, cp, 2*time.Minute); err != nil {
 		return nil, nil, err
 	}
+	var raw *rawResult
+	if o.Raw && !remote {
+		if raw, err = rawFirstSync(ctx, o, kubeconfig); err != nil {
+			return nil, nil, err
+		}
+	}
 
 	metricsPort, err := freePort()
 	if err != nil {
@@ -236,6 +275,16 @@ func startEnvironment(ctx context.Context, o options, work, cpBin, esoBin, tag s
 		"--client-qps", fmt.Sprint(o.ClientQPS),
 		"--client-burst", fmt.Sprint(o.ClientBurst),
 		"--log-level", o.LogLevel}
+	var pprofURL string
+	if o.ProfileDir != "" {
+		port, err := freePort()
+		if err != nil {
+			return nil, nil, err
+		}
+		args = append(args, "--pprof-bind-address", fmt.Sprintf("127.0.0.1:%d", port))
+		pprofURL = fmt.Sprintf("http://127.0.0.1:%d/debug/pprof", port)
+	}
+	args = append(args, o.ESOArgs...)
 	if remote {
 		// Core issues the provider process's certificates, as it would in a
 		// cluster without cert-manager; their namespace exists first, so
@@ -263,6 +312,7 @@ func startEnvironment(ctx context.Context, o options, work, cpBin, esoBin, tag s
 	if err != nil {
 		return nil, nil, err
 	}
+	b.pprofURL, b.profilePrefix, b.raw = pprofURL, tag, raw
 	b.esoArgs, b.esoLog, b.healthURL = args, filepath.Join(work, tag+"-eso"), fmt.Sprintf("http://127.0.0.1:%d/readyz", healthPort)
 	return b, stop, nil
 }

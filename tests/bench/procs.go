@@ -28,11 +28,17 @@ type proc struct {
 // process group, so a Ctrl-C reaches only the benchmark, which then stops eso
 // before the control plane; Pdeathsig stops it even if the benchmark is killed.
 func startProc(name, logPath string, argv ...string) (*proc, error) {
+	return startProcEnv(name, logPath, nil, argv...)
+}
+
+// startProcEnv is startProc with env added to the benchmark's environment.
+func startProcEnv(name, logPath string, env []string, argv ...string) (*proc, error) {
 	f, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	if err := cmd.Start(); err != nil {

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"time"
 )
 
@@ -18,15 +20,17 @@ type results struct {
 	WindowSeconds        float64   `json:"window_seconds"`
 
 	Sync struct {
-		CreateSeconds   float64     `json:"create_seconds"`
-		AllReadySeconds float64     `json:"all_ready_seconds"`
-		PerSecond       float64     `json:"ready_per_second"`
-		ESOCPUSeconds   float64     `json:"eso_cpu_seconds"`
-		RSSIdleMiB      float64     `json:"rss_idle_mib"`
-		RSSAfterSyncMiB float64     `json:"rss_after_sync_mib"`
-		RSSPeakMiB      float64     `json:"rss_peak_mib"`
-		ESO             esoCounters `json:"eso_counters"`
-		API             apiWrites   `json:"apiserver_writes"`
+		CreateSeconds   float64 `json:"create_seconds"`
+		AllReadySeconds float64 `json:"all_ready_seconds"`
+		PerSecond       float64 `json:"ready_per_second"`
+		ESOCPUSeconds   float64 `json:"eso_cpu_seconds"`
+		RSSIdleMiB      float64 `json:"rss_idle_mib"`
+		RSSAfterSyncMiB float64 `json:"rss_after_sync_mib"`
+		RSSPeakMiB      float64 `json:"rss_peak_mib"`
+		// RSSPerESKiB is what RSS grew by from idle to after the sync, per ExternalSecret.
+		RSSPerESKiB float64     `json:"rss_per_externalsecret_kib"`
+		ESO         esoCounters `json:"eso_counters"`
+		API         apiWrites   `json:"apiserver_writes"`
 	} `json:"first_sync"`
 
 	Steady struct {
@@ -36,7 +40,13 @@ type results struct {
 		ExpectedRefreshes float64     `json:"expected_refreshes"`
 	} `json:"steady_state"`
 
-	NewReadyMillis float64 `json:"new_externalsecret_ready_ms"`
+	// NewReady*: ExternalSecrets created one by one under refresh, until Ready.
+	NewReadyMillis    float64 `json:"new_externalsecret_ready_p50_ms"`
+	NewReadyP99Millis float64 `json:"new_externalsecret_ready_p99_ms"`
+	NewReadyMaxMillis float64 `json:"new_externalsecret_ready_max_ms"`
+
+	// Raw is the same first sync's writes by a plain client-go program (-raw).
+	Raw *rawResult `json:"raw_client,omitempty"`
 
 	Remote struct {
 		AllReadySeconds    float64 `json:"all_ready_seconds"`
@@ -75,6 +85,9 @@ type results struct {
 		ESOSecretWrites float64 `json:"eso_secret_writes"`
 	} `json:"unrelated_secrets"`
 
+	// Scale is the -scale-out run; when set, the rest is empty.
+	Scale *scaleResults `json:"scale_out,omitempty"`
+
 	Labelled struct {
 		CreateSeconds         float64 `json:"create_seconds"`
 		RestartRSSWithoutMiB  float64 `json:"restart_rss_without_mib"`
@@ -88,6 +101,10 @@ type results struct {
 }
 
 func printTable(out io.Writer, r *results) {
+	if r.Scale != nil {
+		printScaleOut(out, r.Params, r.Scale)
+		return
+	}
 	o := r.Params
 	fmt.Fprintf(out, "\neso bench: %d ExternalSecrets (%d namespaces x %d, 2 keys each, Fake provider); eso --concurrent %d --client-qps %g --client-burst %d\n",
 		r.ExternalSecrets, o.Namespaces, o.PerNamespace, o.Concurrent, o.ClientQPS, o.ClientBurst)
@@ -97,9 +114,13 @@ func printTable(out io.Writer, r *results) {
 	}
 	s := &r.Sync
 	section("first sync (refreshInterval %v)", o.Refresh)
-	row("all Ready after", "%.1f s  (%.0f/s; created in %.1f s)", s.AllReadySeconds, s.PerSecond, s.CreateSeconds)
+	allReady(row, o, s.AllReadySeconds, s.PerSecond, s.CreateSeconds)
 	row("eso CPU during sync", "%.2f s", s.ESOCPUSeconds)
+	if r.Raw != nil {
+		row("raw client-go, same writes (Secret + status)", "%.1f s  (%.0f/s; eso / raw: %.2f)", r.Raw.Seconds, r.Raw.PerSecond, r.Raw.Ratio)
+	}
 	row("eso RSS idle / after sync / peak", "%.1f / %.1f / %.1f MiB", s.RSSIdleMiB, s.RSSAfterSyncMiB, s.RSSPeakMiB)
+	row("eso RSS per ExternalSecret (after - idle)", "%.1f KiB", s.RSSPerESKiB)
 	row("eso writes: Secret / status", "%.0f / %.0f", s.ESO.SecretWrites, s.ESO.StatusWrites)
 	row("API server writes: Secret / status / Event", "%.0f / %.0f / %.0f", s.API.Secrets, s.API.Statuses, s.API.Events)
 	row("provider calls", "%.0f", s.ESO.ProviderCalls)
@@ -110,7 +131,7 @@ func printTable(out io.Writer, r *results) {
 	row("API server writes: Secret / status / Event", "%.0f / %.0f / %.0f", st.API.Secrets, st.API.Statuses, st.API.Events)
 	row("refreshes (syncs) / provider calls", "%.0f / %.0f  (%.0f if every interval were exact)", st.ESO.Syncs, st.ESO.ProviderCalls, st.ExpectedRefreshes)
 	row("eso CPU in window", "%.2f s", st.ESOCPUSeconds)
-	row("new ExternalSecret Ready under refresh", "%.0f ms", r.NewReadyMillis)
+	row(fmt.Sprintf("new ExternalSecret Ready under refresh (%d)", newSamples), "p50 %.0f / p99 %.0f / max %.0f ms", r.NewReadyMillis, r.NewReadyP99Millis, r.NewReadyMaxMillis)
 	if o.Remote {
 		rm := &r.Remote
 		section("first sync through a provider process (eso --mode=provider, mTLS, loopback)")
@@ -152,10 +173,45 @@ func printTable(out io.Writer, r *results) {
 	}
 }
 
+func printScaleOut(out io.Writer, o options, r *scaleResults) {
+	fmt.Fprintf(out, "\neso bench, scale out: %d ExternalSecrets (%d namespaces x %d), %d replicas with --shards auto; each --concurrent %d --client-qps %g; lease %v\n",
+		r.ExternalSecrets, o.Namespaces, o.PerNamespace, r.Replicas, o.Concurrent, o.ClientQPS, o.Lease)
+	row := func(name, format string, args ...any) {
+		fmt.Fprintf(out, "  %-44s "+format+"\n", append([]any{name}, args...)...)
+	}
+	s := &r.Sync
+	fmt.Fprintf(out, "\nfirst sync (refreshInterval %v)\n", o.Refresh)
+	allReady(row, o, s.AllReadySeconds, s.PerSecond, s.CreateSeconds)
+	if s.Raw != nil {
+		row(fmt.Sprintf("raw client-go, same writes, %d at a time", r.Replicas*o.Concurrent), "%.1f s  (%.0f/s; eso / raw: %.2f)", s.Raw.Seconds, s.Raw.PerSecond, s.Raw.Ratio)
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.RSSMiB)) {
+		row(name+": RSS after sync, share of namespaces", "%.1f MiB, %.1f %%", s.RSSMiB[name], 100*s.Share[name])
+	}
+	for _, h := range r.Handovers {
+		fmt.Fprintf(out, "\n%s (under refresh every %v)\n", h.What, o.Refresh)
+		row("namespaces moved", "%d", h.Moved)
+		row("all namespaces worked again after", "%.1f s", h.WorkedAgainSeconds)
+		row("eso's longest unworked namespace (bucket)", "≤ %g s", h.UnworkedMaxSeconds)
+		row(fmt.Sprintf("remote change %.1f s in: reached p50 / max", h.ChangeAfter), "%.1f / %.1f s  (%d Secrets, %d not reached)", h.ReachP50Seconds, h.ReachMaxSeconds, h.ChangedSecrets, h.Unreached)
+		row("changed Secrets written twice / other writes", "%d / %d", h.WrittenTwice, h.OtherWrites)
+	}
+}
+
 func writeJSON(path string, r *results) error {
 	raw, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
 	}
 	return os.WriteFile(path, append(raw, '\n'), 0o644)
+}
+
+// allReady is the first sync's row: timed from eso's start with the
+// ExternalSecrets in place (-precreate), or from the first one created.
+func allReady(row func(name, format string, args ...any), o options, seconds, perSecond, created float64) {
+	if o.Precreate {
+		row("all Ready after eso started", "%.1f s  (%.0f/s; created before it in %.1f s)", seconds, perSecond, created)
+		return
+	}
+	row("all Ready after", "%.1f s  (%.0f/s; created in %.1f s)", seconds, perSecond, created)
 }

@@ -1,0 +1,167 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	"github.com/eso-dev/eso/app/config"
+	"github.com/eso-dev/eso/app/manager"
+)
+
+// rawResult is the raw client's first sync: the writes eso makes for a
+// first sync, made by a plain client-go program with eso's concurrency and
+// client limits, on the control plane eso then runs on.
+type rawResult struct {
+	Seconds   float64 `json:"seconds"`
+	PerSecond float64 `json:"per_second"`
+	// Ratio is eso's all Ready time over Seconds, set once eso ran.
+	Ratio float64 `json:"eso_over_raw"`
+}
+
+var esGVR = esv1.GroupVersion.WithResource("externalsecrets")
+
+// rawFirstSync measures the floor under eso's first sync: for as many
+// ExternalSecrets as eso syncs (created beforehand, in namespaces of their
+// own, untimed), -concurrent goroutines create each target Secret as eso
+// writes it (same labels, annotations, owner reference, keys and values)
+// and patch each status as eso does after a sync. Only those writes are
+// timed. It runs before eso starts, on the same control plane, and deletes
+// what it created, so eso never sees it.
+func rawFirstSync(ctx context.Context, o options, kubeconfig string) (*rawResult, error) {
+	base, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	// Setting up and cleaning up: as fast as the benchmark's own client.
+	setup := rest.CopyConfig(base)
+	setup.QPS, setup.Burst = 5000, 10000
+	scheme, err := newScheme()
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.New(setup, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, err
+	}
+	setupDyn, err := dynamic.NewForConfig(setup)
+	if err != nil {
+		return nil, err
+	}
+	// The timed writes: eso's client settings (user agent aside), with
+	// protobuf for Secrets as controller-runtime uses for built-in kinds.
+	rc := manager.WithClientLimits(base, config.Config{ClientQPS: o.ClientQPS, ClientBurst: o.ClientBurst}, "eso-bench-raw")
+	secretsRC := rest.CopyConfig(rc)
+	secretsRC.ContentType = runtime.ContentTypeProtobuf
+	secretsRC.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
+	cs, err := kubernetes.NewForConfig(secretsRC)
+	if err != nil {
+		return nil, err
+	}
+	dyn, err := dynamic.NewForConfig(rc)
+	if err != nil {
+		return nil, err
+	}
+
+	n := o.Namespaces * o.PerNamespace
+	nss := make([]string, o.Namespaces)
+	for i := range nss {
+		nss[i] = fmt.Sprintf("raw-%d", i)
+	}
+	progress("raw client: creating %d ExternalSecrets in %d namespaces of its own", n, o.Namespaces)
+	err = parallel(ctx, o.Namespaces, createWorkers, func(i int) error { return createNamespace(ctx, c, nss[i]) })
+	if err != nil {
+		return nil, fmt.Errorf("raw client: creating namespaces: %w", err)
+	}
+	ess := make([]*esv1.ExternalSecret, n)
+	err = parallel(ctx, n, createWorkers, func(i int) error {
+		es := externalSecret(nss[i%o.Namespaces], fmt.Sprintf("es-%d", i/o.Namespaces), o.Refresh)
+		ess[i] = es
+		return c.Create(ctx, es) // fills in the UID the owner reference needs
+	})
+	if err != nil {
+		return nil, fmt.Errorf("raw client: creating ExternalSecrets: %w", err)
+	}
+
+	progress("raw client: creating %d Secrets and patching %d statuses, %d at a time", n, n, o.Concurrent)
+	start := time.Now()
+	err = parallel(ctx, n, o.Concurrent, func(i int) error {
+		es := ess[i]
+		if _, err := cs.CoreV1().Secrets(es.Namespace).Create(ctx, rawTarget(es), metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("creating Secret: %w", err)
+		}
+		patch, err := rawStatusPatch(es, time.Now())
+		if err != nil {
+			return err
+		}
+		if _, err := dyn.Resource(esGVR).Namespace(es.Namespace).Patch(ctx, es.Name, types.MergePatchType, patch, metav1.PatchOptions{}, "status"); err != nil {
+			return fmt.Errorf("patching status: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("raw client: %w", err)
+	}
+	res := &rawResult{Seconds: time.Since(start).Seconds()}
+	res.PerSecond = float64(n) / res.Seconds
+
+	progress("raw client: deleting what it created")
+	err = parallel(ctx, o.Namespaces, createWorkers, func(i int) error {
+		if err := cs.CoreV1().Secrets(nss[i]).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+			return err
+		}
+		return setupDyn.Resource(esGVR).Namespace(nss[i]).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("raw client: cleaning up: %w", err)
+	}
+	return res, nil
+}
+
+// rawTarget is the Secret eso writes for es on its first sync: the Fake
+// provider's two values, eso's managed label, managed-by and data-hash
+// annotations, and es as its controller.
+func rawTarget(es *esv1.ExternalSecret) *corev1.Secret {
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: es.Namespace, Name: es.Name,
+			Labels: map[string]string{esv1.LabelManaged: esv1.LabelManagedValue},
+			Annotations: map[string]string{
+				esv1.AnnotationManagedBy: es.Name,
+				esv1.AnnotationDataHash:  "0123456789abcdef0123456789abcdef", // as long as eso's
+			},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: esv1.GroupVersion.String(), Kind: "ExternalSecret", Name: es.Name, UID: es.UID,
+				Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}},
+		},
+		Type: corev1.SecretTypeOpaque,
+		Data: map[string][]byte{"user": []byte("app"), "password": []byte("not-a-real-password")},
+	}
+}
+
+// rawStatusPatch is the merge patch of the status eso writes after a first
+// sync: the Ready condition, refresh time, synced version and binding.
+func rawStatusPatch(es *esv1.ExternalSecret, now time.Time) ([]byte, error) {
+	st := esv1.ExternalSecretStatus{
+		RefreshTime:           metav1.NewTime(now),
+		SyncedResourceVersion: fmt.Sprintf("%d-0123456789abcdef", es.Generation),
+		Binding:               esv1.SecretBinding{Name: es.Name},
+		ObservedGeneration:    es.Generation,
+	}
+	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: esv1.ConditionReady, Status: metav1.ConditionTrue,
+		Reason: esv1.ReasonSecretSynced, Message: "Secret " + es.Name + " is in sync with the provider", ObservedGeneration: es.Generation})
+	return json.Marshal(map[string]any{"status": st})
+}
