@@ -159,7 +159,15 @@ func (r *Reconciler) finish(ctx context.Context, es *esv1.ExternalSecret, before
 	}
 	// Remembered only once the status says so: a failed status write must
 	// not leave this process believing a sync the status does not show.
-	if err := r.writeStatus(ctx, es, before, nil); err != nil {
+	// A rotation's intent is read from status.refreshTime (generation.Intent),
+	// so a generating ExternalSecret's next reconcile must see this write:
+	// from an older copy, a force-sync would take the rotation just written
+	// for one it is due and generate nothing.
+	var recent *statuswrite.Recent
+	if generation.HasGenerators(es) {
+		recent = &r.statusWrites
+	}
+	if err := r.writeStatus(ctx, es, before, recent); err != nil {
 		return ctrl.Result{}, err
 	}
 	r.synced.Store(key, rec)
@@ -335,9 +343,9 @@ const defaultRetryInterval = 5 * time.Minute
 // recent, when set, remembers the write until the cache shows it: after a
 // failure or a wait, the next reconcile has no sync record and decides from
 // the status, so it must not read a copy older than this write. After a
-// success the record decides, and remembering every write would cost a
-// read from the API server whenever the target's watch event outran the
-// status's.
+// success the record decides, except for a generating ExternalSecret's
+// rotation intent (finish); remembering every write would cost a read from
+// the API server whenever the target's watch event outran the status's.
 func (r *Reconciler) writeStatus(ctx context.Context, es *esv1.ExternalSecret, before *esv1.ExternalSecretStatus, recent *statuswrite.Recent) error {
 	observe(es, before)
 	metrics.ExternalSecrets.SetConditions(es.Status.Conditions, es.Name, es.Namespace)

@@ -15,18 +15,22 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/ptr"
 	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	genkinds "github.com/eso-dev/eso/apis/generatorproviders/v2alpha1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
+	"github.com/eso-dev/eso/app/generation"
 	"github.com/eso-dev/eso/app/outcomes"
 	"github.com/eso-dev/eso/app/refresh"
 	"github.com/eso-dev/eso/app/secrettemplate"
 	"github.com/eso-dev/eso/app/stores"
+	"github.com/eso-dev/eso/generators/password"
 	"github.com/eso-dev/eso/providers/fake"
 	"github.com/eso-dev/eso/providers/plugin"
 	"github.com/eso-dev/eso/tests/testenv"
@@ -134,7 +138,7 @@ func newHarness(t *testing.T) *harness {
 		h.provider = &countingProvider{Provider: fake.Registration.NewProvider(d)}
 		return h.provider
 	}
-	catalog, err := plugin.NewIndex([]plugin.Registration{reg})
+	catalog, err := plugin.NewIndex([]plugin.Registration{reg, password.Registration})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,6 +151,8 @@ func newHarness(t *testing.T) *harness {
 		Scheduler: refresh.NewScheduler(),
 		Now:       func() time.Time { return h.now },
 	}
+	h.r.Generation = &generation.Runner{Client: c, Resolver: generation.NewResolver(c, provs, ""),
+		Signer: generation.NewSignerWithKey([]byte("a key for the states of this package's tests"))}
 	return h
 }
 
@@ -944,5 +950,56 @@ func TestRecoveryOverAStaleCache(t *testing.T) {
 	h.reconcile(t, es)
 	if c := readyCondition(getES(t, es)); c == nil || c.Status != metav1.ConditionTrue {
 		t.Fatalf("after the recovery Ready = %+v, want True", c)
+	}
+}
+
+// TestRotationOverAStaleCache: a force-sync of a generating ExternalSecret
+// read from a cache that shows the annotation but not the last sync's status
+// write still rotates. From that copy the rotation just written looks like
+// the one the force-sync asks for (generation.Intent reads
+// status.refreshTime), so without reading its own write the controller
+// would record it again and generate nothing.
+func TestRotationOverAStaleCache(t *testing.T) {
+	ns := env.Namespace(t, "stale-rotation", nil)
+	h := newHarness(t)
+	h.r.statusWrites.API = h.r.APIReader
+	es := &esv1.ExternalSecret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app"},
+		Spec: esv1.ExternalSecretSpec{
+			RefreshInterval: &metav1.Duration{Duration: time.Hour},
+			DataFrom: []esv1.ExternalSecretDataFromRemoteRef{{SourceRef: &esv1.StoreGeneratorSourceRef{
+				GeneratorRef: &esv1.GeneratorRef{APIVersion: generation.KindsAPIVersion, Kind: "Password", Name: "pw"}}}},
+		},
+	}
+	create(t, &genkinds.Password{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "pw"},
+		Spec: genkinds.PasswordSpec{Length: 24, Digits: ptr.To(4), Symbols: ptr.To(0)}}, es)
+	unsynced := getES(t, es)
+	h.reconcile(t, es)
+	first := getSecret(t, ns, "app").Data["password"]
+	if len(first) != 24 {
+		t.Fatalf("after the first sync the Secret holds a %d-byte password, want 24", len(first))
+	}
+
+	// The force-sync reaches the cache before the first sync's status write.
+	annotated := getES(t, es)
+	annotated.Annotations = map[string]string{esv1.AnnotationForceSync: "1"}
+	if err := env.Client.Update(context.Background(), annotated); err != nil {
+		t.Fatal(err)
+	}
+	cachedCopy := getES(t, es)
+	cachedCopy.Status = unsynced.Status
+	h.r.Client = interceptor.NewClient(h.r.Client.(client.WithWatch), interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if o, ok := obj.(*esv1.ExternalSecret); ok {
+				cachedCopy.DeepCopyInto(o)
+				return nil
+			}
+			return c.Get(ctx, key, obj, opts...)
+		},
+	})
+	h.now = h.now.Add(time.Second)
+	h.reconcile(t, es)
+	if second := getSecret(t, ns, "app").Data["password"]; string(second) == string(first) {
+		t.Fatal("the force-sync generated no new password")
 	}
 }
