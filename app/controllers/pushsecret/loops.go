@@ -33,18 +33,17 @@ func (r *Reconciler) refuseLoops(ctx context.Context, ps *esv1alpha1.PushSecret,
 			if apierrors.IsNotFound(err) {
 				continue // the ExternalSecret is gone: the Secret is nobody's copy any more
 			}
-			// Unknown whether pushing would feed a loop: push nowhere this time.
-			for _, s := range current {
-				if s.err == nil {
-					s.err = fmt.Errorf("checking whether Secret %s is written by ExternalSecret %s: %w", src.Name, writer, err)
-				}
-			}
+			refuseAll(current, fmt.Errorf("checking whether Secret %s is written by ExternalSecret %s: %w", src.Name, writer, err))
 			return
 		}
 		for _, ref := range stores.RefsOf(&es) {
 			store, err := r.Resolver.Get(ctx, es.Namespace, ref)
+			if errors.Is(err, stores.ErrStoreNotFound) {
+				continue // nothing is read through a store that does not exist
+			}
 			if err != nil {
-				continue
+				refuseAll(current, fmt.Errorf("reading the store ExternalSecret %s reads Secret %s from: %w", es.Name, src.Name, err))
+				return
 			}
 			read := usable(ctx, r.Resolver, store, es.Namespace)
 			for _, s := range current {
@@ -56,6 +55,16 @@ func (r *Reconciler) refuseLoops(ctx context.Context, ps *esv1alpha1.PushSecret,
 						errLoop, src.Name, es.Name, read.target.key(), s.target.key())
 				}
 			}
+		}
+	}
+}
+
+// refuseAll refuses every push not refused yet: whether it would feed a
+// loop is unknown, so nothing is pushed this time.
+func refuseAll(current []*pushStore, err error) {
+	for _, s := range current {
+		if s.err == nil {
+			s.err = err
 		}
 	}
 }

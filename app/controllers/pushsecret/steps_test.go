@@ -381,6 +381,38 @@ func TestRenderRefusesLoops(t *testing.T) {
 	}
 }
 
+// TestRenderLoopCheckOnUnreadableStores: a source whose ExternalSecret
+// reads from a store that does not exist is pushed (nothing is read there);
+// one whose store cannot be read is pushed nowhere, since whether the push
+// would feed a loop is unknown.
+func TestRenderLoopCheckOnUnreadableStores(t *testing.T) {
+	for name, tc := range map[string]struct {
+		ref        esv1.SecretStoreRef
+		wantPushed bool
+	}{
+		"a store that does not exist": {ref: esv1.SecretStoreRef{Name: "gone", Kind: stores.KindSecretStore}, wantPushed: true},
+		"a store that cannot be read": {ref: esv1.SecretStoreRef{Name: "vault", Kind: stores.KindSecretStore, APIVersion: "example.com/v9"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			es := &esv1.ExternalSecret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "reader"},
+				Spec: esv1.ExternalSecretSpec{SecretStoreRef: &tc.ref,
+					Data: []esv1.ExternalSecretData{{SecretKey: "pw", RemoteRef: esv1.ExternalSecretDataRemoteRef{Key: "db"}}}}}
+			h := newHarness(t, fakeConfig("team-a"), secretStore("vault", nil), es,
+				sourceSecret("src", map[string]string{"pw": "x"}, func(s *corev1.Secret) {
+					s.Labels = map[string]string{esv1.LabelManaged: esv1.LabelManagedValue}
+					s.Annotations = map[string]string{esv1.AnnotationManagedBy: "reader"}
+				}))
+			sc := h.scope(pushSecret(func(ps *esv1alpha1.PushSecret) {
+				ps.Spec.SecretStoreRefs = []esv1alpha1.PushSecretStoreRef{{Name: "vault", Kind: stores.KindSecretStore}}
+			}))
+			h.run(t, sc, "render")
+			if pushed := sc.stores[0].err == nil; pushed != tc.wantPushed {
+				t.Errorf("pushed %v, want %v (error %v)", pushed, tc.wantPushed, sc.stores[0].err)
+			}
+		})
+	}
+}
+
 func TestPlanEntriesStep(t *testing.T) {
 	usable := &pushStore{target: target{Kind: stores.KindSecretStore, Name: "vault"},
 		store: &stores.Store{Kind: stores.KindSecretStore, Name: "vault", Spec: &ssv2.SecretStoreSpec{}}}
