@@ -164,6 +164,10 @@ func run(sigCtx context.Context, o options) (res *results, err error) {
 	if _, err := os.Stat(esoBin); err != nil {
 		return nil, fmt.Errorf("%w (make build builds it)", err)
 	}
+	if others := competitors(); len(others) > 0 {
+		// Their CPU and memory would skew every figure.
+		progress("warning: already running on this machine: %s", strings.Join(others, ", "))
+	}
 	started := time.Now().UTC()
 	work, err := os.MkdirTemp("", "eso-bench-")
 	if err != nil {

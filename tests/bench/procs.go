@@ -212,3 +212,29 @@ func parseStat(raw []byte) (float64, error) {
 	}
 	return float64(utime+stime) / clockTicks, nil
 }
+
+// competitors lists the processes already running that would share this
+// machine's cores with the benchmark (a control plane or eso left by a
+// killed test run, or a test running now), as "name (pid N)".
+func competitors() []string {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var found []string
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		comm, err := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
+		if err != nil {
+			continue
+		}
+		switch name := strings.TrimSpace(string(comm)); name {
+		case "etcd", "kube-apiserver", "eso":
+			found = append(found, fmt.Sprintf("%s (pid %d)", name, pid))
+		}
+	}
+	return found
+}
