@@ -145,31 +145,16 @@ func (q *queue) Resync(ctx context.Context, before, after func(string) bool) {
 	q.resync(ctx, before, after, q.TypedRateLimitingInterface.Add)
 }
 
-// priorityQueue is a controller's priority queue behind a gate. Objects
+// priorityQueue is a controller's priority queue behind a gate: the plain
+// queue's admission, plus the priority queue's own ways in and out. Objects
 // gained in a handover enter at low priority, as those of an initial list
 // do, so new and edited objects go first.
 type priorityQueue struct {
-	priorityqueue.PriorityQueue[reconcile.Request]
-	*gate
+	*queue
+	pq priorityqueue.PriorityQueue[reconcile.Request]
 }
 
-func (q *priorityQueue) Add(item reconcile.Request) {
-	if q.works(keyOf(item)) {
-		q.PriorityQueue.Add(item)
-	}
-}
-
-func (q *priorityQueue) AddAfter(item reconcile.Request, d time.Duration) {
-	if q.works(keyOf(item)) {
-		q.PriorityQueue.AddAfter(item, d)
-	}
-}
-
-func (q *priorityQueue) AddRateLimited(item reconcile.Request) {
-	if q.works(keyOf(item)) {
-		q.PriorityQueue.AddRateLimited(item)
-	}
-}
+var _ priorityqueue.PriorityQueue[reconcile.Request] = (*priorityQueue)(nil)
 
 func (q *priorityQueue) AddWithOpts(o priorityqueue.AddOpts, items ...reconcile.Request) {
 	kept := items[:0:0]
@@ -179,7 +164,7 @@ func (q *priorityQueue) AddWithOpts(o priorityqueue.AddOpts, items ...reconcile.
 		}
 	}
 	if len(kept) > 0 {
-		q.PriorityQueue.AddWithOpts(o, kept...)
+		q.pq.AddWithOpts(o, kept...)
 	}
 }
 
@@ -190,23 +175,18 @@ func (q *priorityQueue) Get() (reconcile.Request, bool) {
 
 func (q *priorityQueue) GetWithPriority() (reconcile.Request, int, bool) {
 	for {
-		item, priority, shutdown := q.PriorityQueue.GetWithPriority()
+		item, priority, shutdown := q.pq.GetWithPriority()
 		if shutdown || q.take(item) {
 			return item, priority, shutdown
 		}
 		q.Forget(item)
-		q.PriorityQueue.Done(item)
+		q.pq.Done(item)
 	}
-}
-
-func (q *priorityQueue) Done(item reconcile.Request) {
-	q.PriorityQueue.Done(item)
-	q.done(item)
 }
 
 func (q *priorityQueue) Resync(ctx context.Context, before, after func(string) bool) {
 	q.resync(ctx, before, after, func(r reconcile.Request) {
-		q.PriorityQueue.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(handler.LowPriority)}, r)
+		q.pq.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(handler.LowPriority)}, r)
 	})
 }
 
@@ -228,7 +208,7 @@ type gatedQueue interface {
 func gated(inner workqueue.TypedRateLimitingInterface[reconcile.Request], works func(string) bool, list Lister) gatedQueue {
 	g := newGate(works, list)
 	if pq, ok := inner.(priorityqueue.PriorityQueue[reconcile.Request]); ok {
-		return &priorityQueue{PriorityQueue: pq, gate: g}
+		return &priorityQueue{queue: &queue{TypedRateLimitingInterface: pq, gate: g}, pq: pq}
 	}
 	return &queue{TypedRateLimitingInterface: inner, gate: g}
 }
