@@ -19,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 )
 
@@ -111,11 +110,7 @@ func TestChartSharding(t *testing.T) {
 			t.Cleanup(func() { _ = env.Client.Delete(context.Background(), obj) })
 		}
 	}
-	asServiceAccount := rest.CopyConfig(env.Config)
-	asServiceAccount.Impersonate = rest.ImpersonationConfig{
-		UserName: "system:serviceaccount:" + system + ":" + release,
-		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + system, "system:authenticated"},
-	}
+	asServiceAccount := serviceAccountConfig(system, release)
 	cs, err := kubernetes.NewForConfig(asServiceAccount)
 	if err != nil {
 		t.Fatal(err)

@@ -22,7 +22,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
@@ -316,11 +315,7 @@ func TestEsoRunsUnderTheChartsServiceAccount(t *testing.T) {
 		t.Fatal(err)
 	}
 	sa := binding.Subjects[0]
-	asServiceAccount := rest.CopyConfig(env.Config)
-	asServiceAccount.Impersonate = rest.ImpersonationConfig{
-		UserName: "system:serviceaccount:" + sa.Namespace + ":" + sa.Name,
-		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + sa.Namespace, "system:authenticated"},
-	}
+	asServiceAccount := serviceAccountConfig(sa.Namespace, sa.Name)
 	// The identity is the ServiceAccount's, not the test's: what the chart
 	// does not grant is refused.
 	restricted, err := client.New(asServiceAccount, client.Options{Scheme: env.Client.Scheme()})
@@ -430,11 +425,7 @@ func TestServiceAccountTokensOnlyWhereGranted(t *testing.T) {
 			t.Cleanup(func() { _ = env.Client.Delete(context.Background(), obj) })
 		}
 	}
-	asServiceAccount := rest.CopyConfig(env.Config)
-	asServiceAccount.Impersonate = rest.ImpersonationConfig{
-		UserName: "system:serviceaccount:" + system + ":" + release,
-		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + system, "system:authenticated"},
-	}
+	asServiceAccount := serviceAccountConfig(system, release)
 	cfg := testConfig()
 	cfg.SystemNamespace = system
 	testeso.Run(t, asServiceAccount, cfg)
@@ -494,11 +485,7 @@ func TestNamespacesScope(t *testing.T) {
 			}
 		}
 	}
-	asServiceAccount := rest.CopyConfig(env.Config)
-	asServiceAccount.Impersonate = rest.ImpersonationConfig{
-		UserName: "system:serviceaccount:" + system + ":" + release,
-		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + system, "system:authenticated"},
-	}
+	asServiceAccount := serviceAccountConfig(system, release)
 	restricted, err := client.New(asServiceAccount, client.Options{Scheme: env.Client.Scheme()})
 	if err != nil {
 		t.Fatal(err)
@@ -672,11 +659,7 @@ func TestProviderChartNamespacesScope(t *testing.T) {
 			t.Cleanup(func() { _ = env.Client.Delete(context.Background(), obj) })
 		}
 	}
-	asProvider := rest.CopyConfig(env.Config)
-	asProvider.Impersonate = rest.ImpersonationConfig{
-		UserName: "system:serviceaccount:" + system + ":" + account,
-		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + system, "system:authenticated"},
-	}
+	asProvider := serviceAccountConfig(system, account)
 	provider, err := client.New(asProvider, client.Options{Scheme: env.Client.Scheme()})
 	if err != nil {
 		t.Fatal(err)

@@ -91,10 +91,16 @@ func installChartRBAC() (*rest.Config, error) {
 	if serviceAccount == "" {
 		return nil, fmt.Errorf("the chart rendered no ServiceAccount")
 	}
+	return serviceAccountConfig(chartNamespace, serviceAccount), nil
+}
+
+// serviceAccountConfig is the test API server's config as ServiceAccount
+// namespace/name, with the groups the API server gives one.
+func serviceAccountConfig(namespace, name string) *rest.Config {
 	rc := rest.CopyConfig(env.Config)
 	rc.Impersonate = rest.ImpersonationConfig{
-		UserName: "system:serviceaccount:" + chartNamespace + ":" + serviceAccount,
-		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + chartNamespace, "system:authenticated"},
+		UserName: "system:serviceaccount:" + namespace + ":" + name,
+		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + namespace, "system:authenticated"},
 	}
-	return rc, nil
+	return rc
 }
