@@ -144,6 +144,14 @@ func (s *sim) advance(d time.Duration) {
 	s.check()
 }
 
+// start has ids join and lets the ring settle.
+func (s *sim) start(ids ...string) {
+	for _, id := range ids {
+		s.join(id)
+	}
+	s.settle(4 * simRetry)
+}
+
 func (s *sim) join(id string) {
 	leases := &cutLeases{LeaseInterface: s.cs.CoordinationV1().Leases("eso-system")}
 	c, err := NewCoordinator(Config{Namespace: "eso-system", Ring: "eso-core", ID: id,
@@ -335,10 +343,7 @@ func TestRingHandovers(t *testing.T) {
 			s.settle(3 * simRetry)
 		}},
 		{"a killed member's keys are taken once its Lease expires", func(s *sim) {
-			for _, id := range []string{"a", "b", "c"} {
-				s.join(id)
-			}
-			s.settle(4 * simRetry)
+			s.start("a", "b", "c")
 			s.members["b"].dead = true
 			took := s.settle(simLease + 3*simRetry)
 			if took < simLease-simRetry {
@@ -346,10 +351,7 @@ func TestRingHandovers(t *testing.T) {
 			}
 		}},
 		{"a member leaving hands over at once", func(s *sim) {
-			for _, id := range []string{"a", "b", "c"} {
-				s.join(id)
-			}
-			s.settle(4 * simRetry)
+			s.start("a", "b", "c")
 			s.members["c"].c.leave()
 			s.members["c"].dead = true
 			s.check()
@@ -358,10 +360,7 @@ func TestRingHandovers(t *testing.T) {
 			}
 		}},
 		{"a member that misses its renewals stops before others take over, and comes back", func(s *sim) {
-			for _, id := range []string{"a", "b", "c"} {
-				s.join(id)
-			}
-			s.settle(4 * simRetry)
+			s.start("a", "b", "c")
 			s.members["a"].leases.down.Store(true)
 			for s.clock().Sub(s.members["a"].c.renewedAt) < simRenew {
 				s.round()
@@ -385,10 +384,7 @@ func TestRingHandovers(t *testing.T) {
 			s.settle(4 * simRetry)
 		}},
 		{"a killed member whose Lease cannot be deleted stays gone", func(s *sim) {
-			for _, id := range []string{"a", "b", "c"} {
-				s.join(id)
-			}
-			s.settle(4 * simRetry)
+			s.start("a", "b", "c")
 			s.members["c"].dead = true
 			for _, m := range s.members {
 				m.leases.noDelete.Store(true)
@@ -403,10 +399,7 @@ func TestRingHandovers(t *testing.T) {
 			}
 		}},
 		{"scale 3 → 4 → 2", func(s *sim) {
-			for _, id := range []string{"a", "b", "c"} {
-				s.join(id)
-			}
-			s.settle(4 * simRetry)
+			s.start("a", "b", "c")
 			s.join("d")
 			s.settle(4 * simRetry)
 			s.members["a"].c.leave()
