@@ -77,6 +77,29 @@ func setRefresh(ctx context.Context, c client.Client, ns, name string, refresh t
 	return c.Patch(ctx, es, client.RawPatch(types.MergePatchType, body))
 }
 
+// createStoreNamespaces creates namespaces bench-0 to bench-(n-1), each
+// with a Fake provider and a SecretStore over it, and returns their names.
+func createStoreNamespaces(ctx context.Context, c client.Client, n int) ([]string, error) {
+	progress("creating %d namespaces with a Fake provider and a SecretStore each", n)
+	nss := make([]string, n)
+	for i := range nss {
+		nss[i] = fmt.Sprintf("bench-%d", i)
+	}
+	err := parallel(ctx, n, createWorkers, func(i int) error {
+		if err := createNamespace(ctx, c, nss[i]); err != nil {
+			return err
+		}
+		if err := c.Create(ctx, fakeProvider(nss[i])); err != nil {
+			return err
+		}
+		return c.Create(ctx, secretStore(nss[i]))
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating namespaces and stores: %w", err)
+	}
+	return nss, nil
+}
+
 // unrelatedSecret is a Secret eso has no business with: no eso label.
 func unrelatedSecret(ns, name string, payload []byte) *corev1.Secret {
 	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: map[string][]byte{"blob": payload}}

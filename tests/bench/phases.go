@@ -110,22 +110,8 @@ func (b *bench) run(ctx context.Context) (*results, error) {
 	}
 	res.Sync.RSSIdleMiB = mib(idle.RSS)
 
-	progress("creating %d namespaces with a Fake provider and a SecretStore each", o.Namespaces)
-	for i := range o.Namespaces {
-		b.nss = append(b.nss, fmt.Sprintf("bench-%d", i))
-	}
-	err = parallel(ctx, o.Namespaces, createWorkers, func(i int) error {
-		ns := b.nss[i]
-		if err := createNamespace(ctx, b.c, ns); err != nil {
-			return err
-		}
-		if err := b.c.Create(ctx, fakeProvider(ns)); err != nil {
-			return err
-		}
-		return b.c.Create(ctx, secretStore(ns))
-	})
-	if err != nil {
-		return nil, fmt.Errorf("creating namespaces and stores: %w", err)
+	if b.nss, err = createStoreNamespaces(ctx, b.c, o.Namespaces); err != nil {
+		return nil, err
 	}
 	// Stores first: the timed part is the ExternalSecrets' sync, not store
 	// validation (ExternalSecrets wait for an unready store).

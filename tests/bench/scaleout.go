@@ -276,23 +276,11 @@ func (s *scaleBench) stopTwo() error {
 // all is created); then reads each replica's RSS and share.
 func (s *scaleBench) firstSync(ctx context.Context, res *scaleResults) error {
 	o := s.o
-	progress("creating %d namespaces with a Fake provider and a SecretStore each", o.Namespaces)
-	for i := range o.Namespaces {
-		s.nss = append(s.nss, fmt.Sprintf("bench-%d", i))
-	}
-	err := parallel(ctx, o.Namespaces, createWorkers, func(i int) error {
-		ns := s.nss[i]
-		if err := createNamespace(ctx, s.c, ns); err != nil {
-			return err
-		}
-		if err := s.c.Create(ctx, fakeProvider(ns)); err != nil {
-			return err
-		}
-		return s.c.Create(ctx, secretStore(ns))
-	})
+	nss, err := createStoreNamespaces(ctx, s.c, o.Namespaces)
 	if err != nil {
 		return err
 	}
+	s.nss = nss
 	if !o.Precreate {
 		if err := withTimeout(ctx, 5*time.Minute, func(ctx context.Context) error { return waitStoresReady(ctx, s.c, o.Namespaces) }); err != nil {
 			return err
