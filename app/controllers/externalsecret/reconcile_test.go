@@ -151,9 +151,27 @@ func newHarness(t *testing.T) *harness {
 		Scheduler: refresh.NewScheduler(),
 		Now:       func() time.Time { return h.now },
 	}
+	h.r.statusWrites.API = c
 	h.r.Generation = &generation.Runner{Client: c, Resolver: generation.NewResolver(c, provs, ""),
 		Signer: generation.NewSignerWithKey([]byte("a key for the states of this package's tests"))}
 	return h
+}
+
+// staleCache makes the reconciler read cached for every ExternalSecret while
+// the returned switch is on (it starts off): a cache lagging behind the API
+// server, which the reconciler's reads past the cache still see.
+func (h *harness) staleCache(cached *esv1.ExternalSecret) *atomic.Bool {
+	var stale atomic.Bool
+	h.r.Client = interceptor.NewClient(h.r.Client.(client.WithWatch), interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if o, ok := obj.(*esv1.ExternalSecret); ok && stale.Load() {
+				cached.DeepCopyInto(o)
+				return nil
+			}
+			return c.Get(ctx, key, obj, opts...)
+		},
+	})
+	return &stale
 }
 
 func (h *harness) reconcile(t *testing.T, es *esv1.ExternalSecret) {
@@ -925,17 +943,7 @@ func TestRecoveryOverAStaleCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	cachedCopy := getES(t, es)
-	var stale atomic.Bool
-	h.r.Client = interceptor.NewClient(h.r.Client.(client.WithWatch), interceptor.Funcs{
-		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-			if o, ok := obj.(*esv1.ExternalSecret); ok && stale.Load() {
-				cachedCopy.DeepCopyInto(o)
-				return nil
-			}
-			return c.Get(ctx, key, obj, opts...)
-		},
-	})
-	h.r.statusWrites.API = h.r.APIReader
+	stale := h.staleCache(cachedCopy)
 	h.provider.failing.Store(true)
 	if _, err := h.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(es)}); err == nil {
 		t.Fatal("a failing provider: want the reconcile to fail")
@@ -962,7 +970,6 @@ func TestRecoveryOverAStaleCache(t *testing.T) {
 func TestRotationOverAStaleCache(t *testing.T) {
 	ns := env.Namespace(t, "stale-rotation", nil)
 	h := newHarness(t)
-	h.r.statusWrites.API = h.r.APIReader
 	es := &esv1.ExternalSecret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app"},
 		Spec: esv1.ExternalSecretSpec{
@@ -988,15 +995,7 @@ func TestRotationOverAStaleCache(t *testing.T) {
 	}
 	cachedCopy := getES(t, es)
 	cachedCopy.Status = unsynced.Status
-	h.r.Client = interceptor.NewClient(h.r.Client.(client.WithWatch), interceptor.Funcs{
-		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-			if o, ok := obj.(*esv1.ExternalSecret); ok {
-				cachedCopy.DeepCopyInto(o)
-				return nil
-			}
-			return c.Get(ctx, key, obj, opts...)
-		},
-	})
+	h.staleCache(cachedCopy).Store(true)
 	h.now = h.now.Add(time.Second)
 	h.reconcile(t, es)
 	if second := getSecret(t, ns, "app").Data["password"]; string(second) == string(first) {
