@@ -189,10 +189,19 @@ func (o *Objects) Describe(ch chan<- *prometheus.Desc) {
 }
 
 // Collect implements prometheus.Collector: it makes the series of every
-// object, sharing their label pairs.
+// object, sharing their label pairs. They are made under the lock and sent
+// after it: a scrape reads the channel at its own pace, and the writers
+// (every status write and sync) must not wait for it.
 func (o *Objects) Collect(ch chan<- prometheus.Metric) {
+	for _, m := range o.series() {
+		ch <- m
+	}
+}
+
+func (o *Objects) series() []prometheus.Metric {
 	o.mu.RLock()
 	defer o.mu.RUnlock()
+	var out []prometheus.Metric
 	for _, s := range o.objs {
 		for _, c := range s.conds {
 			for i, status := range conditionStatuses {
@@ -203,15 +212,16 @@ func (o *Objects) Collect(ch chan<- prometheus.Metric) {
 				if c.status == status {
 					v = 1
 				}
-				ch <- &objectMetric{desc: o.conditions, labels: labels, value: v, gauge: true}
+				out = append(out, &objectMetric{desc: o.conditions, labels: labels, value: v, gauge: true})
 			}
 		}
 		for i, v := range s.counts {
 			if v > 0 {
-				ch <- &objectMetric{desc: o.counters[i], labels: s.labels, value: v}
+				out = append(out, &objectMetric{desc: o.counters[i], labels: s.labels, value: v})
 			}
 		}
 	}
+	return out
 }
 
 // objectMetric is one series of an object, as scraped.
