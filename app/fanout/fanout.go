@@ -86,7 +86,7 @@ type Children[C client.Object] struct {
 	Spec func(child C) any
 	// Sharded, if set, says the child's kind is cached only in the
 	// namespaces this replica works (--shards auto), and the metadata of
-	// children that carry Label cluster-wide.
+	// children that carry Label cluster-wide. Only kinds with a Label.
 	Sharded *ShardedReads
 }
 
@@ -172,7 +172,7 @@ func (ch Children[C]) Prune(ctx context.Context, c client.Client, namespaces []s
 // their metadata (see ShardedReads), otherwise by Label or through the
 // IndexController index.
 func (ch Children[C]) listAll(ctx context.Context, c client.Client) ([]client.Object, error) {
-	if ch.Sharded != nil && ch.Label != "" {
+	if ch.Sharded != nil {
 		return ch.listMetadata(ctx, c)
 	}
 	var owned client.ListOption = client.MatchingFields{IndexController: string(ch.Parent.GetUID())}

@@ -98,7 +98,9 @@ func (r *Reconciler[P, S, C]) Reconcile(ctx context.Context, req ctrl.Request) (
 		}
 	}
 	ch := k.Children(parent)
-	if r.Uncached != nil {
+	if r.Uncached != nil && ch.Label != "" {
+		// Children without the owner label (ClusterPushSecret's) are of
+		// a kind every replica caches whole: nothing to read past it.
 		before, _ := r.checked.Load(req.NamespacedName)
 		ch.Sharded = &ShardedReads{Uncached: r.Uncached, After: map[types.UID]Checked{}}
 		ch.Sharded.Before, _ = before.(map[types.UID]Checked)

@@ -51,7 +51,7 @@ var errChecked = errors.New("child unchanged since it was checked")
 func (ch Children[C]) current(ctx context.Context, c client.Client, key client.ObjectKey) (C, bool, error) {
 	existing := ch.New()
 	err := c.Get(ctx, key, existing)
-	if ch.Sharded == nil || ch.Label == "" {
+	if ch.Sharded == nil {
 		return existing, err == nil, client.IgnoreNotFound(err)
 	}
 	m, err2 := ch.metadata(ctx, c, key)
