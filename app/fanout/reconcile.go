@@ -76,11 +76,7 @@ type Reconciler[P client.Object, S any, C client.Object] struct {
 func (r *Reconciler[P, S, C]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	k := r.Kind
 	parent := k.New()
-	err := r.Client.Get(ctx, req.NamespacedName, parent)
-	if err == nil {
-		err = r.statusWrites.Fresh(ctx, parent)
-	}
-	if err != nil {
+	if err := r.statusWrites.Get(ctx, r.Client, req.NamespacedName, parent); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.checked.Delete(req.NamespacedName)
 		}

@@ -110,9 +110,18 @@ func (r *Recent) unseen(obj client.Object) bool {
 	return false
 }
 
-// Fresh reads obj again from the API server when the copy read from the
+// Get reads obj through c (the cache), and again from the API server when
+// that copy may predate this controller's last status write of it.
+func (r *Recent) Get(ctx context.Context, c client.Reader, key client.ObjectKey, obj client.Object) error {
+	if err := c.Get(ctx, key, obj); err != nil {
+		return err
+	}
+	return r.fresh(ctx, obj)
+}
+
+// fresh reads obj again from the API server when the copy read from the
 // cache may predate this controller's last status write of it.
-func (r *Recent) Fresh(ctx context.Context, obj client.Object) error {
+func (r *Recent) fresh(ctx context.Context, obj client.Object) error {
 	if !r.unseen(obj) {
 		return nil
 	}

@@ -86,7 +86,7 @@ func TestIfChangedAfterTheDeadline(t *testing.T) {
 
 // TestFreshWhenTheCacheLags: an object retried before the cache shows its
 // failure's status write looks, in the cache, as it did before the
-// failure. Fresh reads it again, so its recovery is written; from that
+// failure. Recent reads it again, so its recovery is written; from that
 // stale copy the recovery would equal the status read and not be. A copy
 // that shows the write is trusted, with no read from the API server.
 func TestFreshWhenTheCacheLags(t *testing.T) {
@@ -123,7 +123,7 @@ func TestFreshWhenTheCacheLags(t *testing.T) {
 	}
 	// The retry reads the copy from before the failure, and recovers.
 	retry := stale.DeepCopy()
-	if err := recent.Fresh(ctx, retry); err != nil || reads != 1 {
+	if err := recent.fresh(ctx, retry); err != nil || reads != 1 {
 		t.Fatalf("fresh: %d reads, %v; want one read", reads, err)
 	}
 	before := *retry.Status.DeepCopy()
@@ -140,7 +140,7 @@ func TestFreshWhenTheCacheLags(t *testing.T) {
 	}
 	// Once the cache shows the write, it is trusted.
 	reads = 0
-	if err := recent.Fresh(ctx, stored.DeepCopy()); err != nil || reads != 0 {
+	if err := recent.fresh(ctx, stored.DeepCopy()); err != nil || reads != 0 {
 		t.Fatalf("a copy showing the write: %d reads, %v; want none", reads, err)
 	}
 }

@@ -97,11 +97,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	start, due := time.Now(), false
 	defer func() { metrics.Since(start, due) }()
 	var es esv1.ExternalSecret
-	err := r.Client.Get(ctx, req.NamespacedName, &es)
-	if err == nil {
-		err = r.statusWrites.Fresh(ctx, &es)
-	}
-	if err != nil {
+	if err := r.statusWrites.Get(ctx, r.Client, req.NamespacedName, &es); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.synced.Delete(req.NamespacedName)
 			r.repaired.Delete(req.NamespacedName)

@@ -61,19 +61,10 @@ type generatorObject struct {
 	crossNSErr error
 }
 
-// get reads a generator from the cache, or from the API server when the
-// cache may not show its last status write yet.
-func (r *Reconciler) get(ctx context.Context, key client.ObjectKey, obj client.Object) error {
-	if err := r.Client.Get(ctx, key, obj); err != nil {
-		return err
-	}
-	return r.statusWrites.Fresh(ctx, obj)
-}
-
 func (r *Reconciler) load(ctx context.Context, key client.ObjectKey) (*generatorObject, error) {
 	if r.Cluster {
 		var cg genv2.ClusterGenerator
-		if err := r.get(ctx, key, &cg); err != nil {
+		if err := r.statusWrites.Get(ctx, r.Client, key, &cg); err != nil {
 			return nil, err
 		}
 		pr := cg.Spec.ProviderConfig.ProviderRef
@@ -85,7 +76,7 @@ func (r *Reconciler) load(ctx context.Context, key client.ObjectKey) (*generator
 		return g, nil
 	}
 	var gen genv2.Generator
-	if err := r.get(ctx, key, &gen); err != nil {
+	if err := r.statusWrites.Get(ctx, r.Client, key, &gen); err != nil {
 		return nil, err
 	}
 	pr := gen.Spec.ProviderConfig.ProviderRef

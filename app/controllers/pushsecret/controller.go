@@ -77,11 +77,7 @@ type Reconciler struct {
 // Reconcile pushes what changed, deletes what was dropped and reports it.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var ps esv1alpha1.PushSecret
-	err := r.Client.Get(ctx, req.NamespacedName, &ps)
-	if err == nil {
-		err = r.statusWrites.Fresh(ctx, &ps)
-	}
-	if err != nil {
+	if err := r.statusWrites.Get(ctx, r.Client, req.NamespacedName, &ps); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.Sources.Unfollow(req)
 			r.checked.Delete(req.NamespacedName)

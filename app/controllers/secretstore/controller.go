@@ -56,11 +56,7 @@ type Reconciler struct {
 // Reconcile validates the store and writes its Ready condition when it changed.
 func (c *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	obj := c.API.New()
-	err := c.Client.Get(ctx, req.NamespacedName, obj)
-	if err == nil {
-		err = c.statusWrites.Fresh(ctx, obj)
-	}
-	if err != nil {
+	if err := c.statusWrites.Get(ctx, c.Client, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
 			c.Resolver.Clients().Forget(ctx, stores.CacheKind(c.API.Kind, c.API.APIVersion), req.Namespace, req.Name)
 			metrics.ForgetStore(req.Name, req.Namespace)
