@@ -938,7 +938,7 @@ func TestRecoveryOverAStaleCache(t *testing.T) {
 	// An edit asks for a sync, which fails. The cache sees the edit but
 	// not the failure's status write.
 	edited := getES(t, es)
-	edited.Annotations = map[string]string{"force-sync": "1"}
+	edited.Annotations = map[string]string{esv1.AnnotationForceSync: "1"}
 	if err := env.Client.Update(context.Background(), edited); err != nil {
 		t.Fatal(err)
 	}
