@@ -333,8 +333,8 @@ func (b *bench) newUnderRefresh(ctx context.Context, res *results) error {
 		ms = append(ms, float64(time.Since(start).Microseconds())/1000)
 	}
 	slices.Sort(ms)
-	res.NewReadyMillis = ms[len(ms)/2]
-	res.NewReadyP99Millis = ms[(len(ms)*99+99)/100-1]
+	res.NewReadyMillis = quantile(ms, 0.5)
+	res.NewReadyP99Millis = quantile(ms, 0.99)
 	res.NewReadyMaxMillis = ms[len(ms)-1]
 	return nil
 }

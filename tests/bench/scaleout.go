@@ -13,6 +13,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -408,7 +409,7 @@ func (s *scaleBench) handover(ctx context.Context, what string, do func(context.
 	h.Unreached = len(want) - len(reach)
 	if len(reach) > 0 {
 		slices.Sort(reach)
-		h.ReachP50Seconds, h.ReachMaxSeconds = reach[len(reach)/2], reach[len(reach)-1]
+		h.ReachP50Seconds, h.ReachMaxSeconds = quantile(reach, 0.5), reach[len(reach)-1]
 	}
 	h.WrittenTwice, h.OtherWrites = twice, others
 	h.UnworkedMaxSeconds = max(s.unworkedMax(ctx), unworkedBefore)
@@ -527,12 +528,13 @@ type writeLog struct {
 	changes
 	since   time.Time
 	hashes  map[string]string    // Secret → data hash at reset
+	current map[string]string    // Secret → data hash last seen
 	written map[string]int       // Secret → writes since reset
 	reached map[string]time.Time // Secret → first write with a new hash
 }
 
 func startWriteLog(ctx context.Context, rc *rest.Config, scheme *runtime.Scheme) (*writeLog, error) {
-	w := &writeLog{changes: changes{changed: make(chan struct{})}, hashes: map[string]string{}, written: map[string]int{}, reached: map[string]time.Time{}}
+	w := &writeLog{changes: changes{changed: make(chan struct{})}, hashes: map[string]string{}, current: map[string]string{}, written: map[string]int{}, reached: map[string]time.Time{}}
 	ca, err := cache.New(rc, cache.Options{Scheme: scheme, ByObject: map[client.Object]cache.ByObject{
 		manager.NewSecretMetadata(): {Label: labels.SelectorFromSet(labels.Set{esv1.LabelManaged: esv1.LabelManagedValue})},
 	}})
@@ -572,6 +574,7 @@ func (w *writeLog) saw(obj any, update bool) {
 			w.reached[key] = time.Now()
 		}
 	}
+	w.current[key] = hash
 	if _, ok := w.hashes[key]; !ok || w.since.IsZero() {
 		w.hashes[key] = hash
 	}
@@ -583,6 +586,7 @@ func (w *writeLog) reset() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.since = time.Now()
+	w.hashes = maps.Clone(w.current)
 	w.written, w.reached = map[string]int{}, map[string]time.Time{}
 }
 
