@@ -20,4 +20,4 @@ metadata:
     app.kubernetes.io/name: eso
 YAML
 HELM_CACHE_HOME="$tmp/cache" HELM_CONFIG_HOME="$tmp/config" \
-  "$helm" template eso charts/eso --namespace "$namespace" --set "image.repository=${repository}" --set "image.tag=${tag}" "$@"
+  "$helm" template eso charts/eso --namespace "$namespace" --set "image.repository=${repository}" --set-string "image.tag=${tag}" "$@"

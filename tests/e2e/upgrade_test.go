@@ -30,7 +30,7 @@ func TestUpgradeAndRollback(t *testing.T) {
 	chart, _ := filepath.Glob(filepath.Join(root, "charts", "eso-[0-9]*.tgz"))
 	started := time.Now()
 	shell(t, root, "helm upgrade "+esoRelease+" "+shellQuote(chart[0])+" --namespace "+esoNamespace+
-		" --reuse-values --set image.tag="+shellQuote(nextTag)+" --wait --timeout 3m")
+		" --reuse-values --set-string image.tag="+shellQuote(nextTag)+" --wait --timeout 3m")
 	waitRolledOut(t, ":"+nextTag)
 	waitLeader(t, "")
 	t.Logf("upgrade: rolled out in %s", time.Since(started).Round(100*time.Millisecond))
