@@ -12,7 +12,8 @@
 // Costs and limits: each owned namespace opens one watch per sharded kind
 // (and per form: typed, unstructured, metadata-only) that has been asked
 // for, where a cluster-wide cache opens one in all; a namespace's first sync
-// is one List per such kind. A List of a sharded kind across all namespaces
+// is one List per such kind, and at most Options.ConcurrentStarts such
+// Lists run at once across all namespaces (startGate). A List of a sharded kind across all namespaces
 // is the union over the owned namespaces that have synced, without Continue. A read of a
 // sharded kind in a namespace not owned fails with ErrNotOwned, never
 // NotFound. The state kept here is per kind and per namespace, never per
@@ -69,6 +70,9 @@ type Options struct {
 	// labelled few. Kinds it rejects, and cluster-scoped kinds whatever it
 	// says, are cached cluster-wide. Nil shards nothing.
 	Sharded Sharded
+	// ConcurrentStarts bounds the namespace caches' informers making their
+	// first List at once (see startGate); 0 means 32.
+	ConcurrentStarts int
 }
 
 // Sharded decides which kinds, in which form, a Cache shards.
@@ -101,6 +105,7 @@ type Cache struct {
 	sharded Sharded
 	scoped  sync.Map // GVK → namespaced, for the sharded kinds
 	cluster cache.Cache
+	starts  *startGate // shared by every namespace's informers
 
 	// mu guards everything below, and makes each change to the kinds or to
 	// the namespaces atomic with respect to the other: a kind asked for
@@ -139,6 +144,7 @@ func New(cfg *rest.Config, opts Options) (*Cache, error) {
 	c := &Cache{
 		cfg:        cfg,
 		sharded:    opts.Sharded,
+		starts:     newStartGate(opts.ConcurrentStarts),
 		kinds:      map[kindKey]*kind{},
 		namespaces: map[string]*namespace{},
 	}

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -16,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -651,5 +654,95 @@ func TestSetNamespaces(t *testing.T) {
 	}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: d, Name: "cm"}, &corev1.ConfigMap{}); err != nil {
 		t.Errorf("Get in the namespace added: %v", err)
+	}
+}
+
+// listCounter records the most Lists of ConfigMaps or Secrets in flight
+// at once through the transports it wraps, which hold each such List for
+// a while.
+type listCounter struct {
+	mu   sync.Mutex
+	now  int
+	peak int
+	all  int
+}
+
+func (l *listCounter) wrap(next http.RoundTripper) http.RoundTripper {
+	return roundTripper(func(req *http.Request) (*http.Response, error) { return l.roundTrip(next, req) })
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+func (l *listCounter) roundTrip(next http.RoundTripper, req *http.Request) (*http.Response, error) {
+	isList := req.Method == http.MethodGet && req.URL.Query().Get("watch") == "" &&
+		(strings.HasSuffix(req.URL.Path, "/configmaps") || strings.HasSuffix(req.URL.Path, "/secrets"))
+	if !isList {
+		return next.RoundTrip(req)
+	}
+	l.mu.Lock()
+	l.now++
+	l.all++
+	l.peak = max(l.peak, l.now)
+	l.mu.Unlock()
+	defer func() {
+		l.mu.Lock()
+		l.now--
+		l.mu.Unlock()
+	}()
+	time.Sleep(50 * time.Millisecond) // long enough for starts to overlap
+	return next.RoundTrip(req)
+}
+
+func (l *listCounter) counts() (peak, all int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.peak, l.all
+}
+
+// Namespaces added together, and a kind asked for while they run, start
+// their informers a few at a time: never more first Lists in flight than
+// ConcurrentStarts.
+func TestStartsAreBounded(t *testing.T) {
+	const concurrent = 3
+	var namespaces []string
+	for range 12 {
+		ns := namespaceFor(t, "starts")
+		configMap(t, ns, "cm", nil, nil)
+		namespaces = append(namespaces, ns)
+	}
+	lists := &listCounter{}
+	cfg := rest.CopyConfig(restConfig)
+	cfg.WrapTransport = lists.wrap
+	c, err := New(cfg, Options{Sharded: Kinds(configMapGVK, secretGVK), ConcurrentStarts: concurrent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := c.GetInformer(ctx, &corev1.ConfigMap{}); err != nil {
+		t.Fatal(err)
+	}
+	if synced := c.SetNamespaces(ctx, namespaces); len(synced) != len(namespaces) {
+		t.Fatalf("%d of %d namespaces synced", len(synced), len(namespaces))
+	}
+	if peak, all := lists.counts(); all < len(namespaces) || peak > concurrent {
+		t.Errorf("adding %d namespaces: %d Lists, at most %d at once; want at most %d at once", len(namespaces), all, peak, concurrent)
+	}
+
+	secrets := &metav1.PartialObjectMetadata{}
+	secrets.SetGroupVersionKind(secretGVK)
+	if _, err := c.GetInformer(ctx, secrets); err != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range namespaces {
+		if err := c.List(ctx, &metav1.PartialObjectMetadataList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "SecretList"}}, client.InNamespace(ns)); err != nil {
+			t.Fatalf("listing Secrets in %s: %v", ns, err)
+		}
+	}
+	if peak, all := lists.counts(); all < 2*len(namespaces) || peak > concurrent {
+		t.Errorf("a kind joining %d namespaces: %d Lists in all, at most %d at once; want at most %d at once", len(namespaces), all, peak, concurrent)
 	}
 }

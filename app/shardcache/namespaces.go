@@ -90,7 +90,7 @@ func (c *Cache) newNamespace(ns string) (*namespace, error) {
 	}
 	r := &runs{}
 	r.idle = sync.NewCond(&r.mu)
-	opts.NewInformer = tracked(c.base.NewInformer, r)
+	opts.NewInformer = tracked(c.base.NewInformer, r, c.starts)
 	nc, err := cache.New(c.cfg, opts)
 	if err != nil {
 		return nil, fmt.Errorf("building the cache of namespace %s: %w", ns, err)
@@ -269,19 +269,20 @@ func (r *runs) close() {
 type newInformerFunc = func(toolscache.ListerWatcher, runtime.Object, time.Duration, toolscache.Indexers) toolscache.SharedIndexInformer
 
 // tracked wraps an informer constructor so that every informer it makes
-// counts in r while it runs.
-func tracked(next newInformerFunc, r *runs) newInformerFunc {
+// counts in r while it runs, and starts only when gate lets it.
+func tracked(next newInformerFunc, r *runs, gate *startGate) newInformerFunc {
 	if next == nil {
 		next = toolscache.NewSharedIndexInformer
 	}
 	return func(lw toolscache.ListerWatcher, obj runtime.Object, resync time.Duration, idx toolscache.Indexers) toolscache.SharedIndexInformer {
-		return &trackedInformer{SharedIndexInformer: next(lw, obj, resync, idx), runs: r}
+		return &trackedInformer{SharedIndexInformer: next(lw, obj, resync, idx), runs: r, gate: gate}
 	}
 }
 
 type trackedInformer struct {
 	toolscache.SharedIndexInformer
 	runs *runs
+	gate *startGate
 }
 
 func (t *trackedInformer) Run(stop <-chan struct{}) {
@@ -293,6 +294,9 @@ func (t *trackedInformer) RunWithContext(ctx context.Context) {
 		return
 	}
 	defer t.runs.end()
+	if !t.gate.enter(ctx, t.HasSynced) {
+		return // stopped while waiting for its turn
+	}
 	t.SharedIndexInformer.RunWithContext(ctx)
 }
 
