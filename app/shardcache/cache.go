@@ -13,10 +13,10 @@
 // (and per form: typed, unstructured, metadata-only) that has been asked
 // for, where a cluster-wide cache opens one in all; a namespace's first sync
 // is one List per such kind, and at most Options.ConcurrentStarts such
-// Lists run at once across all namespaces (startGate). A List of a sharded kind across all namespaces
-// is the union over the owned namespaces that have synced, without Continue. A read of a
-// sharded kind in a namespace not owned fails with ErrNotOwned, never
-// NotFound. The state kept here is per kind and per namespace, never per
+// Lists run at once across all namespaces (startGate). A List of a sharded
+// kind across all namespaces is the union over the owned namespaces that
+// have synced, without Continue. A read of a sharded kind in a namespace
+// not owned fails with ErrNotOwned, never NotFound. The state kept here is per kind and per namespace, never per
 // object: objects are held only by the controller-runtime caches beneath.
 package shardcache
 
