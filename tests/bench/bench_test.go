@@ -1,6 +1,10 @@
 package main
 
-import "testing"
+import (
+	"bufio"
+	"strings"
+	"testing"
+)
 
 // These cover the parsers only; the benchmark itself runs through make bench.
 
@@ -64,5 +68,24 @@ func TestHistogramQuantile(t *testing.T) {
 	}
 	if q := h.quantile(0.995); q < 0.001 || q > 0.01 {
 		t.Errorf("p99.5 = %v", q)
+	}
+}
+
+func TestCountClientEnds(t *testing.T) {
+	// Port 6443 is 192B: two client ends (established, dialling), one in
+	// TIME_WAIT (06), the server's own listening and accepted ends.
+	table := `  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+   0: 0100007F:192B 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1 1 0000000000000000 100 0 0 10 0
+   1: 0100007F:A1B2 0100007F:192B 01 00000000:00000000 00:00000000 00000000     0        0 2 1 0000000000000000 20 4 30 10 -1
+   2: 0100007F:A1B3 0100007F:192B 02 00000000:00000000 00:00000000 00000000     0        0 3 1 0000000000000000 20 4 30 10 -1
+   3: 0100007F:A1B4 0100007F:192B 06 00000000:00000000 00:00000000 00000000     0        0 4 1 0000000000000000 20 4 30 10 -1
+   4: 0100007F:192B 0100007F:A1B2 01 00000000:00000000 00:00000000 00000000     0        0 5 1 0000000000000000 20 4 30 10 -1
+`
+	got, err := countClientEnds(bufio.NewScanner(strings.NewReader(table)), 6443)
+	if err != nil || got != 2 {
+		t.Fatalf("got %d, %v; want 2 client ends", got, err)
+	}
+	if n, err := connectionsTo(1); err != nil || n != 0 {
+		t.Fatalf("connections to port 1 on this machine: %d, %v", n, err)
 	}
 }

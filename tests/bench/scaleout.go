@@ -53,6 +53,12 @@ type scaleResults struct {
 		Raw             *rawResult         `json:"raw_client"`
 		RSSMiB          map[string]float64 `json:"rss_after_sync_mib"`
 		Share           map[string]float64 `json:"namespace_share"`
+		// PeakConnections: the most TCP connections to the API server
+		// open or dialling at once on this machine, from after the raw
+		// client's run until all were Ready (the bench's own few
+		// included); PeakAfterSeconds: when, from the first replica's start.
+		PeakConnections  int     `json:"peak_apiserver_connections"`
+		PeakAfterSeconds float64 `json:"peak_after_first_start_seconds"`
 	} `json:"first_sync"`
 
 	Handovers []handover `json:"handovers"`
@@ -102,6 +108,8 @@ type scaleBench struct {
 	nss        []string
 	replicas   []*replica
 	started    int
+	conns      *connSampler
+	firstStart time.Time // of the first replica
 }
 
 func runScaleOut(ctx context.Context, o options, work, cpBin, esoBin string) (*scaleResults, error) {
@@ -143,6 +151,13 @@ func runScaleOut(ctx context.Context, o options, work, cpBin, esoBin string) (*s
 	if err := createNamespace(ctx, s.c, shardNamespace); err != nil {
 		return nil, err
 	}
+	port, err := portOf(s.rc.Host)
+	if err != nil {
+		return nil, err
+	}
+	sampleCtx, stopSampling := context.WithCancel(ctx)
+	defer stopSampling()
+	s.conns = sampleConnections(sampleCtx, port)
 	if !o.Precreate { // else firstSync starts them
 		if err := s.startAll(ctx); err != nil {
 			return nil, err
@@ -190,6 +205,9 @@ func (s *scaleBench) start(ctx context.Context) error { return s.launch(ctx, tru
 // launch runs one more replica, and with wait waits until it serves.
 func (s *scaleBench) launch(ctx context.Context, wait bool) error {
 	s.started++
+	if s.started == 1 {
+		s.firstStart = time.Now()
+	}
 	name := fmt.Sprintf("replica-%d", s.started)
 	metricsPort, err := freePort()
 	if err != nil {
@@ -324,6 +342,11 @@ func (s *scaleBench) firstSync(ctx context.Context, res *scaleResults) error {
 	if err := sleep(ctx, o.Settle); err != nil {
 		return err
 	}
+	peak, at, err := s.conns.result()
+	if err != nil {
+		return fmt.Errorf("counting connections to the API server: %w", err)
+	}
+	res.Sync.PeakConnections, res.Sync.PeakAfterSeconds = peak, at.Sub(s.firstStart).Seconds()
 	res.Sync.RSSMiB, res.Sync.Share = map[string]float64{}, map[string]float64{}
 	owned, err := s.owned(ctx)
 	if err != nil {
