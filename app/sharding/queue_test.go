@@ -36,6 +36,10 @@ func TestQueueAdmitsOnlyWhatTheReplicaWorks(t *testing.T) {
 			q.Add(req("given-up", "x"))
 			owned.Store(false) // queued, then given up before a worker took it
 			q.Add(req("mine", "x"))
+			// Refused at the door, not only skipped by Get.
+			if q.Len() != 2 {
+				t.Fatalf("%d requests queued, want 2 (given-up/x and mine/x)", q.Len())
+			}
 			got, _ := q.Get()
 			if got != req("mine", "x") {
 				t.Fatalf("got %v, want only mine/x", got)
