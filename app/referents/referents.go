@@ -113,6 +113,12 @@ func (w *Watcher) Start(ctx context.Context) error {
 	}
 }
 
+// NeedLeaderElection: the Watcher serves the controllers of its own
+// process, and with --shards auto those run on every replica, leader or
+// not. Elsewhere it costs nothing where no controller runs: it watches only
+// what a controller asks for.
+func (w *Watcher) NeedLeaderElection() bool { return false }
+
 // Watching is how many objects are watched now.
 func (w *Watcher) Watching() int {
 	w.mu.Lock()

@@ -44,14 +44,20 @@ const pushBound = 5 * time.Second
 // over the KV v2 mount "secret" of root, with the root token.
 func vaultPushStore(t *testing.T, ns, name string, root *vault.Client) *ssv2.SecretStore {
 	t.Helper()
-	store := secretStore(ns, name, storeSpec("Vault", name, ""))
-	create(t, plainSecret(ns, name+"-token", map[string]string{"token": vaulttest.RootToken}),
+	objs := vaultPushStoreObjects(ns, name, root)
+	create(t, objs...)
+	store := objs[len(objs)-1].(*ssv2.SecretStore)
+	waitReady(t, store, metav1.ConditionTrue, ssv2.ReasonValid)
+	return store
+}
+
+// vaultPushStoreObjects are what vaultPushStore creates, the store last.
+func vaultPushStoreObjects(ns, name string, root *vault.Client) []client.Object {
+	return []client.Object{plainSecret(ns, name+"-token", map[string]string{"token": vaulttest.RootToken}),
 		&provv1.Vault{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: provv1.VaultSpec{
 			Server: root.Address(), Path: "secret", Version: "v2",
 			Auth: provv1.VaultAuth{TokenSecretRef: &provv1.SecretKeySelector{Name: name + "-token", Key: "token"}}}},
-		store)
-	waitReady(t, store, metav1.ConditionTrue, ssv2.ReasonValid)
-	return store
+		secretStore(ns, name, storeSpec("Vault", name, ""))}
 }
 
 func pushSecret(ns, name, source string, stores []string, data ...esv1alpha1.PushSecretData) *esv1alpha1.PushSecret {

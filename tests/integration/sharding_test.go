@@ -30,6 +30,7 @@ import (
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	provv1 "github.com/eso-dev/eso/apis/providers/v2alpha1"
 	"github.com/eso-dev/eso/app/sharding"
+	"github.com/eso-dev/eso/providers/vault/vaulttest"
 	"github.com/eso-dev/eso/tests/testenv"
 )
 
@@ -640,5 +641,52 @@ func (sc *shardCluster) checkAudit(tenants []string, since time.Time) {
 	t.Logf("audit: %d writes by the replicas to tenant namespaces, %d outside their spans; %d spans started during the test", writes, outside, handovers)
 	if handovers < 2 || writes < 100 {
 		t.Fatalf("only %d handovers and %d writes: too few to judge", handovers, writes)
+	}
+}
+
+// TestShardedPushSecretsFollowTheirSources: every replica, not only the
+// one elected for singleton tasks, watches the Secrets its PushSecrets
+// push, so a change of a source reaches the provider within pushBound
+// wherever the PushSecret is worked, not at its hourly refresh.
+func TestShardedPushSecretsFollowTheirSources(t *testing.T) {
+	root := vaulttest.Start(t)
+	sc := startShardCluster(t)
+	replicas := []string{"a", "b", "c"}
+	for _, name := range replicas {
+		sc.start(name)
+	}
+	sc.balanced(time.Minute)
+	// Two tenants per replica, named so by the ring before they exist.
+	var tenants []string
+	per := map[string]int{}
+	for i := 0; len(tenants) < 2*len(replicas); i++ {
+		ns := fmt.Sprintf("push-tenant-%d", i)
+		if owner := sc.memberOwning(ns); per[owner] < 2 {
+			per[owner]++
+			tenants = append(tenants, ns)
+		}
+	}
+	sources := map[string]*corev1.Secret{}
+	for _, ns := range tenants {
+		sc.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+		sc.create(vaultPushStoreObjects(ns, "vault", root)...)
+		sources[ns] = plainSecret(ns, "app", map[string]string{"password": "first"})
+		sc.create(sources[ns], pushSecret(ns, "app", "app", []string{"vault"}, pushed("password", ns+"/app", "password")))
+	}
+	for _, ns := range tenants {
+		waitKV(t, root, ns+"/app", map[string]string{"password": "first"})
+	}
+	changed := time.Now()
+	for _, ns := range tenants {
+		sources[ns].Data = map[string][]byte{"password": []byte("second")}
+		if err := sc.client.Update(context.Background(), sources[ns]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, ns := range tenants {
+		waitKV(t, root, ns+"/app", map[string]string{"password": "second"})
+	}
+	if took := time.Since(changed); took > pushBound {
+		t.Errorf("the changes reached Vault %v after they were made, want within %v", took.Round(time.Millisecond), pushBound)
 	}
 }
