@@ -183,9 +183,18 @@ type healthManager struct {
 	health *Health
 	// shards splits the controllers' work with --shards auto; nil otherwise.
 	shards *sharding.Coordinator
+	// singletons run, with --shards auto, what needs leader election.
+	singletons *singletons
 }
 
 func (m *healthManager) Add(r manager.Runnable) error {
+	if m.singletons != nil && needsElection(r) {
+		if _, ok := r.(controller.Controller); ok {
+			// Run by one replica only, it would leave the others' namespaces unworked.
+			return errors.New("with --shards auto a controller must be built with ControllerOptions or LocalControllerOptions")
+		}
+		return m.singletons.add(r)
+	}
 	if err := m.Manager.Add(r); err != nil {
 		return err
 	}

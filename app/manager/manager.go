@@ -180,9 +180,13 @@ func New(cfg config.Config, rc *rest.Config, scheme *runtime.Scheme) (ctrl.Manag
 	// With --shards auto, no write leaves eso while its shard Lease is
 	// past its renew deadline (sharding.WriteGuard).
 	var shards *sharding.Coordinator
+	var singles *singletons
 	var mgr ctrl.Manager
 	if cfg.Sharded() {
 		if shards, err = newCoordinator(cfg, rc, func() ctrl.Manager { return mgr }); err != nil {
+			return nil, err
+		}
+		if singles, err = newSingletons(cfg, rc, shards.ID()); err != nil {
 			return nil, err
 		}
 		rc = rest.CopyConfig(rc)
@@ -199,9 +203,9 @@ func New(cfg config.Config, rc *rest.Config, scheme *runtime.Scheme) (ctrl.Manag
 		Client:                 client.Options{Cache: &client.CacheOptions{DisableFor: uncached()}},
 		Metrics:                MetricsOptions(cfg),
 		HealthProbeBindAddress: cfg.HealthAddr,
-		// With --shards auto the controllers run on every replica; the
-		// election still picks one for singleton tasks (issuing certificates).
-		LeaderElection:                cfg.LeaderElect || cfg.Sharded(),
+		// With --shards auto the controllers run on every replica, and
+		// singletons (issuing certificates) hold an election of their own.
+		LeaderElection:                cfg.LeaderElect && !cfg.Sharded(),
 		LeaderElectionID:              cfg.LeaderElectionID,
 		LeaderElectionNamespace:       cfg.LeaderElectionNS,
 		LeaderElectionReleaseOnCancel: true,
@@ -225,6 +229,9 @@ func New(cfg config.Config, rc *rest.Config, scheme *runtime.Scheme) (ctrl.Manag
 		if err := mgr.Add(shards); err != nil {
 			return nil, err
 		}
+		if err := mgr.Add(singles); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.HealthAddr != "0" {
 		if err := mgr.AddHealthzCheck("workers", health.Live); err != nil {
@@ -246,7 +253,7 @@ func New(cfg config.Config, rc *rest.Config, scheme *runtime.Scheme) (ctrl.Manag
 			return nil, err
 		}
 	}
-	return &healthManager{Manager: mgr, health: health, shards: shards}, nil
+	return &healthManager{Manager: mgr, health: health, shards: shards, singletons: singles}, nil
 }
 
 // ProviderDeps gives in-process providers the manager's clients.

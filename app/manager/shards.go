@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
@@ -94,6 +95,27 @@ func newCoordinator(cfg config.Config, rc *rest.Config, mgr func() ctrl.Manager)
 		return out, nil
 	}
 	return sharding.NewCoordinator(scfg, cs.CoordinationV1().Leases(namespace), namespaces, ctrl.Log.WithName("shards"))
+}
+
+// newSingletons holds, for --shards auto, the election of the replica that
+// runs the singleton tasks: on the Lease the manager's own election would
+// use, with the shard member's ID as holder.
+func newSingletons(cfg config.Config, rc *rest.Config, id string) (*singletons, error) {
+	cs, err := kubernetes.NewForConfig(WithClientLimits(rc, cfg, "eso-singletons"))
+	if err != nil {
+		return nil, err
+	}
+	namespace := cfg.LeaderElectionNS
+	if namespace == "" {
+		namespace = cfg.SystemNamespace
+	}
+	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, namespace, cfg.LeaderElectionID,
+		cs.CoreV1(), cs.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: id})
+	if err != nil {
+		return nil, err
+	}
+	return newSingletonGroup(lock, cfg.LeaderElectionLease, cfg.LeaderElectionRenew, cfg.LeaderElectionRetry,
+		ctrl.Log.WithName("singletons")), nil
 }
 
 var notInName = regexp.MustCompile(`[^a-z0-9-]+`)

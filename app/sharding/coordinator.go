@@ -147,6 +147,9 @@ func NewCoordinator(cfg Config, leases coordinationclient.LeaseInterface, namesp
 	return c, nil
 }
 
+// ID is this replica's member ID.
+func (c *Coordinator) ID() string { return c.cfg.ID }
+
 // Works reports whether this replica may work key (see Key) now.
 func (c *Coordinator) Works(key string) bool { return c.assignment.Load().Works(key) }
 
