@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -280,8 +281,9 @@ func (sc *shardCluster) balanced(within time.Duration) map[string]int {
 	return owned
 }
 
-// memberOwning is the running replica whose Lease's ring gives it ns.
-func (sc *shardCluster) memberOwning(ns string) string {
+// owners reads the ring from the Leases once, and returns the running
+// replica it gives a namespace to.
+func (sc *shardCluster) owners() func(ns string) string {
 	sc.t.Helper()
 	var leases coordinationv1.LeaseList
 	if err := sc.client.List(context.Background(), &leases, client.InNamespace(shardSystemNamespace), client.HasLabels{sharding.LabelRing}); err != nil {
@@ -291,14 +293,20 @@ func (sc *shardCluster) memberOwning(ns string) string {
 	for _, l := range leases.Items {
 		ids = append(ids, l.Name)
 	}
-	owner := sharding.Owner(sharding.Members(ids), ns)
-	for name := range sc.replicas {
-		if strings.HasPrefix(owner, "eso-shard-"+name+"-") {
-			return name
+	members := sharding.Members(ids)
+	sc.mu.Lock()
+	running := slices.Collect(maps.Keys(sc.replicas))
+	sc.mu.Unlock()
+	return func(ns string) string {
+		owner := sharding.Owner(members, ns)
+		for _, name := range running {
+			if strings.HasPrefix(owner, "eso-shard-"+name+"-") {
+				return name
+			}
 		}
+		sc.t.Fatalf("no running replica owns %s (Leases %v)", ns, ids)
+		return ""
 	}
-	sc.t.Fatalf("no running replica owns %s (Leases %v)", ns, ids)
-	return ""
 }
 
 // setRemote changes the value the Fake provider of ns serves.
@@ -401,8 +409,9 @@ func TestShardedReplicas(t *testing.T) {
 	// busy machine).
 	tenantsOf := map[string][]string{}
 	victim := ""
+	owner := sc.owners()
 	for _, ns := range tenants {
-		r := sc.memberOwning(ns)
+		r := owner(ns)
 		tenantsOf[r] = append(tenantsOf[r], ns)
 		if victim == "" || len(tenantsOf[r]) > len(tenantsOf[victim]) {
 			victim = r
@@ -659,9 +668,10 @@ func TestShardedPushSecretsFollowTheirSources(t *testing.T) {
 	// Two tenants per replica, named so by the ring before they exist.
 	var tenants []string
 	per := map[string]int{}
+	owner := sc.owners()
 	for i := 0; len(tenants) < 2*len(replicas); i++ {
 		ns := fmt.Sprintf("push-tenant-%d", i)
-		if owner := sc.memberOwning(ns); per[owner] < 2 {
+		if owner := owner(ns); per[owner] < 2 {
 			per[owner]++
 			tenants = append(tenants, ns)
 		}
