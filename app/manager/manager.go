@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -103,6 +104,17 @@ var clusterExternalSecretChildren = func() labels.Selector {
 	}
 	return labels.NewSelector().Add(*has)
 }()
+
+// ownConnection gives a client of rc connections of its own. client-go
+// shares one transport, and so its HTTP/2 connections, among all clients
+// of one TLS configuration: Lease renewals would queue behind the
+// informers' Lists and watches, which at a replica's start are a thousand
+// at once, and a replica that misses its renew deadline stops working.
+func ownConnection(rc *rest.Config) *rest.Config {
+	c := rest.CopyConfig(rc)
+	c.Dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	return c
+}
 
 func newExternalSecretMetadata() *metav1.PartialObjectMetadata {
 	m := &metav1.PartialObjectMetadata{}
@@ -208,6 +220,7 @@ func New(cfg config.Config, rc *rest.Config, scheme *runtime.Scheme) (ctrl.Manag
 		LeaderElection:                cfg.LeaderElect && !cfg.Sharded(),
 		LeaderElectionID:              cfg.LeaderElectionID,
 		LeaderElectionNamespace:       cfg.LeaderElectionNS,
+		LeaderElectionConfig:          ownConnection(WithClientLimits(rc, cfg, "eso-leader")),
 		LeaderElectionReleaseOnCancel: true,
 		LeaseDuration:                 &cfg.LeaderElectionLease,
 		RenewDeadline:                 &cfg.LeaderElectionRenew,

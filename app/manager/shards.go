@@ -64,7 +64,7 @@ var newShardCache = shardcache.NewCacheFunc(shardedKinds)
 // mgr returns the manager, built after the coordinator (its clients write
 // through the coordinator's WriteGuard); its cache lists the namespaces.
 func newCoordinator(cfg config.Config, rc *rest.Config, mgr func() ctrl.Manager) (*sharding.Coordinator, error) {
-	cs, err := kubernetes.NewForConfig(WithClientLimits(rc, cfg, "eso-shards"))
+	cs, err := kubernetes.NewForConfig(ownConnection(WithClientLimits(rc, cfg, "eso-shards")))
 	if err != nil {
 		return nil, err
 	}
