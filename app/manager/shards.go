@@ -101,7 +101,7 @@ func newCoordinator(cfg config.Config, rc *rest.Config, mgr func() ctrl.Manager)
 // runs the singleton tasks: on the Lease the manager's own election would
 // use, with the shard member's ID as holder.
 func newSingletons(cfg config.Config, rc *rest.Config, id string) (*singletons, error) {
-	cs, err := kubernetes.NewForConfig(WithClientLimits(rc, cfg, "eso-singletons"))
+	cs, err := kubernetes.NewForConfig(ownConnection(WithClientLimits(rc, cfg, "eso-singletons")))
 	if err != nil {
 		return nil, err
 	}
