@@ -2,11 +2,13 @@ package main
 
 import (
 	"bufio"
+	"math"
 	"strings"
 	"testing"
 )
 
-// These cover the parsers only; the benchmark itself runs through make bench.
+// These cover the parsers and the arithmetic only; the benchmark itself
+// runs through make bench.
 
 func TestParseStatus(t *testing.T) {
 	raw := []byte("Name:\teso\nVmPeak:\t 900000 kB\nVmHWM:\t   81920 kB\nVmRSS:\t   40960 kB\nThreads:\t9\n")
@@ -87,5 +89,25 @@ func TestCountClientEnds(t *testing.T) {
 	}
 	if n, err := connectionsTo(1); err != nil || n != 0 {
 		t.Fatalf("connections to port 1 on this machine: %d, %v", n, err)
+	}
+}
+
+func TestReachFloor(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		h                handover
+		perSecond        float64
+		wantP50, wantMax float64
+	}{
+		{"worked again after the change", handover{WorkedAgainSeconds: 7, ChangeAfter: 5, ChangedSecrets: 1000}, 200, 4.5, 7},
+		{"worked again before the change", handover{WorkedAgainSeconds: 3, ChangeAfter: 5, ChangedSecrets: 1000}, 200, 2.5, 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := tc.h
+			h.setReachFloor(tc.perSecond)
+			if math.Abs(h.FloorP50Seconds-tc.wantP50) > 1e-9 || math.Abs(h.FloorMaxSeconds-tc.wantMax) > 1e-9 {
+				t.Errorf("floor = %v / %v, want %v / %v", h.FloorP50Seconds, h.FloorMaxSeconds, tc.wantP50, tc.wantMax)
+			}
+		})
 	}
 }

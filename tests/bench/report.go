@@ -195,6 +195,9 @@ func printScaleOut(out io.Writer, o options, r *scaleResults) {
 		row("all namespaces worked again after", "%.1f s", h.WorkedAgainSeconds)
 		row("eso's longest unworked namespace (bucket)", "≤ %g s", h.UnworkedMaxSeconds)
 		row(fmt.Sprintf("remote change %.1f s in: reached p50 / max", h.ChangeAfter), "%.1f / %.1f s  (%d Secrets, %d not reached)", h.ReachP50Seconds, h.ReachMaxSeconds, h.ChangedSecrets, h.Unreached)
+		if h.FloorMaxSeconds > 0 {
+			row("  floor: worked again, then raw-client writes", "%.1f / %.1f s", h.FloorP50Seconds, h.FloorMaxSeconds)
+		}
 		row("changed Secrets written twice / other writes", "%d / %d", h.WrittenTwice, h.OtherWrites)
 	}
 }

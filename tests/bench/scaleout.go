@@ -80,6 +80,14 @@ type handover struct {
 	ReachP50Seconds float64 `json:"reach_p50_seconds"`
 	ReachMaxSeconds float64 `json:"reach_max_seconds"`
 	Unreached       int     `json:"unreached"`
+	// FloorP50/Max: the earliest the change could reach the median and
+	// the last of its Secrets had the replicas worked every moved namespace
+	// from the moment all were worked again, writing at the raw client's
+	// rate of the first sync (a Secret and a status each): a change of
+	// thousands of Secrets at once is bounded by the writes it makes, not
+	// only by the handover.
+	FloorP50Seconds float64 `json:"reach_floor_p50_seconds,omitempty"`
+	FloorMaxSeconds float64 `json:"reach_floor_max_seconds,omitempty"`
 	// WrittenTwice: changed Secrets written more than once for the change;
 	// OtherWrites: writes to any other target meanwhile.
 	WrittenTwice int `json:"written_twice"`
@@ -188,6 +196,9 @@ func runScaleOut(ctx context.Context, o options, work, cpBin, esoBin string) (*s
 		h, err := s.handover(ctx, st.what, st.do)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", st.what, err)
+		}
+		if raw := res.Sync.Raw; raw != nil && raw.PerSecond > 0 {
+			h.setReachFloor(raw.PerSecond)
 		}
 		res.Handovers = append(res.Handovers, *h)
 	}
@@ -365,6 +376,14 @@ func (s *scaleBench) firstSync(ctx context.Context, res *scaleResults) error {
 		res.Sync.Share[r.name] = float64(owned[r.name]) / float64(total)
 	}
 	return nil
+}
+
+// setReachFloor sets the reach floor for writes at perSecond (see
+// handover.FloorP50Seconds).
+func (h *handover) setReachFloor(perSecond float64) {
+	unworked := max(h.WorkedAgainSeconds-h.ChangeAfter, 0)
+	writes := float64(h.ChangedSecrets) / perSecond
+	h.FloorP50Seconds, h.FloorMaxSeconds = unworked+writes/2, unworked+writes
 }
 
 // handover makes one membership change (do) while the ExternalSecrets
