@@ -65,6 +65,7 @@ type options struct {
 	ProfileDir    string        `json:"-"`
 	SyncProfile   time.Duration `json:"-"`
 	ESOArgs       []string      `json:"eso_args,omitempty"`
+	ESOEnv        []string      `json:"eso_env,omitempty"`
 	Timeout       time.Duration `json:"-"`
 }
 
@@ -96,6 +97,15 @@ func parseFlags() options {
 	flag.StringVar(&o.ProfileDir, "profile-dir", "", "if set, run eso with --pprof-bind-address and write its heap profiles (after the first sync, after the steady-state window) into this directory, for go tool pprof")
 	flag.Func("eso-args", "extra arguments for eso in core mode, space-separated (e.g. \"--concurrent 20\")", func(v string) error {
 		o.ESOArgs = append(o.ESOArgs, strings.Fields(v)...)
+		return nil
+	})
+	flag.Func("eso-env", "environment for eso in core mode only, space-separated NAME=value (e.g. \"GOGC=50\"); the control plane and the raw client keep the benchmark's", func(v string) error {
+		for _, kv := range strings.Fields(v) {
+			if !strings.Contains(kv, "=") {
+				return fmt.Errorf("%q is not NAME=value", kv)
+			}
+			o.ESOEnv = append(o.ESOEnv, kv)
+		}
 		return nil
 	})
 	flag.BoolVar(&o.ScaleOut, "scale-out", false, "run the scale-out figures instead: -replicas eso processes with --shards auto sync -namespaces x -es-per-namespace ExternalSecrets (against a raw client with their combined -concurrent), then, while those refresh, one is killed (kill -9), a replacement and one more join, and two stop")
@@ -299,7 +309,7 @@ func startEnvironment(ctx context.Context, o options, work, cpBin, esoBin, tag s
 		}
 	}
 	progress("starting %s in core mode", o.ESOBin)
-	eso, err := startProc("eso", filepath.Join(work, tag+"-eso.log"), args...)
+	eso, err := startProcEnv("eso", filepath.Join(work, tag+"-eso.log"), o.ESOEnv, args...)
 	if err != nil {
 		return nil, nil, err
 	}

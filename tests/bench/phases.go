@@ -461,7 +461,7 @@ func (b *bench) restart(ctx context.Context) (memory, error) {
 // startESO starts eso again, as it was started first, after b.eso stopped.
 func (b *bench) startESO() error {
 	b.restarts++
-	eso, err := startProc("eso", fmt.Sprintf("%s-restart-%d.log", b.esoLog, b.restarts), b.esoArgs...)
+	eso, err := startProcEnv("eso", fmt.Sprintf("%s-restart-%d.log", b.esoLog, b.restarts), b.o.ESOEnv, b.esoArgs...)
 	if err != nil {
 		return err
 	}

@@ -241,7 +241,7 @@ func (s *scaleBench) launch(ctx context.Context, wait bool) error {
 		"--log-level", s.o.LogLevel}
 	args = append(args, s.o.ESOArgs...)
 	progress("starting %s (--shards auto)", name)
-	p, err := startProcEnv(name, filepath.Join(s.work, name+".log"), []string{"POD_NAME=" + name}, args...)
+	p, err := startProcEnv(name, filepath.Join(s.work, name+".log"), append([]string{"POD_NAME=" + name}, s.o.ESOEnv...), args...)
 	if err != nil {
 		return err
 	}
