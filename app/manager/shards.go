@@ -68,10 +68,7 @@ func newCoordinator(cfg config.Config, rc *rest.Config, mgr func() ctrl.Manager)
 	if err != nil {
 		return nil, err
 	}
-	namespace := cfg.LeaderElectionNS
-	if namespace == "" {
-		namespace = cfg.SystemNamespace
-	}
+	namespace := leaseNamespace(cfg)
 	id, err := memberID()
 	if err != nil {
 		return nil, err
@@ -105,10 +102,7 @@ func newSingletons(cfg config.Config, rc *rest.Config, id string) (*singletons, 
 	if err != nil {
 		return nil, err
 	}
-	namespace := cfg.LeaderElectionNS
-	if namespace == "" {
-		namespace = cfg.SystemNamespace
-	}
+	namespace := leaseNamespace(cfg)
 	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, namespace, cfg.LeaderElectionID,
 		cs.CoreV1(), cs.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: id})
 	if err != nil {
@@ -116,6 +110,15 @@ func newSingletons(cfg config.Config, rc *rest.Config, id string) (*singletons, 
 	}
 	return newSingletonGroup(lock, cfg.LeaderElectionLease, cfg.LeaderElectionRenew, cfg.LeaderElectionRetry,
 		ctrl.Log.WithName("singletons")), nil
+}
+
+// leaseNamespace is where the shard Leases and the singletons' Lease live:
+// the leader election's namespace, by default eso's own.
+func leaseNamespace(cfg config.Config) string {
+	if cfg.LeaderElectionNS != "" {
+		return cfg.LeaderElectionNS
+	}
+	return cfg.SystemNamespace
 }
 
 var notInName = regexp.MustCompile(`[^a-z0-9-]+`)
