@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -108,6 +109,7 @@ func printTable(out io.Writer, r *results) {
 	o := r.Params
 	fmt.Fprintf(out, "\neso bench: %d ExternalSecrets (%d namespaces x %d, 2 keys each, Fake provider); eso --concurrent %d --client-qps %g --client-burst %d\n",
 		r.ExternalSecrets, o.Namespaces, o.PerNamespace, o.Concurrent, o.ClientQPS, o.ClientBurst)
+	printESOEnv(out, o)
 	section := func(format string, args ...any) { fmt.Fprintf(out, "\n"+format+"\n", args...) }
 	row := func(name, format string, args ...any) {
 		fmt.Fprintf(out, "  %-44s "+format+"\n", append([]any{name}, args...)...)
@@ -173,9 +175,18 @@ func printTable(out io.Writer, r *results) {
 	}
 }
 
+// printESOEnv names the environment eso ran with beyond the bench's own
+// (-eso-env), so a report of a tuned run does not read as one of defaults.
+func printESOEnv(out io.Writer, o options) {
+	if len(o.ESOEnv) > 0 {
+		fmt.Fprintf(out, "eso's environment: %s\n", strings.Join(o.ESOEnv, " "))
+	}
+}
+
 func printScaleOut(out io.Writer, o options, r *scaleResults) {
 	fmt.Fprintf(out, "\neso bench, scale out: %d ExternalSecrets (%d namespaces x %d), %d replicas with --shards auto; each --concurrent %d --client-qps %g; lease %v\n",
 		r.ExternalSecrets, o.Namespaces, o.PerNamespace, r.Replicas, o.Concurrent, o.ClientQPS, o.Lease)
+	printESOEnv(out, o)
 	row := func(name, format string, args ...any) {
 		fmt.Fprintf(out, "  %-44s "+format+"\n", append([]any{name}, args...)...)
 	}
