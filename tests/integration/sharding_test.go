@@ -671,8 +671,8 @@ func TestShardedPushSecretsFollowTheirSources(t *testing.T) {
 	owner := sc.owners()
 	for i := 0; len(tenants) < 2*len(replicas); i++ {
 		ns := fmt.Sprintf("push-tenant-%d", i)
-		if owner := owner(ns); per[owner] < 2 {
-			per[owner]++
+		if r := owner(ns); per[r] < 2 {
+			per[r]++
 			tenants = append(tenants, ns)
 		}
 	}
