@@ -12,6 +12,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -302,7 +303,9 @@ func scrape(ctx context.Context, url string) (map[string]*dto.MetricFamily, erro
 }
 
 func parseMetrics(raw []byte) (map[string]*dto.MetricFamily, error) {
-	var parser expfmt.TextParser
+	// eso's metric names are plain; UTF-8 validation accepts them and is
+	// what the parser requires a choice of.
+	parser := expfmt.NewTextParser(model.UTF8Validation)
 	return parser.TextToMetricFamilies(bytes.NewReader(raw))
 }
 
