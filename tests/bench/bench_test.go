@@ -111,3 +111,20 @@ func TestReachFloor(t *testing.T) {
 		})
 	}
 }
+
+func TestControlPlaneProcesses(t *testing.T) {
+	name, ppid, ok := parseNameAndParent([]byte("4242 (kube apiserver) S 17 4242 4242 0 -1 4194560 0 0 0 0 11 7"))
+	if !ok || name != "kube apiserver" || ppid != 17 {
+		t.Fatalf("got %q, %d, %v; want the name with its space and parent 17", name, ppid, ok)
+	}
+	parents := map[int]int{30: 20, 20: 10, 10: 1, 40: 1}
+	if !descendsFrom(30, 10, parents) {
+		t.Error("a grandchild does not descend from its grandparent")
+	}
+	if descendsFrom(40, 10, parents) {
+		t.Error("another process's child descends from this one")
+	}
+	if descendsFrom(5, 10, map[int]int{5: 6, 6: 5}) {
+		t.Error("a cycle in a racy /proc read is followed as descent")
+	}
+}

@@ -166,6 +166,10 @@ func (b *bench) firstSync(ctx context.Context, res *results, n int) error {
 	if o.Precreate {
 		b.eso.stop(15 * time.Second)
 	}
+	cpBefore, err := controlPlaneCPU()
+	if err != nil {
+		return err
+	}
 	start := time.Now()
 	err = parallel(ctx, n, createWorkers, func(i int) error {
 		return b.c.Create(ctx, externalSecret(b.nss[i%o.Namespaces], fmt.Sprintf("es-%d", i/o.Namespaces), o.Refresh))
@@ -180,6 +184,9 @@ func (b *bench) firstSync(ctx context.Context, res *results, n int) error {
 		progress("starting eso with the %d ExternalSecrets in place", n)
 		// The API server's counts from here: not the creates above.
 		if apiBefore, err = readAPIWrites(ctx, b.cs); err != nil {
+			return err
+		}
+		if cpBefore, err = controlPlaneCPU(); err != nil {
 			return err
 		}
 		start = time.Now()
@@ -201,6 +208,11 @@ func (b *bench) firstSync(ctx context.Context, res *results, n int) error {
 		return err
 	}
 	res.Sync.ESOCPUSeconds = round2(cpuAfter - cpuBefore)
+	cpAfter, err := controlPlaneCPU()
+	if err != nil {
+		return err
+	}
+	res.Sync.ControlPlaneCPUSeconds = round2(cpAfter - cpBefore)
 	res.Sync.PerSecond = float64(n) / res.Sync.AllReadySeconds
 	m, err := b.mem(ctx, false) // right away: the sync's working set, before GC returns it
 	if err != nil {

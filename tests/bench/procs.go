@@ -238,3 +238,74 @@ func competitors() []string {
 	}
 	return found
 }
+
+// controlPlaneCPU is the CPU time the benchmark's own API server and etcd
+// (processes named kube-apiserver or etcd that descend from this one) have
+// used: what eso's requests and watches cost the control plane, against
+// the raw client's.
+func controlPlaneCPU() (float64, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, err
+	}
+	parents := map[int]int{}
+	var candidates []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		raw, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue // gone since the directory was read
+		}
+		name, ppid, ok := parseNameAndParent(raw)
+		if !ok {
+			continue
+		}
+		parents[pid] = ppid
+		if name == "kube-apiserver" || name == "etcd" {
+			candidates = append(candidates, pid)
+		}
+	}
+	total, found := 0.0, 0
+	for _, pid := range candidates {
+		if !descendsFrom(pid, os.Getpid(), parents) {
+			continue
+		}
+		s, err := cpuSeconds(pid)
+		if err != nil {
+			return 0, err
+		}
+		total += s
+		found++
+	}
+	if found == 0 {
+		return 0, errors.New("no kube-apiserver or etcd of this benchmark's found in /proc")
+	}
+	return total, nil
+}
+
+// parseNameAndParent reads the command name (field 2) and parent pid
+// (field 4) of a /proc/<pid>/stat.
+func parseNameAndParent(raw []byte) (name string, ppid int, ok bool) {
+	open, end := bytes.IndexByte(raw, '('), bytes.LastIndexByte(raw, ')')
+	if open < 0 || end < open {
+		return "", 0, false
+	}
+	fields := strings.Fields(string(raw[end+1:]))
+	if len(fields) < 2 {
+		return "", 0, false
+	}
+	ppid, err := strconv.Atoi(fields[1])
+	return string(raw[open+1 : end]), ppid, err == nil
+}
+
+func descendsFrom(pid, ancestor int, parents map[int]int) bool {
+	for seen := 0; pid > 1 && seen < len(parents); seen++ {
+		if pid = parents[pid]; pid == ancestor {
+			return true
+		}
+	}
+	return false
+}

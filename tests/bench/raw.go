@@ -29,6 +29,8 @@ import (
 type rawResult struct {
 	Seconds   float64 `json:"seconds"`
 	PerSecond float64 `json:"per_second"`
+	// ControlPlaneCPUSeconds is what the API server and etcd used meanwhile.
+	ControlPlaneCPUSeconds float64 `json:"control_plane_cpu_seconds"`
 	// Ratio is eso's all Ready time over Seconds, set once eso ran.
 	Ratio float64 `json:"eso_over_raw"`
 }
@@ -98,6 +100,10 @@ func rawFirstSync(ctx context.Context, o options, kubeconfig string) (*rawResult
 	}
 
 	progress("raw client: creating %d Secrets and patching %d statuses, %d at a time", n, n, o.Concurrent)
+	cpBefore, err := controlPlaneCPU()
+	if err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	err = parallel(ctx, n, o.Concurrent, func(i int) error {
 		es := ess[i]
@@ -118,6 +124,11 @@ func rawFirstSync(ctx context.Context, o options, kubeconfig string) (*rawResult
 	}
 	res := &rawResult{Seconds: time.Since(start).Seconds()}
 	res.PerSecond = float64(n) / res.Seconds
+	cpAfter, err := controlPlaneCPU()
+	if err != nil {
+		return nil, err
+	}
+	res.ControlPlaneCPUSeconds = round2(cpAfter - cpBefore)
 
 	progress("raw client: deleting what it created")
 	err = parallel(ctx, o.Namespaces, createWorkers, func(i int) error {

@@ -25,9 +25,12 @@ type results struct {
 		AllReadySeconds float64 `json:"all_ready_seconds"`
 		PerSecond       float64 `json:"ready_per_second"`
 		ESOCPUSeconds   float64 `json:"eso_cpu_seconds"`
-		RSSIdleMiB      float64 `json:"rss_idle_mib"`
-		RSSAfterSyncMiB float64 `json:"rss_after_sync_mib"`
-		RSSPeakMiB      float64 `json:"rss_peak_mib"`
+		// ControlPlaneCPUSeconds is what the API server and etcd used
+		// meanwhile, eso's start included.
+		ControlPlaneCPUSeconds float64 `json:"control_plane_cpu_seconds"`
+		RSSIdleMiB             float64 `json:"rss_idle_mib"`
+		RSSAfterSyncMiB        float64 `json:"rss_after_sync_mib"`
+		RSSPeakMiB             float64 `json:"rss_peak_mib"`
 		// RSSPerESKiB is what RSS grew by from idle to after the sync, per ExternalSecret.
 		RSSPerESKiB float64     `json:"rss_per_externalsecret_kib"`
 		ESO         esoCounters `json:"eso_counters"`
@@ -120,6 +123,9 @@ func printTable(out io.Writer, r *results) {
 	row("eso CPU during sync", "%.2f s", s.ESOCPUSeconds)
 	if r.Raw != nil {
 		row("raw client-go, same writes (Secret + status)", "%.1f s  (%.0f/s; eso / raw: %.2f)", r.Raw.Seconds, r.Raw.PerSecond, r.Raw.Ratio)
+		row("API server + etcd CPU: eso's sync / raw", "%.2f s / %.2f s", s.ControlPlaneCPUSeconds, r.Raw.ControlPlaneCPUSeconds)
+	} else {
+		row("API server + etcd CPU during sync", "%.2f s", s.ControlPlaneCPUSeconds)
 	}
 	row("eso RSS idle / after sync / peak", "%.1f / %.1f / %.1f MiB", s.RSSIdleMiB, s.RSSAfterSyncMiB, s.RSSPeakMiB)
 	row("eso RSS per ExternalSecret (after - idle)", "%.1f KiB", s.RSSPerESKiB)
