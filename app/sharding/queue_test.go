@@ -8,7 +8,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
@@ -126,5 +128,26 @@ func TestResyncQueuesWhatWasGained(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A gained object goes ahead of refreshes queued before it, and behind an
+// edited object queued after it.
+func TestGainedObjectsGoBeforeRefreshes(t *testing.T) {
+	pq := priorityqueue.New[reconcile.Request]("test")
+	t.Cleanup(pq.ShutDown)
+	g := gated(pq, func(string) bool { return true }, func(context.Context, func(string) bool) ([]reconcile.Request, error) {
+		return []reconcile.Request{req("gained", "a")}, nil
+	})
+	q := g.(priorityqueue.PriorityQueue[reconcile.Request])
+	q.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(handler.LowPriority)}, req("mine", "refresh"))
+	g.Resync(t.Context(), func(k string) bool { return k == "mine" }, func(string) bool { return true })
+	q.Add(req("mine", "edited"))
+	for _, want := range []reconcile.Request{req("mine", "edited"), req("gained", "a"), req("mine", "refresh")} {
+		got, priority, _ := q.GetWithPriority()
+		if got != want {
+			t.Fatalf("got %v (priority %d), want %v", got, priority, want)
+		}
+		q.Done(got)
 	}
 }
