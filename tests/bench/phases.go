@@ -542,10 +542,15 @@ func get(ctx context.Context, url string) ([]byte, error) {
 
 // writeProfile writes a profile into -profile-dir and says how to read it.
 func (b *bench) writeProfile(name string, raw []byte, how string) error {
-	if err := os.MkdirAll(b.o.ProfileDir, 0o755); err != nil {
+	return writeProfile(b.o.ProfileDir, name, raw, how)
+}
+
+// writeProfile writes a pprof profile into dir and says how to read it.
+func writeProfile(dir, name string, raw []byte, how string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	path := filepath.Join(b.o.ProfileDir, name)
+	path := filepath.Join(dir, name)
 	progress("profile: %s (go tool pprof %s %s)", path, how, path)
 	return os.WriteFile(path, raw, 0o644)
 }

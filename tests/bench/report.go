@@ -201,7 +201,9 @@ func printScaleOut(out io.Writer, o options, r *scaleResults) {
 	allReady(row, o, s.AllReadySeconds, s.PerSecond, s.CreateSeconds)
 	if s.Raw != nil {
 		row(fmt.Sprintf("raw client-go, same writes, %d at a time", r.Replicas*o.Concurrent), "%.1f s  (%.0f/s; eso / raw: %.2f)", s.Raw.Seconds, s.Raw.PerSecond, s.Raw.Ratio)
+		row("API server + etcd CPU: eso's sync / raw", "%.2f s / %.2f s", s.ControlPlaneCPUSeconds, s.Raw.ControlPlaneCPUSeconds)
 	}
+	row("eso CPU during sync, all replicas", "%.2f s", s.ESOCPUSeconds)
 	row("peak connections to the API server", "%d  (%.1f s after the first replica started)", s.PeakConnections, s.PeakAfterSeconds)
 	for _, name := range slices.Sorted(maps.Keys(s.RSSMiB)) {
 		row(name+": RSS after sync, share of namespaces", "%.1f MiB, %.1f %%", s.RSSMiB[name], 100*s.Share[name])

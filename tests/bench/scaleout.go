@@ -47,12 +47,16 @@ type scaleResults struct {
 	LeaseSeconds    float64 `json:"lease_duration_seconds"`
 
 	Sync struct {
-		CreateSeconds   float64            `json:"create_seconds"`
-		AllReadySeconds float64            `json:"all_ready_seconds"`
-		PerSecond       float64            `json:"ready_per_second"`
-		Raw             *rawResult         `json:"raw_client"`
-		RSSMiB          map[string]float64 `json:"rss_after_sync_mib"`
-		Share           map[string]float64 `json:"namespace_share"`
+		CreateSeconds   float64    `json:"create_seconds"`
+		AllReadySeconds float64    `json:"all_ready_seconds"`
+		PerSecond       float64    `json:"ready_per_second"`
+		Raw             *rawResult `json:"raw_client"`
+		// ESOCPUSeconds is the replicas' CPU together, ControlPlaneCPUSeconds
+		// the API server's and etcd's, while they synced.
+		ESOCPUSeconds          float64            `json:"eso_cpu_seconds"`
+		ControlPlaneCPUSeconds float64            `json:"control_plane_cpu_seconds"`
+		RSSMiB                 map[string]float64 `json:"rss_after_sync_mib"`
+		Share                  map[string]float64 `json:"namespace_share"`
 		// PeakConnections: the most TCP connections to the API server
 		// open or dialling at once on this machine, from after the raw
 		// client's run until all were Ready (the bench's own few
@@ -102,6 +106,7 @@ type replica struct {
 	p       *proc
 	metrics string
 	ready   string // its /readyz
+	pprof   string // its /debug/pprof, with -profile-dir
 }
 
 type scaleBench struct {
@@ -239,6 +244,15 @@ func (s *scaleBench) launch(ctx context.Context, wait bool) error {
 		"--concurrent", fmt.Sprint(s.o.Concurrent),
 		"--client-qps", fmt.Sprint(s.o.ClientQPS), "--client-burst", fmt.Sprint(s.o.ClientBurst),
 		"--log-level", s.o.LogLevel}
+	var pprofURL string
+	if s.o.ProfileDir != "" {
+		port, err := freePort()
+		if err != nil {
+			return err
+		}
+		args = append(args, "--pprof-bind-address", fmt.Sprintf("127.0.0.1:%d", port))
+		pprofURL = fmt.Sprintf("http://127.0.0.1:%d/debug/pprof", port)
+	}
 	args = append(args, s.o.ESOArgs...)
 	progress("starting %s (--shards auto)", name)
 	p, err := startProcEnv(name, filepath.Join(s.work, name+".log"), append([]string{"POD_NAME=" + name}, s.o.ESOEnv...), args...)
@@ -246,7 +260,7 @@ func (s *scaleBench) launch(ctx context.Context, wait bool) error {
 		return err
 	}
 	r := &replica{name: name, p: p, metrics: fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort),
-		ready: fmt.Sprintf("http://127.0.0.1:%d/readyz", healthPort)}
+		ready: fmt.Sprintf("http://127.0.0.1:%d/readyz", healthPort), pprof: pprofURL}
 	s.replicas = append(s.replicas, r)
 	if !wait {
 		return nil
@@ -301,6 +315,19 @@ func (s *scaleBench) stopTwo() error {
 	return nil
 }
 
+// cpu is the CPU time the running replicas have used, together.
+func (s *scaleBench) cpu() (float64, error) {
+	total := 0.0
+	for _, r := range s.replicas {
+		c, err := cpuSeconds(r.p.pid())
+		if err != nil {
+			return 0, err
+		}
+		total += c
+	}
+	return total, nil
+}
+
 // firstSync creates the namespaces, stores and ExternalSecrets and times
 // them until all are Ready (with -precreate, from the replicas' start after
 // all is created); then reads each replica's RSS and share.
@@ -318,6 +345,14 @@ func (s *scaleBench) firstSync(ctx context.Context, res *scaleResults) error {
 	}
 	n := o.Namespaces * o.PerNamespace
 	progress("creating %d ExternalSecrets (refreshInterval %v) and waiting for all to be Ready", n, o.Refresh)
+	esoBefore, err := s.cpu()
+	if err != nil {
+		return err
+	}
+	cpBefore, err := controlPlaneCPU()
+	if err != nil {
+		return err
+	}
 	start := time.Now()
 	err = parallel(ctx, n, createWorkers, func(i int) error {
 		return s.c.Create(ctx, externalSecret(s.nss[i%o.Namespaces], fmt.Sprintf("es-%d", i/o.Namespaces), o.Refresh))
@@ -329,6 +364,9 @@ func (s *scaleBench) firstSync(ctx context.Context, res *scaleResults) error {
 	if o.Precreate {
 		// The replicas are timed from the first one's start, everything in
 		// place: they validate the stores and sync.
+		if cpBefore, err = controlPlaneCPU(); err != nil {
+			return err
+		}
 		start = time.Now()
 		if err := s.launchAll(ctx); err != nil {
 			return err
@@ -338,6 +376,15 @@ func (s *scaleBench) firstSync(ctx context.Context, res *scaleResults) error {
 		return err
 	}
 	res.Sync.AllReadySeconds = time.Since(start).Seconds()
+	esoAfter, err := s.cpu()
+	if err != nil {
+		return err
+	}
+	cpAfter, err := controlPlaneCPU()
+	if err != nil {
+		return err
+	}
+	res.Sync.ESOCPUSeconds, res.Sync.ControlPlaneCPUSeconds = round2(esoAfter-esoBefore), round2(cpAfter-cpBefore)
 	res.Sync.PerSecond = float64(n) / res.Sync.AllReadySeconds
 	res.Sync.Raw.Ratio = res.Sync.AllReadySeconds / res.Sync.Raw.Seconds
 	if o.Precreate {
@@ -374,6 +421,19 @@ func (s *scaleBench) firstSync(ctx context.Context, res *scaleResults) error {
 		}
 		res.Sync.RSSMiB[r.name] = mib(m.RSS)
 		res.Sync.Share[r.name] = float64(owned[r.name]) / float64(total)
+	}
+	// After every RSS is read: a profile collects garbage first.
+	for _, r := range s.replicas {
+		if r.pprof == "" {
+			continue
+		}
+		raw, err := get(ctx, r.pprof+"/heap?gc=1")
+		if err != nil {
+			return fmt.Errorf("reading %s's heap profile: %w", r.name, err)
+		}
+		if err := writeProfile(s.o.ProfileDir, "scale-out-"+r.name+"-after-sync-heap.pb.gz", raw, "-top -sample_index=inuse_space"); err != nil {
+			return err
+		}
 	}
 	return nil
 }
