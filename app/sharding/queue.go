@@ -145,16 +145,16 @@ func (q *queue) Resync(ctx context.Context, before, after func(string) bool) {
 	q.resync(ctx, before, after, q.TypedRateLimitingInterface.Add)
 }
 
-// HandoverPriority is the priority of objects gained in a handover: below
+// handoverPriority is the priority of objects gained in a handover: below
 // new and edited objects (0), so a handover never delays them, and above
 // scheduled refreshes and initial lists (handler.LowPriority), since a
 // gained object went unworked for as long as its namespace was in no one's
 // hands, while a refresh only repeats a recent sync.
-const HandoverPriority = handler.LowPriority / 2
+const handoverPriority = handler.LowPriority / 2
 
 // priorityQueue is a controller's priority queue behind a gate: the plain
 // queue's admission, plus the priority queue's own ways in and out. Objects
-// gained in a handover enter at HandoverPriority.
+// gained in a handover enter at handoverPriority.
 type priorityQueue struct {
 	*queue
 	pq priorityqueue.PriorityQueue[reconcile.Request]
@@ -192,7 +192,7 @@ func (q *priorityQueue) GetWithPriority() (reconcile.Request, int, bool) {
 
 func (q *priorityQueue) Resync(ctx context.Context, before, after func(string) bool) {
 	q.resync(ctx, before, after, func(r reconcile.Request) {
-		q.pq.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(HandoverPriority)}, r)
+		q.pq.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(handoverPriority)}, r)
 	})
 }
 
