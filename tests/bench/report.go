@@ -207,6 +207,7 @@ func printScaleOut(out io.Writer, o options, r *scaleResults) {
 	row("peak connections to the API server", "%d  (%.1f s after the first replica started)", s.PeakConnections, s.PeakAfterSeconds)
 	for _, name := range slices.Sorted(maps.Keys(s.RSSMiB)) {
 		row(name+": RSS after sync, share of namespaces", "%.1f MiB, %.1f %%", s.RSSMiB[name], 100*s.Share[name])
+		row("  heap in use, goroutines", "%.1f MiB, %.0f", s.HeapMiB[name], s.Goroutines[name])
 	}
 	for _, h := range r.Handovers {
 		fmt.Fprintf(out, "\n%s (under refresh every %v)\n", h.What, o.Refresh)

@@ -56,7 +56,11 @@ type scaleResults struct {
 		ESOCPUSeconds          float64            `json:"eso_cpu_seconds"`
 		ControlPlaneCPUSeconds float64            `json:"control_plane_cpu_seconds"`
 		RSSMiB                 map[string]float64 `json:"rss_after_sync_mib"`
-		Share                  map[string]float64 `json:"namespace_share"`
+		// Heap and Goroutines: each replica's heap in use and goroutines
+		// after the sync, to tell what its RSS is made of.
+		HeapMiB    map[string]float64 `json:"heap_inuse_after_sync_mib"`
+		Goroutines map[string]float64 `json:"goroutines_after_sync"`
+		Share      map[string]float64 `json:"namespace_share"`
 		// PeakConnections: the most TCP connections to the API server
 		// open or dialling at once on this machine, from after the raw
 		// client's run until all were Ready (the bench's own few
@@ -406,6 +410,7 @@ func (s *scaleBench) firstSync(ctx context.Context, res *scaleResults) error {
 	}
 	res.Sync.PeakConnections, res.Sync.PeakAfterSeconds = peak, at.Sub(s.firstStart).Seconds()
 	res.Sync.RSSMiB, res.Sync.Share = map[string]float64{}, map[string]float64{}
+	res.Sync.HeapMiB, res.Sync.Goroutines = map[string]float64{}, map[string]float64{}
 	owned, err := s.owned(ctx)
 	if err != nil {
 		return err
@@ -421,6 +426,12 @@ func (s *scaleBench) firstSync(ctx context.Context, res *scaleResults) error {
 		}
 		res.Sync.RSSMiB[r.name] = mib(m.RSS)
 		res.Sync.Share[r.name] = float64(owned[r.name]) / float64(total)
+		fams, err := scrape(ctx, r.metrics)
+		if err != nil {
+			return err
+		}
+		res.Sync.HeapMiB[r.name] = sum(fams, "go_memstats_heap_inuse_bytes", nil) / (1 << 20)
+		res.Sync.Goroutines[r.name] = sum(fams, "go_goroutines", nil)
 	}
 	// After every RSS is read: a profile collects garbage first.
 	for _, r := range s.replicas {
