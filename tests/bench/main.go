@@ -94,7 +94,7 @@ func parseFlags() options {
 	flag.BoolVar(&o.Precreate, "precreate", true, "create the first sync's ExternalSecrets while eso is stopped (-scale-out: before the replicas start) and time eso from its start, as the raw client is timed from its first write; false times eso from the first ExternalSecret created, creation included")
 	flag.BoolVar(&o.Push, "push", true, "also run as many PushSecrets (two keys each, to the Fake stores)")
 	flag.DurationVar(&o.SyncProfile, "sync-profile", 30*time.Second, "with -profile-dir, how long eso's CPU profile of the first sync runs, from eso's start (0: none)")
-	flag.StringVar(&o.ProfileDir, "profile-dir", "", "if set, run eso with --pprof-bind-address and write its heap profiles (after the first sync, after the steady-state window; with -scale-out each replica's after the first sync) into this directory, for go tool pprof")
+	flag.StringVar(&o.ProfileDir, "profile-dir", "", "if set, run eso with --pprof-bind-address and write its heap profiles (after the first sync, after the steady-state window; with -scale-out each replica's heap and goroutines after the first sync) into this directory, for go tool pprof")
 	flag.Func("eso-args", "extra arguments for eso in core mode, space-separated (e.g. \"--concurrent 20\")", func(v string) error {
 		o.ESOArgs = append(o.ESOArgs, strings.Fields(v)...)
 		return nil

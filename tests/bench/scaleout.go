@@ -445,6 +445,12 @@ func (s *scaleBench) firstSync(ctx context.Context, res *scaleResults) error {
 		if err := writeProfile(s.o.ProfileDir, "scale-out-"+r.name+"-after-sync-heap.pb.gz", raw, "-top -sample_index=inuse_space"); err != nil {
 			return err
 		}
+		if raw, err = get(ctx, r.pprof+"/goroutine"); err != nil {
+			return fmt.Errorf("reading %s's goroutine profile: %w", r.name, err)
+		}
+		if err := writeProfile(s.o.ProfileDir, "scale-out-"+r.name+"-after-sync-goroutines.pb.gz", raw, "-top"); err != nil {
+			return err
+		}
 	}
 	return nil
 }
