@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -43,7 +44,7 @@ var esGVR = esv1.GroupVersion.WithResource("externalsecrets")
 // writes it (same labels, annotations, owner reference, keys and values)
 // and patch each status as eso does after a sync. Only those writes are
 // timed. It runs before eso starts, on the same control plane, and deletes
-// what it created, so eso never sees it.
+// what it created, its namespaces included, so eso never sees it.
 func rawFirstSync(ctx context.Context, o options, kubeconfig string) (*rawResult, error) {
 	base, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
@@ -61,6 +62,10 @@ func rawFirstSync(ctx context.Context, o options, kubeconfig string) (*rawResult
 		return nil, err
 	}
 	setupDyn, err := dynamic.NewForConfig(setup)
+	if err != nil {
+		return nil, err
+	}
+	setupCS, err := kubernetes.NewForConfig(setup)
 	if err != nil {
 		return nil, err
 	}
@@ -135,12 +140,38 @@ func rawFirstSync(ctx context.Context, o options, kubeconfig string) (*rawResult
 		if err := cs.CoreV1().Secrets(nss[i]).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
 			return err
 		}
-		return setupDyn.Resource(esGVR).Namespace(nss[i]).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+		if err := setupDyn.Resource(esGVR).Namespace(nss[i]).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+			return err
+		}
+		return removeNamespace(ctx, setupCS, nss[i])
 	})
 	if err != nil {
 		return nil, fmt.Errorf("raw client: cleaning up: %w", err)
 	}
 	return res, nil
+}
+
+// removeNamespace deletes an emptied namespace and finalizes it, as the
+// namespace controller would (the benchmark's control plane runs none):
+// left Terminating, it would still be a namespace eso works, and with
+// -scale-out every replica would cache it.
+func removeNamespace(ctx context.Context, cs kubernetes.Interface, name string) error {
+	if err := cs.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		return err
+	}
+	ns, err := cs.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	ns.Spec.Finalizers = nil
+	_, err = cs.CoreV1().Namespaces().Finalize(ctx, ns, metav1.UpdateOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
 }
 
 // rawTarget is the Secret eso writes for es on its first sync: the Fake
