@@ -289,14 +289,9 @@ func startEnvironment(ctx context.Context, o options, work, cpBin, esoBin, tag s
 		"--client-qps", fmt.Sprint(o.ClientQPS),
 		"--client-burst", fmt.Sprint(o.ClientBurst),
 		"--log-level", o.LogLevel}
-	var pprofURL string
-	if o.ProfileDir != "" {
-		port, err := freePort()
-		if err != nil {
-			return nil, nil, err
-		}
-		args = append(args, "--pprof-bind-address", fmt.Sprintf("127.0.0.1:%d", port))
-		pprofURL = fmt.Sprintf("http://127.0.0.1:%d/debug/pprof", port)
+	args, pprofURL, err := withPprof(o, args)
+	if err != nil {
+		return nil, nil, err
 	}
 	args = append(args, o.ESOArgs...)
 	if remote {

@@ -487,11 +487,7 @@ func (b *bench) heapProfile(ctx context.Context, point string) error {
 	if b.pprofURL == "" {
 		return nil
 	}
-	raw, err := get(ctx, b.pprofURL+"/heap?gc=1")
-	if err != nil {
-		return fmt.Errorf("reading eso's heap profile: %w", err)
-	}
-	return b.writeProfile(fmt.Sprintf("%s-%s-heap.pb.gz", b.profilePrefix, point), raw, "-top -sample_index=inuse_space")
+	return saveProfile(ctx, b.o.ProfileDir, b.pprofURL+"/heap?gc=1", fmt.Sprintf("%s-%s-heap.pb.gz", b.profilePrefix, point), "-top -sample_index=inuse_space")
 }
 
 // cpuProfile starts taking eso's CPU profile for d, from as soon as eso
@@ -543,6 +539,29 @@ func get(ctx context.Context, url string) ([]byte, error) {
 // writeProfile writes a profile into -profile-dir and says how to read it.
 func (b *bench) writeProfile(name string, raw []byte, how string) error {
 	return writeProfile(b.o.ProfileDir, name, raw, how)
+}
+
+// saveProfile reads a profile from a pprof URL and writes it into dir.
+func saveProfile(ctx context.Context, dir, url, name, how string) error {
+	raw, err := get(ctx, url)
+	if err != nil {
+		return fmt.Errorf("reading profile %s: %w", url, err)
+	}
+	return writeProfile(dir, name, raw, how)
+}
+
+// withPprof adds eso's --pprof-bind-address to args when -profile-dir is
+// set, and returns the /debug/pprof URL it serves ("" otherwise).
+func withPprof(o options, args []string) ([]string, string, error) {
+	if o.ProfileDir == "" {
+		return args, "", nil
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, "", err
+	}
+	args = append(args, "--pprof-bind-address", fmt.Sprintf("127.0.0.1:%d", port))
+	return args, fmt.Sprintf("http://127.0.0.1:%d/debug/pprof", port), nil
 }
 
 // writeProfile writes a pprof profile into dir and says how to read it.

@@ -249,7 +249,7 @@ func controlPlaneCPU() (float64, error) {
 		return 0, err
 	}
 	parents := map[int]int{}
-	var candidates []int
+	candidates := map[int][]byte{} // pid: its stat, which also holds its CPU time
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -265,15 +265,15 @@ func controlPlaneCPU() (float64, error) {
 		}
 		parents[pid] = ppid
 		if name == "kube-apiserver" || name == "etcd" {
-			candidates = append(candidates, pid)
+			candidates[pid] = raw
 		}
 	}
 	total, found := 0.0, 0
-	for _, pid := range candidates {
+	for pid, stat := range candidates {
 		if !descendsFrom(pid, os.Getpid(), parents) {
 			continue
 		}
-		s, err := cpuSeconds(pid)
+		s, err := parseStat(stat)
 		if err != nil {
 			return 0, err
 		}

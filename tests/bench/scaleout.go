@@ -248,14 +248,9 @@ func (s *scaleBench) launch(ctx context.Context, wait bool) error {
 		"--concurrent", fmt.Sprint(s.o.Concurrent),
 		"--client-qps", fmt.Sprint(s.o.ClientQPS), "--client-burst", fmt.Sprint(s.o.ClientBurst),
 		"--log-level", s.o.LogLevel}
-	var pprofURL string
-	if s.o.ProfileDir != "" {
-		port, err := freePort()
-		if err != nil {
-			return err
-		}
-		args = append(args, "--pprof-bind-address", fmt.Sprintf("127.0.0.1:%d", port))
-		pprofURL = fmt.Sprintf("http://127.0.0.1:%d/debug/pprof", port)
+	args, pprofURL, err := withPprof(s.o, args)
+	if err != nil {
+		return err
 	}
 	args = append(args, s.o.ESOArgs...)
 	progress("starting %s (--shards auto)", name)
@@ -319,17 +314,18 @@ func (s *scaleBench) stopTwo() error {
 	return nil
 }
 
-// cpu is the CPU time the running replicas have used, together.
-func (s *scaleBench) cpu() (float64, error) {
-	total := 0.0
+// cpu is the CPU time the running replicas have used together, and the
+// control plane's (controlPlaneCPU).
+func (s *scaleBench) cpu() (replicas, controlPlane float64, err error) {
 	for _, r := range s.replicas {
 		c, err := cpuSeconds(r.p.pid())
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
-		total += c
+		replicas += c
 	}
-	return total, nil
+	controlPlane, err = controlPlaneCPU()
+	return replicas, controlPlane, err
 }
 
 // firstSync creates the namespaces, stores and ExternalSecrets and times
@@ -349,11 +345,7 @@ func (s *scaleBench) firstSync(ctx context.Context, res *scaleResults) error {
 	}
 	n := o.Namespaces * o.PerNamespace
 	progress("creating %d ExternalSecrets (refreshInterval %v) and waiting for all to be Ready", n, o.Refresh)
-	esoBefore, err := s.cpu()
-	if err != nil {
-		return err
-	}
-	cpBefore, err := controlPlaneCPU()
+	esoBefore, cpBefore, err := s.cpu()
 	if err != nil {
 		return err
 	}
@@ -368,7 +360,7 @@ func (s *scaleBench) firstSync(ctx context.Context, res *scaleResults) error {
 	if o.Precreate {
 		// The replicas are timed from the first one's start, everything in
 		// place: they validate the stores and sync.
-		if cpBefore, err = controlPlaneCPU(); err != nil {
+		if _, cpBefore, err = s.cpu(); err != nil {
 			return err
 		}
 		start = time.Now()
@@ -380,11 +372,7 @@ func (s *scaleBench) firstSync(ctx context.Context, res *scaleResults) error {
 		return err
 	}
 	res.Sync.AllReadySeconds = time.Since(start).Seconds()
-	esoAfter, err := s.cpu()
-	if err != nil {
-		return err
-	}
-	cpAfter, err := controlPlaneCPU()
+	esoAfter, cpAfter, err := s.cpu()
 	if err != nil {
 		return err
 	}
@@ -438,18 +426,12 @@ func (s *scaleBench) firstSync(ctx context.Context, res *scaleResults) error {
 		if r.pprof == "" {
 			continue
 		}
-		raw, err := get(ctx, r.pprof+"/heap?gc=1")
-		if err != nil {
-			return fmt.Errorf("reading %s's heap profile: %w", r.name, err)
+		prefix := "scale-out-" + r.name + "-after-sync"
+		if err := saveProfile(ctx, s.o.ProfileDir, r.pprof+"/heap?gc=1", prefix+"-heap.pb.gz", "-top -sample_index=inuse_space"); err != nil {
+			return fmt.Errorf("%s: %w", r.name, err)
 		}
-		if err := writeProfile(s.o.ProfileDir, "scale-out-"+r.name+"-after-sync-heap.pb.gz", raw, "-top -sample_index=inuse_space"); err != nil {
-			return err
-		}
-		if raw, err = get(ctx, r.pprof+"/goroutine"); err != nil {
-			return fmt.Errorf("reading %s's goroutine profile: %w", r.name, err)
-		}
-		if err := writeProfile(s.o.ProfileDir, "scale-out-"+r.name+"-after-sync-goroutines.pb.gz", raw, "-top"); err != nil {
-			return err
+		if err := saveProfile(ctx, s.o.ProfileDir, r.pprof+"/goroutine", prefix+"-goroutines.pb.gz", "-top"); err != nil {
+			return fmt.Errorf("%s: %w", r.name, err)
 		}
 	}
 	return nil
