@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 )
 
 // These cover the parsers and the arithmetic only; the benchmark itself
@@ -126,5 +127,54 @@ func TestControlPlaneProcesses(t *testing.T) {
 	}
 	if descendsFrom(5, 10, map[int]int{5: 6, 6: 5}) {
 		t.Error("a cycle in a racy /proc read is followed as descent")
+	}
+}
+
+func TestTrackerCountsReady(t *testing.T) {
+	tr := &tracker{changes: changes{changed: make(chan struct{})}, objs: map[string]esState{}, ready: map[time.Duration]int{}}
+	tr.set("a/1", &esState{ready: true, refresh: time.Minute})
+	tr.set("a/2", &esState{ready: true, refresh: time.Minute})
+	tr.set("a/3", &esState{ready: false, refresh: time.Minute})
+	tr.set("a/2", &esState{ready: true, refresh: 2 * time.Second}) // refreshInterval edited
+	tr.set("a/3", &esState{ready: true, refresh: 2 * time.Second}) // became Ready
+	tr.set("a/1", &esState{ready: false, refresh: time.Minute})    // a new generation, not yet synced
+	tr.set("a/4", &esState{ready: true, refresh: time.Minute})
+	tr.set("a/4", nil) // deleted
+	for refresh, want := range map[time.Duration]int{0: 2, time.Minute: 0, 2 * time.Second: 2} {
+		if got := tr.countReady(refresh); got != want {
+			t.Errorf("countReady(%v) = %d, want %d", refresh, got, want)
+		}
+	}
+}
+
+func TestRequestsByVerbAndResource(t *testing.T) {
+	read := func(text string) apiWrites {
+		t.Helper()
+		fams, err := parseMetrics([]byte(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return apiWrites{
+			Requests: byLabels(fams["apiserver_request_total"], func(l map[string]string) string {
+				return l["verb"] + " " + l["resource"]
+			}),
+		}
+	}
+	before := read(`# TYPE apiserver_request_total counter
+apiserver_request_total{resource="secrets",verb="POST",code="201"} 3
+apiserver_request_total{resource="secrets",verb="LIST",code="200"} 1
+`)
+	after := read(`# TYPE apiserver_request_total counter
+apiserver_request_total{resource="secrets",verb="POST",code="201"} 10
+apiserver_request_total{resource="secrets",verb="POST",code="409"} 2
+apiserver_request_total{resource="secrets",verb="LIST",code="200"} 1
+apiserver_request_total{resource="events",verb="POST",code="201"} 4
+`)
+	got := after.minus(before)
+	if want := "POST secrets 9, POST events 4"; largest(got.Requests, 5) != want {
+		t.Errorf("got %q, want %q", largest(got.Requests, 5), want)
+	}
+	if got := largest(nil, 3); got != "none" {
+		t.Errorf("empty: %q", got)
 	}
 }

@@ -2,10 +2,14 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -177,6 +181,10 @@ func waitStoresReady(ctx context.Context, c client.Client, want int) error {
 type tracker struct {
 	changes
 	objs map[string]esState
+	// ready counts the Ready ones by refreshInterval, kept as objs
+	// changes: a waiter woken on every change must not scan them all
+	// (at 100,000 that would take a core from eso).
+	ready map[time.Duration]int
 }
 
 // changes lets a watch's handlers announce a change (under mu) and waiters
@@ -215,7 +223,7 @@ type esState struct {
 }
 
 func startTracker(ctx context.Context, rc *rest.Config, scheme *runtime.Scheme) (*tracker, error) {
-	t := &tracker{changes: changes{changed: make(chan struct{})}, objs: map[string]esState{}}
+	t := &tracker{changes: changes{changed: make(chan struct{})}, objs: map[string]esState{}, ready: map[time.Duration]int{}}
 	ca, err := cache.New(rc, cache.Options{Scheme: scheme})
 	if err != nil {
 		return nil, err
@@ -264,10 +272,16 @@ func (t *tracker) remove(obj any) {
 func (t *tracker) set(key string, st *esState) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if old, ok := t.objs[key]; ok && old.ready {
+		t.ready[old.refresh]--
+	}
 	if st == nil {
 		delete(t.objs, key)
 	} else {
 		t.objs[key] = *st
+		if st.ready {
+			t.ready[st.refresh]++
+		}
 	}
 	t.notify()
 }
@@ -275,11 +289,12 @@ func (t *tracker) set(key string, st *esState) {
 // countReady counts Ready ExternalSecrets whose refreshInterval is refresh
 // (any interval when refresh is 0). Callers hold t.mu.
 func (t *tracker) countReady(refresh time.Duration) int {
+	if refresh != 0 {
+		return t.ready[refresh]
+	}
 	n := 0
-	for _, st := range t.objs {
-		if st.ready && (refresh == 0 || st.refresh == refresh) {
-			n++
-		}
+	for _, c := range t.ready {
+		n += c
 	}
 	return n
 }
@@ -384,6 +399,13 @@ type apiWrites struct {
 	Secrets  float64 `json:"secrets"`
 	Statuses float64 `json:"externalsecrets_status"`
 	Events   float64 `json:"events"`
+	// Requests counts every request by "VERB resource[/subresource]", the
+	// writes above included: what a client asks beyond its writes (its
+	// Lists, watches, reads) is the difference between two runs.
+	Requests map[string]float64 `json:"requests,omitempty"`
+	// WatchEvents counts the events the API server sent to watches, by
+	// resource.
+	WatchEvents map[string]float64 `json:"watch_events,omitempty"`
 }
 
 func readAPIWrites(ctx context.Context, cs kubernetes.Interface) (apiWrites, error) {
@@ -409,9 +431,67 @@ func readAPIWrites(ctx context.Context, cs kubernetes.Interface) (apiWrites, err
 		Secrets:  writes("secrets", ""),
 		Statuses: writes("externalsecrets", "status"),
 		Events:   writes("events", ""),
+		Requests: byLabels(fams["apiserver_request_total"], func(l map[string]string) string {
+			key := l["verb"] + " " + l["resource"]
+			if l["subresource"] != "" {
+				key += "/" + l["subresource"]
+			}
+			return key
+		}),
+		WatchEvents: byLabels(fams["apiserver_watch_events_total"], func(l map[string]string) string {
+			if r := l["resource"]; r != "" {
+				return r
+			}
+			return l["kind"] // its label before Kubernetes 1.32
+		}),
 	}, nil
 }
 
 func (a apiWrites) minus(b apiWrites) apiWrites {
-	return apiWrites{Secrets: a.Secrets - b.Secrets, Statuses: a.Statuses - b.Statuses, Events: a.Events - b.Events}
+	return apiWrites{Secrets: a.Secrets - b.Secrets, Statuses: a.Statuses - b.Statuses, Events: a.Events - b.Events,
+		Requests: minusEach(a.Requests, b.Requests), WatchEvents: minusEach(a.WatchEvents, b.WatchEvents)}
+}
+
+// byLabels adds a counter family's series up by the key key makes of their
+// labels.
+func byLabels(fam *dto.MetricFamily, key func(labels map[string]string) string) map[string]float64 {
+	out := map[string]float64{}
+	for _, m := range fam.GetMetric() {
+		labels := map[string]string{}
+		for _, l := range m.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		out[key(labels)] += m.GetCounter().GetValue()
+	}
+	return out
+}
+
+// minusEach is a - b per key, keeping only the keys that grew.
+func minusEach(a, b map[string]float64) map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range a {
+		if d := v - b[k]; d > 0 {
+			out[k] = d
+		}
+	}
+	return out
+}
+
+// largest formats the n largest counts of m, largest first.
+func largest(m map[string]float64, n int) string {
+	keys := slices.Collect(maps.Keys(m))
+	slices.SortFunc(keys, func(a, b string) int {
+		if c := cmp.Compare(m[b], m[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	var parts []string
+	for _, k := range keys[:min(n, len(keys))] {
+		parts = append(parts, fmt.Sprintf("%s %.0f", k, m[k]))
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
 }

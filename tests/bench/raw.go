@@ -28,10 +28,16 @@ import (
 // first sync, made by a plain client-go program with eso's concurrency and
 // client limits, on the control plane eso then runs on.
 type rawResult struct {
-	Seconds   float64 `json:"seconds"`
-	PerSecond float64 `json:"per_second"`
+	// Seconds is until the benchmark's watch saw every ExternalSecret
+	// Ready, as eso is timed; WritesSeconds until the last write returned.
+	Seconds       float64 `json:"seconds"`
+	WritesSeconds float64 `json:"writes_seconds"`
+	PerSecond     float64 `json:"per_second"`
 	// ControlPlaneCPUSeconds is what the API server and etcd used meanwhile.
 	ControlPlaneCPUSeconds float64 `json:"control_plane_cpu_seconds"`
+	// API is what the API server was asked meanwhile (its metrics, read by
+	// the benchmark's own client too).
+	API apiWrites `json:"api"`
 	// Ratio is eso's all Ready time over Seconds, set once eso ran.
 	Ratio float64 `json:"eso_over_raw"`
 }
@@ -104,7 +110,21 @@ func rawFirstSync(ctx context.Context, o options, kubeconfig string) (*rawResult
 		return nil, fmt.Errorf("raw client: creating ExternalSecrets: %w", err)
 	}
 
+	// Timed as eso is: until a watch of every ExternalSecret (the one
+	// that times eso) sees them all Ready, so that watch's cost on the
+	// control plane, and its lag, weigh on both sides.
+	trackCtx, stopTracking := context.WithCancel(ctx)
+	defer stopTracking()
+	track, err := startTracker(trackCtx, setup, scheme)
+	if err != nil {
+		return nil, err
+	}
+
 	progress("raw client: creating %d Secrets and patching %d statuses, %d at a time", n, n, o.Concurrent)
+	apiBefore, err := readAPIWrites(ctx, setupCS)
+	if err != nil {
+		return nil, err
+	}
 	cpBefore, err := controlPlaneCPU()
 	if err != nil {
 		return nil, err
@@ -127,13 +147,23 @@ func rawFirstSync(ctx context.Context, o options, kubeconfig string) (*rawResult
 	if err != nil {
 		return nil, fmt.Errorf("raw client: %w", err)
 	}
-	res := &rawResult{Seconds: time.Since(start).Seconds()}
+	written := time.Since(start).Seconds()
+	if err := withTimeout(ctx, time.Minute, func(ctx context.Context) error { return track.waitAllReady(ctx, n, 0) }); err != nil {
+		return nil, fmt.Errorf("raw client: %w", err)
+	}
+	res := &rawResult{Seconds: time.Since(start).Seconds(), WritesSeconds: round2(written)}
+	stopTracking()
 	res.PerSecond = float64(n) / res.Seconds
 	cpAfter, err := controlPlaneCPU()
 	if err != nil {
 		return nil, err
 	}
 	res.ControlPlaneCPUSeconds = round2(cpAfter - cpBefore)
+	apiAfter, err := readAPIWrites(ctx, setupCS)
+	if err != nil {
+		return nil, err
+	}
+	res.API = apiAfter.minus(apiBefore)
 
 	progress("raw client: deleting what it created")
 	err = parallel(ctx, o.Namespaces, createWorkers, func(i int) error {

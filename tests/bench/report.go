@@ -122,7 +122,7 @@ func printTable(out io.Writer, r *results) {
 	allReady(row, o, s.AllReadySeconds, s.PerSecond, s.CreateSeconds)
 	row("eso CPU during sync", "%.2f s", s.ESOCPUSeconds)
 	if r.Raw != nil {
-		row("raw client-go, same writes (Secret + status)", "%.1f s  (%.0f/s; eso / raw: %.2f)", r.Raw.Seconds, r.Raw.PerSecond, r.Raw.Ratio)
+		row("raw client-go, same writes (Secret + status)", "%.1f s  (%.0f/s; eso / raw: %.2f; last write %.1f s)", r.Raw.Seconds, r.Raw.PerSecond, r.Raw.Ratio, r.Raw.WritesSeconds)
 		row("API server + etcd CPU: eso's sync / raw", "%.2f s / %.2f s", s.ControlPlaneCPUSeconds, r.Raw.ControlPlaneCPUSeconds)
 	} else {
 		row("API server + etcd CPU during sync", "%.2f s", s.ControlPlaneCPUSeconds)
@@ -131,6 +131,7 @@ func printTable(out io.Writer, r *results) {
 	row("eso RSS per ExternalSecret (after - idle)", "%.1f KiB", s.RSSPerESKiB)
 	row("eso writes: Secret / status", "%.0f / %.0f", s.ESO.SecretWrites, s.ESO.StatusWrites)
 	row("API server writes: Secret / status / Event", "%.0f / %.0f / %.0f", s.API.Secrets, s.API.Statuses, s.API.Events)
+	apiRequests(row, s.API, r.Raw)
 	row("provider calls", "%.0f", s.ESO.ProviderCalls)
 	st := &r.Steady
 	section("steady state (%v window, refreshInterval %v, nothing changed)", o.Window, o.WindowRefresh)
@@ -200,10 +201,13 @@ func printScaleOut(out io.Writer, o options, r *scaleResults) {
 	fmt.Fprintf(out, "\nfirst sync (refreshInterval %v)\n", o.Refresh)
 	allReady(row, o, s.AllReadySeconds, s.PerSecond, s.CreateSeconds)
 	if s.Raw != nil {
-		row(fmt.Sprintf("raw client-go, same writes, %d at a time", r.Replicas*o.Concurrent), "%.1f s  (%.0f/s; eso / raw: %.2f)", s.Raw.Seconds, s.Raw.PerSecond, s.Raw.Ratio)
+		row(fmt.Sprintf("raw client-go, same writes, %d at a time", r.Replicas*o.Concurrent), "%.1f s  (%.0f/s; eso / raw: %.2f; last write %.1f s)", s.Raw.Seconds, s.Raw.PerSecond, s.Raw.Ratio, s.Raw.WritesSeconds)
 		row("API server + etcd CPU: eso's sync / raw", "%.2f s / %.2f s", s.ControlPlaneCPUSeconds, s.Raw.ControlPlaneCPUSeconds)
 	}
 	row("eso CPU during sync, all replicas", "%.2f s", s.ESOCPUSeconds)
+	if o.Precreate {
+		apiRequests(row, s.API, s.Raw)
+	}
 	row("peak connections to the API server", "%d  (%.1f s after the first replica started)", s.PeakConnections, s.PeakAfterSeconds)
 	for _, name := range slices.Sorted(maps.Keys(s.RSSMiB)) {
 		row(name+": RSS after sync, share of namespaces", "%.1f MiB, %.1f %%", s.RSSMiB[name], 100*s.Share[name])
@@ -238,4 +242,16 @@ func allReady(row func(name, format string, args ...any), o options, seconds, pe
 		return
 	}
 	row("all Ready after", "%.1f s  (%.0f/s; created in %.1f s)", seconds, perSecond, created)
+}
+
+// apiRequests reports what the API server was asked and sent to watches
+// during a first sync, beside the raw client's, so what eso asks beyond
+// its writes can be read off.
+func apiRequests(row func(name, format string, args ...any), api apiWrites, raw *rawResult) {
+	row("API server requests, eso's sync", "%s", largest(api.Requests, 8))
+	row("API server watch events, eso's sync", "%s", largest(api.WatchEvents, 4))
+	if raw != nil {
+		row("API server requests, raw client", "%s", largest(raw.API.Requests, 8))
+		row("API server watch events, raw client", "%s", largest(raw.API.WatchEvents, 4))
+	}
 }

@@ -26,6 +26,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
@@ -67,6 +68,9 @@ type scaleResults struct {
 		// included); PeakAfterSeconds: when, from the first replica's start.
 		PeakConnections  int     `json:"peak_apiserver_connections"`
 		PeakAfterSeconds float64 `json:"peak_after_first_start_seconds"`
+		// API is what the API server was asked from the first replica's
+		// start until all were Ready (with -precreate).
+		API apiWrites `json:"api"`
 	} `json:"first_sync"`
 
 	Handovers []handover `json:"handovers"`
@@ -349,6 +353,11 @@ func (s *scaleBench) firstSync(ctx context.Context, res *scaleResults) error {
 	if err != nil {
 		return err
 	}
+	cs, err := kubernetes.NewForConfig(s.rc)
+	if err != nil {
+		return err
+	}
+	var apiBefore apiWrites
 	start := time.Now()
 	err = parallel(ctx, n, createWorkers, func(i int) error {
 		return s.c.Create(ctx, externalSecret(s.nss[i%o.Namespaces], fmt.Sprintf("es-%d", i/o.Namespaces), o.Refresh))
@@ -363,6 +372,9 @@ func (s *scaleBench) firstSync(ctx context.Context, res *scaleResults) error {
 		if _, cpBefore, err = s.cpu(); err != nil {
 			return err
 		}
+		if apiBefore, err = readAPIWrites(ctx, cs); err != nil {
+			return err
+		}
 		start = time.Now()
 		if err := s.launchAll(ctx); err != nil {
 			return err
@@ -375,6 +387,13 @@ func (s *scaleBench) firstSync(ctx context.Context, res *scaleResults) error {
 	esoAfter, cpAfter, err := s.cpu()
 	if err != nil {
 		return err
+	}
+	if o.Precreate {
+		apiAfter, err := readAPIWrites(ctx, cs)
+		if err != nil {
+			return err
+		}
+		res.Sync.API = apiAfter.minus(apiBefore)
 	}
 	res.Sync.ESOCPUSeconds, res.Sync.ControlPlaneCPUSeconds = round2(esoAfter-esoBefore), round2(cpAfter-cpBefore)
 	res.Sync.PerSecond = float64(n) / res.Sync.AllReadySeconds
