@@ -66,6 +66,7 @@ func New(cfg config.Config) (*fx.App, error) {
 		return nil, err
 	}
 	setupLogging(cfg)
+	setGCPercent()
 	log := ctrl.Log.WithName("eso")
 	log.Info("starting", "mode", cfg.Mode, "version", version.Version, "providers", wiring.Selection())
 	if cfg.Mode == config.ModeProvider {

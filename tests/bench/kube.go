@@ -46,13 +46,32 @@ func newScheme() (*runtime.Scheme, error) {
 }
 
 // Objects of one benchmark namespace: a Fake provider configuration, a
-// SecretStore naming it, and ExternalSecrets reading two keys through it.
-// The values are dummies; they are never printed.
+// SecretStore naming it, and ExternalSecrets reading two properties of one
+// remote key through it: soloKey for the namespace's first, soloES, and
+// sharedKey for the others, so a handover can change one remote secret
+// alone or all of them. The values are dummies; they are never printed.
+const (
+	sharedKey = "db"
+	soloKey   = "db-solo"
+	soloES    = "es-0"
+)
 
 func fakeProvider(ns string) *provv1.Fake {
+	value := `{"user":"app","password":"not-a-real-password"}`
 	return &provv1.Fake{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "fake"}, Spec: provv1.FakeSpec{Data: []provv1.FakeSecret{
-		{Key: "db", Value: `{"user":"app","password":"not-a-real-password"}`},
+		{Key: sharedKey, Value: value}, {Key: soloKey, Value: value},
 	}}}
+}
+
+// setFakeValue changes the value of key in f, keeping its other keys.
+func setFakeValue(f *provv1.Fake, key, value string) {
+	for i := range f.Spec.Data {
+		if f.Spec.Data[i].Key == key {
+			f.Spec.Data[i].Value = value
+			return
+		}
+	}
+	f.Spec.Data = append(f.Spec.Data, provv1.FakeSecret{Key: key, Value: value})
 }
 
 func secretStore(ns string) *ssv2.SecretStore {
@@ -61,14 +80,18 @@ func secretStore(ns string) *ssv2.SecretStore {
 }
 
 func externalSecret(ns, name string, refresh time.Duration) *esv1.ExternalSecret {
+	key := sharedKey
+	if name == soloES {
+		key = soloKey
+	}
 	return &esv1.ExternalSecret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: esv1.ExternalSecretSpec{
 			SecretStoreRef:  &esv1.SecretStoreRef{Name: "store", Kind: "SecretStore"},
 			RefreshInterval: &metav1.Duration{Duration: refresh},
 			Data: []esv1.ExternalSecretData{
-				{SecretKey: "user", RemoteRef: esv1.ExternalSecretDataRemoteRef{Key: "db", Property: "user"}},
-				{SecretKey: "password", RemoteRef: esv1.ExternalSecretDataRemoteRef{Key: "db", Property: "password"}},
+				{SecretKey: "user", RemoteRef: esv1.ExternalSecretDataRemoteRef{Key: key, Property: "user"}},
+				{SecretKey: "password", RemoteRef: esv1.ExternalSecretDataRemoteRef{Key: key, Property: "password"}},
 			},
 		},
 	}

@@ -61,6 +61,7 @@ type options struct {
 	Replicas      int           `json:"replicas"`
 	Lease         time.Duration `json:"-"`
 	Handovers     bool          `json:"handovers"`
+	ChangeAll     bool          `json:"change_all"`
 	Out           string        `json:"-"`
 	ProfileDir    string        `json:"-"`
 	SyncProfile   time.Duration `json:"-"`
@@ -110,6 +111,7 @@ func parseFlags() options {
 	})
 	flag.BoolVar(&o.ScaleOut, "scale-out", false, "run the scale-out figures instead: -replicas eso processes with --shards auto sync -namespaces x -es-per-namespace ExternalSecrets (against a raw client with their combined -concurrent), then, while those refresh, one is killed (kill -9), a replacement and one more join, and two stop")
 	flag.BoolVar(&o.Handovers, "handovers", true, "-scale-out: after the first sync, run the kill, joins and scale-down (a change reaches its Secret at the ExternalSecret's next refresh, so keep -refresh short for them)")
+	flag.BoolVar(&o.ChangeAll, "change-all", false, "-scale-out: at each handover, change the remote secret every ExternalSecret of a moved namespace reads, so all its Secrets change at once, instead of the one its first ExternalSecret alone reads (one Secret per moved namespace)")
 	flag.IntVar(&o.Replicas, "replicas", 3, "-scale-out: replicas at the start")
 	flag.DurationVar(&o.Lease, "lease", def.LeaderElectionLease, "-scale-out: the replicas' --leader-election-lease-duration (renew deadline and retry period in eso's default proportions)")
 	flag.StringVar(&o.Out, "out", filepath.Join(os.TempDir(), "eso-bench-results.json"), "where to write the JSON results")

@@ -218,7 +218,12 @@ func printScaleOut(out io.Writer, o options, r *scaleResults) {
 		row("namespaces moved", "%d", h.Moved)
 		row("all namespaces worked again after", "%.1f s", h.WorkedAgainSeconds)
 		row("eso's longest unworked namespace (bucket)", "≤ %g s", h.UnworkedMaxSeconds)
-		row(fmt.Sprintf("remote change %.1f s in: reached p50 / max", h.ChangeAfter), "%.1f / %.1f s  (%d Secrets, %d not reached)", h.ReachP50Seconds, h.ReachMaxSeconds, h.ChangedSecrets, h.Unreached)
+		what := "one remote secret per moved namespace"
+		if o.ChangeAll {
+			what = "every remote secret of the moved namespaces"
+		}
+		fmt.Fprintf(out, "  changed %.1f s in: %s\n", h.ChangeAfter, what)
+		row("  reached its Secrets p50 / max", "%.1f / %.1f s  (%d Secrets, %d not reached)", h.ReachP50Seconds, h.ReachMaxSeconds, h.ChangedSecrets, h.Unreached)
 		if h.FloorMaxSeconds > 0 {
 			row("  floor: worked again, then raw-client writes", "%.1f / %.1f s", h.FloorP50Seconds, h.FloorMaxSeconds)
 		}

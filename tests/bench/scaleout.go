@@ -465,8 +465,10 @@ func (h *handover) setReachFloor(perSecond float64) {
 }
 
 // handover makes one membership change (do) while the ExternalSecrets
-// refresh, changes the remote value of every namespace that moves a third
-// of a lease duration into it, and measures what the change cost.
+// refresh, changes a remote secret in every namespace that moves a third
+// of a lease duration into it (the one its first ExternalSecret reads, or
+// with -change-all the one all the others read too), and measures what the
+// change cost.
 func (s *scaleBench) handover(ctx context.Context, what string, do func(context.Context) error) (*handover, error) {
 	progress("handover: %s", what)
 	h := &handover{What: what}
@@ -503,7 +505,10 @@ func (s *scaleBench) handover(ctx context.Context, what string, do func(context.
 		if err := s.c.Get(ctx, client.ObjectKey{Namespace: moved[i], Name: "fake"}, f); err != nil {
 			return err
 		}
-		f.Spec.Data = []provv1.FakeSecret{{Key: "db", Value: value}}
+		setFakeValue(f, soloKey, value)
+		if s.o.ChangeAll {
+			setFakeValue(f, sharedKey, value)
+		}
 		return s.c.Update(ctx, f)
 	})
 	if err != nil {
@@ -513,11 +518,15 @@ func (s *scaleBench) handover(ctx context.Context, what string, do func(context.
 		return nil, err
 	}
 	h.WorkedAgainSeconds = time.Since(start).Seconds()
-	// Each moved namespace's targets must take the new value once.
+	// The changed targets of each moved namespace must take the new
+	// value once.
 	want := map[string]bool{}
 	for _, ns := range moved {
-		for j := range s.o.PerNamespace {
-			want[ns+"/"+fmt.Sprintf("es-%d", j)] = true
+		want[ns+"/"+soloES] = true
+		if s.o.ChangeAll {
+			for j := range s.o.PerNamespace {
+				want[fmt.Sprintf("%s/es-%d", ns, j)] = true
+			}
 		}
 	}
 	h.ChangedSecrets = len(want)
