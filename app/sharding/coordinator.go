@@ -220,7 +220,12 @@ func (c *Coordinator) Start(ctx context.Context) error {
 		return err
 	}
 	// A step follows each renewal: the read that decides what to work
-	// always comes after a write of the claim.
+	// always comes after a write of the claim. One also comes when a live
+	// member's Lease expires unrenewed, so its namespaces are taken over
+	// then rather than up to a retry period later.
+	expiring := time.NewTimer(time.Hour)
+	expiring.Stop()
+	defer expiring.Stop()
 	lastRead := c.now()
 	for {
 		select {
@@ -229,8 +234,14 @@ func (c *Coordinator) Start(ctx context.Context) error {
 			c.leave()
 			return nil
 		case <-renewed:
+		case <-expiring.C:
 		}
 		err := c.step(ctx)
+		// Armed from a successful read only: after a failed one the first
+		// expiry may be past, and the renewals pace the retries.
+		if at := c.live.firstExpiry; err == nil && at.After(c.now()) {
+			expiring.Reset(at.Sub(c.now()) + time.Millisecond)
+		}
 		switch {
 		case err == nil:
 			lastRead = c.now()

@@ -52,6 +52,9 @@ const forgetAfter = time.Hour
 // liveness tracks the member Leases seen and decides which are live.
 type liveness struct {
 	seen map[string]observation
+	// firstExpiry is when the first of the Leases live at the last observe
+	// expires if not renewed meanwhile; zero if none was live.
+	firstExpiry time.Time
 }
 
 // observe records leases as seen at now and returns the live ones: those
@@ -72,6 +75,7 @@ func (lv *liveness) observe(leases []coordinationv1.Lease, now time.Time) (live 
 			delete(lv.seen, id)
 		}
 	}
+	lv.firstExpiry = time.Time{}
 	for _, l := range leases {
 		var renew time.Time
 		if l.Spec.RenewTime != nil {
@@ -82,8 +86,12 @@ func (lv *liveness) observe(leases []coordinationv1.Lease, now time.Time) (live 
 			o = observation{renewTime: renew, observedAt: now}
 			lv.seen[l.Name] = o
 		}
-		if now.Sub(o.observedAt) < durationOf(&l) {
+		expiry := o.observedAt.Add(durationOf(&l))
+		if now.Before(expiry) {
 			live = append(live, l)
+			if lv.firstExpiry.IsZero() || expiry.Before(lv.firstExpiry) {
+				lv.firstExpiry = expiry
+			}
 		}
 	}
 	return live

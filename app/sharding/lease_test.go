@@ -1,0 +1,105 @@
+package sharding
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+)
+
+func TestLivenessJudgesOnItsOwnClock(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	lease := func(id string, renewed time.Time) coordinationv1.Lease {
+		return *memberLease("eso-system", "eso-core", id, []string{id}, 15*time.Second, renewed)
+	}
+	names := func(ls []coordinationv1.Lease) (out []string) {
+		for _, l := range ls {
+			out = append(out, l.Name)
+		}
+		return out
+	}
+	var lv liveness
+	// a's renew time is an hour off this replica's clock: it counts as
+	// renewed when first seen, whatever it says.
+	a, b := lease("a", t0.Add(-time.Hour)), lease("b", t0)
+	if live := names(lv.observe([]coordinationv1.Lease{a, b}, t0)); len(live) != 2 {
+		t.Fatalf("first seen: live %v, want both", live)
+	}
+	if want := t0.Add(15 * time.Second); !lv.firstExpiry.Equal(want) {
+		t.Errorf("first expiry %v, want %v", lv.firstExpiry, want)
+	}
+	// b renews at 10 s; a does not.
+	b = lease("b", t0.Add(10*time.Second))
+	lv.observe([]coordinationv1.Lease{a, b}, t0.Add(10*time.Second))
+	if want := t0.Add(15 * time.Second); !lv.firstExpiry.Equal(want) {
+		t.Errorf("after b renewed: first expiry %v, want a's, %v", lv.firstExpiry, want)
+	}
+	// At 15 s a has expired: b alone is live, and the next expiry is b's.
+	live := names(lv.observe([]coordinationv1.Lease{a, b}, t0.Add(15*time.Second)))
+	if len(live) != 1 || live[0] != "b" {
+		t.Fatalf("at 15 s: live %v, want [b]", live)
+	}
+	if want := t0.Add(25 * time.Second); !lv.firstExpiry.Equal(want) {
+		t.Errorf("at 15 s: first expiry %v, want b's, %v", lv.firstExpiry, want)
+	}
+	// Nothing live: no expiry to wake for.
+	lv.observe([]coordinationv1.Lease{a, b}, t0.Add(time.Minute))
+	if !lv.firstExpiry.IsZero() {
+		t.Errorf("nothing live: first expiry %v, want none", lv.firstExpiry)
+	}
+}
+
+// A member whose Lease expires unrenewed is taken over when it expires, not
+// at the next renewal: here renewals are 20 s apart, the dead member's
+// Lease lasts 1 s, and its namespaces must be worked well before 20 s.
+func TestExpiryWakesAStep(t *testing.T) {
+	cs := fake.NewClientset()
+	leases := cs.CoordinationV1().Leases("eso-system")
+	keys := namespaces(20)
+	dead := memberLease("eso-system", "eso-core", "dead", []string{"alive", "dead"}, time.Second, time.Now())
+	if _, err := leases.Create(t.Context(), dead, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewCoordinator(Config{Namespace: "eso-system", Ring: "eso-core", ID: "alive",
+		LeaseDuration: 30 * time.Second, RenewDeadline: 25 * time.Second, RetryPeriod: 20 * time.Second},
+		leases, func(context.Context) ([]string, error) { return keys, nil }, logr.Discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- c.Start(ctx) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	worksAll := func() bool {
+		for _, k := range keys {
+			if !c.Works(k) {
+				return false
+			}
+		}
+		return true
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !worksAll() {
+		if time.Now().After(deadline) {
+			t.Fatalf("10 s on, the dead member's namespaces are not worked: owned %d of %d", countWorked(c, keys), len(keys))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func countWorked(c *Coordinator, keys []string) int {
+	n := 0
+	for _, k := range keys {
+		if c.Works(k) {
+			n++
+		}
+	}
+	return n
+}
