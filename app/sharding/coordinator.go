@@ -485,10 +485,14 @@ func (c *Coordinator) apply(ctx context.Context, next *Assignment, fences uint64
 			c.log.Info("listing namespaces failed; the shard assignment waits", "error", listErr.Error())
 			return
 		}
-		// Bounded: a namespace slow to sync must not hold up the steps; it
-		// goes on syncing and is worked from a later step.
+		// Bounded by a retry period: a namespace slow to sync goes on
+		// syncing and is worked from a later step, and the next read of
+		// the ring comes on time. Replicas starting together each claim
+		// every namespace at first (none has yet seen the others claim);
+		// each must see the others within seconds and stop caching what
+		// is theirs, not go on listing it for a Lease duration.
 		claim := claimed(namespaces, next)
-		cctx, cancel := context.WithTimeout(ctx, c.cfg.LeaseDuration)
+		cctx, cancel := context.WithTimeout(ctx, c.cfg.RetryPeriod)
 		next.Cached = c.cache.SetNamespaces(cctx, claim)
 		cancel()
 		if len(next.Cached) < len(claim) {

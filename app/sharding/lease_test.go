@@ -103,3 +103,38 @@ func countWorked(c *Coordinator, keys []string) int {
 	}
 	return n
 }
+
+// neverSynced is a namespace cache whose namespaces never sync.
+type neverSynced struct{}
+
+func (neverSynced) SetNamespaces(ctx context.Context, _ []string) map[string]bool {
+	<-ctx.Done()
+	return map[string]bool{}
+}
+
+// A namespace slow to sync holds a step up for a retry period at most, so
+// the ring is read again on time (replicas that start together first claim
+// everything, and must soon see each other).
+func TestSyncingDoesNotHoldUpTheSteps(t *testing.T) {
+	cs := fake.NewClientset()
+	c, err := NewCoordinator(Config{Namespace: "eso-system", Ring: "eso-core", ID: "a",
+		LeaseDuration: 60 * time.Second, RenewDeadline: 50 * time.Second, RetryPeriod: time.Second},
+		cs.CoordinationV1().Leases("eso-system"), func(context.Context) ([]string, error) { return namespaces(3), nil }, logr.Discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.CacheWith(neverSynced{})
+	if err := c.write(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := c.step(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 20*time.Second {
+		t.Errorf("a step waited %v for namespaces to sync; the retry period is 1 s", took.Round(time.Second))
+	}
+	if n := countWorked(c, namespaces(3)); n != 0 {
+		t.Errorf("%d namespaces worked that never synced", n)
+	}
+}
