@@ -628,14 +628,19 @@ func (c *Coordinator) unworkedSince(prev *Assignment, ns string) (time.Time, boo
 	return c.live.lastRenewal(previous)
 }
 
-// collect deletes the Leases of members gone for long (three lease
-// durations past their last renewal), so a ring of restarted Pods does not
-// keep their Leases. A member that comes back creates its Lease again.
+// collect deletes the Leases of members gone (a lease duration past the
+// renewal this replica last saw), so a ring of restarted Pods does not keep
+// their Leases, and a replica joining later does not count a dead member
+// as live for a lease duration, as it must count every Lease it sees for
+// the first time. Deleting is safe: the member, if it still runs, fenced
+// itself at its renew deadline, before anyone could judge it gone; if it
+// comes back it creates its Lease again. The delete is conditional on the
+// Lease read, so a renewal since keeps it.
 func (c *Coordinator) collect(ctx context.Context) {
 	now := c.now()
 	for id, l := range c.read {
 		seen, ok := c.live.lastRenewal(id)
-		if id == c.cfg.ID || !ok || now.Sub(seen) < 3*max(durationOf(&l), c.cfg.LeaseDuration) {
+		if id == c.cfg.ID || !ok || now.Sub(seen) < max(durationOf(&l), c.cfg.LeaseDuration) {
 			continue
 		}
 		rv := l.ResourceVersion

@@ -350,6 +350,21 @@ func TestRingHandovers(t *testing.T) {
 				t.Fatalf("b's keys were taken after %v, before its Lease could expire", took)
 			}
 		}},
+		{"a killed member's Lease is deleted once expired, so a later joiner need not wait for it", func(s *sim) {
+			s.start("a", "b", "c")
+			s.members["b"].dead = true
+			s.settle(simLease + 3*simRetry)
+			s.round() // the step after the one that took b's keys over
+			if _, err := s.cs.CoordinationV1().Leases("eso-system").Get(s.ctx, "b", metav1.GetOptions{}); err == nil {
+				s.t.Fatal("b's Lease is still there after its keys were taken over")
+			}
+			// A joiner counts every Lease it sees for the first time as
+			// just renewed: had b's stayed, d would wait a Lease duration.
+			s.join("d")
+			if took := s.settle(simLease); took > 3*simRetry {
+				s.t.Fatalf("d's share was worked after %v", took)
+			}
+		}},
 		{"a member leaving hands over at once", func(s *sim) {
 			s.start("a", "b", "c")
 			s.members["c"].c.leave()
