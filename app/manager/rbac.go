@@ -58,7 +58,7 @@ package manager
 // Leader election; with --shards auto also each replica's membership Lease,
 // in the same namespace: the ring is the list of them, a replica creates its
 // own at start and deletes it at shutdown, and deletes the Leases of members
-// gone for long.
+// whose Lease has expired.
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;create;update;delete
 // --metrics-secure: who may scrape.
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create

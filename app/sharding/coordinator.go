@@ -646,7 +646,7 @@ func (c *Coordinator) collect(ctx context.Context) {
 		rv := l.ResourceVersion
 		err := c.leases.Delete(ctx, id, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &rv}})
 		if err == nil {
-			c.log.Info("deleted the Lease of a member gone for long", "lease", c.cfg.Namespace+"/"+id)
+			c.log.Info("deleted the Lease of a member gone: it expired", "lease", c.cfg.Namespace+"/"+id)
 		}
 	}
 }

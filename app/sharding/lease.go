@@ -113,7 +113,9 @@ func durationOf(l *coordinationv1.Lease) time.Duration {
 // memberLease is the Lease of member id in ring, carrying claim and renewed
 // at now.
 func memberLease(namespace, ring, id string, claim []string, duration time.Duration, now time.Time) *coordinationv1.Lease {
-	secs := int32(duration / time.Second)
+	// Rounded up: a Lease must never say it lasts less than its holder
+	// works without renewing it.
+	secs := int32((duration + time.Second - 1) / time.Second)
 	t := metav1.NewMicroTime(now)
 	return &coordinationv1.Lease{
 		ObjectMeta: metav1.ObjectMeta{

@@ -2,13 +2,17 @@ package sharding
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 )
 
 func TestLivenessJudgesOnItsOwnClock(t *testing.T) {
@@ -55,12 +59,12 @@ func TestLivenessJudgesOnItsOwnClock(t *testing.T) {
 
 // A member whose Lease expires unrenewed is taken over when it expires, not
 // at the next renewal: here renewals are 20 s apart, the dead member's
-// Lease lasts 1 s, and its namespaces must be worked well before 20 s.
+// Lease lasts 3 s, and its namespaces must be worked well before 20 s.
 func TestExpiryWakesAStep(t *testing.T) {
 	cs := fake.NewClientset()
 	leases := cs.CoordinationV1().Leases("eso-system")
 	keys := namespaces(20)
-	dead := memberLease("eso-system", "eso-core", "dead", []string{"alive", "dead"}, time.Second, time.Now())
+	dead := memberLease("eso-system", "eso-core", "dead", []string{"alive", "dead"}, 3*time.Second, time.Now())
 	if _, err := leases.Create(t.Context(), dead, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -136,5 +140,65 @@ func TestSyncingDoesNotHoldUpTheSteps(t *testing.T) {
 	}
 	if n := countWorked(c, namespaces(3)); n != 0 {
 		t.Errorf("%d namespaces worked that never synced", n)
+	}
+}
+
+// The fake clientset ignores delete preconditions; the API server does not,
+// and collect relies on them: a Lease renewed after it was read is not
+// deleted, whatever the read said.
+func TestCollectSparesALeaseRenewedSinceRead(t *testing.T) {
+	cs := fake.NewClientset()
+	cs.PrependReactor("delete", "leases", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		d := a.(k8stesting.DeleteAction)
+		pre := d.GetDeleteOptions().Preconditions
+		if pre == nil || pre.ResourceVersion == nil {
+			return false, nil, nil
+		}
+		obj, err := cs.Tracker().Get(d.GetResource(), d.GetNamespace(), d.GetName())
+		if err != nil {
+			return false, nil, nil
+		}
+		if rv := obj.(metav1.Object).GetResourceVersion(); rv != *pre.ResourceVersion {
+			return true, nil, apierrors.NewConflict(d.GetResource().GroupResource(), d.GetName(),
+				fmt.Errorf("precondition: resourceVersion %s, object has %s", *pre.ResourceVersion, rv))
+		}
+		return false, nil, nil
+	})
+	leases := cs.CoordinationV1().Leases("eso-system")
+	now := time.Now()
+	// The fake assigns no resourceVersions: the test sets them, as the API
+	// server would, through the tracker.
+	read := memberLease("eso-system", "eso-core", "b", []string{"b"}, 15*time.Second, now.Add(-time.Minute))
+	read.ResourceVersion = "1"
+	if err := cs.Tracker().Add(read); err != nil {
+		t.Fatal(err)
+	}
+	renewed := memberLease("eso-system", "eso-core", "b", []string{"b"}, 15*time.Second, now)
+	renewed.ResourceVersion = "2"
+	if err := cs.Tracker().Update(coordinationv1.SchemeGroupVersion.WithResource("leases"), renewed, "eso-system"); err != nil {
+		t.Fatal(err)
+	}
+
+	c, err := NewCoordinator(Config{Namespace: "eso-system", Ring: "eso-core", ID: "a",
+		LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second},
+		leases, func(context.Context) ([]string, error) { return nil, nil }, logr.Discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a read b's Lease a minute ago and has seen no renewal since.
+	c.live.observe([]coordinationv1.Lease{*read}, now.Add(-time.Minute))
+	c.read = map[string]coordinationv1.Lease{"b": *read}
+	c.collect(t.Context())
+	if _, err := leases.Get(t.Context(), "b", metav1.GetOptions{}); err != nil {
+		t.Fatalf("b's Lease, renewed after it was read, was deleted: %v", err)
+	}
+}
+
+func TestLeaseDurationRoundsUp(t *testing.T) {
+	for d, want := range map[time.Duration]int32{15 * time.Second: 15, 15500 * time.Millisecond: 16, 300 * time.Millisecond: 1} {
+		l := memberLease("eso-system", "eso-core", "a", nil, d, time.Now())
+		if got := *l.Spec.LeaseDurationSeconds; got != want {
+			t.Errorf("%v: Lease says %d s, want %d", d, got, want)
+		}
 	}
 }

@@ -133,7 +133,8 @@ func waitShardsCover(t *testing.T, replicas int, not string) map[string]int {
 			}
 			names = append(names, l.Name)
 		}
-		// A replica gone leaves its Lease behind until it has long expired.
+		// A replica killed leaves its Lease behind until the others judge
+		// it expired and delete it.
 		if not == "" && len(names) != replicas {
 			return fmt.Errorf("membership Leases %v, want %d", names, replicas)
 		}
