@@ -198,14 +198,16 @@ func (c *Coordinator) Start(ctx context.Context) error {
 	c.renewedAt = c.now()
 	c.watchdog = time.AfterFunc(c.cfg.RenewDeadline, c.fenceIfLate)
 	c.mu.Unlock()
-	renewed := make(chan struct{}, 1)
+	renewed, gaveUp := make(chan struct{}, 1), make(chan error, 1)
 	rctx, stopRenewing := context.WithCancel(ctx)
 	defer stopRenewing()
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		c.renewLoop(rctx, renewed)
+		if err := c.renewLoop(rctx, renewed); err != nil {
+			gaveUp <- err
+		}
 	}()
 	// quit leaves the ring by letting the Lease expire: no renewal, no work.
 	quit := func(err error) error {
@@ -235,6 +237,8 @@ func (c *Coordinator) Start(ctx context.Context) error {
 			return nil
 		case <-renewed:
 		case <-expiring.C:
+		case err := <-gaveUp:
+			return quit(err)
 		}
 		err := c.step(ctx)
 		// Armed from a successful read only: after a failed one the first
@@ -261,8 +265,12 @@ func (c *Coordinator) Start(ctx context.Context) error {
 // errDrain: reconciles of namespaces being given up did not end in time.
 var errDrain = errors.New("reconciles of the namespaces given up did not finish")
 
-// renewLoop renews the Lease with the current claim every RetryPeriod.
-func (c *Coordinator) renewLoop(ctx context.Context, renewed chan<- struct{}) {
+// renewLoop renews the Lease with the current claim every RetryPeriod
+// until ctx ends, or until no renewal has succeeded for a Lease duration:
+// then it stops and says why. A renewal can reach the API server and still
+// fail here (its answer lost or late); renewing on, this fenced replica
+// would look live to the others, and its share would stay unworked.
+func (c *Coordinator) renewLoop(ctx context.Context, renewed chan<- struct{}) error {
 	for {
 		err := c.write(ctx, nil)
 		if err == nil {
@@ -272,10 +280,16 @@ func (c *Coordinator) renewLoop(ctx context.Context, renewed chan<- struct{}) {
 			}
 		} else if ctx.Err() == nil {
 			c.log.Info("renewing the shard Lease failed", "lease", c.cfg.Namespace+"/"+c.cfg.ID, "error", err.Error())
+			c.mu.Lock()
+			since := c.now().Sub(c.renewedAt)
+			c.mu.Unlock()
+			if since > c.cfg.LeaseDuration {
+				return fmt.Errorf("could not renew the shard Lease for %v: %w", since.Round(time.Second), err)
+			}
 		}
 		select {
 		case <-ctx.Done():
-			return
+			return nil
 		case <-time.After(c.cfg.RetryPeriod):
 		}
 	}

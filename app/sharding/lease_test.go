@@ -2,7 +2,9 @@ package sharding
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -200,5 +202,53 @@ func TestLeaseDurationRoundsUp(t *testing.T) {
 		if got := *l.Spec.LeaseDurationSeconds; got != want {
 			t.Errorf("%v: Lease says %d s, want %d", d, got, want)
 		}
+	}
+}
+
+// A replica whose renewals reach the API server but fail here (their
+// answers lost) is fenced, yet looks live to the others: after a Lease
+// duration without a renewal it must stop renewing and leave, so its Lease
+// expires and its share is taken over.
+func TestRenewalsThatKeepFailingEndTheMember(t *testing.T) {
+	cs := fake.NewClientset()
+	var mu sync.Mutex
+	landed := 0
+	cs.PrependReactor("update", "leases", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		obj := a.(k8stesting.UpdateAction).GetObject()
+		if err := cs.Tracker().Update(a.GetResource(), obj, a.GetNamespace()); err != nil {
+			return true, nil, err
+		}
+		mu.Lock()
+		landed++
+		mu.Unlock()
+		return true, nil, errors.New("the answer was lost")
+	})
+	c, err := NewCoordinator(Config{Namespace: "eso-system", Ring: "eso-core", ID: "a",
+		LeaseDuration: 3 * time.Second, RenewDeadline: 2 * time.Second, RetryPeriod: 500 * time.Millisecond},
+		cs.CoordinationV1().Leases("eso-system"), func(context.Context) ([]string, error) { return namespaces(3), nil }, logr.Discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Start(t.Context()) }()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("Start returned without an error")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("30 s of failed renewals and the member is still in the ring")
+	}
+	mu.Lock()
+	before := landed
+	mu.Unlock()
+	if before == 0 {
+		t.Fatal("no renewal reached the fake API server: the test cannot tell")
+	}
+	time.Sleep(time.Second)
+	mu.Lock()
+	defer mu.Unlock()
+	if landed != before {
+		t.Errorf("%d renewals landed after the member left", landed-before)
 	}
 }
