@@ -127,6 +127,10 @@ type Coordinator struct {
 
 	// live and the fields below belong to the goroutine running steps.
 	live liveness
+	// caching: the cache follows the claim, which it does once two reads
+	// in a row gave firstMembers.
+	caching      bool
+	firstMembers []string
 	// read is the latest read of the member Leases, by member ID.
 	read map[string]coordinationv1.Lease
 	// worked is, by namespace, whether this replica worked it at the last
@@ -506,6 +510,15 @@ func (c *Coordinator) apply(ctx context.Context, next *Assignment, fences uint64
 		// each must see the others within seconds and stop caching what
 		// is theirs, not go on listing it for a Lease duration.
 		claim := claimed(namespaces, next)
+		if !c.caching {
+			// Nor does a replica just started cache anything before two
+			// reads in a row gave it the same members: the first of
+			// replicas starting together would list every namespace.
+			if c.caching = slices.Equal(c.firstMembers, next.Claim); !c.caching {
+				c.firstMembers = slices.Clone(next.Claim)
+				claim = nil
+			}
+		}
 		cctx, cancel := context.WithTimeout(ctx, c.cfg.RetryPeriod)
 		next.Cached = c.cache.SetNamespaces(cctx, claim)
 		cancel()

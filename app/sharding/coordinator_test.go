@@ -364,6 +364,30 @@ func TestRingHandovers(t *testing.T) {
 				s.t.Fatalf("d's share was worked after %v", took)
 			}
 		}},
+		{"members starting together never cache much more than their share", func(s *sim) {
+			s.join("a")
+			s.join("b")
+			s.join("c")
+			namespaces := 0
+			for _, k := range s.keys {
+				if !strings.HasPrefix(k, "/") {
+					namespaces++
+				}
+			}
+			for range 6 {
+				s.round()
+				for _, id := range s.order {
+					c := s.members[id].cache
+					c.mu.Lock()
+					held := len(c.held)
+					c.mu.Unlock()
+					if held > namespaces/2 {
+						s.t.Fatalf("at %s, %s caches %d of %d namespaces", s.clock().Format(time.TimeOnly), id, held, namespaces)
+					}
+				}
+			}
+			s.settle(4 * simRetry)
+		}},
 		{"a member leaving hands over at once", func(s *sim) {
 			s.start("a", "b", "c")
 			s.members["c"].c.leave()
