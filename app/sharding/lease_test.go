@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
+	coordinationclient "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	k8stesting "k8s.io/client-go/testing"
 )
 
@@ -70,12 +71,7 @@ func TestExpiryWakesAStep(t *testing.T) {
 	if _, err := leases.Create(t.Context(), dead, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	c, err := NewCoordinator(Config{Namespace: "eso-system", Ring: "eso-core", ID: "alive",
-		LeaseDuration: 30 * time.Second, RenewDeadline: 25 * time.Second, RetryPeriod: 20 * time.Second},
-		leases, func(context.Context) ([]string, error) { return keys, nil }, logr.Discard())
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newTestCoordinator(t, leases, "alive", keys, Config{LeaseDuration: 30 * time.Second, RenewDeadline: 25 * time.Second, RetryPeriod: 20 * time.Second})
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- c.Start(ctx) }()
@@ -123,12 +119,7 @@ func (neverSynced) SetNamespaces(ctx context.Context, _ []string) map[string]boo
 // everything, and must soon see each other).
 func TestSyncingDoesNotHoldUpTheSteps(t *testing.T) {
 	cs := fake.NewClientset()
-	c, err := NewCoordinator(Config{Namespace: "eso-system", Ring: "eso-core", ID: "a",
-		LeaseDuration: 60 * time.Second, RenewDeadline: 50 * time.Second, RetryPeriod: time.Second},
-		cs.CoordinationV1().Leases("eso-system"), func(context.Context) ([]string, error) { return namespaces(3), nil }, logr.Discard())
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newTestCoordinator(t, cs.CoordinationV1().Leases("eso-system"), "a", namespaces(3), Config{LeaseDuration: 60 * time.Second, RenewDeadline: 50 * time.Second, RetryPeriod: time.Second})
 	c.CacheWith(neverSynced{})
 	if err := c.write(t.Context(), nil); err != nil {
 		t.Fatal(err)
@@ -181,12 +172,7 @@ func TestCollectSparesALeaseRenewedSinceRead(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	c, err := NewCoordinator(Config{Namespace: "eso-system", Ring: "eso-core", ID: "a",
-		LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second},
-		leases, func(context.Context) ([]string, error) { return nil, nil }, logr.Discard())
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newTestCoordinator(t, leases, "a", nil, Config{LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second})
 	// a read b's Lease a minute ago and has seen no renewal since.
 	c.live.observe([]coordinationv1.Lease{*read}, now.Add(-time.Minute))
 	c.read = map[string]coordinationv1.Lease{"b": *read}
@@ -223,12 +209,7 @@ func TestRenewalsThatKeepFailingEndTheMember(t *testing.T) {
 		mu.Unlock()
 		return true, nil, errors.New("the answer was lost")
 	})
-	c, err := NewCoordinator(Config{Namespace: "eso-system", Ring: "eso-core", ID: "a",
-		LeaseDuration: 3 * time.Second, RenewDeadline: 2 * time.Second, RetryPeriod: 500 * time.Millisecond},
-		cs.CoordinationV1().Leases("eso-system"), func(context.Context) ([]string, error) { return namespaces(3), nil }, logr.Discard())
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newTestCoordinator(t, cs.CoordinationV1().Leases("eso-system"), "a", namespaces(3), Config{LeaseDuration: 3 * time.Second, RenewDeadline: 2 * time.Second, RetryPeriod: 500 * time.Millisecond})
 	done := make(chan error, 1)
 	go func() { done <- c.Start(t.Context()) }()
 	select {
@@ -251,4 +232,16 @@ func TestRenewalsThatKeepFailingEndTheMember(t *testing.T) {
 	if landed != before {
 		t.Errorf("%d renewals landed after the member left", landed-before)
 	}
+}
+
+// newTestCoordinator is member id of the ring eso-system/eso-core with
+// cfg's durations, over the namespaces keys.
+func newTestCoordinator(t *testing.T, leases coordinationclient.LeaseInterface, id string, keys []string, cfg Config) *Coordinator {
+	t.Helper()
+	cfg.Namespace, cfg.Ring, cfg.ID = "eso-system", "eso-core", id
+	c, err := NewCoordinator(cfg, leases, func(context.Context) ([]string, error) { return keys, nil }, logr.Discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
