@@ -443,24 +443,25 @@ func readAPIWrites(ctx context.Context, cs kubernetes.Interface) (apiWrites, err
 	if _, ok := fams["apiserver_request_total"]; !ok {
 		return apiWrites{}, errors.New("API server metrics lack apiserver_request_total")
 	}
-	writes := func(resource, subresource string) float64 {
+	requests := byLabels(fams["apiserver_request_total"], func(l map[string]string) string {
+		key := l["verb"] + " " + l["resource"]
+		if l["subresource"] != "" {
+			key += "/" + l["subresource"]
+		}
+		return key
+	})
+	writes := func(resource string) float64 {
 		total := 0.0
 		for _, verb := range []string{"POST", "PUT", "PATCH", "DELETE"} {
-			total += sum(fams, "apiserver_request_total", map[string]string{"verb": verb, "resource": resource, "subresource": subresource})
+			total += requests[verb+" "+resource]
 		}
 		return total
 	}
 	return apiWrites{
-		Secrets:  writes("secrets", ""),
-		Statuses: writes("externalsecrets", "status"),
-		Events:   writes("events", ""),
-		Requests: byLabels(fams["apiserver_request_total"], func(l map[string]string) string {
-			key := l["verb"] + " " + l["resource"]
-			if l["subresource"] != "" {
-				key += "/" + l["subresource"]
-			}
-			return key
-		}),
+		Secrets:  writes("secrets"),
+		Statuses: writes("externalsecrets/status"),
+		Events:   writes("events"),
+		Requests: requests,
 		WatchEvents: byLabels(fams["apiserver_watch_events_total"], func(l map[string]string) string {
 			if r := l["resource"]; r != "" {
 				return r
