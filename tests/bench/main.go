@@ -91,7 +91,7 @@ func parseFlags() options {
 	flag.Float64Var(&o.LabelledBound, "labelled-bound", 64, "fail if eso's peak RSS through a restart grows by more than this many MiB with the labelled Secrets")
 	flag.DurationVar(&o.Settle, "settle", 5*time.Second, "pause before each RSS reading, so it is not taken mid-burst")
 	flag.BoolVar(&o.Remote, "remote", true, "also run the first-sync workload through a provider process (eso --mode=provider over mTLS) and compare")
-	flag.BoolVar(&o.Raw, "raw", true, "before eso starts, time a plain client-go program making the writes of a first sync (each target Secret, each status) with eso's -concurrent and client limits, on the same control plane, and compare")
+	flag.BoolVar(&o.Raw, "raw", true, "before eso starts, time a plain client-go program making the writes of a first sync (each target Secret, each status) with eso's -concurrent and client limits, on a fresh control plane of its own like eso's, and compare")
 	flag.BoolVar(&o.Precreate, "precreate", true, "create the first sync's ExternalSecrets while eso is stopped (-scale-out: before the replicas start) and time eso from its start, as the raw client is timed from its first write; false times eso from the first ExternalSecret created, creation included")
 	flag.BoolVar(&o.Push, "push", true, "also run as many PushSecrets (two keys each, to the Fake stores)")
 	flag.DurationVar(&o.SyncProfile, "sync-profile", 30*time.Second, "with -profile-dir, how long eso's CPU profile of the first sync runs, from eso's start (0: none)")
@@ -213,10 +213,17 @@ func run(sigCtx context.Context, o options) (res *results, err error) {
 		}
 		return res, err
 	}
+	var raw *rawResult
+	if o.Raw {
+		if raw, err = rawOnFreshControlPlane(ctx, o, work, cpBin); err != nil {
+			return nil, err
+		}
+	}
 	b, stop, err := startEnvironment(ctx, o, work, cpBin, esoBin, "in-process", false)
 	if err != nil {
 		return nil, err
 	}
+	b.raw = raw
 	res, err = b.run(ctx)
 	if err == nil {
 		err = b.eso.exited() // eso must have survived all of it
@@ -268,13 +275,6 @@ func startEnvironment(ctx context.Context, o options, work, cpBin, esoBin, tag s
 	if err := waitFile(ctx, kubeconfig, cp, 2*time.Minute); err != nil {
 		return nil, nil, err
 	}
-	var raw *rawResult
-	if o.Raw && !remote {
-		if raw, err = rawFirstSync(ctx, o, kubeconfig); err != nil {
-			return nil, nil, err
-		}
-	}
-
 	metricsPort, err := freePort()
 	if err != nil {
 		return nil, nil, err
@@ -323,7 +323,7 @@ func startEnvironment(ctx context.Context, o options, work, cpBin, esoBin, tag s
 	if err != nil {
 		return nil, nil, err
 	}
-	b.pprofURL, b.profilePrefix, b.raw = pprofURL, tag, raw
+	b.pprofURL, b.profilePrefix = pprofURL, tag
 	b.esoArgs, b.esoLog, b.healthURL = args, filepath.Join(work, tag+"-eso"), fmt.Sprintf("http://127.0.0.1:%d/readyz", healthPort)
 	return b, stop, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -196,11 +197,12 @@ func (b *bench) firstSync(ctx context.Context, res *results, n int) error {
 		esoBefore, cpuBefore = esoCounters{}, 0
 	}
 	profiled := b.cpuProfile(ctx, "sync", o.SyncProfile)
+	apiProfiled := apiServerProfile(ctx, o, b.cs, b.profilePrefix+"-sync-apiserver-cpu.pb.gz", o.SyncProfile)
 	if err := withTimeout(ctx, 5*time.Minute, func(ctx context.Context) error { return b.track.waitAllReady(ctx, n, 0) }); err != nil {
 		return b.withESO(err)
 	}
 	res.Sync.AllReadySeconds = time.Since(start).Seconds()
-	if err := profiled(); err != nil {
+	if err := errors.Join(profiled(), apiProfiled()); err != nil {
 		return err
 	}
 	cpuAfter, err := b.cpu()
@@ -511,6 +513,28 @@ func (b *bench) cpuProfile(ctx context.Context, point string, d time.Duration) (
 				return
 			}
 		}
+	}()
+	return func() error { return <-done }
+}
+
+// apiServerProfile starts taking the API server's CPU profile for d into
+// -profile-dir as name; the returned function waits for it. Taken on both
+// first syncs, eso's and the raw client's, it shows where the control
+// plane's CPU goes for each (go tool pprof -diff_base). Without
+// -profile-dir it does nothing.
+func apiServerProfile(ctx context.Context, o options, cs kubernetes.Interface, name string, d time.Duration) (wait func() error) {
+	if o.ProfileDir == "" || d <= 0 {
+		return func() error { return nil }
+	}
+	done := make(chan error, 1)
+	go func() {
+		raw, err := cs.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").
+			Param("seconds", fmt.Sprint(int(d.Seconds()))).Timeout(d + time.Minute).DoRaw(ctx)
+		if err != nil {
+			done <- fmt.Errorf("reading the API server's CPU profile: %w", err)
+			return
+		}
+		done <- writeProfile(o.ProfileDir, name, raw, "-top")
 	}()
 	return func() error { return <-done }
 }

@@ -134,6 +134,12 @@ type scaleBench struct {
 }
 
 func runScaleOut(ctx context.Context, o options, work, cpBin, esoBin string) (*scaleResults, error) {
+	raw := o
+	raw.Concurrent = o.Replicas * o.Concurrent // the replicas' workers together
+	rawRes, err := rawOnFreshControlPlane(ctx, raw, work, cpBin)
+	if err != nil {
+		return nil, err
+	}
 	progress("starting a control plane (kube-apiserver + etcd) for the scale-out run")
 	kubeconfig := filepath.Join(work, "scale-kubeconfig")
 	cp, err := startProc("control plane", filepath.Join(work, "scale-controlplane.log"), cpBin, "--write-kubeconfig", kubeconfig, "--crds", "apis/crds")
@@ -152,12 +158,8 @@ func runScaleOut(ctx context.Context, o options, work, cpBin, esoBin string) (*s
 	}
 	res := &scaleResults{Replicas: o.Replicas, ExternalSecrets: o.Namespaces * o.PerNamespace, Namespaces: o.Namespaces,
 		LeaseSeconds: o.Lease.Seconds()}
+	res.Sync.Raw = rawRes
 
-	raw := o
-	raw.Concurrent = o.Replicas * o.Concurrent // the replicas' workers together
-	if res.Sync.Raw, err = rawFirstSync(ctx, raw, kubeconfig); err != nil {
-		return nil, err
-	}
 	if s.rc, err = clientcmd.BuildConfigFromFlags("", kubeconfig); err != nil {
 		return nil, err
 	}
