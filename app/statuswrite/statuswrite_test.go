@@ -50,6 +50,57 @@ func TestIfChanged(t *testing.T) {
 	}
 }
 
+// TestIfChangedPatchesTheStatusAlone: the patch holds only what changed
+// in the status (a field cleared as null), so an edit of the spec made
+// since the read survives it, and obj takes the written resourceVersion.
+func TestIfChangedPatchesTheStatusAlone(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := esv1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	es := &esv1.ExternalSecret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "es"},
+		Status: esv1.ExternalSecretStatus{SyncedResourceVersion: "1-abc", Binding: esv1.SecretBinding{Name: "target"}}}
+	var sent string
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(es).WithStatusSubresource(es).
+		WithInterceptorFuncs(interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+			data, err := p.Data(obj)
+			sent = string(data)
+			if err != nil {
+				return err
+			}
+			return c.SubResource(sub).Patch(ctx, obj, p, opts...)
+		}}).Build()
+	ctx := context.Background()
+	if err := c.Get(ctx, client.ObjectKeyFromObject(es), es); err != nil {
+		t.Fatal(err)
+	}
+	// Someone edits the spec after eso read the object.
+	edited := es.DeepCopy()
+	edited.Spec.Target.Name = "renamed"
+	if err := c.Update(ctx, edited); err != nil {
+		t.Fatal(err)
+	}
+	before := *es.Status.DeepCopy()
+	es.Status.SyncedResourceVersion = ""
+	es.Status.Binding.Name = "other"
+	if wrote, err := IfChanged(ctx, c, nil, es, before, status, "ExternalSecret"); err != nil || !wrote {
+		t.Fatalf("wrote %v, %v", wrote, err)
+	}
+	if want := `{"status":{"binding":{"name":"other"},"syncedResourceVersion":null}}`; sent != want {
+		t.Errorf("patch %s, want %s", sent, want)
+	}
+	var stored esv1.ExternalSecret
+	if err := c.Get(ctx, client.ObjectKeyFromObject(es), &stored); err != nil {
+		t.Fatal(err)
+	}
+	if stored.Spec.Target.Name != "renamed" || stored.Status.Binding.Name != "other" || stored.Status.SyncedResourceVersion != "" {
+		t.Errorf("stored spec target %q, status %+v: want the edit kept and the status written", stored.Spec.Target.Name, stored.Status)
+	}
+	if es.ResourceVersion != stored.ResourceVersion {
+		t.Errorf("obj holds resourceVersion %s, the write made %s", es.ResourceVersion, stored.ResourceVersion)
+	}
+}
+
 // TestIfChangedAfterTheDeadline: a reconcile whose deadline passed (a
 // provider that hung) still writes its status; one that was cancelled
 // (eso stopping) does not.
