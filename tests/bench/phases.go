@@ -171,6 +171,10 @@ func (b *bench) firstSync(ctx context.Context, res *results, n int) error {
 	if err != nil {
 		return err
 	}
+	benchBefore, err := cpuSeconds(os.Getpid())
+	if err != nil {
+		return err
+	}
 	start := time.Now()
 	err = parallel(ctx, n, createWorkers, func(i int) error {
 		return b.c.Create(ctx, externalSecret(b.nss[i%o.Namespaces], fmt.Sprintf("es-%d", i/o.Namespaces), o.Refresh))
@@ -188,6 +192,9 @@ func (b *bench) firstSync(ctx context.Context, res *results, n int) error {
 			return err
 		}
 		if cpBefore, err = controlPlaneCPU(); err != nil {
+			return err
+		}
+		if benchBefore, err = cpuSeconds(os.Getpid()); err != nil {
 			return err
 		}
 		start = time.Now()
@@ -215,6 +222,11 @@ func (b *bench) firstSync(ctx context.Context, res *results, n int) error {
 		return err
 	}
 	res.Sync.ControlPlaneCPUSeconds = round2(cpAfter - cpBefore)
+	benchAfter, err := cpuSeconds(os.Getpid())
+	if err != nil {
+		return err
+	}
+	res.Sync.BenchCPUSeconds = round2(benchAfter - benchBefore)
 	res.Sync.PerSecond = float64(n) / res.Sync.AllReadySeconds
 	m, err := b.mem(ctx, false) // right away: the sync's working set, before GC returns it
 	if err != nil {

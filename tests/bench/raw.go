@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -35,6 +36,9 @@ type rawResult struct {
 	PerSecond     float64 `json:"per_second"`
 	// ControlPlaneCPUSeconds is what the API server and etcd used meanwhile.
 	ControlPlaneCPUSeconds float64 `json:"control_plane_cpu_seconds"`
+	// BenchCPUSeconds is the benchmark process's: the raw client's writes
+	// and the watch that times them.
+	BenchCPUSeconds float64 `json:"bench_cpu_seconds"`
 	// API is what the API server was asked meanwhile (its metrics, read by
 	// the benchmark's own client too).
 	API apiWrites `json:"api"`
@@ -144,6 +148,10 @@ func rawFirstSync(ctx context.Context, o options, kubeconfig string) (*rawResult
 	if err != nil {
 		return nil, err
 	}
+	benchBefore, err := cpuSeconds(os.Getpid())
+	if err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	apiProfiled := apiServerProfile(ctx, o, setupCS, "raw-sync-apiserver-cpu.pb.gz", o.SyncProfile)
 	err = parallel(ctx, n, o.Concurrent, func(i int) error {
@@ -175,6 +183,11 @@ func rawFirstSync(ctx context.Context, o options, kubeconfig string) (*rawResult
 		return nil, err
 	}
 	res.ControlPlaneCPUSeconds = round2(cpAfter - cpBefore)
+	benchAfter, err := cpuSeconds(os.Getpid())
+	if err != nil {
+		return nil, err
+	}
+	res.BenchCPUSeconds = round2(benchAfter - benchBefore)
 	apiAfter, err := readAPIWrites(ctx, setupCS)
 	if err != nil {
 		return nil, err
