@@ -55,6 +55,7 @@ func Setup(level, format string) (logr.Logger, error) {
 			return zapcore.NewConsoleEncoder(ec)
 		}
 	}
+	opts.ZapOpts = append(opts.ZapOpts, uberzap.WrapCore(newLazyFields))
 	zl := zap.NewRaw(zap.UseFlagOptions(&opts))
 	SetWarner(zl.Sugar().Warnw)
 	l := zapr.NewLogger(zl)
