@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	"github.com/eso-dev/eso/app/events"
 	"github.com/eso-dev/eso/app/manager"
 	"github.com/eso-dev/eso/app/shardcache"
 	"github.com/eso-dev/eso/app/sharding"
@@ -176,7 +177,7 @@ func (k Kind[P, S, C]) Reconciler(c client.Client, rec record.EventRecorder) *Re
 // Run registers the controller of the kind with mgr, with mgr's client and
 // event recorder.
 func (k Kind[P, S, C]) Run(mgr ctrl.Manager) error {
-	r := k.Reconciler(mgr.GetClient(), mgr.GetEventRecorderFor("eso"))
+	r := k.Reconciler(mgr.GetClient(), events.Recorder(mgr))
 	if _, sharded := mgr.GetCache().(*shardcache.Cache); sharded {
 		r.Uncached = mgr.GetAPIReader()
 		// Another replica works the parents given up: forget their children.

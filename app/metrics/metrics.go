@@ -53,6 +53,13 @@ var (
 		Name: "eso_status_writes_total",
 		Help: "Status writes, by kind of object.",
 	}, []string{"kind"})
+
+	// EventsDropped counts Events not recorded for being over the
+	// process's budget (package events).
+	EventsDropped = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "eso_events_dropped_total",
+		Help: "Events not recorded because they were over the process's budget, by type (Normal).",
+	}, []string{"type"})
 )
 
 // Sharding (--shards auto): what this replica works and how handovers go.
@@ -88,7 +95,7 @@ var (
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(ExternalSecrets, Stores, ClusterStores, PushSecrets, ReconcileDuration, SecretWrites, StatusWrites, RemoteCallDuration,
+	ctrlmetrics.Registry.MustRegister(ExternalSecrets, Stores, ClusterStores, PushSecrets, ReconcileDuration, SecretWrites, StatusWrites, EventsDropped, RemoteCallDuration,
 		ShardNamespaces, ShardMembers, ShardHandovers, ShardUnworked, ShardFences)
 }
 

@@ -38,6 +38,7 @@ import (
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	"github.com/eso-dev/eso/app/config"
+	"github.com/eso-dev/eso/app/events"
 	"github.com/eso-dev/eso/app/manager"
 	"github.com/eso-dev/eso/app/workloads"
 )
@@ -257,7 +258,7 @@ var Module = fx.Module("rollout-controller",
 			return fmt.Errorf("--rollout-restarts: %w", err)
 		}
 		r := &Reconciler{Client: mgr.GetClient(), SecretMetadata: mgr.GetCache(), APIReader: mgr.GetAPIReader(),
-			Recorder: mgr.GetEventRecorderFor("eso"), Now: time.Now}
+			Recorder: events.Recorder(mgr), Now: time.Now}
 		if err := r.SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("rollout restarts: %w", err)
 		}

@@ -20,6 +20,7 @@ import (
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	genv2 "github.com/eso-dev/eso/apis/generator/v2alpha1"
 	"github.com/eso-dev/eso/app/config"
+	"github.com/eso-dev/eso/app/events"
 	"github.com/eso-dev/eso/app/generation"
 	"github.com/eso-dev/eso/app/manager"
 	"github.com/eso-dev/eso/app/outcomes"
@@ -243,7 +244,7 @@ var Module = fx.Module("externalsecret-controller",
 			SecretMetadata: mgr.GetCache(),
 			Resolver:       resolver,
 			Generation:     runner,
-			Recorder:       mgr.GetEventRecorderFor("eso"),
+			Recorder:       events.Recorder(mgr),
 			Scheduler:      scheduler,
 			Awaits:         awaits.NewQueue(),
 			Now:            time.Now,

@@ -16,6 +16,7 @@ import (
 
 	esv1alpha1 "github.com/eso-dev/eso/apis/externalsecrets/v1alpha1"
 	"github.com/eso-dev/eso/app/config"
+	"github.com/eso-dev/eso/app/events"
 	"github.com/eso-dev/eso/app/generation"
 	"github.com/eso-dev/eso/app/manager"
 	"github.com/eso-dev/eso/app/outcomes"
@@ -118,7 +119,7 @@ var Module = fx.Module("pushsecret-controller",
 			APIReader:  mgr.GetAPIReader(),
 			Resolver:   resolver,
 			Generators: generators,
-			Recorder:   mgr.GetEventRecorderFor("eso"),
+			Recorder:   events.Recorder(mgr),
 			Sources:    watcher.NewQueue(),
 			Now:        time.Now,
 		}

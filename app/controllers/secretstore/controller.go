@@ -28,6 +28,7 @@ import (
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/config"
+	"github.com/eso-dev/eso/app/events"
 	"github.com/eso-dev/eso/app/manager"
 	"github.com/eso-dev/eso/app/metrics"
 	"github.com/eso-dev/eso/app/outcomes"
@@ -184,7 +185,7 @@ func (c *Reconciler) SetupWithManager(mgr ctrl.Manager, catalog *plugin.Index, c
 var Module = fx.Module("secretstore-controllers",
 	fx.Invoke(func(mgr ctrl.Manager, resolver *stores.Resolver, catalog *plugin.Index, awaits *referents.Watcher, cfg config.Config) error {
 		for _, api := range resolver.APIs() {
-			r := &Reconciler{Client: mgr.GetClient(), Resolver: resolver, Recorder: mgr.GetEventRecorderFor("eso"), API: api,
+			r := &Reconciler{Client: mgr.GetClient(), Resolver: resolver, Recorder: events.Recorder(mgr), API: api,
 				Awaits: awaits.NewQueue()}
 			if err := r.SetupWithManager(mgr, catalog, cfg.StoreConcurrency); err != nil {
 				return fmt.Errorf("setting up %s %s controller: %w", api.APIVersion, api.Kind, err)

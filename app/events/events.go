@@ -1,0 +1,80 @@
+// Package events is how eso's controllers record Events: through the
+// manager's recorder, with a budget on routine ones.
+//
+// A Normal Event says something went as asked (a Secret synced, a stale one
+// deleted). A first sync of 10,000 ExternalSecrets would write one per
+// Secret, one API write in every seven and an object etcd keeps for an
+// hour, and so would any tenant whose objects change often; client-go's
+// queue dropped most of them anyway, once it filled. So Normal Events
+// share one budget per process, and the rest are counted in
+// eso_events_dropped_total. Warnings say something needs a person and are
+// never held back here (client-go's spam filter still limits each
+// object's).
+package events
+
+import (
+	"golang.org/x/time/rate"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/eso-dev/eso/app/metrics"
+)
+
+// The budget of Normal Events: a burst for a handful of objects changing
+// at once, then a steady rate an API server does not notice.
+const (
+	normalPerSecond = 10
+	normalBurst     = 100
+)
+
+// component names eso as the source of its Events.
+const component = "eso"
+
+// normal is the process's budget: the API server's load is per process,
+// whichever controller records.
+var normal = rate.NewLimiter(normalPerSecond, normalBurst)
+
+// Recorder is mgr's event recorder for eso's controllers, Normal Events
+// within the process's budget.
+func Recorder(mgr ctrl.Manager) record.EventRecorder {
+	return Budgeted(mgr.GetEventRecorderFor(component), normal)
+}
+
+// Budgeted returns a recorder that passes Warnings to inner and Normal
+// Events as far as budget allows, counting the ones it drops.
+func Budgeted(inner record.EventRecorder, budget *rate.Limiter) record.EventRecorder {
+	return &budgeted{inner: inner, budget: budget}
+}
+
+type budgeted struct {
+	inner  record.EventRecorder
+	budget *rate.Limiter
+}
+
+func (b *budgeted) allow(eventtype string) bool {
+	if eventtype != corev1.EventTypeNormal || b.budget.Allow() {
+		return true
+	}
+	metrics.EventsDropped.WithLabelValues(eventtype).Inc()
+	return false
+}
+
+func (b *budgeted) Event(object runtime.Object, eventtype, reason, message string) {
+	if b.allow(eventtype) {
+		b.inner.Event(object, eventtype, reason, message)
+	}
+}
+
+func (b *budgeted) Eventf(object runtime.Object, eventtype, reason, messageFmt string, args ...any) {
+	if b.allow(eventtype) {
+		b.inner.Eventf(object, eventtype, reason, messageFmt, args...)
+	}
+}
+
+func (b *budgeted) AnnotatedEventf(object runtime.Object, annotations map[string]string, eventtype, reason, messageFmt string, args ...any) {
+	if b.allow(eventtype) {
+		b.inner.AnnotatedEventf(object, annotations, eventtype, reason, messageFmt, args...)
+	}
+}
