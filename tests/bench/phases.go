@@ -209,9 +209,6 @@ func (b *bench) firstSync(ctx context.Context, res *results, n int) error {
 		return b.withESO(err)
 	}
 	res.Sync.AllReadySeconds = time.Since(start).Seconds()
-	if err := errors.Join(profiled(), apiProfiled()); err != nil {
-		return err
-	}
 	cpuAfter, err := b.cpu()
 	if err != nil {
 		return err
@@ -234,6 +231,11 @@ func (b *bench) firstSync(ctx context.Context, res *results, n int) error {
 	}
 	res.Sync.RSSAfterSyncMiB, res.Sync.RSSPeakMiB = mib(m.RSS), mib(m.Peak)
 	res.Sync.RSSPerESKiB = (res.Sync.RSSAfterSyncMiB - res.Sync.RSSIdleMiB) * 1024 / float64(n)
+	// After the figures above, as on the raw client's side: the profiles
+	// may outlast the sync.
+	if err := errors.Join(profiled(), apiProfiled()); err != nil {
+		return err
+	}
 	if b.raw != nil {
 		b.raw.Ratio = res.Sync.AllReadySeconds / b.raw.Seconds
 		res.Raw = b.raw
