@@ -3,6 +3,7 @@ package statuswrite
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -52,7 +53,8 @@ func TestIfChanged(t *testing.T) {
 
 // TestIfChangedPatchesTheStatusAlone: the patch holds only what changed
 // in the status (a field cleared as null), so an edit of the spec made
-// since the read survives it, and obj takes the written resourceVersion.
+// since the read survives it, and obj takes the written metadata, so a
+// later patch built on obj (a finalizer removed) keeps that edit too.
 func TestIfChangedPatchesTheStatusAlone(t *testing.T) {
 	scheme := runtime.NewScheme()
 	if err := esv1.AddToScheme(scheme); err != nil {
@@ -74,9 +76,10 @@ func TestIfChangedPatchesTheStatusAlone(t *testing.T) {
 	if err := c.Get(ctx, client.ObjectKeyFromObject(es), es); err != nil {
 		t.Fatal(err)
 	}
-	// Someone edits the spec after eso read the object.
+	// Someone edits the spec and the finalizers after eso read the object.
 	edited := es.DeepCopy()
 	edited.Spec.Target.Name = "renamed"
+	edited.Finalizers = []string{"example.com/keep"}
 	if err := c.Update(ctx, edited); err != nil {
 		t.Fatal(err)
 	}
@@ -96,8 +99,9 @@ func TestIfChangedPatchesTheStatusAlone(t *testing.T) {
 	if stored.Spec.Target.Name != "renamed" || stored.Status.Binding.Name != "other" || stored.Status.SyncedResourceVersion != "" {
 		t.Errorf("stored spec target %q, status %+v: want the edit kept and the status written", stored.Spec.Target.Name, stored.Status)
 	}
-	if es.ResourceVersion != stored.ResourceVersion {
-		t.Errorf("obj holds resourceVersion %s, the write made %s", es.ResourceVersion, stored.ResourceVersion)
+	if es.ResourceVersion != stored.ResourceVersion || !slices.Equal(es.Finalizers, stored.Finalizers) {
+		t.Errorf("obj holds resourceVersion %s and finalizers %v, the write made %s and %v: a patch built on obj would undo the edit",
+			es.ResourceVersion, es.Finalizers, stored.ResourceVersion, stored.Finalizers)
 	}
 }
 
