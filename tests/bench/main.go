@@ -265,16 +265,11 @@ func startEnvironment(ctx context.Context, o options, work, cpBin, esoBin, tag s
 			stop()
 		}
 	}()
-	progress("starting a control plane (kube-apiserver + etcd) for the %s run", tag)
-	kubeconfig := filepath.Join(work, tag+"-kubeconfig")
-	cp, err := startProc("control plane", filepath.Join(work, tag+"-controlplane.log"), cpBin, "--write-kubeconfig", kubeconfig, "--crds", "apis/crds")
+	cp, kubeconfig, err := startControlPlane(ctx, work, cpBin, tag, "the "+tag+" run")
 	if err != nil {
 		return nil, nil, err
 	}
 	stops = append(stops, func() { cp.stop(30 * time.Second) })
-	if err := waitFile(ctx, kubeconfig, cp, 2*time.Minute); err != nil {
-		return nil, nil, err
-	}
 	metricsPort, err := freePort()
 	if err != nil {
 		return nil, nil, err

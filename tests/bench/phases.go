@@ -640,6 +640,23 @@ func mib(b uint64) float64 { return float64(b) / (1 << 20) }
 // round2 drops the float noise of subtracting clock-tick counts.
 func round2(x float64) float64 { return math.Round(x*100) / 100 }
 
+// startControlPlane starts a control plane (kube-apiserver + etcd with
+// eso's CRDs) named tag in work and waits until it serves; the caller
+// stops it.
+func startControlPlane(ctx context.Context, work, cpBin, tag, purpose string) (cp *proc, kubeconfig string, err error) {
+	progress("starting a control plane (kube-apiserver + etcd) for %s", purpose)
+	kubeconfig = filepath.Join(work, tag+"-kubeconfig")
+	cp, err = startProc("control plane", filepath.Join(work, tag+"-controlplane.log"), cpBin, "--write-kubeconfig", kubeconfig, "--crds", "apis/crds")
+	if err != nil {
+		return nil, "", err
+	}
+	if err := waitFile(ctx, kubeconfig, cp, 2*time.Minute); err != nil {
+		cp.stop(30 * time.Second)
+		return nil, "", err
+	}
+	return cp, kubeconfig, nil
+}
+
 // waitFile waits for the control plane to write its kubeconfig, which it
 // does once the API server serves and the CRDs are established.
 func waitFile(ctx context.Context, path string, p *proc, limit time.Duration) error {

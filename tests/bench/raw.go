@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -56,16 +55,11 @@ var esGVR = esv1.GroupVersion.WithResource("externalsecrets")
 // until compaction): a second raw sync there took 38.4 s and 67 s of
 // control-plane CPU against the first's 32.3 s and 56 s.
 func rawOnFreshControlPlane(ctx context.Context, o options, work, cpBin string) (*rawResult, error) {
-	progress("starting a control plane (kube-apiserver + etcd) for the raw client")
-	kubeconfig := filepath.Join(work, "raw-kubeconfig")
-	cp, err := startProc("control plane", filepath.Join(work, "raw-controlplane.log"), cpBin, "--write-kubeconfig", kubeconfig, "--crds", "apis/crds")
+	cp, kubeconfig, err := startControlPlane(ctx, work, cpBin, "raw", "the raw client")
 	if err != nil {
 		return nil, err
 	}
 	defer cp.stop(30 * time.Second)
-	if err := waitFile(ctx, kubeconfig, cp, 2*time.Minute); err != nil {
-		return nil, err
-	}
 	return rawFirstSync(ctx, o, kubeconfig)
 }
 

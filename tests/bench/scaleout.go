@@ -140,9 +140,7 @@ func runScaleOut(ctx context.Context, o options, work, cpBin, esoBin string) (*s
 	if err != nil {
 		return nil, err
 	}
-	progress("starting a control plane (kube-apiserver + etcd) for the scale-out run")
-	kubeconfig := filepath.Join(work, "scale-kubeconfig")
-	cp, err := startProc("control plane", filepath.Join(work, "scale-controlplane.log"), cpBin, "--write-kubeconfig", kubeconfig, "--crds", "apis/crds")
+	cp, kubeconfig, err := startControlPlane(ctx, work, cpBin, "scale", "the scale-out run")
 	if err != nil {
 		return nil, err
 	}
@@ -153,9 +151,6 @@ func runScaleOut(ctx context.Context, o options, work, cpBin, esoBin string) (*s
 		}
 		cp.stop(30 * time.Second)
 	}()
-	if err := waitFile(ctx, kubeconfig, cp, 2*time.Minute); err != nil {
-		return nil, err
-	}
 	res := &scaleResults{Replicas: o.Replicas, ExternalSecrets: o.Namespaces * o.PerNamespace, Namespaces: o.Namespaces,
 		LeaseSeconds: o.Lease.Seconds()}
 	res.Sync.Raw = rawRes
