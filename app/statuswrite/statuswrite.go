@@ -73,19 +73,15 @@ func IfChanged[S any](ctx context.Context, c client.Client, recent *Recent, obj 
 // takeMetadata gives obj the metadata the API server answered with, its
 // annotations aside.
 func takeMetadata(obj client.Object, answer *metav1.ObjectMeta) {
-	om, ok := any(obj).(metav1.ObjectMetaAccessor)
-	if !ok {
-		obj.SetResourceVersion(answer.ResourceVersion)
-		return
+	if a, ok := obj.(metav1.ObjectMetaAccessor); ok {
+		if meta, ok := a.GetObjectMeta().(*metav1.ObjectMeta); ok {
+			annotations := meta.Annotations
+			*meta = *answer
+			meta.Annotations = annotations
+			return
+		}
 	}
-	meta, ok := om.GetObjectMeta().(*metav1.ObjectMeta)
-	if !ok {
-		obj.SetResourceVersion(answer.ResourceVersion)
-		return
-	}
-	annotations := meta.Annotations
-	*meta = *answer
-	meta.Annotations = annotations
+	obj.SetResourceVersion(answer.ResourceVersion) // a kind without an embedded ObjectMeta
 }
 
 // statusPatch is the JSON merge patch {"status": ...} that turns before
