@@ -12,7 +12,9 @@ import (
 // reconcile's ID, and at the default level most reconciles write nothing:
 // encoding those fields up front was the largest allocation in eso's first
 // sync of 10,000 ExternalSecrets. Field values are encoded when the first
-// entry is, so they must not change after With (eso passes names).
+// entry is, so they must not change after With (eso passes names). zap's
+// own zapcore.NewLazyWith encodes a parent's fields as soon as a child is
+// made, and controller-runtime makes two loggers deep per reconcile.
 type lazyFields struct {
 	zapcore.Core // without fields
 
