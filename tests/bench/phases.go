@@ -510,16 +510,23 @@ func (b *bench) heapProfile(ctx context.Context, point string) error {
 // answers, into -profile-dir; the returned function waits for it. Without
 // -profile-dir it does nothing.
 func (b *bench) cpuProfile(ctx context.Context, point string, d time.Duration) (wait func() error) {
-	if b.pprofURL == "" || d <= 0 {
+	return esoCPUProfile(ctx, b.o, b.pprofURL, fmt.Sprintf("%s-%s-cpu.pb.gz", b.profilePrefix, point), d)
+}
+
+// esoCPUProfile starts taking the CPU profile of the eso serving pprofURL
+// for d, from as soon as it answers, into -profile-dir as name; the
+// returned function waits for it. Without a pprofURL it does nothing.
+func esoCPUProfile(ctx context.Context, o options, pprofURL, name string, d time.Duration) (wait func() error) {
+	if pprofURL == "" || d <= 0 {
 		return func() error { return nil }
 	}
 	done := make(chan error, 1)
 	go func() {
-		url := fmt.Sprintf("%s/profile?seconds=%d", b.pprofURL, int(d.Seconds()))
+		url := fmt.Sprintf("%s/profile?seconds=%d", pprofURL, int(d.Seconds()))
 		for {
 			raw, err := get(ctx, url)
 			if err == nil {
-				done <- b.writeProfile(fmt.Sprintf("%s-%s-cpu.pb.gz", b.profilePrefix, point), raw, "-top")
+				done <- writeProfile(o.ProfileDir, name, raw, "-top")
 				return
 			}
 			if sleep(ctx, 100*time.Millisecond) != nil { // eso is not listening yet
@@ -572,11 +579,6 @@ func get(ctx context.Context, url string) ([]byte, error) {
 		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
 	return raw, nil
-}
-
-// writeProfile writes a profile into -profile-dir and says how to read it.
-func (b *bench) writeProfile(name string, raw []byte, how string) error {
-	return writeProfile(b.o.ProfileDir, name, raw, how)
 }
 
 // saveProfile reads a profile from a pprof URL and writes it into dir.

@@ -209,6 +209,9 @@ func printScaleOut(out io.Writer, o options, r *scaleResults) {
 		row("API server + etcd CPU: eso's sync / raw", "%.2f s / %.2f s", s.ControlPlaneCPUSeconds, s.Raw.ControlPlaneCPUSeconds)
 	}
 	row("eso CPU during sync, all replicas", "%.2f s", s.ESOCPUSeconds)
+	if s.Raw != nil && s.BenchCPUSeconds > 0 {
+		row("benchmark's CPU: its watch / + raw client", "%.2f s / %.2f s", s.BenchCPUSeconds, s.Raw.BenchCPUSeconds)
+	}
 	if o.Precreate {
 		apiRequests(row, s.API, s.Raw)
 	}
