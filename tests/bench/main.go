@@ -120,8 +120,8 @@ func parseFlags() options {
 	if flag.NArg() > 0 {
 		fail(fmt.Errorf("unexpected argument %q", flag.Arg(0)))
 	}
-	if o.Replicas < 3 || o.Lease < 3*time.Second {
-		fail(errors.New("-replicas must be at least 3 (the run stops two after a kill) and -lease at least 3s"))
+	if o.Replicas < 1 || o.Handovers && o.Replicas < 3 || o.Lease < 3*time.Second {
+		fail(errors.New("-replicas must be at least 1, and 3 with -handovers (the run stops two after a kill); -lease at least 3s"))
 	}
 	if o.Namespaces < 1 || o.PerNamespace < 1 || o.Window <= 0 || o.WindowRefresh <= 0 || o.Refresh <= 0 ||
 		o.Unrelated < 0 || o.UnrelatedKiB < 1 || o.UnrelatedNS < 1 || o.Labelled < 0 || o.LabelledKiB < 1 || o.LabelledKiB > 1000 {
