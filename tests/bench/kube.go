@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -208,6 +209,9 @@ type tracker struct {
 	// changes: a waiter woken on every change must not scan them all
 	// (at 100,000 that would take a core from eso).
 	ready map[time.Duration]int
+	// readyAt is when each ExternalSecret turned Ready, in order: how a
+	// sync progressed, not only when it ended.
+	readyAt []time.Time
 }
 
 // changes lets a watch's handlers announce a change (under mu) and waiters
@@ -295,7 +299,8 @@ func (t *tracker) remove(obj any) {
 func (t *tracker) set(key string, st *esState) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if old, ok := t.objs[key]; ok && old.ready {
+	old, had := t.objs[key]
+	if had && old.ready {
 		t.ready[old.refresh]--
 	}
 	if st == nil {
@@ -304,9 +309,31 @@ func (t *tracker) set(key string, st *esState) {
 		t.objs[key] = *st
 		if st.ready {
 			t.ready[st.refresh]++
+			if !had || !old.ready {
+				t.readyAt = append(t.readyAt, time.Now())
+			}
 		}
 	}
 	t.notify()
+}
+
+// progressFractions are the points of a sync the bench reports: when a
+// quarter, half, three quarters and all of it were Ready.
+var progressFractions = []float64{0.25, 0.5, 0.75, 1}
+
+// progress is, for each of fractions of n, how long after start that many
+// ExternalSecrets had turned Ready (0 when not yet).
+func (t *tracker) progress(start time.Time, n int, fractions []float64) []float64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]float64, len(fractions))
+	for i, f := range fractions {
+		k := int(math.Ceil(f*float64(n))) - 1
+		if k >= 0 && k < len(t.readyAt) {
+			out[i] = round2(t.readyAt[k].Sub(start).Seconds())
+		}
+	}
+	return out
 }
 
 // countReady counts Ready ExternalSecrets whose refreshInterval is refresh

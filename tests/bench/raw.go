@@ -41,6 +41,8 @@ type rawResult struct {
 	// API is what the API server was asked meanwhile (its metrics, read by
 	// the benchmark's own client too).
 	API apiWrites `json:"api"`
+	// Progress is when each of progressFractions were Ready.
+	Progress []float64 `json:"ready_progress_seconds"`
 	// Ratio is eso's all Ready time over Seconds, set once eso ran.
 	Ratio float64 `json:"eso_over_raw"`
 }
@@ -169,7 +171,8 @@ func rawFirstSync(ctx context.Context, o options, kubeconfig string) (*rawResult
 	if err := withTimeout(ctx, time.Minute, func(ctx context.Context) error { return track.waitAllReady(ctx, n, 0) }); err != nil {
 		return nil, fmt.Errorf("raw client: %w", err)
 	}
-	res := &rawResult{Seconds: time.Since(start).Seconds(), WritesSeconds: round2(written)}
+	res := &rawResult{Seconds: time.Since(start).Seconds(), WritesSeconds: round2(written),
+		Progress: track.progress(start, n, progressFractions)}
 	stopTracking()
 	res.PerSecond = float64(n) / res.Seconds
 	cpAfter, err := controlPlaneCPU()

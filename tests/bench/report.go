@@ -207,6 +207,8 @@ func printScaleOut(out io.Writer, o options, r *scaleResults) {
 	if s.Raw != nil {
 		row(fmt.Sprintf("raw client-go, same writes, %d at a time", r.Replicas*o.Concurrent), "%.1f s  (%.0f/s; eso / raw: %.2f; last write %.1f s)", s.Raw.Seconds, s.Raw.PerSecond, s.Raw.Ratio, s.Raw.WritesSeconds)
 		row("API server + etcd CPU: eso's sync / raw", "%.2f s / %.2f s", s.ControlPlaneCPUSeconds, s.Raw.ControlPlaneCPUSeconds)
+		row("a quarter, half, 3/4, all Ready: eso", "%s", seconds(s.Progress))
+		row("  raw client", "%s", seconds(s.Raw.Progress))
 	}
 	row("eso CPU during sync, all replicas", "%.2f s", s.ESOCPUSeconds)
 	if s.Raw != nil && s.BenchCPUSeconds > 0 {
@@ -266,4 +268,13 @@ func apiRequests(row func(name, format string, args ...any), api apiWrites, raw 
 		row("API server requests, raw client", "%s", largest(raw.API.Requests, 8))
 		row("API server watch events, raw client", "%s", largest(raw.API.WatchEvents, 4))
 	}
+}
+
+// seconds lists durations in seconds, as "12.0 / 25.3 / 40.1 s".
+func seconds(ds []float64) string {
+	parts := make([]string, len(ds))
+	for i, d := range ds {
+		parts[i] = fmt.Sprintf("%.1f", d)
+	}
+	return strings.Join(parts, " / ") + " s"
 }
