@@ -209,8 +209,9 @@ type tracker struct {
 	// changes: a waiter woken on every change must not scan them all
 	// (at 100,000 that would take a core from eso).
 	ready map[time.Duration]int
-	// readyAt is when each ExternalSecret turned Ready, in order: how a
-	// sync progressed, not only when it ended.
+	// readyAt is when an ExternalSecret turned Ready, each time one did,
+	// in order: how a sync progressed, not only when it ended. One that
+	// left Ready and came back counts twice; in a first sync none does.
 	readyAt []time.Time
 }
 
@@ -317,17 +318,17 @@ func (t *tracker) set(key string, st *esState) {
 	t.notify()
 }
 
-// progressFractions are the points of a sync the bench reports: when a
+// quarterPoints are the points of a sync the bench reports: when a
 // quarter, half, three quarters and all of it were Ready.
-var progressFractions = []float64{0.25, 0.5, 0.75, 1}
+var quarterPoints = []float64{0.25, 0.5, 0.75, 1}
 
-// progress is, for each of fractions of n, how long after start that many
-// ExternalSecrets had turned Ready (0 when not yet).
-func (t *tracker) progress(start time.Time, n int, fractions []float64) []float64 {
+// quarters is, for each of quarterPoints of n, how long after start that
+// many ExternalSecrets had turned Ready (0 when not yet).
+func (t *tracker) quarters(start time.Time, n int) []float64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	out := make([]float64, len(fractions))
-	for i, f := range fractions {
+	out := make([]float64, len(quarterPoints))
+	for i, f := range quarterPoints {
 		k := int(math.Ceil(f*float64(n))) - 1
 		if k >= 0 && k < len(t.readyAt) {
 			out[i] = round2(t.readyAt[k].Sub(start).Seconds())

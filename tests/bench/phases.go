@@ -515,7 +515,8 @@ func (b *bench) cpuProfile(ctx context.Context, point string, d time.Duration) (
 
 // esoCPUProfile starts taking the CPU profile of the eso serving pprofURL
 // for d, from as soon as it answers, into -profile-dir as name; the
-// returned function waits for it. Without a pprofURL it does nothing.
+// returned function waits for it. Without a pprofURL or a d it does
+// nothing.
 func esoCPUProfile(ctx context.Context, o options, pprofURL, name string, d time.Duration) (wait func() error) {
 	if pprofURL == "" || d <= 0 {
 		return func() error { return nil }

@@ -41,7 +41,7 @@ type rawResult struct {
 	// API is what the API server was asked meanwhile (its metrics, read by
 	// the benchmark's own client too).
 	API apiWrites `json:"api"`
-	// Progress is when each of progressFractions were Ready.
+	// Progress is when each of quarterPoints were Ready.
 	Progress []float64 `json:"ready_progress_seconds"`
 	// Ratio is eso's all Ready time over Seconds, set once eso ran.
 	Ratio float64 `json:"eso_over_raw"`
@@ -172,7 +172,7 @@ func rawFirstSync(ctx context.Context, o options, kubeconfig string) (*rawResult
 		return nil, fmt.Errorf("raw client: %w", err)
 	}
 	res := &rawResult{Seconds: time.Since(start).Seconds(), WritesSeconds: round2(written),
-		Progress: track.progress(start, n, progressFractions)}
+		Progress: track.quarters(start, n)}
 	stopTracking()
 	res.PerSecond = float64(n) / res.Seconds
 	cpAfter, err := controlPlaneCPU()

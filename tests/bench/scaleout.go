@@ -58,7 +58,7 @@ type scaleResults struct {
 		// the API server's and etcd's, while they synced.
 		ESOCPUSeconds          float64 `json:"eso_cpu_seconds"`
 		ControlPlaneCPUSeconds float64 `json:"control_plane_cpu_seconds"`
-		// Progress is when each of progressFractions were Ready.
+		// Progress is when each of quarterPoints were Ready.
 		Progress []float64 `json:"ready_progress_seconds"`
 		// BenchCPUSeconds is the benchmark process's meanwhile: the watch
 		// that times the replicas (with -precreate).
@@ -402,7 +402,7 @@ func (s *scaleBench) firstSync(ctx context.Context, res *scaleResults) error {
 		return err
 	}
 	res.Sync.AllReadySeconds = time.Since(start).Seconds()
-	res.Sync.Progress = s.track.progress(start, n, progressFractions)
+	res.Sync.Progress = s.track.quarters(start, n)
 	esoAfter, cpAfter, err := s.cpu()
 	if err != nil {
 		return err
