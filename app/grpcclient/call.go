@@ -4,6 +4,9 @@ import (
 	"context"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/eso-dev/eso/providers/kit"
 	"github.com/eso-dev/eso/providers/plugin/wire"
 )
@@ -17,6 +20,7 @@ func invoke[T any](ctx context.Context, opts Options, attempts int, call func(co
 	for attempt := 1; ; attempt++ {
 		actx, cancel := context.WithTimeout(ctx, opts.CallTimeout)
 		resp, err := call(actx)
+		err = timedOut(ctx, actx, err)
 		cancel()
 		if tooLarge := kit.TooLargeMessage(err, MaxMessageSize); tooLarge != nil {
 			return resp, tooLarge // the same answer again: not worth a retry
@@ -33,4 +37,22 @@ func invoke[T any](ctx context.Context, opts Options, attempts int, call func(co
 		}
 		wait *= 2
 	}
+}
+
+// timedOut reports a call that ended in Canceled after its deadline passed
+// as what it is, DeadlineExceeded. The server starts its own timer for the
+// deadline the client sends, and when that timer wins the race with the
+// client's it cancels the call on its side and answers Canceled: the call
+// still timed out, and is no more the caller's doing than a deadline seen
+// here. A call whose caller gave up (ctx done) stays Canceled.
+func timedOut(ctx, callCtx context.Context, err error) error {
+	if status.Code(err) != codes.Canceled || ctx.Err() != nil {
+		return err
+	}
+	// The deadline, not callCtx.Err(): the context's own timer may not have
+	// fired yet when the server's answer arrives.
+	if deadline, ok := callCtx.Deadline(); !ok || time.Now().Before(deadline) {
+		return err
+	}
+	return status.Error(codes.DeadlineExceeded, status.Convert(err).Message())
 }
