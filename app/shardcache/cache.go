@@ -106,6 +106,9 @@ type Cache struct {
 	scoped  sync.Map // GVK → namespaced, for the sharded kinds
 	cluster cache.Cache
 	starts  *startGate // shared by every namespace's informers
+	// synced receives, coalesced, when a namespace added has synced
+	// (NamespaceSynced).
+	synced chan struct{}
 
 	// mu guards everything below, and makes each change to the kinds or to
 	// the namespaces atomic with respect to the other: a kind asked for
@@ -145,6 +148,7 @@ func New(cfg *rest.Config, opts Options) (*Cache, error) {
 		cfg:        cfg,
 		sharded:    opts.Sharded,
 		starts:     newStartGate(opts.ConcurrentStarts),
+		synced:     make(chan struct{}, 1),
 		kinds:      map[kindKey]*kind{},
 		namespaces: map[string]*namespace{},
 	}
@@ -512,7 +516,7 @@ func (c *Cache) Start(ctx context.Context) error {
 	}
 	c.runCtx = ctx
 	for _, n := range c.namespaces {
-		n.run()
+		c.run(n)
 	}
 	c.mu.Unlock()
 

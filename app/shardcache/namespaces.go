@@ -66,7 +66,7 @@ func (c *Cache) addLocked(ns string) (n *namespace, added bool, err error) {
 	}
 	c.namespaces[ns] = n
 	if c.runCtx != nil {
-		n.run()
+		c.run(n)
 	}
 	return n, true, nil
 }
@@ -110,19 +110,35 @@ func (c *Cache) newNamespace(ns string) (*namespace, error) {
 	return n, nil
 }
 
-// run starts the namespace's cache. Called with c.mu held, once.
-func (n *namespace) run() {
+// run starts the namespace's cache, and says on c.synced once it and its
+// handlers have synced. Called with c.mu held, once.
+func (c *Cache) run(n *namespace) {
 	n.done = make(chan struct{})
 	go func() {
 		defer close(n.done)
 		_ = n.cache.Start(n.ctx) // fails only if started twice
 	}()
 	go func() {
-		if n.cache.WaitForCacheSync(n.ctx) {
-			close(n.ready)
+		if !n.cache.WaitForCacheSync(n.ctx) {
+			return
+		}
+		close(n.ready)
+		err := wait.PollUntilContextCancel(n.ctx, 20*time.Millisecond, true, func(context.Context) (bool, error) {
+			return c.handlersSynced(n), nil
+		})
+		if err == nil {
+			select {
+			case c.synced <- struct{}{}:
+			default: // one already waits to be received: it covers this one
+			}
 		}
 	}()
 }
+
+// NamespaceSynced receives once one or more namespaces added since it last
+// did have synced, their handlers included: SetNamespaces with the same
+// namespaces then returns them among those synced, without waiting.
+func (c *Cache) NamespaceSynced() <-chan struct{} { return c.synced }
 
 // stop stops the namespace's cache and returns once all its informers
 // have returned. Called without c.mu.

@@ -64,6 +64,10 @@ type NamespaceCache interface {
 	// SetNamespaces makes namespaces exactly the ones cached, waiting for
 	// them to sync until ctx ends, and returns those that have synced.
 	SetNamespaces(ctx context.Context, namespaces []string) map[string]bool
+	// NamespaceSynced receives when namespaces being added have synced
+	// since it last did, so the replica works them without waiting for
+	// its next step.
+	NamespaceSynced() <-chan struct{}
 }
 
 const (
@@ -133,6 +137,11 @@ type Coordinator struct {
 	firstMembers []string
 	// read is the latest read of the member Leases, by member ID.
 	read map[string]coordinationv1.Lease
+	// listed are the cluster's namespaces at the last step, and cached
+	// those of them the cache was given: what widen works from.
+	listed, cached []string
+	// widenedAt is when widen last ran.
+	widenedAt time.Time
 	// worked is, by namespace, whether this replica worked it at the last
 	// count; waiting how many waited for another's release.
 	worked  map[string]bool
@@ -232,6 +241,17 @@ func (c *Coordinator) Start(ctx context.Context) error {
 	expiring := time.NewTimer(time.Hour)
 	expiring.Stop()
 	defer expiring.Stop()
+	// Namespaces whose caches synced between steps are worked at once
+	// (widen), at most every widenEvery: each widen lists the objects
+	// gained, and hundreds of namespaces may sync in a second.
+	var synced <-chan struct{}
+	if c.cache != nil {
+		synced = c.cache.NamespaceSynced()
+	}
+	widening := time.NewTimer(time.Hour)
+	widening.Stop()
+	defer widening.Stop()
+	widenDue := false
 	lastRead := c.now()
 	for {
 		select {
@@ -243,6 +263,16 @@ func (c *Coordinator) Start(ctx context.Context) error {
 		case <-expiring.C:
 		case err := <-gaveUp:
 			return quit(err)
+		case <-synced:
+			if !widenDue {
+				widenDue = true
+				widening.Reset(max(c.widenedAt.Add(widenEvery).Sub(c.now()), 0))
+			}
+			continue
+		case <-widening.C:
+			widenDue = false
+			c.widen(ctx)
+			continue
 		}
 		err := c.step(ctx)
 		// Armed from a successful read only: after a failed one the first
@@ -522,6 +552,7 @@ func (c *Coordinator) apply(ctx context.Context, next *Assignment, fences uint64
 		cctx, cancel := context.WithTimeout(ctx, c.cfg.RetryPeriod)
 		next.Cached = c.cache.SetNamespaces(cctx, claim)
 		cancel()
+		c.listed, c.cached = namespaces, claim
 		if len(next.Cached) < len(claim) {
 			c.log.V(1).Info("claimed namespaces still syncing", "syncing", len(claim)-len(next.Cached))
 		}
@@ -551,6 +582,44 @@ func (c *Coordinator) apply(ctx context.Context, next *Assignment, fences uint64
 		return
 	}
 	c.count(namespaces, prev, next)
+}
+
+// widenEvery is the least time between two widens.
+const widenEvery = 250 * time.Millisecond
+
+// widen works the namespaces given to the cache at the last step that have
+// synced since, without waiting for the next step. It changes nothing
+// else: the claims are those of the last read, which already gave this
+// replica those namespaces; only their caches were not ready. A fence or a
+// move since (the assignment replaced or restricted) leaves it to the next
+// step.
+func (c *Coordinator) widen(ctx context.Context) {
+	c.widenedAt = c.now()
+	cur := c.assignment.Load()
+	if cur.Cached == nil || cur.Next != nil || len(cur.Cached) == len(c.cached) {
+		return
+	}
+	// The same namespaces as the last step: SetNamespaces adds and removes
+	// none, so it waits for nothing and only says which have synced.
+	synced := c.cache.SetNamespaces(ctx, c.cached)
+	c.mu.Lock()
+	if c.fenced || c.assignment.Load() != cur || maps.Equal(synced, cur.Cached) {
+		c.mu.Unlock()
+		return
+	}
+	next := *cur
+	next.Cached = synced
+	c.gain(c.listed, cur, &next)
+	c.recordStarts(c.listed, &next)
+	c.assignment.Store(&next)
+	c.mu.Unlock()
+	c.workersMu.Lock()
+	workers := slices.Clone(c.workers)
+	c.workersMu.Unlock()
+	for _, w := range workers {
+		w.Resync(ctx, cur.Works, next.Works)
+	}
+	c.count(c.listed, cur, &next)
 }
 
 // gain tells the OnGain hooks the namespaces next works that cur does not

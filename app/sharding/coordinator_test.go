@@ -77,25 +77,31 @@ type simMember struct {
 }
 
 // simCache is a NamespaceCache that records what it holds, and can fail.
+// When it lags, a namespace added syncs only by the next call: the member
+// works it from a widen or its next step.
 type simCache struct {
 	mu     sync.Mutex
 	held   map[string]bool
 	broken bool
+	lag    bool
 }
 
 func (c *simCache) SetNamespaces(_ context.Context, namespaces []string) map[string]bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.held = map[string]bool{}
+	held := map[string]bool{}
 	synced := map[string]bool{}
 	for _, ns := range namespaces {
-		c.held[ns] = true
-		if !c.broken {
+		held[ns] = true
+		if !c.broken && (!c.lag || c.held[ns]) {
 			synced[ns] = true
 		}
 	}
+	c.held = held
 	return synced
 }
+
+func (c *simCache) NamespaceSynced() <-chan struct{} { return nil }
 
 func (c *simCache) holds(ns string) bool {
 	c.mu.Lock()
@@ -486,6 +492,9 @@ func TestRingNeverDoubleWorks(t *testing.T) {
 				case op == 3:
 					m := s.members[live[r.IntN(len(live))]]
 					m.leases.down.Store(!m.leases.down.Load())
+				case op == 4:
+					m := s.members[live[r.IntN(len(live))]]
+					m.cache.lag = !m.cache.lag
 				}
 				// Members act in a random order, some more than once.
 				order := slices.Clone(s.order)
@@ -501,6 +510,10 @@ func TestRingNeverDoubleWorks(t *testing.T) {
 					}
 					if r.IntN(3) > 0 {
 						_ = m.c.step(s.ctx)
+						s.check()
+					}
+					if r.IntN(3) == 0 {
+						m.c.widen(s.ctx)
 						s.check()
 					}
 				}

@@ -114,6 +114,82 @@ func (neverSynced) SetNamespaces(ctx context.Context, _ []string) map[string]boo
 	return map[string]bool{}
 }
 
+func (neverSynced) NamespaceSynced() <-chan struct{} { return nil }
+
+// syncedOnCue is a namespace cache whose namespaces sync when the test says.
+type syncedOnCue struct {
+	mu     sync.Mutex
+	synced map[string]bool
+	signal chan struct{}
+}
+
+func (c *syncedOnCue) SetNamespaces(_ context.Context, namespaces []string) map[string]bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := map[string]bool{}
+	for _, ns := range namespaces {
+		if c.synced[ns] {
+			out[ns] = true
+		}
+	}
+	return out
+}
+
+func (c *syncedOnCue) NamespaceSynced() <-chan struct{} { return c.signal }
+
+func (c *syncedOnCue) sync(namespaces ...string) {
+	c.mu.Lock()
+	for _, ns := range namespaces {
+		c.synced[ns] = true
+	}
+	c.mu.Unlock()
+	select {
+	case c.signal <- struct{}{}:
+	default:
+	}
+}
+
+// A namespace whose cache syncs between two steps is worked when it syncs,
+// not at the next step: here steps are 20 s apart.
+func TestASyncedNamespaceIsWorkedBeforeTheNextStep(t *testing.T) {
+	cs := fake.NewClientset()
+	keys := namespaces(4)
+	c := newTestCoordinator(t, cs.CoordinationV1().Leases("eso-system"), "a", keys, Config{LeaseDuration: 60 * time.Second, RenewDeadline: 50 * time.Second, RetryPeriod: 20 * time.Second})
+	nc := &syncedOnCue{synced: map[string]bool{}, signal: make(chan struct{}, 1)}
+	c.CacheWith(nc)
+	// Two reads with the same members: the claim is cached from then on.
+	for range 2 {
+		if err := c.write(t.Context(), nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.step(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- c.Start(ctx) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	time.Sleep(200 * time.Millisecond) // Start's first step is over
+	if n := countWorked(c, keys); n != 0 {
+		t.Fatalf("%d namespaces worked before they synced", n)
+	}
+	nc.sync(keys[0], keys[2])
+	deadline := time.Now().Add(5 * time.Second)
+	for !c.Works(keys[0]) || !c.Works(keys[2]) {
+		if time.Now().After(deadline) {
+			t.Fatalf("5 s after two namespaces synced, %d are worked", countWorked(c, keys))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if c.Works(keys[1]) || c.Works(keys[3]) {
+		t.Errorf("namespaces worked that have not synced")
+	}
+}
+
 // A namespace slow to sync holds a step up for a retry period at most, so
 // the ring is read again on time (replicas that start together first claim
 // everything, and must soon see each other).
