@@ -214,7 +214,7 @@ func (m *healthManager) Add(r manager.Runnable) error {
 // requests that are not objects of one kind). Every eso controller is
 // built with one of these or LocalControllerOptions.
 func ControllerOptions(mgr ctrl.Manager, reconciles client.Object, opts controller.Options) controller.Options {
-	return ControllerOptionsListing(mgr, shardLister(mgr, reconciles), opts)
+	return ControllerOptionsListing(mgr, shardLister(mgr.GetCache(), mgr.GetScheme(), mgr.GetRESTMapper(), reconciles), opts)
 }
 
 // ControllerOptionsListing is ControllerOptions for a controller whose

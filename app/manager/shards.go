@@ -145,38 +145,52 @@ func memberID() (string, error) {
 	return fmt.Sprintf("eso-shard-%s-%s", base, hex.EncodeToString(suffix)), nil
 }
 
-// shardLister lists, from the cache, the objects of reconciles' kind whose
-// ring key keep accepts, as requests: what a controller queues when its
-// replica gains namespaces. nil when reconciles is.
-func shardLister(mgr ctrl.Manager, reconciles client.Object) sharding.Lister {
+// shardLister lists, from cache, the objects of reconciles' kind whose ring
+// key keep accepts, as requests: what a controller queues when its replica
+// gains namespaces. Given the namespaces gained, it lists those alone (none
+// for a cluster-scoped kind). nil when reconciles is.
+func shardLister(cache client.Reader, scheme *runtime.Scheme, mapper meta.RESTMapper, reconciles client.Object) sharding.Lister {
 	if reconciles == nil {
 		return nil
 	}
-	scheme := mgr.GetScheme()
 	gvk, err := apiutil.GVKForObject(reconciles, scheme)
 	if err != nil {
 		return nil
 	}
 	listGVK := gvk.GroupVersion().WithKind(gvk.Kind + "List")
-	return func(ctx context.Context, keep func(string) bool) ([]reconcile.Request, error) {
-		obj, err := scheme.New(listGVK)
-		if err != nil {
-			return nil, err
-		}
-		list, ok := obj.(client.ObjectList)
-		if !ok {
-			return nil, fmt.Errorf("%s is not a list", listGVK)
-		}
-		if err := mgr.GetCache().List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
-			return nil, err
-		}
+	return func(ctx context.Context, namespaces []string, keep func(string) bool) ([]reconcile.Request, error) {
 		var reqs []reconcile.Request
-		err = meta.EachListItem(list, func(o runtime.Object) error {
-			if m, ok := o.(client.Object); ok && keep(sharding.Key(m.GetNamespace(), m.GetName())) {
-				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(m)})
+		listIn := func(opts ...client.ListOption) error {
+			obj, err := scheme.New(listGVK)
+			if err != nil {
+				return err
 			}
-			return nil
-		})
-		return reqs, err
+			list, ok := obj.(client.ObjectList)
+			if !ok {
+				return fmt.Errorf("%s is not a list", listGVK)
+			}
+			if err := cache.List(ctx, list, append(opts, client.UnsafeDisableDeepCopy)...); err != nil {
+				return err
+			}
+			return meta.EachListItem(list, func(o runtime.Object) error {
+				if m, ok := o.(client.Object); ok && keep(sharding.Key(m.GetNamespace(), m.GetName())) {
+					reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(m)})
+				}
+				return nil
+			})
+		}
+		if namespaces == nil {
+			return reqs, listIn()
+		}
+		namespaced, err := apiutil.IsGVKNamespaced(gvk, mapper)
+		if err != nil || !namespaced {
+			return nil, err // a cluster-scoped kind gained nothing
+		}
+		for _, ns := range namespaces {
+			if err := listIn(client.InNamespace(ns)); err != nil {
+				return nil, err
+			}
+		}
+		return reqs, nil
 	}
 }

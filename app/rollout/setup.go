@@ -68,23 +68,33 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // requests: with --shards auto, what a replica queues for the namespaces
 // it gains, so that a Secret that changed while its namespace moved between
 // replicas still restarts the workloads that ask for it. A workload that
-// asks for nothing is done at once.
+// asks for nothing is done at once. Given the namespaces gained, it lists
+// those alone.
 func workloadsIn(cache client.Reader) sharding.Lister {
-	return func(ctx context.Context, keep func(key string) bool) ([]reconcile.Request, error) {
+	return func(ctx context.Context, namespaces []string, keep func(key string) bool) ([]reconcile.Request, error) {
+		scopes := []client.ListOption{client.InNamespace("")}
+		if namespaces != nil {
+			scopes = scopes[:0]
+			for _, ns := range namespaces {
+				scopes = append(scopes, client.InNamespace(ns))
+			}
+		}
 		var reqs []reconcile.Request
 		for _, k := range workloads.Kinds {
-			list := k.NewList()
-			if err := cache.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
-				return nil, err
-			}
-			err := meta.EachListItem(list, func(o runtime.Object) error {
-				if w, ok := o.(client.Object); ok && keep(sharding.Key(w.GetNamespace(), w.GetName())) {
-					reqs = append(reqs, request(k.Name, w.GetNamespace(), w.GetName()))
+			for _, in := range scopes {
+				list := k.NewList()
+				if err := cache.List(ctx, list, in, client.UnsafeDisableDeepCopy); err != nil {
+					return nil, err
 				}
-				return nil
-			})
-			if err != nil {
-				return nil, err
+				err := meta.EachListItem(list, func(o runtime.Object) error {
+					if w, ok := o.(client.Object); ok && keep(sharding.Key(w.GetNamespace(), w.GetName())) {
+						reqs = append(reqs, request(k.Name, w.GetNamespace(), w.GetName()))
+					}
+					return nil
+				})
+				if err != nil {
+					return nil, err
+				}
 			}
 		}
 		return reqs, nil

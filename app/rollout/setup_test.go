@@ -24,12 +24,20 @@ func TestWorkloadsIn(t *testing.T) {
 		&appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: "gained", Name: "db"}},
 		&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "elsewhere", Name: "web"}},
 	).Build()
-	reqs, err := workloadsIn(c)(context.Background(), func(key string) bool { return key == "gained" })
+	want := []reconcile.Request{request("Deployment", "gained", "web"), request("StatefulSet", "gained", "db")}
+	reqs, err := workloadsIn(c)(context.Background(), nil, func(key string) bool { return key == "gained" })
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []reconcile.Request{request("Deployment", "gained", "web"), request("StatefulSet", "gained", "db")}
 	if !slices.Equal(reqs, want) {
 		t.Errorf("queued %v, want %v", reqs, want)
+	}
+	// Told the namespaces gained, it lists those alone.
+	reqs, err = workloadsIn(c)(context.Background(), []string{"gained"}, func(string) bool { return true })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(reqs, want) {
+		t.Errorf("given the namespace gained, queued %v, want %v", reqs, want)
 	}
 }

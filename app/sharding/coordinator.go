@@ -53,8 +53,9 @@ type Worker interface {
 	// Drain returns once no reconcile of a key works rejects is running.
 	Drain(ctx context.Context, works func(key string) bool) error
 	// Resync queues the controller's objects whose key before rejects and
-	// after accepts: what this replica just gained.
-	Resync(ctx context.Context, before, after func(key string) bool)
+	// after accepts: what this replica just gained. namespaces, when not
+	// nil, are the only namespaces gained, and no cluster-scoped key is.
+	Resync(ctx context.Context, namespaces []string, before, after func(key string) bool)
 }
 
 // NamespaceCache keeps the objects of the namespaces a replica's claim
@@ -574,7 +575,7 @@ func (c *Coordinator) apply(ctx context.Context, next *Assignment, fences uint64
 		workers := slices.Clone(c.workers)
 		c.workersMu.Unlock()
 		for _, w := range workers {
-			w.Resync(ctx, prev.Works, next.Works)
+			w.Resync(ctx, nil, prev.Works, next.Works)
 		}
 	}
 	if listErr != nil {
@@ -613,11 +614,20 @@ func (c *Coordinator) widen(ctx context.Context) {
 	c.recordStarts(c.listed, &next)
 	c.assignment.Store(&next)
 	c.mu.Unlock()
+	// Only namespaces were gained: the workers list those alone, so a
+	// widen costs what it gains, not all this replica works.
+	var gained []string
+	for ns := range synced {
+		if !cur.Cached[ns] {
+			gained = append(gained, ns)
+		}
+	}
+	slices.Sort(gained)
 	c.workersMu.Lock()
 	workers := slices.Clone(c.workers)
 	c.workersMu.Unlock()
 	for _, w := range workers {
-		w.Resync(ctx, cur.Works, next.Works)
+		w.Resync(ctx, gained, cur.Works, next.Works)
 	}
 	c.count(c.listed, cur, &next)
 }

@@ -535,7 +535,7 @@ func (stuckWorker) Drain(ctx context.Context, _ func(string) bool) error {
 	return ctx.Err()
 }
 
-func (stuckWorker) Resync(context.Context, func(string) bool, func(string) bool) {}
+func (stuckWorker) Resync(context.Context, []string, func(string) bool, func(string) bool) {}
 
 func TestAStuckReleaseEndsTheMember(t *testing.T) {
 	s := newSim(t, 30)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -149,14 +150,40 @@ func (c *syncedOnCue) sync(namespaces ...string) {
 	}
 }
 
+// resyncs records the namespaces each Resync was given.
+type resyncs struct {
+	mu    sync.Mutex
+	given [][]string
+}
+
+func (*resyncs) Drain(context.Context, func(string) bool) error { return nil }
+
+func (r *resyncs) Resync(_ context.Context, namespaces []string, _, _ func(string) bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.given = append(r.given, namespaces)
+}
+
+func (r *resyncs) last() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.given) == 0 {
+		return nil
+	}
+	return r.given[len(r.given)-1]
+}
+
 // A namespace whose cache syncs between two steps is worked when it syncs,
-// not at the next step: here steps are 20 s apart.
+// not at the next step: here steps are 20 s apart. The controllers are told
+// to queue the objects of those namespaces alone.
 func TestASyncedNamespaceIsWorkedBeforeTheNextStep(t *testing.T) {
 	cs := fake.NewClientset()
 	keys := namespaces(4)
 	c := newTestCoordinator(t, cs.CoordinationV1().Leases("eso-system"), "a", keys, Config{LeaseDuration: 60 * time.Second, RenewDeadline: 50 * time.Second, RetryPeriod: 20 * time.Second})
 	nc := &syncedOnCue{synced: map[string]bool{}, signal: make(chan struct{}, 1)}
 	c.CacheWith(nc)
+	w := &resyncs{}
+	c.Register(w)
 	// Two reads with the same members: the claim is cached from then on.
 	for range 2 {
 		if err := c.write(t.Context(), nil); err != nil {
@@ -187,6 +214,9 @@ func TestASyncedNamespaceIsWorkedBeforeTheNextStep(t *testing.T) {
 	}
 	if c.Works(keys[1]) || c.Works(keys[3]) {
 		t.Errorf("namespaces worked that have not synced")
+	}
+	if got, want := w.last(), []string{keys[0], keys[2]}; !slices.Equal(got, want) {
+		t.Errorf("the controllers were told to queue the objects of %q, want %q", got, want)
 	}
 }
 

@@ -14,8 +14,10 @@ import (
 
 // Lister lists the requests of every object a controller reconciles whose
 // key keep accepts; nil when the controller's requests are not objects of
-// one kind it could list.
-type Lister func(ctx context.Context, keep func(key string) bool) ([]reconcile.Request, error)
+// one kind it could list. When namespaces is not nil, keep accepts keys in
+// those namespaces only, and no cluster-scoped key: the Lister need list
+// no other namespace.
+type Lister func(ctx context.Context, namespaces []string, keep func(key string) bool) ([]reconcile.Request, error)
 
 // gate is what a sharded queue shares between its plain and priority forms:
 // it admits only requests this replica works and counts those being
@@ -86,11 +88,11 @@ func (g *gate) Drain(ctx context.Context, works func(string) bool) error {
 }
 
 // resync adds, through add, the requests of the objects gained.
-func (g *gate) resync(ctx context.Context, before, after func(string) bool, add func(reconcile.Request)) {
+func (g *gate) resync(ctx context.Context, namespaces []string, before, after func(string) bool, add func(reconcile.Request)) {
 	if g.list == nil {
 		return
 	}
-	reqs, err := g.list(ctx, func(k string) bool { return after(k) && !before(k) })
+	reqs, err := g.list(ctx, namespaces, func(k string) bool { return after(k) && !before(k) })
 	if err != nil {
 		return // the next change of each object queues it
 	}
@@ -141,8 +143,8 @@ func (q *queue) Done(item reconcile.Request) {
 	q.done(item)
 }
 
-func (q *queue) Resync(ctx context.Context, before, after func(string) bool) {
-	q.resync(ctx, before, after, q.TypedRateLimitingInterface.Add)
+func (q *queue) Resync(ctx context.Context, namespaces []string, before, after func(string) bool) {
+	q.resync(ctx, namespaces, before, after, q.TypedRateLimitingInterface.Add)
 }
 
 // handoverPriority is the priority of objects gained in a handover: below
@@ -190,8 +192,8 @@ func (q *priorityQueue) GetWithPriority() (reconcile.Request, int, bool) {
 	}
 }
 
-func (q *priorityQueue) Resync(ctx context.Context, before, after func(string) bool) {
-	q.resync(ctx, before, after, func(r reconcile.Request) {
+func (q *priorityQueue) Resync(ctx context.Context, namespaces []string, before, after func(string) bool) {
+	q.resync(ctx, namespaces, before, after, func(r reconcile.Request) {
 		q.pq.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(handoverPriority)}, r)
 	})
 }

@@ -100,7 +100,7 @@ func TestResyncQueuesWhatWasGained(t *testing.T) {
 	for name, inner := range queues(t) {
 		t.Run(name, func(t *testing.T) {
 			objects := []reconcile.Request{req("old", "a"), req("new", "a"), req("new", "b"), req("theirs", "a"), req("", "cluster-store")}
-			q := gated(inner, func(k string) bool { return k != "theirs" }, func(_ context.Context, keep func(string) bool) ([]reconcile.Request, error) {
+			q := gated(inner, func(k string) bool { return k != "theirs" }, func(_ context.Context, _ []string, keep func(string) bool) ([]reconcile.Request, error) {
 				var out []reconcile.Request
 				for _, o := range objects {
 					if keep(keyOf(o)) {
@@ -111,7 +111,7 @@ func TestResyncQueuesWhatWasGained(t *testing.T) {
 			})
 			before := func(k string) bool { return k == "old" }
 			after := func(k string) bool { return k != "theirs" }
-			q.Resync(t.Context(), before, after)
+			q.Resync(t.Context(), nil, before, after)
 			got := map[reconcile.Request]bool{}
 			for q.Len() > 0 {
 				r, _ := q.Get()
@@ -136,12 +136,12 @@ func TestResyncQueuesWhatWasGained(t *testing.T) {
 func TestGainedObjectsGoBeforeRefreshes(t *testing.T) {
 	pq := priorityqueue.New[reconcile.Request]("test")
 	t.Cleanup(pq.ShutDown)
-	g := gated(pq, func(string) bool { return true }, func(context.Context, func(string) bool) ([]reconcile.Request, error) {
+	g := gated(pq, func(string) bool { return true }, func(context.Context, []string, func(string) bool) ([]reconcile.Request, error) {
 		return []reconcile.Request{req("gained", "a")}, nil
 	})
 	q := g.(priorityqueue.PriorityQueue[reconcile.Request])
 	q.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(handler.LowPriority)}, req("mine", "refresh"))
-	g.Resync(t.Context(), func(k string) bool { return k == "mine" }, func(string) bool { return true })
+	g.Resync(t.Context(), nil, func(k string) bool { return k == "mine" }, func(string) bool { return true })
 	q.Add(req("mine", "edited"))
 	for _, want := range []reconcile.Request{req("mine", "edited"), req("gained", "a"), req("mine", "refresh")} {
 		got, priority, _ := q.GetWithPriority()
