@@ -60,6 +60,31 @@ eso_secret_writes_total{operation="update"} 1
 	}
 }
 
+// The API server's time per request: a histogram's sum, by the key of its
+// labels, over the count of those requests.
+func TestMeanMilliseconds(t *testing.T) {
+	fams, err := parseMetrics([]byte(`# TYPE apiserver_request_total counter
+apiserver_request_total{resource="secrets",subresource="",verb="POST",code="201"} 3
+apiserver_request_total{resource="secrets",subresource="",verb="POST",code="409"} 1
+# TYPE apiserver_request_duration_seconds histogram
+apiserver_request_duration_seconds_bucket{resource="secrets",subresource="",verb="POST",scope="resource",le="+Inf"} 3
+apiserver_request_duration_seconds_sum{resource="secrets",subresource="",verb="POST",scope="resource"} 0.06
+apiserver_request_duration_seconds_count{resource="secrets",subresource="",verb="POST",scope="resource"} 3
+apiserver_request_duration_seconds_bucket{resource="secrets",subresource="",verb="POST",scope="namespace",le="+Inf"} 1
+apiserver_request_duration_seconds_sum{resource="secrets",subresource="",verb="POST",scope="namespace"} 0.02
+apiserver_request_duration_seconds_count{resource="secrets",subresource="",verb="POST",scope="namespace"} 1
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := func(l map[string]string) string { return l["verb"] + " " + l["resource"] }
+	api := apiWrites{Requests: byLabels(fams["apiserver_request_total"], key),
+		RequestSeconds: byLabels(fams["apiserver_request_duration_seconds"], key)}
+	if got, want := meanMilliseconds(api, "POST secrets", "PATCH externalsecrets/status"), "POST secrets 20.0 ms"; got != want {
+		t.Errorf("meanMilliseconds = %q, want %q", got, want)
+	}
+}
+
 func TestHistogramQuantile(t *testing.T) {
 	// 100 calls: 50 under 0.5 ms, 49 between 0.5 and 1 ms, one under 10 ms.
 	h := histogram{bounds: []float64{0.0005, 0.001, 0.01}, counts: []float64{50, 99, 100}, total: 100}

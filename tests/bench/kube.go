@@ -457,6 +457,10 @@ type apiWrites struct {
 	// WatchEvents counts the events the API server sent to watches, by
 	// resource.
 	WatchEvents map[string]float64 `json:"watch_events,omitempty"`
+	// RequestSeconds is the time the API server took over the requests,
+	// keyed as Requests (apiserver_request_duration_seconds): with
+	// Requests, the mean time of each kind of request.
+	RequestSeconds map[string]float64 `json:"request_seconds,omitempty"`
 }
 
 func readAPIWrites(ctx context.Context, cs kubernetes.Interface) (apiWrites, error) {
@@ -471,13 +475,14 @@ func readAPIWrites(ctx context.Context, cs kubernetes.Interface) (apiWrites, err
 	if _, ok := fams["apiserver_request_total"]; !ok {
 		return apiWrites{}, errors.New("API server metrics lack apiserver_request_total")
 	}
-	requests := byLabels(fams["apiserver_request_total"], func(l map[string]string) string {
+	requestKey := func(l map[string]string) string {
 		key := l["verb"] + " " + l["resource"]
 		if l["subresource"] != "" {
 			key += "/" + l["subresource"]
 		}
 		return key
-	})
+	}
+	requests := byLabels(fams["apiserver_request_total"], requestKey)
 	writes := func(resource string) float64 {
 		total := 0.0
 		for _, verb := range []string{"POST", "PUT", "PATCH", "DELETE"} {
@@ -496,16 +501,18 @@ func readAPIWrites(ctx context.Context, cs kubernetes.Interface) (apiWrites, err
 			}
 			return l["kind"] // its label before Kubernetes 1.32
 		}),
+		RequestSeconds: byLabels(fams["apiserver_request_duration_seconds"], requestKey),
 	}, nil
 }
 
 func (a apiWrites) minus(b apiWrites) apiWrites {
 	return apiWrites{Secrets: a.Secrets - b.Secrets, Statuses: a.Statuses - b.Statuses, Events: a.Events - b.Events,
-		Requests: minusEach(a.Requests, b.Requests), WatchEvents: minusEach(a.WatchEvents, b.WatchEvents)}
+		Requests: minusEach(a.Requests, b.Requests), WatchEvents: minusEach(a.WatchEvents, b.WatchEvents),
+		RequestSeconds: minusEach(a.RequestSeconds, b.RequestSeconds)}
 }
 
-// byLabels adds a counter family's series up by the key key makes of their
-// labels.
+// byLabels adds a counter family's series (a histogram's: their sums) up by
+// the key key makes of their labels.
 func byLabels(fam *dto.MetricFamily, key func(labels map[string]string) string) map[string]float64 {
 	out := map[string]float64{}
 	for _, m := range fam.GetMetric() {
@@ -513,9 +520,28 @@ func byLabels(fam *dto.MetricFamily, key func(labels map[string]string) string) 
 		for _, l := range m.GetLabel() {
 			labels[l.GetName()] = l.GetValue()
 		}
+		if h := m.GetHistogram(); h != nil {
+			out[key(labels)] += h.GetSampleSum()
+			continue
+		}
 		out[key(labels)] += m.GetCounter().GetValue()
 	}
 	return out
+}
+
+// meanMilliseconds formats the mean time of each of the requests named, as
+// "POST secrets 12.3 ms, ...".
+func meanMilliseconds(api apiWrites, keys ...string) string {
+	var parts []string
+	for _, k := range keys {
+		if n := api.Requests[k]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %.1f ms", k, 1000*api.RequestSeconds[k]/n))
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // minusEach is a - b per key, keeping only the keys that grew.

@@ -264,9 +264,13 @@ func allReady(row func(name, format string, args ...any), o options, seconds, pe
 func apiRequests(row func(name, format string, args ...any), api apiWrites, raw *rawResult) {
 	row("API server requests, eso's sync", "%s", largest(api.Requests, 8))
 	row("API server watch events, eso's sync", "%s", largest(api.WatchEvents, 4))
+	// The writes both make: how long the API server took over each.
+	writes := []string{"POST secrets", "PATCH externalsecrets/status"}
+	row("API server time per write, eso's sync", "%s", meanMilliseconds(api, writes...))
 	if raw != nil {
 		row("API server requests, raw client", "%s", largest(raw.API.Requests, 8))
 		row("API server watch events, raw client", "%s", largest(raw.API.WatchEvents, 4))
+		row("API server time per write, raw client", "%s", meanMilliseconds(raw.API, writes...))
 	}
 }
 
