@@ -209,6 +209,7 @@ func (b *bench) firstSync(ctx context.Context, res *results, n int) error {
 		return b.withESO(err)
 	}
 	res.Sync.AllReadySeconds = time.Since(start).Seconds()
+	res.Sync.Progress = b.track.quarters(start, n)
 	cpuAfter, err := b.cpu()
 	if err != nil {
 		return err

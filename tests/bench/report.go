@@ -38,6 +38,9 @@ type results struct {
 		RSSPerESKiB float64     `json:"rss_per_externalsecret_kib"`
 		ESO         esoCounters `json:"eso_counters"`
 		API         apiWrites   `json:"apiserver_writes"`
+		// Progress: when a quarter, half, three quarters and all were
+		// Ready (tracker.quarters).
+		Progress []float64 `json:"ready_progress_seconds"`
 	} `json:"first_sync"`
 
 	Steady struct {
@@ -128,6 +131,8 @@ func printTable(out io.Writer, r *results) {
 		row("raw client-go, same writes (Secret + status)", "%.1f s  (%.0f/s; eso / raw: %.2f; last write %.1f s)", r.Raw.Seconds, r.Raw.PerSecond, r.Raw.Ratio, r.Raw.WritesSeconds)
 		row("API server + etcd CPU: eso's sync / raw", "%.2f s / %.2f s", s.ControlPlaneCPUSeconds, r.Raw.ControlPlaneCPUSeconds)
 		row("benchmark's CPU: its watch / + raw client", "%.2f s / %.2f s", s.BenchCPUSeconds, r.Raw.BenchCPUSeconds)
+		row("a quarter, half, 3/4, all Ready: eso", "%s", seconds(s.Progress))
+		row("  raw client", "%s", seconds(r.Raw.Progress))
 	} else {
 		row("API server + etcd CPU during sync", "%.2f s", s.ControlPlaneCPUSeconds)
 	}
