@@ -147,6 +147,9 @@ type Coordinator struct {
 	// count; waiting how many waited for another's release.
 	worked  map[string]bool
 	waiting int
+	// unworkedFrom is, for each namespace gained from another member and
+	// not worked yet, when that member stopped working it.
+	unworkedFrom map[string]time.Time
 }
 
 // NewCoordinator returns the coordinator of cfg's member, writing its Lease
@@ -156,7 +159,8 @@ func NewCoordinator(cfg Config, leases coordinationclient.LeaseInterface, namesp
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	c := &Coordinator{cfg: cfg, leases: leases, namespaces: namespaces, log: log, now: time.Now, claim: []string{}, moveWait: moveWait}
+	c := &Coordinator{cfg: cfg, leases: leases, namespaces: namespaces, log: log, now: time.Now, claim: []string{}, moveWait: moveWait,
+		unworkedFrom: map[string]time.Time{}}
 	c.assignment.Store(&Assignment{})
 	return c, nil
 }
@@ -679,14 +683,27 @@ func (c *Coordinator) count(namespaces []string, prev, next *Assignment) {
 	for _, ns := range namespaces {
 		is := next.Works(ns)
 		was, known := c.worked[ns]
-		switch {
-		case known && is && !was:
-			gained++
+		// A namespace claimed may be worked steps after its previous
+		// worker stopped (its cache still syncing): by then prev no longer
+		// shows that worker, so when it stopped is kept from the reads
+		// that did.
+		pending, gainedNow := !is && Owner(next.Claim, ns) == next.Self, known && is && !was
+		if pending || gainedNow {
 			if since, ok := c.unworkedSince(prev, ns); ok {
+				c.unworkedFrom[ns] = since
+			}
+		}
+		switch {
+		case gainedNow:
+			gained++
+			if since, ok := c.unworkedFrom[ns]; ok {
 				metrics.ShardUnworked.Observe(max(now.Sub(since), 0).Seconds())
 			}
 		case known && was && !is:
 			released++
+		}
+		if !pending {
+			delete(c.unworkedFrom, ns)
 		}
 		if is {
 			worked[ns] = true

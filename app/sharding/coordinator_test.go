@@ -13,10 +13,13 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	dto "github.com/prometheus/client_model/go"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 	coordinationclient "k8s.io/client-go/kubernetes/typed/coordination/v1"
+
+	"github.com/eso-dev/eso/app/metrics"
 )
 
 // The ring is simulated: members share one Lease store (the fake
@@ -550,5 +553,34 @@ func TestAStuckReleaseEndsTheMember(t *testing.T) {
 	_ = s.members["b"].c.write(s.ctx, nil) // b's Lease now names b
 	if err := a.step(s.ctx); !errors.Is(err, errDrain) {
 		t.Fatalf("a's step: %v, want the drain's error", err)
+	}
+}
+
+// unworkedObservations is how many handovers eso_shard_handover_unworked_seconds
+// has observed so far.
+func unworkedObservations(t *testing.T) uint64 {
+	t.Helper()
+	var m dto.Metric
+	if err := metrics.ShardUnworked.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetHistogram().GetSampleCount()
+}
+
+// Each namespace gained from another member counts in the unworked-time
+// metric, also when its cache synced only steps after the handover, when
+// the read that showed its previous worker is long past. Not parallel: the
+// metric is the process's.
+func TestUnworkedCountsNamespacesThatSyncLate(t *testing.T) {
+	s := newSim(t, 60)
+	s.join("a")
+	s.settle(3 * simRetry)
+	before := unworkedObservations(t)
+	s.join("b")
+	s.members["b"].cache.lag = true
+	s.settle(6 * simRetry)
+	// The sim's list of namespaces holds its cluster-scoped keys too.
+	if gained, got := s.owned("b"), unworkedObservations(t)-before; gained == 0 || got != uint64(gained) {
+		t.Errorf("b gained %d keys from a; the unworked time was observed %d times", gained, got)
 	}
 }
