@@ -2,6 +2,7 @@ package grpcclient
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -44,9 +45,9 @@ func invoke[T any](ctx context.Context, opts Options, attempts int, call func(co
 // deadline the client sends, and when that timer wins the race with the
 // client's it cancels the call on its side and answers Canceled: the call
 // still timed out, and is no more the caller's doing than a deadline seen
-// here. A call whose caller gave up (ctx done) stays Canceled.
+// here. A call its caller cancelled stays Canceled.
 func timedOut(ctx, callCtx context.Context, err error) error {
-	if status.Code(err) != codes.Canceled || ctx.Err() != nil {
+	if status.Code(err) != codes.Canceled || errors.Is(ctx.Err(), context.Canceled) {
 		return err
 	}
 	// The deadline, not callCtx.Err(): the context's own timer may not have
