@@ -183,11 +183,15 @@ func shardLister(cache client.Reader, scheme *runtime.Scheme, mapper meta.RESTMa
 			return reqs, listIn()
 		}
 		namespaced, err := apiutil.IsGVKNamespaced(gvk, mapper)
-		if err != nil || !namespaced {
-			return nil, err // a cluster-scoped kind gained nothing
+		switch {
+		case err != nil:
+			return reqs, listIn() // keep still decides
+		case !namespaced:
+			return nil, nil // a cluster-scoped kind gained nothing
 		}
 		for _, ns := range namespaces {
-			if err := listIn(client.InNamespace(ns)); err != nil {
+			// One given up since holds none of what was gained.
+			if err := listIn(client.InNamespace(ns)); err != nil && !shardcache.IsNotOwned(err) {
 				return nil, err
 			}
 		}

@@ -636,8 +636,8 @@ func TestSetNamespaces(t *testing.T) {
 	if got := c.Namespaces(); !slices.Equal(got, sorted(a, b)) {
 		t.Errorf("after SetNamespaces(%s, %s) with its context ended: owns %v", a, b, got)
 	}
-	// NamespaceSynced says when they have: SetNamespaces with the same
-	// namespaces then reports them, without waiting.
+	// NamespaceSynced says when they have, and Synced which (not d: it is
+	// not owned).
 	deadline := time.After(30 * time.Second)
 	for {
 		select {
@@ -645,7 +645,7 @@ func TestSetNamespaces(t *testing.T) {
 		case <-deadline:
 			t.Fatalf("NamespaceSynced never said %s and %s synced", a, b)
 		}
-		if synced := c.SetNamespaces(cancelled, []string{a, b}); len(synced) == 2 && synced[a] && synced[b] {
+		if synced := c.Synced([]string{a, b, d}); len(synced) == 2 && synced[a] && synced[b] {
 			break
 		}
 	}

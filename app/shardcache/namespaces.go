@@ -136,9 +136,22 @@ func (c *Cache) run(n *namespace) {
 }
 
 // NamespaceSynced receives once one or more namespaces added since it last
-// did have synced, their handlers included: SetNamespaces with the same
-// namespaces then returns them among those synced, without waiting.
+// did have synced, their handlers included (Synced then says which).
 func (c *Cache) NamespaceSynced() <-chan struct{} { return c.synced }
+
+// Synced returns those of namespaces that are owned and have synced, their
+// handlers included. It changes nothing and waits for nothing.
+func (c *Cache) Synced(namespaces []string) map[string]bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	synced := map[string]bool{}
+	for _, ns := range namespaces {
+		if n, ok := c.namespaces[ns]; ok && n.synced() && c.handlersSyncedLocked(n) {
+			synced[ns] = true
+		}
+	}
+	return synced
+}
 
 // stop stops the namespace's cache and returns once all its informers
 // have returned. Called without c.mu.
@@ -345,15 +358,7 @@ func (c *Cache) SetNamespaces(ctx context.Context, namespaces []string) map[stri
 		// One deadline for all: they sync side by side.
 		_ = c.waitSynced(ctx, n)
 	}
-	synced := make(map[string]bool, len(want))
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	for ns := range want {
-		if n, ok := c.namespaces[ns]; ok && n.synced() && c.handlersSyncedLocked(n) {
-			synced[ns] = true
-		}
-	}
-	return synced
+	return c.Synced(namespaces)
 }
 
 // synced reports, without waiting, whether the namespace's cache has

@@ -69,6 +69,9 @@ type NamespaceCache interface {
 	// since it last did, so the replica works them without waiting for
 	// its next step.
 	NamespaceSynced() <-chan struct{}
+	// Synced returns those of namespaces that are cached and have synced,
+	// changing nothing and waiting for nothing.
+	Synced(namespaces []string) map[string]bool
 }
 
 const (
@@ -159,8 +162,7 @@ func NewCoordinator(cfg Config, leases coordinationclient.LeaseInterface, namesp
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	c := &Coordinator{cfg: cfg, leases: leases, namespaces: namespaces, log: log, now: time.Now, claim: []string{}, moveWait: moveWait,
-		unworkedFrom: map[string]time.Time{}}
+	c := &Coordinator{cfg: cfg, leases: leases, namespaces: namespaces, log: log, now: time.Now, claim: []string{}, moveWait: moveWait}
 	c.assignment.Store(&Assignment{})
 	return c, nil
 }
@@ -604,29 +606,34 @@ func (c *Coordinator) widen(ctx context.Context) {
 	if cur.Cached == nil || cur.Next != nil || len(cur.Cached) == len(c.cached) {
 		return
 	}
-	// The same namespaces as the last step: SetNamespaces adds and removes
-	// none, so it waits for nothing and only says which have synced.
-	synced := c.cache.SetNamespaces(ctx, c.cached)
+	// A widen only adds: a namespace that no longer reports synced (a
+	// handler added since) is left to the next step.
+	var gained []string
+	for ns := range c.cache.Synced(c.cached) {
+		if !cur.Cached[ns] {
+			gained = append(gained, ns)
+		}
+	}
+	if len(gained) == 0 {
+		return
+	}
+	slices.Sort(gained)
 	c.mu.Lock()
-	if c.fenced || c.assignment.Load() != cur || maps.Equal(synced, cur.Cached) {
+	if c.fenced || c.assignment.Load() != cur {
 		c.mu.Unlock()
 		return
 	}
 	next := *cur
-	next.Cached = synced
+	next.Cached = maps.Clone(cur.Cached)
+	for _, ns := range gained {
+		next.Cached[ns] = true
+	}
 	c.gain(c.listed, cur, &next)
 	c.recordStarts(c.listed, &next)
 	c.assignment.Store(&next)
 	c.mu.Unlock()
 	// Only namespaces were gained: the workers list those alone, so a
 	// widen costs what it gains, not all this replica works.
-	var gained []string
-	for ns := range synced {
-		if !cur.Cached[ns] {
-			gained = append(gained, ns)
-		}
-	}
-	slices.Sort(gained)
 	c.workersMu.Lock()
 	workers := slices.Clone(c.workers)
 	c.workersMu.Unlock()
@@ -680,6 +687,8 @@ func (c *Coordinator) count(namespaces []string, prev, next *Assignment) {
 	now := c.now()
 	var gained, released, waiting int
 	worked := make(map[string]bool, len(namespaces))
+	// Rebuilt like worked, so a namespace deleted while pending leaves it.
+	unworkedFrom := map[string]time.Time{}
 	for _, ns := range namespaces {
 		is := next.Works(ns)
 		was, known := c.worked[ns]
@@ -688,22 +697,23 @@ func (c *Coordinator) count(namespaces []string, prev, next *Assignment) {
 		// shows that worker, so when it stopped is kept from the reads
 		// that did.
 		pending, gainedNow := !is && Owner(next.Claim, ns) == next.Self, known && is && !was
+		since, handedOver := time.Time{}, false
 		if pending || gainedNow {
-			if since, ok := c.unworkedSince(prev, ns); ok {
-				c.unworkedFrom[ns] = since
+			if since, handedOver = c.unworkedSince(prev, ns); !handedOver {
+				since, handedOver = c.unworkedFrom[ns]
 			}
 		}
 		switch {
 		case gainedNow:
 			gained++
-			if since, ok := c.unworkedFrom[ns]; ok {
+			if handedOver {
 				metrics.ShardUnworked.Observe(max(now.Sub(since), 0).Seconds())
 			}
 		case known && was && !is:
 			released++
 		}
-		if !pending {
-			delete(c.unworkedFrom, ns)
+		if pending && handedOver {
+			unworkedFrom[ns] = since
 		}
 		if is {
 			worked[ns] = true
@@ -726,7 +736,7 @@ func (c *Coordinator) count(namespaces []string, prev, next *Assignment) {
 		metrics.ShardHandovers.WithLabelValues("released").Add(float64(released))
 		c.log.Info("shard assignment", "members", next.Claim, "namespaces", owned, "gained", gained, "released", released, "waitingForRelease", waiting)
 	}
-	c.worked, c.waiting = worked, waiting
+	c.worked, c.waiting, c.unworkedFrom = worked, waiting, unworkedFrom
 }
 
 // unworkedSince is when the member that worked ns before this replica

@@ -106,6 +106,19 @@ func (c *simCache) SetNamespaces(_ context.Context, namespaces []string) map[str
 
 func (c *simCache) NamespaceSynced() <-chan struct{} { return nil }
 
+// Synced: by the time it is asked, every namespace held has synced.
+func (c *simCache) Synced(namespaces []string) map[string]bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	synced := map[string]bool{}
+	for _, ns := range namespaces {
+		if c.held[ns] && !c.broken {
+			synced[ns] = true
+		}
+	}
+	return synced
+}
+
 func (c *simCache) holds(ns string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -117,6 +117,8 @@ func (neverSynced) SetNamespaces(ctx context.Context, _ []string) map[string]boo
 
 func (neverSynced) NamespaceSynced() <-chan struct{} { return nil }
 
+func (neverSynced) Synced([]string) map[string]bool { return map[string]bool{} }
+
 // syncedOnCue is a namespace cache whose namespaces sync when the test says.
 type syncedOnCue struct {
 	mu     sync.Mutex
@@ -125,6 +127,10 @@ type syncedOnCue struct {
 }
 
 func (c *syncedOnCue) SetNamespaces(_ context.Context, namespaces []string) map[string]bool {
+	return c.Synced(namespaces)
+}
+
+func (c *syncedOnCue) Synced(namespaces []string) map[string]bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := map[string]bool{}
