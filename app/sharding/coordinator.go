@@ -577,12 +577,7 @@ func (c *Coordinator) apply(ctx context.Context, next *Assignment, fences uint64
 	c.mu.Unlock()
 	if prev.Self != next.Self || !slices.Equal(prev.Claim, next.Claim) || prev.Next != nil || !sameClaims(prev.Others, next.Others) ||
 		!maps.Equal(prev.Cached, next.Cached) {
-		c.workersMu.Lock()
-		workers := slices.Clone(c.workers)
-		c.workersMu.Unlock()
-		for _, w := range workers {
-			w.Resync(ctx, nil, prev.Works, next.Works)
-		}
+		c.resync(ctx, nil, prev.Works, next.Works)
 	}
 	if listErr != nil {
 		c.log.Info("listing namespaces for the shard metrics failed", "error", listErr.Error())
@@ -634,13 +629,19 @@ func (c *Coordinator) widen(ctx context.Context) {
 	c.mu.Unlock()
 	// Only namespaces were gained: the workers list those alone, so a
 	// widen costs what it gains, not all this replica works.
+	c.resync(ctx, gained, cur.Works, next.Works)
+	c.count(c.listed, cur, &next)
+}
+
+// resync has every worker queue what after gains over before (see
+// Worker.Resync).
+func (c *Coordinator) resync(ctx context.Context, namespaces []string, before, after func(string) bool) {
 	c.workersMu.Lock()
 	workers := slices.Clone(c.workers)
 	c.workersMu.Unlock()
 	for _, w := range workers {
-		w.Resync(ctx, gained, cur.Works, next.Works)
+		w.Resync(ctx, namespaces, before, after)
 	}
-	c.count(c.listed, cur, &next)
 }
 
 // gain tells the OnGain hooks the namespaces next works that cur does not
