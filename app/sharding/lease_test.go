@@ -73,13 +73,7 @@ func TestExpiryWakesAStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := newTestCoordinator(t, leases, "alive", keys, Config{LeaseDuration: 30 * time.Second, RenewDeadline: 25 * time.Second, RetryPeriod: 20 * time.Second})
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- c.Start(ctx) }()
-	defer func() {
-		cancel()
-		<-done
-	}()
+	runInBackground(t, c)
 	worksAll := func() bool {
 		for _, k := range keys {
 			if !c.Works(k) {
@@ -95,6 +89,17 @@ func TestExpiryWakesAStep(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// runInBackground runs c until the test ends, and waits for it to stop.
+func runInBackground(t *testing.T, c *Coordinator) {
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- c.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
 }
 
 func countWorked(c *Coordinator, keys []string) int {
@@ -199,13 +204,7 @@ func TestASyncedNamespaceIsWorkedBeforeTheNextStep(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- c.Start(ctx) }()
-	defer func() {
-		cancel()
-		<-done
-	}()
+	runInBackground(t, c)
 	time.Sleep(200 * time.Millisecond) // Start's first step is over
 	if n := countWorked(c, keys); n != 0 {
 		t.Fatalf("%d namespaces worked before they synced", n)
