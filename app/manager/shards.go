@@ -160,7 +160,7 @@ func shardLister(cache client.Reader, scheme *runtime.Scheme, mapper meta.RESTMa
 	listGVK := gvk.GroupVersion().WithKind(gvk.Kind + "List")
 	return func(ctx context.Context, namespaces []string, keep func(string) bool) ([]reconcile.Request, error) {
 		var reqs []reconcile.Request
-		listIn := func(opts ...client.ListOption) error {
+		listIn := func(in client.ListOption) error {
 			obj, err := scheme.New(listGVK)
 			if err != nil {
 				return err
@@ -169,7 +169,7 @@ func shardLister(cache client.Reader, scheme *runtime.Scheme, mapper meta.RESTMa
 			if !ok {
 				return fmt.Errorf("%s is not a list", listGVK)
 			}
-			if err := cache.List(ctx, list, append(opts, client.UnsafeDisableDeepCopy)...); err != nil {
+			if err := cache.List(ctx, list, in, client.UnsafeDisableDeepCopy); err != nil {
 				return err
 			}
 			return meta.EachListItem(list, func(o runtime.Object) error {
@@ -179,19 +179,18 @@ func shardLister(cache client.Reader, scheme *runtime.Scheme, mapper meta.RESTMa
 				return nil
 			})
 		}
-		if namespaces == nil {
-			return reqs, listIn()
+		if namespaces != nil {
+			namespaced, err := apiutil.IsGVKNamespaced(gvk, mapper)
+			switch {
+			case err != nil:
+				namespaces = nil // list them all: keep still decides
+			case !namespaced:
+				return nil, nil // a cluster-scoped kind gained nothing
+			}
 		}
-		namespaced, err := apiutil.IsGVKNamespaced(gvk, mapper)
-		switch {
-		case err != nil:
-			return reqs, listIn() // keep still decides
-		case !namespaced:
-			return nil, nil // a cluster-scoped kind gained nothing
-		}
-		for _, ns := range namespaces {
-			// One given up since holds none of what was gained.
-			if err := listIn(client.InNamespace(ns)); err != nil && !shardcache.IsNotOwned(err) {
+		for _, in := range sharding.ListScopes(namespaces) {
+			// A namespace given up since holds none of what was gained.
+			if err := listIn(in); err != nil && !shardcache.IsNotOwned(err) {
 				return nil, err
 			}
 		}

@@ -72,16 +72,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // those alone.
 func workloadsIn(cache client.Reader) sharding.Lister {
 	return func(ctx context.Context, namespaces []string, keep func(key string) bool) ([]reconcile.Request, error) {
-		scopes := []client.ListOption{client.InNamespace("")}
-		if namespaces != nil {
-			scopes = scopes[:0]
-			for _, ns := range namespaces {
-				scopes = append(scopes, client.InNamespace(ns))
-			}
-		}
 		var reqs []reconcile.Request
 		for _, k := range workloads.Kinds {
-			for _, in := range scopes {
+			for _, in := range sharding.ListScopes(namespaces) {
 				list := k.NewList()
 				if err := cache.List(ctx, list, in, client.UnsafeDisableDeepCopy); err != nil {
 					return nil, err

@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -18,6 +19,19 @@ import (
 // those namespaces only, and no cluster-scoped key: the Lister need list
 // no other namespace.
 type Lister func(ctx context.Context, namespaces []string, keep func(key string) bool) ([]reconcile.Request, error)
+
+// ListScopes are the List options a Lister lists with, one List each:
+// every namespace when namespaces is nil, else each of namespaces.
+func ListScopes(namespaces []string) []client.ListOption {
+	if namespaces == nil {
+		return []client.ListOption{client.InNamespace("")}
+	}
+	scopes := make([]client.ListOption, len(namespaces))
+	for i, ns := range namespaces {
+		scopes[i] = client.InNamespace(ns)
+	}
+	return scopes
+}
 
 // gate is what a sharded queue shares between its plain and priority forms:
 // it admits only requests this replica works and counts those being
