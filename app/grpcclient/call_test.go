@@ -37,6 +37,19 @@ func TestCanceledPastTheDeadlineIsATimeout(t *testing.T) {
 		t.Errorf("a call its caller cancelled: %v, want Canceled", err)
 	}
 
+	// The caller's own deadline passing is a timeout too, whichever timer
+	// fired first.
+	shortCaller, stop := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer stop()
+	callerDeadline := func(ctx context.Context) (struct{}, error) {
+		<-ctx.Done()
+		time.Sleep(5 * time.Millisecond) // the caller's context has ended by now
+		return struct{}{}, status.Error(codes.Canceled, context.Canceled.Error())
+	}
+	if _, err := invoke(shortCaller, Options{CallTimeout: time.Hour}, 1, callerDeadline); !errors.Is(err, wire.ErrUnavailable) {
+		t.Errorf("Canceled after the caller's deadline: %v, want %v (DeadlineExceeded)", err, wire.ErrUnavailable)
+	}
+
 	beforeDeadline := func(context.Context) (struct{}, error) {
 		return struct{}{}, status.Error(codes.Canceled, "the server cancelled")
 	}
