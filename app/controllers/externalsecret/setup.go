@@ -182,14 +182,18 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, catalog *plugin.Index, c
 	return b.Complete(r)
 }
 
+// list requeues the ExternalSecrets opts select. The map functions only read
+// their names, so the list shares the cache's objects instead of copying
+// each: a namespace's or a store's events in a first sync would otherwise
+// copy every ExternalSecret of the namespace once more.
 func (r *Reconciler) list(ctx context.Context, opts ...client.ListOption) []reconcile.Request {
 	var list esv1.ExternalSecretList
-	if err := r.Client.List(ctx, &list, opts...); err != nil {
+	if err := r.Client.List(ctx, &list, append(opts, client.UnsafeDisableDeepCopy)...); err != nil {
 		return nil
 	}
 	reqs := make([]reconcile.Request, len(list.Items))
-	for i, es := range list.Items {
-		reqs[i] = reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&es)}
+	for i := range list.Items {
+		reqs[i] = reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])}
 	}
 	return reqs
 }
@@ -203,17 +207,19 @@ func (r *Reconciler) targeting(ctx context.Context, namespace, name string) []re
 	return append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: namespace, Name: name}})
 }
 
-// usingClusterStores lists the ExternalSecrets of namespace that use a ClusterSecretStore.
+// usingClusterStores lists the ExternalSecrets of namespace that use a
+// ClusterSecretStore, reading the cache's objects in place as list does.
 func (r *Reconciler) usingClusterStores(ctx context.Context, namespace string) []reconcile.Request {
 	var list esv1.ExternalSecretList
-	if err := r.Client.List(ctx, &list, client.InNamespace(namespace)); err != nil {
+	if err := r.Client.List(ctx, &list, client.InNamespace(namespace), client.UnsafeDisableDeepCopy); err != nil {
 		return nil
 	}
 	var reqs []reconcile.Request
-	for _, es := range list.Items {
-		for _, ref := range stores.RefsOf(&es) {
+	for i := range list.Items {
+		es := &list.Items[i]
+		for _, ref := range stores.RefsOf(es) {
 			if ref.Kind == stores.KindClusterSecretStore {
-				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&es)})
+				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(es)})
 				break
 			}
 		}
