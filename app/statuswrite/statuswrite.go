@@ -96,9 +96,14 @@ func statusPatch[S any](before, after S) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	diff, err := jsonpatch.CreateMergePatch(from, to)
-	if err != nil {
-		return nil, err
+	diff := to
+	// A first status (every object's first sync) has nothing to remove:
+	// the patch is the new status as it is, without decoding both sides
+	// to compare them.
+	if string(from) != "{}" {
+		if diff, err = jsonpatch.CreateMergePatch(from, to); err != nil {
+			return nil, err
+		}
 	}
 	return json.Marshal(map[string]json.RawMessage{"status": diff})
 }

@@ -199,3 +199,31 @@ func TestFreshWhenTheCacheLags(t *testing.T) {
 		t.Fatalf("a copy showing the write: %d reads, %v; want none", reads, err)
 	}
 }
+
+// TestStatusPatch: a first status is sent whole; a later one as the merge
+// patch from the status before, removals as nulls.
+func TestStatusPatch(t *testing.T) {
+	synced := esv1.ExternalSecretStatus{SyncedResourceVersion: "1-abc", Binding: esv1.SecretBinding{Name: "target"}}
+	for _, tc := range []struct {
+		name          string
+		before, after esv1.ExternalSecretStatus
+		want          string
+	}{
+		{"first status", esv1.ExternalSecretStatus{}, synced,
+			`{"status":{"binding":{"name":"target"},"syncedResourceVersion":"1-abc"}}`},
+		{"a field removed, another changed", synced, esv1.ExternalSecretStatus{Binding: esv1.SecretBinding{Name: "other"}},
+			`{"status":{"binding":{"name":"other"},"syncedResourceVersion":null}}`},
+		{"every field removed", synced, esv1.ExternalSecretStatus{},
+			`{"status":{"binding":{"name":null},"syncedResourceVersion":null}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			patch, err := statusPatch(tc.before, tc.after)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(patch) != tc.want {
+				t.Errorf("patch %s, want %s", patch, tc.want)
+			}
+		})
+	}
+}
