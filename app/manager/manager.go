@@ -210,6 +210,7 @@ func New(cfg config.Config, rc *rest.Config, scheme *runtime.Scheme) (ctrl.Manag
 	}
 	mgr, err = ctrl.NewManager(WithClientLimits(rc, cfg, "eso"), ctrl.Options{
 		Scheme:                 scheme,
+		MapperProvider:         newRESTMapper,
 		Cache:                  CacheOptions(cfg),
 		NewCache:               newCache,
 		Client:                 client.Options{Cache: &client.CacheOptions{DisableFor: uncached()}},
