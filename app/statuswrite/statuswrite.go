@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"time"
 
@@ -88,24 +89,26 @@ func takeMetadata(obj client.Object, answer *metav1.ObjectMeta) {
 // into after: what a merge patch between the whole objects would hold, as
 // only their statuses differ, without encoding the rest of them twice.
 func statusPatch[S any](before, after S) ([]byte, error) {
-	from, err := json.Marshal(before)
+	diff, err := json.Marshal(after)
 	if err != nil {
 		return nil, err
 	}
-	to, err := json.Marshal(after)
-	if err != nil {
-		return nil, err
-	}
-	diff := to
 	// A first status (every object's first sync) has nothing to remove:
 	// the patch is the new status as it is, without decoding both sides
-	// to compare them.
-	if string(from) != "{}" {
-		if diff, err = jsonpatch.CreateMergePatch(from, to); err != nil {
+	// to compare them. (The zero status may still encode fields, such as a
+	// struct without omitempty, but none that holds a value.)
+	if !reflect.ValueOf(before).IsZero() {
+		from, err := json.Marshal(before)
+		if err != nil {
+			return nil, err
+		}
+		if diff, err = jsonpatch.CreateMergePatch(from, diff); err != nil {
 			return nil, err
 		}
 	}
-	return json.Marshal(map[string]json.RawMessage{"status": diff})
+	patch := make([]byte, 0, len(`{"status":}`)+len(diff))
+	patch = append(append(append(patch, `{"status":`...), diff...), '}')
+	return patch, nil
 }
 
 // settle is how long a write is remembered: far longer than a watch event

@@ -2,11 +2,14 @@ package statuswrite
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"testing"
 	"time"
 
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -200,29 +203,44 @@ func TestFreshWhenTheCacheLags(t *testing.T) {
 	}
 }
 
-// TestStatusPatch: a first status is sent whole; a later one as the merge
-// patch from the status before, removals as nulls.
+// TestStatusPatch: the patch turns an object holding the status before
+// into one holding the status after, whatever was set, changed or removed;
+// removals are sent as nulls.
 func TestStatusPatch(t *testing.T) {
-	synced := esv1.ExternalSecretStatus{SyncedResourceVersion: "1-abc", Binding: esv1.SecretBinding{Name: "target"}}
+	synced := esv1.ExternalSecretStatus{SyncedResourceVersion: "1-abc", Binding: esv1.SecretBinding{Name: "target"},
+		RefreshTime: metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))}
 	for _, tc := range []struct {
 		name          string
 		before, after esv1.ExternalSecretStatus
-		want          string
+		want          string // the patch, when it is to be exactly this
 	}{
-		{"first status", esv1.ExternalSecretStatus{}, synced,
-			`{"status":{"binding":{"name":"target"},"syncedResourceVersion":"1-abc"}}`},
-		{"a field removed, another changed", synced, esv1.ExternalSecretStatus{Binding: esv1.SecretBinding{Name: "other"}},
-			`{"status":{"binding":{"name":"other"},"syncedResourceVersion":null}}`},
-		{"every field removed", synced, esv1.ExternalSecretStatus{},
-			`{"status":{"binding":{"name":null},"syncedResourceVersion":null}}`},
+		{name: "first status", after: synced},
+		{name: "a field removed, another changed", before: synced,
+			after: esv1.ExternalSecretStatus{Binding: esv1.SecretBinding{Name: "other"}, RefreshTime: synced.RefreshTime},
+			want:  `{"status":{"binding":{"name":"other"},"syncedResourceVersion":null}}`},
+		{name: "every field removed", before: synced},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			patch, err := statusPatch(tc.before, tc.after)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if string(patch) != tc.want {
+			if tc.want != "" && string(patch) != tc.want {
 				t.Errorf("patch %s, want %s", patch, tc.want)
+			}
+			doc, err := json.Marshal(&esv1.ExternalSecret{ObjectMeta: metav1.ObjectMeta{Name: "es"}, Status: tc.before})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if doc, err = jsonpatch.MergePatch(doc, patch); err != nil {
+				t.Fatal(err)
+			}
+			var got esv1.ExternalSecret
+			if err := json.Unmarshal(doc, &got); err != nil {
+				t.Fatal(err)
+			}
+			if !equality.Semantic.DeepEqual(got.Status, tc.after) {
+				t.Errorf("patch %s turns %+v into %+v, want %+v", patch, tc.before, got.Status, tc.after)
 			}
 		})
 	}
