@@ -218,7 +218,9 @@ func rawTarget(es *esv1.ExternalSecret) *corev1.Secret {
 }
 
 // rawStatusPatch is the merge patch of the status eso writes after a first
-// sync: the Ready condition, refresh time, synced version and binding.
+// sync: the Ready and Synced conditions, refresh time, synced version and
+// binding. Both conditions: a status of one condition fewer costs the API
+// server less to patch, validate and track in managedFields.
 func rawStatusPatch(es *esv1.ExternalSecret, now time.Time) ([]byte, error) {
 	st := esv1.ExternalSecretStatus{
 		RefreshTime:           metav1.NewTime(now),
@@ -226,7 +228,9 @@ func rawStatusPatch(es *esv1.ExternalSecret, now time.Time) ([]byte, error) {
 		Binding:               esv1.SecretBinding{Name: es.Name},
 		ObservedGeneration:    es.Generation,
 	}
-	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: esv1.ConditionReady, Status: metav1.ConditionTrue,
-		Reason: esv1.ReasonSecretSynced, Message: "Secret " + es.Name + " is in sync with the provider", ObservedGeneration: es.Generation})
+	for _, condition := range []string{esv1.ConditionReady, esv1.ConditionSynced} {
+		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: condition, Status: metav1.ConditionTrue,
+			Reason: esv1.ReasonSecretSynced, Message: "Secret " + es.Name + " is in sync with the provider", ObservedGeneration: es.Generation})
+	}
 	return json.Marshal(map[string]any{"status": st})
 }
