@@ -3,6 +3,7 @@
 package statuswrite
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -95,9 +96,12 @@ func statusPatch[S any](before, after S) ([]byte, error) {
 	}
 	// A first status (every object's first sync) has nothing to remove:
 	// the patch is the new status as it is, without decoding both sides
-	// to compare them. (The zero status may still encode fields, such as a
-	// struct without omitempty, but none that holds a value.)
-	if !reflect.ValueOf(before).IsZero() {
+	// to compare them. The zero status still encodes its fields without
+	// omitempty, as null or {} (TestZeroStatusesEncodeNoValues): a {} sent
+	// again changes nothing, but a null removes, so a status holding one (a
+	// zero refreshTime) is diffed as any other, and a stored value the
+	// cache did not show yet is not removed.
+	if !reflect.ValueOf(before).IsZero() || bytes.Contains(diff, []byte("null")) {
 		from, err := json.Marshal(before)
 		if err != nil {
 			return nil, err

@@ -18,6 +18,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	esv1alpha1 "github.com/eso-dev/eso/apis/externalsecrets/v1alpha1"
+	genv2 "github.com/eso-dev/eso/apis/generator/v2alpha1"
+	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 )
 
 func status(o client.Object) *esv1.ExternalSecretStatus { return &o.(*esv1.ExternalSecret).Status }
@@ -209,12 +212,21 @@ func TestFreshWhenTheCacheLags(t *testing.T) {
 func TestStatusPatch(t *testing.T) {
 	synced := esv1.ExternalSecretStatus{SyncedResourceVersion: "1-abc", Binding: esv1.SecretBinding{Name: "target"},
 		RefreshTime: metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))}
+	failed := esv1.ExternalSecretStatus{Conditions: []metav1.Condition{{Type: esv1.ConditionReady, Status: metav1.ConditionFalse,
+		Reason: esv1.ReasonSecretSyncedError, Message: "no such key", LastTransitionTime: synced.RefreshTime}}}
 	for _, tc := range []struct {
 		name          string
 		before, after esv1.ExternalSecretStatus
-		want          string // the patch, when it is to be exactly this
+		// stored is the status the API server holds, when the cache did
+		// not show it yet (before otherwise); wantStored what the patch
+		// leaves there (after otherwise).
+		stored, wantStored *esv1.ExternalSecretStatus
+		want               string // the patch, when it is to be exactly this
 	}{
 		{name: "first status", after: synced},
+		{name: "first status without a refresh time, one stored meanwhile", after: failed, stored: &synced,
+			wantStored: &esv1.ExternalSecretStatus{Conditions: failed.Conditions, RefreshTime: synced.RefreshTime,
+				SyncedResourceVersion: synced.SyncedResourceVersion, Binding: synced.Binding}},
 		{name: "a field removed, another changed", before: synced,
 			after: esv1.ExternalSecretStatus{Binding: esv1.SecretBinding{Name: "other"}, RefreshTime: synced.RefreshTime},
 			want:  `{"status":{"binding":{"name":"other"},"syncedResourceVersion":null}}`},
@@ -228,7 +240,11 @@ func TestStatusPatch(t *testing.T) {
 			if tc.want != "" && string(patch) != tc.want {
 				t.Errorf("patch %s, want %s", patch, tc.want)
 			}
-			doc, err := json.Marshal(&esv1.ExternalSecret{ObjectMeta: metav1.ObjectMeta{Name: "es"}, Status: tc.before})
+			stored, wantStored := &tc.before, &tc.after
+			if tc.stored != nil {
+				stored, wantStored = tc.stored, tc.wantStored
+			}
+			doc, err := json.Marshal(&esv1.ExternalSecret{ObjectMeta: metav1.ObjectMeta{Name: "es"}, Status: *stored})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -239,9 +255,50 @@ func TestStatusPatch(t *testing.T) {
 			if err := json.Unmarshal(doc, &got); err != nil {
 				t.Fatal(err)
 			}
-			if !equality.Semantic.DeepEqual(got.Status, tc.after) {
-				t.Errorf("patch %s turns %+v into %+v, want %+v", patch, tc.before, got.Status, tc.after)
+			if !equality.Semantic.DeepEqual(got.Status, *wantStored) {
+				t.Errorf("patch %s turns %+v into %+v, want %+v", patch, *stored, got.Status, *wantStored)
 			}
 		})
 	}
+}
+
+// TestZeroStatusesEncodeNoValues: the zero status of every kind whose status
+// IfChanged writes encodes no value but null and {}, which statusPatch's
+// shortcut for a first status relies on: a field that encodes a zero value
+// (a 0, a "", a false) without omitempty would be sent, and would overwrite
+// a stored value the cache did not show yet.
+func TestZeroStatusesEncodeNoValues(t *testing.T) {
+	for _, zero := range []any{
+		esv1.ExternalSecretStatus{}, esv1.ClusterExternalSecretStatus{},
+		esv1alpha1.PushSecretStatus{}, esv1alpha1.ClusterPushSecretStatus{},
+		ssv2.SecretStoreStatus{}, genv2.GeneratorStatus{}, genv2.GeneratorStateStatus{},
+	} {
+		data, err := json.Marshal(zero)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var decoded any
+		if err := json.Unmarshal(data, &decoded); err != nil {
+			t.Fatal(err)
+		}
+		if path, value, ok := aValue(decoded, ""); ok {
+			t.Errorf("the zero %T encodes %s as %v: %s", zero, path, value, data)
+		}
+	}
+}
+
+// aValue finds a value in decoded JSON other than null and objects of such.
+func aValue(v any, path string) (string, any, bool) {
+	switch v := v.(type) {
+	case nil:
+		return "", nil, false
+	case map[string]any:
+		for k, field := range v {
+			if p, value, ok := aValue(field, path+"."+k); ok {
+				return p, value, true
+			}
+		}
+		return "", nil, false
+	}
+	return path, v, true
 }
