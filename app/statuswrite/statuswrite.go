@@ -100,7 +100,8 @@ func statusPatch[S any](before, after S) ([]byte, error) {
 	// omitempty, as null or {} (TestZeroStatusesEncodeNoValues): a {} sent
 	// again changes nothing, but a null removes, so a status holding one (a
 	// zero refreshTime) is diffed as any other, and a stored value the
-	// cache did not show yet is not removed.
+	// cache did not show yet is not removed. A "null" inside a string
+	// (a message) only costs that status the diff.
 	if !reflect.ValueOf(before).IsZero() || bytes.Contains(diff, []byte("null")) {
 		from, err := json.Marshal(before)
 		if err != nil {
