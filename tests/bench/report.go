@@ -38,7 +38,7 @@ type results struct {
 		RSSPerESKiB float64     `json:"rss_per_externalsecret_kib"`
 		ESO         esoCounters `json:"eso_counters"`
 		API         apiWrites   `json:"apiserver_writes"`
-		// Progress: when a quarter, half, three quarters and all were
+		// Progress: when a hundredth, a quarter, half, three quarters and all were
 		// Ready (tracker.quarters).
 		Progress []float64 `json:"ready_progress_seconds"`
 	} `json:"first_sync"`
@@ -131,7 +131,7 @@ func printTable(out io.Writer, r *results) {
 		row("raw client-go, same writes (Secret + status)", "%.1f s  (%.0f/s; eso / raw: %.2f; last write %.1f s)", r.Raw.Seconds, r.Raw.PerSecond, r.Raw.Ratio, r.Raw.WritesSeconds)
 		row("API server + etcd CPU: eso's sync / raw", "%.2f s / %.2f s", s.ControlPlaneCPUSeconds, r.Raw.ControlPlaneCPUSeconds)
 		row("benchmark's CPU: its watch / + raw client", "%.2f s / %.2f s", s.BenchCPUSeconds, r.Raw.BenchCPUSeconds)
-		row("a quarter, half, 3/4, all Ready: eso", "%s", seconds(s.Progress))
+		row("1 %, a quarter, half, 3/4, all Ready: eso", "%s", seconds(s.Progress))
 		row("  raw client", "%s", seconds(r.Raw.Progress))
 	} else {
 		row("API server + etcd CPU during sync", "%.2f s", s.ControlPlaneCPUSeconds)
@@ -142,12 +142,14 @@ func printTable(out io.Writer, r *results) {
 	row("API server writes: Secret / status / Event", "%.0f / %.0f / %.0f", s.API.Secrets, s.API.Statuses, s.API.Events)
 	apiRequests(row, s.API, r.Raw)
 	row("provider calls", "%.0f", s.ESO.ProviderCalls)
+	row("ExternalSecret reconciles / syncs", "%.0f / %.0f", s.ESO.Reconciles, s.ESO.Syncs)
 	st := &r.Steady
 	section("steady state (%v window, refreshInterval %v, nothing changed)", o.Window, o.WindowRefresh)
 	row("Secret writes", "%.0f", st.ESO.SecretWrites)
 	row("ExternalSecret status writes", "%.0f", st.ESO.StatusWrites)
 	row("API server writes: Secret / status / Event", "%.0f / %.0f / %.0f", st.API.Secrets, st.API.Statuses, st.API.Events)
 	row("refreshes (syncs) / provider calls", "%.0f / %.0f  (%.0f if every interval were exact)", st.ESO.Syncs, st.ESO.ProviderCalls, st.ExpectedRefreshes)
+	row("ExternalSecret reconciles in window", "%.0f", st.ESO.Reconciles)
 	row("eso CPU in window", "%.2f s", st.ESOCPUSeconds)
 	row(fmt.Sprintf("new ExternalSecret Ready under refresh (%d)", newSamples), "p50 %.0f / p99 %.0f / max %.0f ms", r.NewReadyMillis, r.NewReadyP99Millis, r.NewReadyMaxMillis)
 	if o.Remote {
@@ -212,10 +214,11 @@ func printScaleOut(out io.Writer, o options, r *scaleResults) {
 	if s.Raw != nil {
 		row(fmt.Sprintf("raw client-go, same writes, %d at a time", r.Replicas*o.Concurrent), "%.1f s  (%.0f/s; eso / raw: %.2f; last write %.1f s)", s.Raw.Seconds, s.Raw.PerSecond, s.Raw.Ratio, s.Raw.WritesSeconds)
 		row("API server + etcd CPU: eso's sync / raw", "%.2f s / %.2f s", s.ControlPlaneCPUSeconds, s.Raw.ControlPlaneCPUSeconds)
-		row("a quarter, half, 3/4, all Ready: eso", "%s", seconds(s.Progress))
+		row("1 %, a quarter, half, 3/4, all Ready: eso", "%s", seconds(s.Progress))
 		row("  raw client", "%s", seconds(s.Raw.Progress))
 	}
 	row("eso CPU during sync, all replicas", "%.2f s", s.ESOCPUSeconds)
+	row("ExternalSecret reconciles / syncs, all replicas", "%.0f / %.0f", s.Reconciles, s.Syncs)
 	if s.Raw != nil && s.BenchCPUSeconds > 0 {
 		row("benchmark's CPU: its watch / + raw client", "%.2f s / %.2f s", s.BenchCPUSeconds, s.Raw.BenchCPUSeconds)
 	}

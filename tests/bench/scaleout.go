@@ -69,6 +69,11 @@ type scaleResults struct {
 		HeapMiB    map[string]float64 `json:"heap_inuse_after_sync_mib"`
 		Goroutines map[string]float64 `json:"goroutines_after_sync"`
 		Share      map[string]float64 `json:"namespace_share"`
+		// Syncs and Reconciles: the replicas' ExternalSecret reconciles
+		// that read the provider, and all of them, since they started
+		// (more than one per ExternalSecret is work done twice).
+		Syncs      float64 `json:"syncs"`
+		Reconciles float64 `json:"reconciles"`
 		// PeakConnections: the most TCP connections to the API server
 		// open or dialling at once on this machine, from after the raw
 		// client's run until all were Ready (the bench's own few
@@ -466,6 +471,8 @@ func (s *scaleBench) firstSync(ctx context.Context, res *scaleResults) error {
 		}
 		res.Sync.HeapMiB[r.name] = sum(fams, "go_memstats_heap_inuse_bytes", nil) / (1 << 20)
 		res.Sync.Goroutines[r.name] = sum(fams, "go_goroutines", nil)
+		res.Sync.Syncs += sum(fams, "externalsecret_sync_calls_total", nil)
+		res.Sync.Reconciles += sum(fams, "controller_runtime_reconcile_total", map[string]string{"controller": "externalsecret"})
 	}
 	// After every RSS is read: a profile collects garbage first.
 	for _, r := range s.replicas {

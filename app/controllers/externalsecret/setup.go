@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -59,18 +60,21 @@ func indexKey(kind, namespace, name string, cluster bool) string {
 	return stores.ProviderRefIndexKey(kind, namespace, name)
 }
 
+// targetIndex is indexTarget's value: the target of an ExternalSecret
+// whose target is not of its own name. Most write a Secret of their own
+// name, which needs no entry (see targeting), and an entry per
+// ExternalSecret costs a set of its own.
+func targetIndex(o client.Object) []string {
+	es := o.(*esv1.ExternalSecret)
+	if t := es.TargetName(); t != es.Name {
+		return []string{t}
+	}
+	return nil
+}
+
 func setupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 	idx := mgr.GetFieldIndexer()
-	// Only ExternalSecrets whose target is not of their own name: most
-	// write a Secret of their own name, which needs no entry (see
-	// targeting), and an entry per ExternalSecret costs a set of its own.
-	if err := idx.IndexField(ctx, &esv1.ExternalSecret{}, indexTarget, func(o client.Object) []string {
-		es := o.(*esv1.ExternalSecret)
-		if t := es.TargetName(); t != es.Name {
-			return []string{t}
-		}
-		return nil
-	}); err != nil {
+	if err := idx.IndexField(ctx, &esv1.ExternalSecret{}, indexTarget, targetIndex); err != nil {
 		return err
 	}
 	if err := idx.IndexField(ctx, &esv1.ExternalSecret{}, indexStore, func(o client.Object) []string {
@@ -120,6 +124,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, catalog *plugin.Index, c
 		// resourceVersion.
 		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, s client.Object) []reconcile.Request {
 			return r.targeting(ctx, s.GetNamespace(), s.GetName())
+		}), builder.WithPredicates(predicate.Funcs{
+			// The echo of eso's own write needs no reconcile; a deletion
+			// always gets one.
+			CreateFunc: func(e event.CreateEvent) bool { return !r.echoesOwnWrite(e.Object) },
+			UpdateFunc: func(e event.UpdateEvent) bool { return !r.echoesOwnWrite(e.ObjectNew) },
 		})).
 		// A generator turning Ready again lets its gated ExternalSecrets sync.
 		Watches(&genv2.Generator{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, g client.Object) []reconcile.Request {
@@ -205,6 +214,28 @@ func (r *Reconciler) list(ctx context.Context, opts ...client.ListOption) []reco
 func (r *Reconciler) targeting(ctx context.Context, namespace, name string) []reconcile.Request {
 	reqs := r.list(ctx, client.InNamespace(namespace), client.MatchingFields{indexTarget: name})
 	return append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: namespace, Name: name}})
+}
+
+// echoesOwnWrite reports whether a Secret's event only brings back what
+// this process wrote or verified: the ExternalSecret of the Secret's name
+// holds a record of this very Secret at this very version, whole in the
+// cache, and no other ExternalSecret names it as its target. The reconcile
+// the event would cause finds the target as recorded and does nothing: in
+// a first sync it was one ExternalSecret reconcile in two. A record written
+// after its event arrived leaves that event to reconcile, as before.
+func (r *Reconciler) echoesOwnWrite(s client.Object) bool {
+	v, ok := r.verified.Load(types.NamespacedName{Namespace: s.GetNamespace(), Name: s.GetName()})
+	if !ok {
+		return false
+	}
+	rec := v.(verifiedTarget)
+	if rec.name != s.GetName() || rec.uid != s.GetUID() || rec.resourceVersion != s.GetResourceVersion() || manager.CacheTrimmed(s) {
+		return false
+	}
+	var others esv1.ExternalSecretList
+	err := r.Client.List(context.Background(), &others, client.InNamespace(s.GetNamespace()),
+		client.MatchingFields{indexTarget: s.GetName()}, client.UnsafeDisableDeepCopy)
+	return err == nil && len(others.Items) == 0
 }
 
 // usingClusterStores lists the ExternalSecrets of namespace that use a
