@@ -74,6 +74,17 @@ func (a API) Changed() predicate.Funcs {
 	return ReadyChanged(func(o client.Object) []metav1.Condition { return a.Status(o).Conditions })
 }
 
+// FoundReady reports whether an update of one of a's stores only found it
+// Ready where it did not gate its users before (Gate: Ready False for its
+// generation), at the same generation: a first check, or a check of the
+// current spec after an older one failed.
+func (a API) FoundReady(old, updated client.Object) bool {
+	before := meta.FindStatusCondition(a.Status(old).Conditions, ssv2.ConditionReady)
+	after := meta.FindStatusCondition(a.Status(updated).Conditions, ssv2.ConditionReady)
+	gated := before != nil && before.Status == metav1.ConditionFalse && before.ObservedGeneration == old.GetGeneration()
+	return old.GetGeneration() == updated.GetGeneration() && !gated && after != nil && after.Status == metav1.ConditionTrue
+}
+
 // ReadyChanged passes creation, deletion, a generation change and a change of
 // the Ready condition (its status or the generation it describes) of objects
 // whose conditions are conditions(o).

@@ -1,16 +1,23 @@
 package externalsecret
 
 import (
+	"context"
+	"slices"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlfake "sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/manager"
+	"github.com/eso-dev/eso/app/stores"
 )
 
 // TestEchoesOwnWrite: a Secret event is dropped only when it brings back
@@ -60,5 +67,71 @@ func TestEchoesOwnWrite(t *testing.T) {
 				t.Errorf("echoesOwnWrite = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestStoreEventsRequeue: a store found Ready for the first time requeues
+// only its ExternalSecrets that are not Ready; any other change of its
+// Ready condition, and its creation, requeue all of them.
+func TestStoreEventsRequeue(t *testing.T) {
+	const ns = "tenant"
+	using := func(name string, ready metav1.ConditionStatus) client.Object {
+		es := &esv1.ExternalSecret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			Spec: esv1.ExternalSecretSpec{SecretStoreRef: &esv1.SecretStoreRef{Name: "store", Kind: stores.KindSecretStore},
+				Data: []esv1.ExternalSecretData{{SecretKey: "k", RemoteRef: esv1.ExternalSecretDataRemoteRef{Key: "k"}}}}}
+		if ready != "" {
+			es.Status.Conditions = []metav1.Condition{{Type: esv1.ConditionReady, Status: ready}}
+		}
+		return es
+	}
+	store := func(status metav1.ConditionStatus) *ssv2.SecretStore {
+		s := &ssv2.SecretStore{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "store", Generation: 1}}
+		if status != "" {
+			s.Status.Conditions = []metav1.Condition{{Type: ssv2.ConditionReady, Status: status, ObservedGeneration: 1}}
+		}
+		return s
+	}
+	scheme := runtime.NewScheme()
+	if err := esv1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	c := ctrlfake.NewClientBuilder().WithScheme(scheme).
+		WithObjects(using("synced", metav1.ConditionTrue), using("failed", metav1.ConditionFalse), using("new", "")).
+		WithIndex(&esv1.ExternalSecret{}, indexStore, storeIndex).Build()
+	h := (&Reconciler{Client: c}).storeEvents(stores.V2APIs[0])
+
+	queued := func(send func(workqueue.TypedRateLimitingInterface[reconcile.Request])) []string {
+		q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+		defer q.ShutDown()
+		send(q)
+		var names []string
+		for q.Len() > 0 {
+			req, _ := q.Get()
+			names = append(names, req.Name)
+			q.Done(req)
+		}
+		slices.Sort(names)
+		return names
+	}
+	update := func(old, updated *ssv2.SecretStore) []string {
+		return queued(func(q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			h.Update(context.Background(), event.UpdateEvent{ObjectOld: old, ObjectNew: updated}, q)
+		})
+	}
+	all := []string{"failed", "new", "synced"}
+	if got := update(store(""), store(metav1.ConditionTrue)); !slices.Equal(got, []string{"failed", "new"}) {
+		t.Errorf("found Ready: requeued %v, want the two not Ready", got)
+	}
+	if got := update(store(""), store(metav1.ConditionFalse)); !slices.Equal(got, all) {
+		t.Errorf("found not Ready: requeued %v, want %v", got, all)
+	}
+	if got := update(store(metav1.ConditionFalse), store(metav1.ConditionTrue)); !slices.Equal(got, all) {
+		t.Errorf("Ready again: requeued %v, want %v", got, all)
+	}
+	created := queued(func(q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		h.Create(context.Background(), event.CreateEvent{Object: store("")}, q)
+	})
+	if !slices.Equal(created, all) {
+		t.Errorf("created: requeued %v, want %v", created, all)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -72,19 +73,22 @@ func targetIndex(o client.Object) []string {
 	return nil
 }
 
+// storeIndex is indexStore's value: the stores an ExternalSecret reads.
+func storeIndex(o client.Object) []string {
+	es := o.(*esv1.ExternalSecret)
+	var keys []string
+	for _, ref := range stores.RefsOf(es) {
+		keys = append(keys, refKey(es.Namespace, ref))
+	}
+	return keys
+}
+
 func setupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 	idx := mgr.GetFieldIndexer()
 	if err := idx.IndexField(ctx, &esv1.ExternalSecret{}, indexTarget, targetIndex); err != nil {
 		return err
 	}
-	if err := idx.IndexField(ctx, &esv1.ExternalSecret{}, indexStore, func(o client.Object) []string {
-		es := o.(*esv1.ExternalSecret)
-		var keys []string
-		for _, ref := range stores.RefsOf(es) {
-			keys = append(keys, refKey(es.Namespace, ref))
-		}
-		return keys
-	}); err != nil {
+	if err := idx.IndexField(ctx, &esv1.ExternalSecret{}, indexStore, storeIndex); err != nil {
 		return err
 	}
 	return idx.IndexField(ctx, &esv1.ExternalSecret{}, indexGenerator, func(o client.Object) []string {
@@ -147,13 +151,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, catalog *plugin.Index, c
 	// apiVersion, so a store re-queues the ExternalSecrets naming it under
 	// either API (those of the other API find nothing new).
 	for _, api := range r.Resolver.APIs() {
-		b = b.Watches(api.New(), handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, s client.Object) []reconcile.Request {
-			key := client.MatchingFields{indexStore: storeIndexKey(api.Kind, s.GetNamespace(), s.GetName())}
-			if api.Cluster() {
-				return r.list(ctx, key)
-			}
-			return r.list(ctx, client.InNamespace(s.GetNamespace()), key)
-		}), builder.WithPredicates(api.Changed()))
+		b = b.Watches(api.New(), r.storeEvents(api), builder.WithPredicates(api.Changed()))
 	}
 	if r.Awaits != nil {
 		b = b.WatchesRawSource(r.Awaits.Source())
@@ -196,15 +194,58 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, catalog *plugin.Index, c
 // each: a namespace's or a store's events in a first sync would otherwise
 // copy every ExternalSecret of the namespace once more.
 func (r *Reconciler) list(ctx context.Context, opts ...client.ListOption) []reconcile.Request {
+	return r.listWhere(ctx, nil, opts...)
+}
+
+// listWhere is list of the ExternalSecrets keep accepts (all when nil).
+func (r *Reconciler) listWhere(ctx context.Context, keep func(*esv1.ExternalSecret) bool, opts ...client.ListOption) []reconcile.Request {
 	var list esv1.ExternalSecretList
 	if err := r.Client.List(ctx, &list, append(opts, client.UnsafeDisableDeepCopy)...); err != nil {
 		return nil
 	}
-	reqs := make([]reconcile.Request, len(list.Items))
+	reqs := make([]reconcile.Request, 0, len(list.Items))
 	for i := range list.Items {
-		reqs[i] = reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])}
+		if keep == nil || keep(&list.Items[i]) {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		}
 	}
 	return reqs
+}
+
+// storeEvents requeues the ExternalSecrets using a store of api's kind
+// when it changes (api.Changed passes only the events that can change what
+// they do). A store found Ready where it did not gate them before (a first
+// check, or a check of a new generation) changes nothing for those already
+// Ready, so only the others are requeued: in a first sync, where stores are
+// checked beside their ExternalSecrets, every ExternalSecret synced before
+// its store's first check was otherwise reconciled once more.
+func (r *Reconciler) storeEvents(api stores.API) handler.EventHandler {
+	using := func(keep func(*esv1.ExternalSecret) bool) handler.EventHandler {
+		return handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, s client.Object) []reconcile.Request {
+			opts := []client.ListOption{client.MatchingFields{indexStore: storeIndexKey(api.Kind, s.GetNamespace(), s.GetName())}}
+			if !api.Cluster() {
+				opts = append(opts, client.InNamespace(s.GetNamespace()))
+			}
+			return r.listWhere(ctx, keep, opts...)
+		})
+	}
+	all := using(nil)
+	notReady := using(func(es *esv1.ExternalSecret) bool {
+		c := readyCondition(es)
+		return c == nil || c.Status != metav1.ConditionTrue
+	})
+	return handler.Funcs{
+		CreateFunc:  all.Create,
+		DeleteFunc:  all.Delete,
+		GenericFunc: all.Generic,
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			if api.FoundReady(e.ObjectOld, e.ObjectNew) {
+				notReady.Update(ctx, e, q)
+				return
+			}
+			all.Update(ctx, e, q)
+		},
+	}
 }
 
 // targeting lists the ExternalSecrets that may write the Secret
