@@ -540,9 +540,10 @@ func (c *Coordinator) apply(ctx context.Context, next *Assignment, fences uint64
 			c.log.Info("listing namespaces failed; the shard assignment waits", "error", listErr.Error())
 			return
 		}
-		// Bounded by a retry period: a namespace slow to sync goes on
-		// syncing and is worked from a later step, and the next read of
-		// the ring comes on time. Replicas starting together each claim
+		// Bounded by claimWait: the namespaces synced by then are worked
+		// from this step, the others from a widen as each syncs, so a
+		// namespace slow to sync holds up neither the rest nor the next
+		// read of the ring. Replicas starting together each claim
 		// every namespace at first (none has yet seen the others claim);
 		// each must see the others within seconds and stop caching what
 		// is theirs, not go on listing it for a Lease duration.
@@ -556,7 +557,7 @@ func (c *Coordinator) apply(ctx context.Context, next *Assignment, fences uint64
 				claim = nil
 			}
 		}
-		cctx, cancel := context.WithTimeout(ctx, c.cfg.RetryPeriod)
+		cctx, cancel := context.WithTimeout(ctx, min(claimWait, c.cfg.RetryPeriod))
 		next.Cached = c.cache.SetNamespaces(cctx, claim)
 		cancel()
 		c.listed, c.cached = namespaces, claim
@@ -588,6 +589,12 @@ func (c *Coordinator) apply(ctx context.Context, next *Assignment, fences uint64
 
 // widenEvery is the least time between two widens.
 const widenEvery = 250 * time.Millisecond
+
+// claimWait bounds how long a step waits for the namespaces it starts
+// caching to sync. Waiting longer only delays the ones that have: a
+// thousand namespaces claimed at a replica's start sync over seconds, and
+// are worked as they do (widen).
+const claimWait = widenEvery
 
 // widen works the namespaces given to the cache at the last step that have
 // synced since, without waiting for the next step. It changes nothing
