@@ -74,15 +74,17 @@ func (a API) Changed() predicate.Funcs {
 	return ReadyChanged(func(o client.Object) []metav1.Condition { return a.Status(o).Conditions })
 }
 
-// FoundReady reports whether an update of one of a's stores only found it
-// Ready where it did not gate its users before (Gate: Ready False for its
-// generation), at the same generation: a first check, or a check of the
-// current spec after an older one failed.
+// FoundReady reports whether an update of one of a's stores is its first
+// check finding it Ready: the same store (UID and generation) held no Ready
+// condition before. Nothing gated its users then, so those already Ready
+// gain nothing from it. A check of a later generation is not one: an
+// ExternalSecret may have failed against the new spec meanwhile, with its
+// status not yet in the cache.
 func (a API) FoundReady(old, updated client.Object) bool {
-	before := meta.FindStatusCondition(a.Status(old).Conditions, ssv2.ConditionReady)
 	after := meta.FindStatusCondition(a.Status(updated).Conditions, ssv2.ConditionReady)
-	gated := before != nil && before.Status == metav1.ConditionFalse && before.ObservedGeneration == old.GetGeneration()
-	return old.GetGeneration() == updated.GetGeneration() && !gated && after != nil && after.Status == metav1.ConditionTrue
+	return old.GetUID() == updated.GetUID() && old.GetGeneration() == updated.GetGeneration() &&
+		meta.FindStatusCondition(a.Status(old).Conditions, ssv2.ConditionReady) == nil &&
+		after != nil && after.Status == metav1.ConditionTrue
 }
 
 // ReadyChanged passes creation, deletion, a generation change and a change of

@@ -66,6 +66,15 @@ func TestEchoesOwnWrite(t *testing.T) {
 			if got := r.echoesOwnWrite(s); got != tc.want {
 				t.Errorf("echoesOwnWrite = %v, want %v", got, tc.want)
 			}
+			// The watch's filter drops the echo's creation and update, and
+			// never a deletion.
+			p := r.notOwnWrites()
+			if p.Create(event.CreateEvent{Object: s}) == tc.want || p.Update(event.UpdateEvent{ObjectOld: s, ObjectNew: s}) == tc.want {
+				t.Errorf("the filter passes creation or update wrongly (want them passed: %v)", !tc.want)
+			}
+			if !p.Delete(event.DeleteEvent{Object: s}) {
+				t.Error("the filter dropped a deletion")
+			}
 		})
 	}
 }

@@ -128,12 +128,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, catalog *plugin.Index, c
 		// resourceVersion.
 		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, s client.Object) []reconcile.Request {
 			return r.targeting(ctx, s.GetNamespace(), s.GetName())
-		}), builder.WithPredicates(predicate.Funcs{
-			// The echo of eso's own write needs no reconcile; a deletion
-			// always gets one.
-			CreateFunc: func(e event.CreateEvent) bool { return !r.echoesOwnWrite(e.Object) },
-			UpdateFunc: func(e event.UpdateEvent) bool { return !r.echoesOwnWrite(e.ObjectNew) },
-		})).
+		}), builder.WithPredicates(r.notOwnWrites())).
 		// A generator turning Ready again lets its gated ExternalSecrets sync.
 		Watches(&genv2.Generator{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, g client.Object) []reconcile.Request {
 			return r.list(ctx, client.InNamespace(g.GetNamespace()),
@@ -214,11 +209,11 @@ func (r *Reconciler) listWhere(ctx context.Context, keep func(*esv1.ExternalSecr
 
 // storeEvents requeues the ExternalSecrets using a store of api's kind
 // when it changes (api.Changed passes only the events that can change what
-// they do). A store found Ready where it did not gate them before (a first
-// check, or a check of a new generation) changes nothing for those already
-// Ready, so only the others are requeued: in a first sync, where stores are
-// checked beside their ExternalSecrets, every ExternalSecret synced before
-// its store's first check was otherwise reconciled once more.
+// they do). A store's first check finding it Ready (api.FoundReady) changes
+// nothing for those already Ready, so only the others are requeued: in a
+// first sync, where stores are checked beside their ExternalSecrets, every
+// ExternalSecret synced before its store's first check was otherwise
+// reconciled once more.
 func (r *Reconciler) storeEvents(api stores.API) handler.EventHandler {
 	using := func(keep func(*esv1.ExternalSecret) bool) handler.EventHandler {
 		return handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, s client.Object) []reconcile.Request {
@@ -255,6 +250,15 @@ func (r *Reconciler) storeEvents(api stores.API) handler.EventHandler {
 func (r *Reconciler) targeting(ctx context.Context, namespace, name string) []reconcile.Request {
 	reqs := r.list(ctx, client.InNamespace(namespace), client.MatchingFields{indexTarget: name})
 	return append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: namespace, Name: name}})
+}
+
+// notOwnWrites passes the events of target Secrets but the echoes of eso's
+// own writes (echoesOwnWrite); a deletion always passes.
+func (r *Reconciler) notOwnWrites() predicate.Funcs {
+	return predicate.Funcs{
+		CreateFunc: func(e event.CreateEvent) bool { return !r.echoesOwnWrite(e.Object) },
+		UpdateFunc: func(e event.UpdateEvent) bool { return !r.echoesOwnWrite(e.ObjectNew) },
+	}
 }
 
 // echoesOwnWrite reports whether a Secret's event only brings back what
