@@ -81,10 +81,9 @@ func (a API) Changed() predicate.Funcs {
 // ExternalSecret may have failed against the new spec meanwhile, with its
 // status not yet in the cache.
 func (a API) FoundReady(old, updated client.Object) bool {
-	after := meta.FindStatusCondition(a.Status(updated).Conditions, ssv2.ConditionReady)
 	return old.GetUID() == updated.GetUID() && old.GetGeneration() == updated.GetGeneration() &&
 		meta.FindStatusCondition(a.Status(old).Conditions, ssv2.ConditionReady) == nil &&
-		after != nil && after.Status == metav1.ConditionTrue
+		meta.IsStatusConditionTrue(a.Status(updated).Conditions, ssv2.ConditionReady)
 }
 
 // ReadyChanged passes creation, deletion, a generation change and a change of

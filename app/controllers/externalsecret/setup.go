@@ -6,6 +6,7 @@ import (
 
 	"go.uber.org/fx"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
@@ -226,8 +227,7 @@ func (r *Reconciler) storeEvents(api stores.API) handler.EventHandler {
 	}
 	all := using(nil)
 	notReady := using(func(es *esv1.ExternalSecret) bool {
-		c := readyCondition(es)
-		return c == nil || c.Status != metav1.ConditionTrue
+		return !meta.IsStatusConditionTrue(es.Status.Conditions, esv1.ConditionReady)
 	})
 	return handler.Funcs{
 		CreateFunc:  all.Create,
@@ -273,8 +273,7 @@ func (r *Reconciler) echoesOwnWrite(s client.Object) bool {
 	if !ok {
 		return false
 	}
-	rec := v.(verifiedTarget)
-	if rec.name != s.GetName() || rec.uid != s.GetUID() || rec.resourceVersion != s.GetResourceVersion() || manager.CacheTrimmed(s) {
+	if !v.(verifiedTarget).holds(s) {
 		return false
 	}
 	var others esv1.ExternalSecretList

@@ -107,11 +107,16 @@ type targetRecord struct {
 }
 
 // covers reports whether the record vouches for meta, the target as
-// cached: same Secret, same version, the same kind of creation policy, and
-// all of its eso metadata in the cache.
+// cached, under the ExternalSecret's creation policy (see holds).
 func (rec targetRecord) covers(es *esv1.ExternalSecret, meta metav1.Object) bool {
+	return rec.holds(meta) && rec.merges == es.Spec.Target.Merges()
+}
+
+// holds reports whether meta, a Secret as cached, is the one recorded:
+// same Secret, same version, and all of its eso metadata in the cache.
+func (rec targetRecord) holds(meta metav1.Object) bool {
 	return rec.name == meta.GetName() && rec.uid == meta.GetUID() && rec.resourceVersion == meta.GetResourceVersion() &&
-		rec.merges == es.Spec.Target.Merges() && !manager.CacheTrimmed(meta)
+		!manager.CacheTrimmed(meta)
 }
 
 func esKey(es *esv1.ExternalSecret) types.NamespacedName {
