@@ -426,6 +426,11 @@ func readESO(ctx context.Context, url string) (esoCounters, error) {
 	if err != nil {
 		return esoCounters{}, fmt.Errorf("reading eso metrics: %w", err)
 	}
+	return countersOf(fams), nil
+}
+
+// countersOf reads eso's counters from a scrape of its metrics.
+func countersOf(fams map[string]*dto.MetricFamily) esoCounters {
 	return esoCounters{
 		SecretWrites:    sum(fams, "eso_secret_writes_total", nil),
 		StatusWrites:    sum(fams, "eso_status_writes_total", map[string]string{"kind": "ExternalSecret"}),
@@ -434,7 +439,7 @@ func readESO(ctx context.Context, url string) (esoCounters, error) {
 		Reconciles:      sum(fams, "controller_runtime_reconcile_total", map[string]string{"controller": "externalsecret"}),
 		HeapInUse:       sum(fams, "go_memstats_heap_inuse_bytes", nil),
 		AnyStatusWrites: sum(fams, "eso_status_writes_total", nil),
-	}, nil
+	}
 }
 
 func (a esoCounters) minus(b esoCounters) esoCounters {

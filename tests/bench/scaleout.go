@@ -471,8 +471,9 @@ func (s *scaleBench) firstSync(ctx context.Context, res *scaleResults) error {
 		}
 		res.Sync.HeapMiB[r.name] = sum(fams, "go_memstats_heap_inuse_bytes", nil) / (1 << 20)
 		res.Sync.Goroutines[r.name] = sum(fams, "go_goroutines", nil)
-		res.Sync.Syncs += sum(fams, "externalsecret_sync_calls_total", nil)
-		res.Sync.Reconciles += sum(fams, "controller_runtime_reconcile_total", map[string]string{"controller": "externalsecret"})
+		counters := countersOf(fams)
+		res.Sync.Syncs += counters.Syncs
+		res.Sync.Reconciles += counters.Reconciles
 	}
 	// After every RSS is read: a profile collects garbage first.
 	for _, r := range s.replicas {
