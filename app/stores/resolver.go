@@ -373,34 +373,43 @@ func (r *Resolver) remoteFingerprint(ctx context.Context, s *Store, ref plugin.R
 // its answers are kept for cacheConfig.ttl in a cache bounded by
 // cacheConfig.maxEntries.
 func (r *Resolver) Client(ctx context.Context, s *Store, namespace, fingerprint string) (plugin.SecretsClient, func(), error) {
+	cl, release, _, err := r.ClientBuilt(ctx, s, namespace, fingerprint)
+	return cl, release, err
+}
+
+// ClientBuilt is Client that also reports whether the client was built
+// (logged in) for this call rather than reused: a reused client that is
+// refused may hold credentials replaced since it logged in, a new one
+// holds the current ones.
+func (r *Resolver) ClientBuilt(ctx context.Context, s *Store, namespace, fingerprint string) (cl plugin.SecretsClient, release func(), built bool, err error) {
 	prov, ref, err := r.Provider(s)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
 	scope := s.Scope(namespace)
 	policy := s.Spec.CachingPolicy
 	key := clientKey{storeKind: s.CacheKind(), storeNamespace: s.Namespace, storeName: s.Name, scope: scope}
 	build := func(ctx context.Context) (plugin.SecretsClient, error) {
+		built = true
 		cl, err := newClient(ctx, s, prov, ref, scope)
 		return pluginmetrics.Login(ref.Kind, cl, err)
 	}
-	var cl plugin.SecretsClient
-	release := func() {}
+	release = func() {}
 	if cachesAuth(policy) {
 		if cl, release, err = r.clients.Get(ctx, key, fingerprint, build); err != nil {
-			return nil, nil, err
+			return nil, nil, built, err
 		}
 	} else {
 		// No reuse: a client (and a login) per sync, closed when it is done.
 		if cl, err = build(ctx); err != nil {
-			return nil, nil, err
+			return nil, nil, built, err
 		}
 		release = func() { _ = cl.Close(context.WithoutCancel(ctx)) }
 	}
 	if cachesSecrets(policy) {
 		cl = newCachingClient(cl, r.clients.Values(key, fingerprint, s.Spec.CacheConfig))
 	}
-	return cl, release, nil
+	return cl, release, built, nil
 }
 
 // newClient builds a client of the store's provider: from the configuration

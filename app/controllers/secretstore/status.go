@@ -158,6 +158,10 @@ func (c *Reconciler) checkCredentials(ctx context.Context, sc *storeScope) (*rea
 // checkAuth proves the provider accepts the store's credentials, on the client
 // the store's ExternalSecrets share: the check costs no login of its own, and a
 // refused client is dropped so the next attempt reads the credentials afresh.
+// A refusal of a client that logged in earlier is no verdict on the current
+// credentials (a token rotated in its Secret since): the check is made once
+// more on a new client before the store is declared refused, rather than
+// gate every ExternalSecret until the recheck.
 // Under authenticationScope ManifestNamespace the credentials depend on each
 // ExternalSecret's namespace, so there is nothing to check here.
 func (c *Reconciler) checkAuth(ctx context.Context, s *stores.Store) error {
@@ -168,7 +172,17 @@ func (c *Reconciler) checkAuth(ctx context.Context, s *stores.Store) error {
 	if err != nil {
 		return err
 	}
-	cl, release, err := c.Resolver.Client(ctx, s, "", fingerprint)
+	built, err := c.checkClient(ctx, s, fingerprint)
+	if err != nil && !built && outcomes.Of(err).DropClient {
+		_, err = c.checkClient(ctx, s, fingerprint)
+	}
+	return err
+}
+
+// checkClient checks the credentials of the store's shared client, dropping
+// it when refused, and reports whether it was built for this check.
+func (c *Reconciler) checkClient(ctx context.Context, s *stores.Store, fingerprint string) (built bool, err error) {
+	cl, release, built, err := c.Resolver.ClientBuilt(ctx, s, "", fingerprint)
 	if err == nil {
 		defer release()
 		if checker, ok := cl.(plugin.AuthChecker); ok {
@@ -181,7 +195,7 @@ func (c *Reconciler) checkAuth(ctx context.Context, s *stores.Store) error {
 	if err != nil && outcomes.Of(err).DropClient {
 		c.Resolver.Clients().Forget(ctx, s.CacheKind(), s.Namespace, s.Name)
 	}
-	return err
+	return built, err
 }
 
 // setUnknownCondition records that the store could not be validated yet.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -83,6 +84,83 @@ func TestValidationSteps(t *testing.T) {
 				t.Errorf("readiness %+v, want reason %s transient %v recheck %v", got, tc.reason, tc.transient, tc.recheck)
 			}
 		})
+	}
+}
+
+// rotating is a provider whose credentials are replaced by rotate: a
+// client holds the credentials of its login, and Vault-like, is refused
+// once they are no longer the current ones (or when all are refused).
+type rotating struct {
+	plugin.Provider
+	mu             sync.Mutex
+	current, built int
+	refuseAll      bool
+}
+
+func (p *rotating) NewClient(context.Context, plugin.Ref, plugin.Scope) (plugin.SecretsClient, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.built++
+	return &rotatingClient{authClient: authClient{}, p: p, credentials: p.current}, nil
+}
+
+func (p *rotating) rotate() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.current++
+}
+
+func (p *rotating) logins() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.built
+}
+
+type rotatingClient struct {
+	authClient
+	p           *rotating
+	credentials int
+}
+
+func (c *rotatingClient) CheckAuth(context.Context) error {
+	c.p.mu.Lock()
+	defer c.p.mu.Unlock()
+	if c.p.refuseAll || c.credentials != c.p.current {
+		return fmt.Errorf("%w: token revoked", plugin.ErrAuthFailed)
+	}
+	return nil
+}
+
+// TestCheckAuthLogsInAgainBeforeRefusing: a cached client refused after
+// its credentials were rotated is no verdict on the new ones: the check
+// logs in again and the store stays Ready. Credentials refused on a new
+// login are refused at once, without a second login.
+func TestCheckAuthLogsInAgainBeforeRefusing(t *testing.T) {
+	s := store("team-a", "s", "")
+	r, rec, _ := reconciler(t, s)
+	prov := &rotating{Provider: rec.Provider}
+	rec.Provider = prov
+	check := func() readiness {
+		return r.checkReady(context.Background(), stores.FromSecretStore(s))
+	}
+	if got := check(); got.reason != ssv2.ReasonValid || prov.logins() != 1 {
+		t.Fatalf("first check: %s after %d logins, want Valid after 1", got.reason, prov.logins())
+	}
+	if got := check(); got.reason != ssv2.ReasonValid || prov.logins() != 1 {
+		t.Fatalf("second check: %s after %d logins, want Valid on the cached client", got.reason, prov.logins())
+	}
+	prov.rotate()
+	if got := check(); got.reason != ssv2.ReasonValid || prov.logins() != 2 {
+		t.Fatalf("after a rotation: %s after %d logins, want Valid after a new login (2)", got.reason, prov.logins())
+	}
+	prov.mu.Lock()
+	prov.refuseAll = true
+	prov.mu.Unlock()
+	if got := check(); got.reason != ssv2.ReasonAuthenticationFailed || prov.logins() != 3 {
+		t.Fatalf("refused credentials: %s after %d logins, want AuthenticationFailed after one more login (3)", got.reason, prov.logins())
+	}
+	if got := check(); got.reason != ssv2.ReasonAuthenticationFailed || prov.logins() != 4 {
+		t.Fatalf("refused again: %s after %d logins, want AuthenticationFailed after a single new login (4)", got.reason, prov.logins())
 	}
 }
 
