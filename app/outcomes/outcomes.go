@@ -109,6 +109,9 @@ var table = []struct {
 	// An apiVersion (or a generator kind of one) no eso serves, named by
 	// the object itself.
 	{stores.ErrUnsupportedVersion, Outcome{ExternalSecretReason: esv1.ReasonUnsupportedStore, Stalls: true}},
+	// Templates that ran past their time bound may fit on a less busy CPU:
+	// retried with backoff, not left until the next refresh.
+	{secrettemplate.ErrRenderTime, Outcome{ExternalSecretReason: esv1.ReasonTemplateError, SyncRetry: Backoff}},
 	{secrettemplate.ErrSourceNotFound, Outcome{ExternalSecretReason: esv1.ReasonTemplateError, SyncRetry: Recheck}},
 	{secrettemplate.ErrInvalidTemplate, Outcome{ExternalSecretReason: esv1.ReasonTemplateError, Stalls: true}},
 	// A template that failed on the values it met, or a templateFrom

@@ -49,6 +49,10 @@ func TestOutcomes(t *testing.T) {
 		// build serves it, as for a kind not compiled in.
 		{v1WithoutTheLayer(t), ssv2.ReasonProviderNotCompiledIn, esv1.ReasonUnsupportedStore, Wait, false, plugin.ClassUnknown, Wait},
 		{stores.ErrStoreNotReady, "", esv1.ReasonStoreNotReady, Wait, false, plugin.ClassUnknown, Wait},
+		// A render past its time bound may fit on a less busy CPU; past a
+		// bound of work or bytes it cannot.
+		{secrettemplate.ErrRenderTime, "", esv1.ReasonTemplateError, Wait, false, plugin.ClassUnknown, Backoff},
+		{secrettemplate.ErrBudget, "", esv1.ReasonTemplateError, Wait, false, plugin.ClassUnknown, Wait},
 	}
 	for _, tc := range cases {
 		err := fmt.Errorf("reading db: %w", tc.err)
@@ -93,6 +97,7 @@ func TestStalls(t *testing.T) {
 		stores.ErrNamespaceNotWatched:     false, // eso's configuration, or the store's
 		secrettemplate.ErrSourceNotFound:  false,
 		secrettemplate.ErrTemplate:        false, // failed on the values, or a source's template
+		secrettemplate.ErrRenderTime:      false, // a busy CPU
 		plugin.ErrPropertyNotFound:        false,
 		plugin.ErrSecretNotFound:          false,
 		plugin.ErrCredentialsNotFound:     false,

@@ -54,11 +54,33 @@ var ErrBudget = fmt.Errorf("%w: render budget exceeded", ErrTemplate)
 // plugin.ErrTooLarge: only smaller sources (or fewer) fix it.
 var ErrReadBudget = fmt.Errorf("%w: more than %d bytes read in one sync", plugin.ErrTooLarge, MaxReadBytes)
 
-// budgetExceeded says which bound a render passed; it never holds a value.
-type budgetExceeded struct{ what string }
+// ErrRenderTime: templates ran past maxRenderTime. It is an ErrBudget, but
+// unlike the other bounds it depends on the machine as much as on the
+// template (a throttled or busy CPU): the same sync may fit when tried
+// again.
+// Its message is ErrBudget's; the bound is named after it.
+var ErrRenderTime = fmt.Errorf("%w", ErrBudget)
 
-func (e *budgetExceeded) Error() string        { return "render budget exceeded: " + e.what }
-func (e *budgetExceeded) Is(target error) bool { return target == ErrBudget || target == ErrTemplate }
+// budgetExceeded says which bound a render passed; it never holds a value.
+type budgetExceeded struct {
+	what string
+	// slow: the time bound, not one of work or bytes.
+	slow bool
+}
+
+func (e *budgetExceeded) Error() string { return "render budget exceeded: " + e.what }
+func (e *budgetExceeded) Is(target error) bool {
+	return target == ErrBudget || target == ErrTemplate || (e.slow && target == ErrRenderTime)
+}
+
+// class is the sentinel a caller wraps: ErrRenderTime for the time bound,
+// ErrBudget for the others.
+func (e *budgetExceeded) class() error {
+	if e.slow {
+		return ErrRenderTime
+	}
+	return ErrBudget
+}
 
 func exceeded(format string, args ...any) error {
 	return &budgetExceeded{what: fmt.Sprintf(format, args...)}
@@ -95,7 +117,8 @@ func (b *Budget) Read(what string, n int64) error {
 // allocated.
 func (b *Budget) Produce(what string, n int64) error {
 	if err := b.charge(what, n); err != nil {
-		return fmt.Errorf("%w: %s", ErrBudget, err.(*budgetExceeded).what)
+		be := err.(*budgetExceeded)
+		return fmt.Errorf("%w: %s", be.class(), be.what)
 	}
 	return nil
 }
@@ -136,7 +159,7 @@ func (b *Budget) inTime() error {
 		used += time.Since(b.running)
 	}
 	if used > maxRenderTime {
-		return exceeded("rendering took more than %s", maxRenderTime)
+		return &budgetExceeded{what: fmt.Sprintf("rendering took more than %s", maxRenderTime), slow: true}
 	}
 	return nil
 }

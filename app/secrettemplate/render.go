@@ -271,7 +271,8 @@ func (t *Template) Execute(data any) (string, error) {
 		t.budget.b = NewBudget()
 	}
 	if err := t.budget.b.inTime(); err != nil {
-		return "", fmt.Errorf("%w: %s: %s", ErrBudget, t.name, err.(*budgetExceeded).what)
+		be := err.(*budgetExceeded)
+		return "", fmt.Errorf("%w: %s: %s", be.class(), t.name, be.what)
 	}
 	b := limitedBuilder{budget: t.budget.b}
 	t.budget.b.begin()
@@ -279,7 +280,7 @@ func (t *Template) Execute(data any) (string, error) {
 	t.budget.b.end()
 	if err != nil {
 		if be, ok := budgetError(err); ok {
-			return "", fmt.Errorf("%w: %s: %s", ErrBudget, t.name, be.what)
+			return "", fmt.Errorf("%w: %s: %s", be.class(), t.name, be.what)
 		}
 		if errors.Is(err, errTooLarge) {
 			return "", fmt.Errorf("%w: %s renders more than %d bytes", ErrTemplate, t.name, maxOutput)
