@@ -70,6 +70,10 @@ type Reconciler struct {
 	// no read from the API server. Lost on restart, when each target is
 	// read once.
 	verified sync.Map // types.NamespacedName -> verifiedTarget
+	// writes holds, per ExternalSecret, the write of its target in flight
+	// (targetWrite), so that its watch event arriving before the write
+	// returns is not taken for someone else's change (echo.go).
+	writes sync.Map // types.NamespacedName -> *targetWrite
 	// gained remembers, with --shards auto, when this replica started
 	// working each namespace it took over: an ExternalSecret there whose
 	// last refresh is older refreshes at once, so a remote change made

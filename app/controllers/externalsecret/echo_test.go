@@ -17,6 +17,7 @@ import (
 	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
 	ssv2 "github.com/eso-dev/eso/apis/secretstore/v2alpha1"
 	"github.com/eso-dev/eso/app/manager"
+	"github.com/eso-dev/eso/app/refresh"
 	"github.com/eso-dev/eso/app/stores"
 )
 
@@ -142,5 +143,63 @@ func TestStoreEventsRequeue(t *testing.T) {
 	})
 	if !slices.Equal(created, all) {
 		t.Errorf("created: requeued %v, want %v", created, all)
+	}
+}
+
+// TestEchoDuringTheWrite: a Secret event that arrives while eso's write of
+// it is in flight is held back; once the write returns, nothing more
+// happens if it was of the version written, and the ExternalSecret is
+// requeued if it was of another version (someone else's change) or the
+// write failed.
+func TestEchoDuringTheWrite(t *testing.T) {
+	const ns = "tenant"
+	es := &esv1.ExternalSecret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app", UID: "es-uid"}}
+	secret := func(name, rv string) *metav1.PartialObjectMetadata {
+		s := manager.NewSecretMetadata()
+		s.ObjectMeta = metav1.ObjectMeta{Namespace: ns, Name: name, UID: "secret-uid", ResourceVersion: rv}
+		return s
+	}
+	cases := map[string]struct {
+		target  string
+		events  []string // versions of the Secret "app" seen during the write
+		written string
+		held    bool // the events were dropped by the watch
+		requeue bool
+	}{
+		"the echo of the write":            {target: "app", events: []string{"9"}, written: "9", held: true},
+		"another version during the write": {target: "app", events: []string{"9", "10"}, written: "9", held: true, requeue: true},
+		"an event before a failed write":   {target: "app", events: []string{"9"}, written: "", held: true, requeue: true},
+		"more events than are held back":   {target: "app", events: []string{"9", "9", "9", "9", "9"}, written: "9", held: true, requeue: true},
+		"a write of another Secret":        {target: "elsewhere", events: []string{"9"}, written: "9"},
+		"no event during the write":        {target: "app", written: "9"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			scheme := runtime.NewScheme()
+			if err := esv1.AddToScheme(scheme); err != nil {
+				t.Fatal(err)
+			}
+			c := ctrlfake.NewClientBuilder().WithScheme(scheme).
+				WithIndex(&esv1.ExternalSecret{}, indexTarget, targetIndex).Build()
+			r := &Reconciler{Client: c, Scheduler: refresh.NewScheduler()}
+			q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+			defer q.ShutDown()
+			if err := r.Scheduler.Source().Start(context.Background(), q); err != nil {
+				t.Fatal(err)
+			}
+			done := r.writingTarget(es, tc.target)
+			for _, rv := range tc.events {
+				if got := r.echoesOwnWrite(secret("app", rv)); got != tc.held {
+					t.Errorf("event of version %s: held back %v, want %v", rv, got, tc.held)
+				}
+			}
+			done(tc.written)
+			if got := q.Len() == 1; got != tc.requeue {
+				t.Errorf("requeued %v, want %v", got, tc.requeue)
+			}
+			if r.echoesOwnWrite(secret("app", "11")) {
+				t.Error("an event after the write returned was held back")
+			}
+		})
 	}
 }

@@ -252,36 +252,6 @@ func (r *Reconciler) targeting(ctx context.Context, namespace, name string) []re
 	return append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: namespace, Name: name}})
 }
 
-// notOwnWrites passes the events of target Secrets but the echoes of eso's
-// own writes (echoesOwnWrite); a deletion always passes.
-func (r *Reconciler) notOwnWrites() predicate.Funcs {
-	return predicate.Funcs{
-		CreateFunc: func(e event.CreateEvent) bool { return !r.echoesOwnWrite(e.Object) },
-		UpdateFunc: func(e event.UpdateEvent) bool { return !r.echoesOwnWrite(e.ObjectNew) },
-	}
-}
-
-// echoesOwnWrite reports whether a Secret's event only brings back what
-// this process wrote or verified: the ExternalSecret of the Secret's name
-// holds a record of this very Secret at this very version, whole in the
-// cache, and no other ExternalSecret names it as its target. The reconcile
-// the event would cause finds the target as recorded and does nothing: in
-// a first sync it was one ExternalSecret reconcile in two. A record written
-// after its event arrived leaves that event to reconcile, as before.
-func (r *Reconciler) echoesOwnWrite(s client.Object) bool {
-	v, ok := r.verified.Load(types.NamespacedName{Namespace: s.GetNamespace(), Name: s.GetName()})
-	if !ok {
-		return false
-	}
-	if !v.(verifiedTarget).holds(s) {
-		return false
-	}
-	var others esv1.ExternalSecretList
-	err := r.Client.List(context.Background(), &others, client.InNamespace(s.GetNamespace()),
-		client.MatchingFields{indexTarget: s.GetName()}, client.UnsafeDisableDeepCopy)
-	return err == nil && len(others.Items) == 0
-}
-
 // usingClusterStores lists the ExternalSecrets of namespace that use a
 // ClusterSecretStore, reading the cache's objects in place as list does.
 func (r *Reconciler) usingClusterStores(ctx context.Context, namespace string) []reconcile.Request {

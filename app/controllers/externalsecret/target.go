@@ -311,7 +311,11 @@ func (r *Reconciler) writeTarget(ctx context.Context, es *esv1.ExternalSecret, t
 		return false, err
 	}
 	if target == nil {
+		done := r.writingTarget(es, desired.Name)
 		err := r.Client.Create(ctx, desired)
+		if err != nil {
+			done("")
+		}
 		if apierrors.IsAlreadyExists(err) {
 			// Not in the cache, yet there: a Secret eso does not manage (or
 			// one created a moment ago). Judge it as it is.
@@ -329,6 +333,7 @@ func (r *Reconciler) writeTarget(ctx context.Context, es *esv1.ExternalSecret, t
 		}
 		metrics.SecretWrites.WithLabelValues("create").Inc()
 		r.verify(es, desired)
+		done(desired.ResourceVersion)
 		return true, nil
 	}
 	if equality.Semantic.DeepEqual(target, desired) || (!es.Spec.Target.Merges() && adoptedAsWritten(es, target, desired)) {
@@ -339,12 +344,23 @@ func (r *Reconciler) writeTarget(ctx context.Context, es *esv1.ExternalSecret, t
 		return false, fmt.Errorf("%w: Secret %s no longer matches the provider but cannot be changed; delete it to have it recreated",
 			errTargetImmutable, target.Name)
 	}
+	if err := r.updateTarget(ctx, es, desired); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// updateTarget writes desired over the target and records it.
+func (r *Reconciler) updateTarget(ctx context.Context, es *esv1.ExternalSecret, desired *corev1.Secret) error {
+	done := r.writingTarget(es, desired.Name)
 	if err := r.Client.Update(ctx, desired); err != nil {
-		return false, fmt.Errorf("updating Secret %s: %w", desired.Name, withoutValues(err))
+		done("")
+		return fmt.Errorf("updating Secret %s: %w", desired.Name, withoutValues(err))
 	}
 	metrics.SecretWrites.WithLabelValues("update").Inc()
 	r.verify(es, desired)
-	return true, nil
+	done(desired.ResourceVersion)
+	return nil
 }
 
 // desiredTarget is the target as the ExternalSecret says it should be:
@@ -492,11 +508,9 @@ func (r *Reconciler) removeKeys(ctx context.Context, es *esv1.ExternalSecret, ta
 	if ptr.Deref(target.Immutable, false) {
 		return false, fmt.Errorf("%w: Secret %s cannot have its keys removed", errTargetImmutable, target.Name)
 	}
-	if err := r.Client.Update(ctx, desired); err != nil {
-		return false, fmt.Errorf("updating Secret %s: %w", desired.Name, withoutValues(err))
+	if err := r.updateTarget(ctx, es, desired); err != nil {
+		return false, err
 	}
-	metrics.SecretWrites.WithLabelValues("update").Inc()
-	r.verify(es, desired)
 	return true, nil
 }
 

@@ -1,0 +1,110 @@
+package externalsecret
+
+import (
+	"context"
+	"slices"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	esv1 "github.com/eso-dev/eso/apis/externalsecrets/v1"
+)
+
+// The watch event of a Secret eso has just written brings back nothing its
+// ExternalSecret does not know: reconciling it again finds the target as
+// recorded and does nothing. In a first sync that was one ExternalSecret
+// reconcile in two, so such echoes are dropped (notOwnWrites). Which
+// version is the echo is decided by the API server's resourceVersion, never
+// by anything a tenant writes into the Secret.
+
+// notOwnWrites passes the events of target Secrets but the echoes of eso's
+// own writes (echoesOwnWrite); a deletion always passes.
+func (r *Reconciler) notOwnWrites() predicate.Funcs {
+	return predicate.Funcs{
+		CreateFunc: func(e event.CreateEvent) bool { return !r.echoesOwnWrite(e.Object) },
+		UpdateFunc: func(e event.UpdateEvent) bool { return !r.echoesOwnWrite(e.ObjectNew) },
+	}
+}
+
+// echoesOwnWrite reports whether a Secret's event only brings back what
+// this process wrote or verified: no other ExternalSecret names the Secret
+// as its target, and the ExternalSecret of its name either holds a record
+// of this very Secret at this very version, whole in the cache, or is
+// writing it right now (writingTarget). An event that arrives while the
+// write is in flight is held back until the write returns: dropped if it
+// is of the version written, else its ExternalSecret is requeued then.
+func (r *Reconciler) echoesOwnWrite(s client.Object) bool {
+	key := types.NamespacedName{Namespace: s.GetNamespace(), Name: s.GetName()}
+	v, recorded := r.verified.Load(key)
+	w, writing := r.writes.Load(key)
+	if !recorded && !writing {
+		return false
+	}
+	var others esv1.ExternalSecretList
+	if err := r.Client.List(context.Background(), &others, client.InNamespace(s.GetNamespace()),
+		client.MatchingFields{indexTarget: s.GetName()}, client.UnsafeDisableDeepCopy); err != nil || len(others.Items) > 0 {
+		return false
+	}
+	if recorded && v.(verifiedTarget).holds(s) {
+		return true
+	}
+	return writing && w.(*targetWrite).holdBack(s)
+}
+
+// targetWrite is a write of an ExternalSecret's target in flight, and the
+// versions of the target whose events arrived before it returned.
+type targetWrite struct {
+	target string
+	mu     sync.Mutex
+	seen   []string
+	// overflow: more events than seen keeps; the ExternalSecret is requeued.
+	overflow bool
+}
+
+// maxHeldBack bounds the events one write holds back; past it the
+// ExternalSecret is simply requeued when the write returns.
+const maxHeldBack = 4
+
+func (w *targetWrite) holdBack(s client.Object) bool {
+	if s.GetName() != w.target {
+		return false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.seen) == maxHeldBack {
+		w.overflow = true
+	} else {
+		w.seen = append(w.seen, s.GetResourceVersion())
+	}
+	return true
+}
+
+// writingTarget marks a write of the ExternalSecret's target (named
+// target) as in flight. The returned done is called once the write
+// returned, after its result was recorded (verify), with the version
+// written ("" when the write failed): an event held back meanwhile that is
+// of another version requeues the ExternalSecret.
+func (r *Reconciler) writingTarget(es *esv1.ExternalSecret, target string) (done func(written string)) {
+	key := esKey(es)
+	w := &targetWrite{target: target}
+	r.writes.Store(key, w)
+	return func(written string) {
+		r.writes.CompareAndDelete(key, w)
+		w.mu.Lock()
+		missed := w.overflow || slices.ContainsFunc(w.seen, func(rv string) bool { return rv != written })
+		w.mu.Unlock()
+		if !missed {
+			return
+		}
+		if r.Scheduler == nil {
+			return
+		}
+		if q := r.Scheduler.Queue(); q != nil {
+			q.Add(reconcile.Request{NamespacedName: key})
+		}
+	}
+}
