@@ -110,8 +110,9 @@ var table = []struct {
 	// the object itself.
 	{stores.ErrUnsupportedVersion, Outcome{ExternalSecretReason: esv1.ReasonUnsupportedStore, Stalls: true}},
 	// Templates that ran past their time bound may fit on a less busy CPU:
-	// retried with backoff, not left until the next refresh.
-	{secrettemplate.ErrRenderTime, Outcome{ExternalSecretReason: esv1.ReasonTemplateError, SyncRetry: Backoff}},
+	// tried again at the recheck's steady pace, not left until the next
+	// refresh, nor retried at once onto the CPU that was too busy.
+	{secrettemplate.ErrRenderTime, Outcome{ExternalSecretReason: esv1.ReasonTemplateError, SyncRetry: Recheck}},
 	{secrettemplate.ErrSourceNotFound, Outcome{ExternalSecretReason: esv1.ReasonTemplateError, SyncRetry: Recheck}},
 	{secrettemplate.ErrInvalidTemplate, Outcome{ExternalSecretReason: esv1.ReasonTemplateError, Stalls: true}},
 	// A template that failed on the values it met, or a templateFrom

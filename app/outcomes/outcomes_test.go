@@ -51,7 +51,7 @@ func TestOutcomes(t *testing.T) {
 		{stores.ErrStoreNotReady, "", esv1.ReasonStoreNotReady, Wait, false, plugin.ClassUnknown, Wait},
 		// A render past its time bound may fit on a less busy CPU; past a
 		// bound of work or bytes it cannot.
-		{secrettemplate.ErrRenderTime, "", esv1.ReasonTemplateError, Wait, false, plugin.ClassUnknown, Backoff},
+		{secrettemplate.ErrRenderTime, "", esv1.ReasonTemplateError, Wait, false, plugin.ClassUnknown, Recheck},
 		{secrettemplate.ErrBudget, "", esv1.ReasonTemplateError, Wait, false, plugin.ClassUnknown, Wait},
 	}
 	for _, tc := range cases {

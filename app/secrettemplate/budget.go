@@ -117,8 +117,7 @@ func (b *Budget) Read(what string, n int64) error {
 // allocated.
 func (b *Budget) Produce(what string, n int64) error {
 	if err := b.charge(what, n); err != nil {
-		be := err.(*budgetExceeded)
-		return fmt.Errorf("%w: %s", be.class(), be.what)
+		return fmt.Errorf("%w: %s", ErrBudget, err.(*budgetExceeded).what)
 	}
 	return nil
 }

@@ -63,6 +63,9 @@ type targetWrite struct {
 	seen   []string
 	// overflow: more events than seen keeps; the ExternalSecret is requeued.
 	overflow bool
+	// closed: the write returned and seen was judged. An event the
+	// watch looked this write up for just before is passed, not held.
+	closed bool
 }
 
 // maxHeldBack bounds the events one write holds back; past it the
@@ -75,6 +78,9 @@ func (w *targetWrite) holdBack(s client.Object) bool {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.closed {
+		return false
+	}
 	if len(w.seen) == maxHeldBack {
 		w.overflow = true
 	} else {
@@ -87,7 +93,8 @@ func (w *targetWrite) holdBack(s client.Object) bool {
 // target) as in flight. The returned done is called once the write
 // returned, after its result was recorded (verify), with the version
 // written ("" when the write failed): an event held back meanwhile that is
-// of another version requeues the ExternalSecret.
+// of another version requeues the ExternalSecret. Only its first call
+// counts, so a caller may also defer done("") against a panic.
 func (r *Reconciler) writingTarget(es *esv1.ExternalSecret, target string) (done func(written string)) {
 	key := esKey(es)
 	w := &targetWrite{target: target}
@@ -95,6 +102,11 @@ func (r *Reconciler) writingTarget(es *esv1.ExternalSecret, target string) (done
 	return func(written string) {
 		r.writes.CompareAndDelete(key, w)
 		w.mu.Lock()
+		if w.closed {
+			w.mu.Unlock()
+			return
+		}
+		w.closed = true
 		missed := w.overflow || slices.ContainsFunc(w.seen, func(rv string) bool { return rv != written })
 		w.mu.Unlock()
 		if !missed {

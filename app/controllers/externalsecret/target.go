@@ -312,6 +312,7 @@ func (r *Reconciler) writeTarget(ctx context.Context, es *esv1.ExternalSecret, t
 	}
 	if target == nil {
 		done := r.writingTarget(es, desired.Name)
+		defer done("")
 		err := r.Client.Create(ctx, desired)
 		if err != nil {
 			done("")
@@ -353,6 +354,7 @@ func (r *Reconciler) writeTarget(ctx context.Context, es *esv1.ExternalSecret, t
 // updateTarget writes desired over the target and records it.
 func (r *Reconciler) updateTarget(ctx context.Context, es *esv1.ExternalSecret, desired *corev1.Secret) error {
 	done := r.writingTarget(es, desired.Name)
+	defer done("")
 	if err := r.Client.Update(ctx, desired); err != nil {
 		done("")
 		return fmt.Errorf("updating Secret %s: %w", desired.Name, withoutValues(err))

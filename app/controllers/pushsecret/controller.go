@@ -31,6 +31,7 @@ import (
 	"github.com/eso-dev/eso/apis/lenient"
 	"github.com/eso-dev/eso/app/generation"
 	"github.com/eso-dev/eso/app/metrics"
+	"github.com/eso-dev/eso/app/outcomes"
 	"github.com/eso-dev/eso/app/referents"
 	"github.com/eso-dev/eso/app/secrettemplate"
 	"github.com/eso-dev/eso/app/statuswrite"
@@ -372,8 +373,13 @@ func (r *Reconciler) failed(ctx context.Context, ps *esv1alpha1.PushSecret, befo
 }
 
 // retry: what a change of the spec or source fixes waits for that change
-// (watched), with the refresh as a safety net; anything else backs off.
+// (watched), with the refresh as a safety net; templates past their time
+// bound, which a less busy CPU may pass, are tried again at the recheck's
+// pace; anything else backs off.
 func (r *Reconciler) retry(ps *esv1alpha1.PushSecret, cause error) (ctrl.Result, error) {
+	if errors.Is(cause, secrettemplate.ErrRenderTime) {
+		return ctrl.Result{RequeueAfter: outcomes.RecheckInterval}, nil
+	}
 	if errors.Is(cause, errBadEntry) || errors.Is(cause, errNotOwned) || errors.Is(cause, errRefusedByStore) || errors.Is(cause, errLoop) || errors.Is(cause, errStatefulGenerator) ||
 		errors.Is(cause, secrettemplate.ErrBudget) || errors.Is(cause, secrettemplate.ErrReadBudget) ||
 		errors.Is(cause, stores.ErrStoreNotFound) || errors.Is(cause, stores.ErrStoreNotReady) || errors.Is(cause, stores.ErrNotAllowed) {

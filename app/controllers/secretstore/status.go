@@ -156,12 +156,13 @@ func (c *Reconciler) checkCredentials(ctx context.Context, sc *storeScope) (*rea
 }
 
 // checkAuth proves the provider accepts the store's credentials, on the client
-// the store's ExternalSecrets share: the check costs no login of its own, and a
-// refused client is dropped so the next attempt reads the credentials afresh.
-// A refusal of a client that logged in earlier is no verdict on the current
-// credentials (a token rotated in its Secret since): the check is made once
-// more on a new client before the store is declared refused, rather than
-// gate every ExternalSecret until the recheck.
+// the store's ExternalSecrets share: a check of a client in use costs no
+// login of its own, and a refused client is dropped so the next attempt
+// reads the credentials afresh. A refusal of a client that logged in
+// earlier is no verdict on the current credentials (a token rotated in its
+// Secret since): the check is made once more on a new client before the
+// store is declared refused, rather than gate every ExternalSecret until
+// the recheck.
 // Under authenticationScope ManifestNamespace the credentials depend on each
 // ExternalSecret's namespace, so there is nothing to check here.
 func (c *Reconciler) checkAuth(ctx context.Context, s *stores.Store) error {
