@@ -2,7 +2,6 @@ package externalsecret
 
 import (
 	"context"
-	"slices"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -40,51 +39,47 @@ func (r *Reconciler) notOwnWrites() predicate.Funcs {
 func (r *Reconciler) echoesOwnWrite(s client.Object) bool {
 	key := types.NamespacedName{Namespace: s.GetNamespace(), Name: s.GetName()}
 	v, recorded := r.verified.Load(key)
+	asRecorded := recorded && v.(verifiedTarget).holds(s)
 	w, writing := r.writes.Load(key)
-	if !recorded && !writing {
-		return false
+	writing = writing && w.(*targetWrite).target == s.GetName()
+	if !asRecorded && !writing {
+		return false // someone else's change: no list spent on it
 	}
 	var others esv1.ExternalSecretList
 	if err := r.Client.List(context.Background(), &others, client.InNamespace(s.GetNamespace()),
 		client.MatchingFields{indexTarget: s.GetName()}, client.UnsafeDisableDeepCopy); err != nil || len(others.Items) > 0 {
 		return false
 	}
-	if recorded && v.(verifiedTarget).holds(s) {
-		return true
-	}
-	return writing && w.(*targetWrite).holdBack(s)
+	return asRecorded || w.(*targetWrite).holdBack(s.GetResourceVersion())
 }
 
-// targetWrite is a write of an ExternalSecret's target in flight, and the
-// versions of the target whose events arrived before it returned.
+// targetWrite is a write of an ExternalSecret's target in flight, and what
+// the events of the target that arrived before it returned were of: one
+// version can be the write's own, two cannot both be.
 type targetWrite struct {
 	target string
 	mu     sync.Mutex
-	seen   []string
-	// overflow: more events than seen keeps; the ExternalSecret is requeued.
-	overflow bool
-	// closed: the write returned and seen was judged. An event the
-	// watch looked this write up for just before is passed, not held.
+	// seen is the version of the first event held back; mixed, that a
+	// later one was of another version.
+	seen  string
+	mixed bool
+	// closed: the write returned and what was seen was judged. An event
+	// the watch looked this write up for just before is passed, not held.
 	closed bool
 }
 
-// maxHeldBack bounds the events one write holds back; past it the
-// ExternalSecret is simply requeued when the write returns.
-const maxHeldBack = 4
-
-func (w *targetWrite) holdBack(s client.Object) bool {
-	if s.GetName() != w.target {
-		return false
-	}
+// holdBack notes an event of version rv and reports whether it is held
+// back (the write has not returned yet).
+func (w *targetWrite) holdBack(rv string) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
 		return false
 	}
-	if len(w.seen) == maxHeldBack {
-		w.overflow = true
-	} else {
-		w.seen = append(w.seen, s.GetResourceVersion())
+	if w.seen == "" {
+		w.seen = rv
+	} else if rv != w.seen {
+		w.mixed = true
 	}
 	return true
 }
@@ -107,7 +102,7 @@ func (r *Reconciler) writingTarget(es *esv1.ExternalSecret, target string) (done
 			return
 		}
 		w.closed = true
-		missed := w.overflow || slices.ContainsFunc(w.seen, func(rv string) bool { return rv != written })
+		missed := w.mixed || (w.seen != "" && w.seen != written)
 		w.mu.Unlock()
 		if !missed {
 			return

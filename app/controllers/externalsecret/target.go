@@ -312,11 +312,8 @@ func (r *Reconciler) writeTarget(ctx context.Context, es *esv1.ExternalSecret, t
 	}
 	if target == nil {
 		done := r.writingTarget(es, desired.Name)
-		defer done("")
+		defer done("") // a failed write: what was held back is reconciled
 		err := r.Client.Create(ctx, desired)
-		if err != nil {
-			done("")
-		}
 		if apierrors.IsAlreadyExists(err) {
 			// Not in the cache, yet there: a Secret eso does not manage (or
 			// one created a moment ago). Judge it as it is.
@@ -354,9 +351,8 @@ func (r *Reconciler) writeTarget(ctx context.Context, es *esv1.ExternalSecret, t
 // updateTarget writes desired over the target and records it.
 func (r *Reconciler) updateTarget(ctx context.Context, es *esv1.ExternalSecret, desired *corev1.Secret) error {
 	done := r.writingTarget(es, desired.Name)
-	defer done("")
+	defer done("") // a failed write: what was held back is reconciled
 	if err := r.Client.Update(ctx, desired); err != nil {
-		done("")
 		return fmt.Errorf("updating Secret %s: %w", desired.Name, withoutValues(err))
 	}
 	metrics.SecretWrites.WithLabelValues("update").Inc()
